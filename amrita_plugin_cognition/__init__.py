@@ -1,0 +1,47 @@
+"""amrita_plugin_cognition: long-term memory for AmritaBot.
+
+This module only declares the plugin and wires it at load time; the work lives in ``engine``.
+Set ``COGNITION_ENGINE_ONLY=1`` to load the storage layer without the Amrita chat adapter (the
+standalone CLI and the evaluation harness do this). Imported before NoneBot is initialised
+(``python -m amrita_plugin_cognition``), it declares nothing: ``__main__`` then initialises
+NoneBot and loads the package again as a plugin.
+"""
+
+import os
+
+import nonebot
+
+
+def _nonebot_ready() -> bool:
+    try:
+        nonebot.get_driver()
+    except ValueError:
+        return False
+    return True
+
+
+if _nonebot_ready():
+    from nonebot import require
+    from nonebot.plugin import PluginMetadata
+
+    require("nonebot_plugin_orm")
+    require("nonebot_plugin_localstore")
+
+    from .store import models as _models  # noqa: F401  (registers the ORM models)
+    from .store import orm_hooks
+
+    orm_hooks.install()
+
+    __plugin_meta__ = PluginMetadata(
+        name="Cognition 长期记忆",
+        description="为 AmritaBot 提供长期记忆：绝对化事实、混合召回、置顶备忘、提醒事项与记忆治理",
+        usage="/memory user list | /memory user search <关键词> | /memory group list | /memory memo",
+        type="application",
+        homepage="https://pypi.org/project/amrita-plugin-cognition/",
+        supported_adapters={"~onebot.v11"},
+    )
+
+    if os.environ.get("COGNITION_ENGINE_ONLY", "").lower() not in ("1", "true", "yes"):
+        require("nonebot_plugin_apscheduler")
+        require("amrita.plugins.chat")
+        from . import bot as _bot  # noqa: F401

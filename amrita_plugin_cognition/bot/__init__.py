@@ -1,0 +1,51 @@
+"""The Amrita/NoneBot adapter: startup, the per-turn hook, tools, commands, scheduled jobs."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from nonebot import get_driver, require
+from nonebot.log import LoguruHandler, logger
+
+require("nonebot_plugin_apscheduler")
+from nonebot_plugin_apscheduler import scheduler  # noqa: E402
+
+from ..runtime import get_engine, mark_unavailable, plugin_config  # noqa: E402
+from . import commands, hook, tools  # noqa: E402,F401
+from .jobs import outbox_catch_up  # noqa: E402
+
+_cognition_logger = logging.getLogger("cognition")
+if not any(isinstance(handler, LoguruHandler) for handler in _cognition_logger.handlers):
+    _cognition_logger.addHandler(LoguruHandler())
+    _cognition_logger.setLevel(logging.INFO)
+    _cognition_logger.propagate = False
+
+
+def _confirm_on_terminal(message: str) -> bool:
+    if not sys.stdin or not sys.stdin.isatty():
+        return False
+    answer = input(f"[cognition] {message}\n重建向量索引？[y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+@get_driver().on_startup
+async def _start_engine() -> None:
+    try:
+        engine = await get_engine()
+        outcome = await engine.check_fingerprint(confirm=_confirm_on_terminal)
+        logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
+    except Exception as error:
+        mark_unavailable(str(error))
+        logger.opt(exception=error).error("[cognition] stage=startup failed; memory stays unavailable until fixed")
+        return
+    scheduler.add_job(
+        outbox_catch_up,
+        "interval",
+        seconds=plugin_config().outbox_interval_seconds,
+        args=[engine],
+        id="cognition_outbox_catch_up",
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )

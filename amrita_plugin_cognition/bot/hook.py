@@ -1,0 +1,70 @@
+"""The per-turn hook: memory context into the system prompt, never in the way of the reply."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+
+from amrita_core import PreCompletionEvent, on_precompletion
+from amrita_core.types import TextContent
+from nonebot.adapters.onebot.v11 import MessageEvent
+
+from ..domain.records import ChatContext
+from ..engine.context import build_context
+from ..runtime import get_engine
+from .context import chat_context
+
+logger = logging.getLogger("cognition")
+
+#: The last few plain texts per chat, for the "short query gets a line of context" rule.
+_recent_inputs: dict[str, deque[str]] = {}
+_RECENT_KEEP = 3
+
+
+def recall_queries(context: ChatContext, text: str, short_chars: int) -> list[str]:
+    """The current input as recall queries; a short one is prefixed with the previous line."""
+    key = f"{context.bot_id}:{context.scope.key}"
+    history = _recent_inputs.setdefault(key, deque(maxlen=_RECENT_KEEP))
+    previous = history[-1] if history else ""
+    if text:
+        history.append(text)
+    if not text:
+        return []
+    if len(text) <= short_chars and previous:
+        return [f"{previous}\n{text}"]
+    return [text]
+
+
+def inject(event: PreCompletionEvent, block: str) -> None:
+    """Append ``block`` to the system message in place (a new message object would be lost)."""
+    train = event.message.train
+    if isinstance(train.content, str):
+        train.content = f"{train.content}\n\n{block}"
+    elif isinstance(train.content, list):
+        train.content.append(TextContent(type="text", text=f"\n\n{block}"))
+    else:
+        train.content = f"{train.content}\n\n{block}"
+
+
+@on_precompletion(priority=20, block=False).handle()
+async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> None:
+    started = time.perf_counter()
+    try:
+        engine = await get_engine()
+        context = await chat_context(None, nb_event, with_permissions=False)
+        if not engine.config.enable or context.scope.key in engine.config.disabled_scopes:
+            return
+        queries = recall_queries(context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
+        built = await build_context(engine, context, queries)
+        if built.text:
+            inject(event, built.text)
+        logger.info(
+            "[cognition] stage=hook elapsed_ms=%.1f scope=%s memories=%d mode=%s",
+            (time.perf_counter() - started) * 1000,
+            context.scope.key,
+            built.memories,
+            built.recall_mode,
+        )
+    except Exception:  # the reply must go on without memory, but never silently
+        logger.exception("[cognition] stage=hook failed; this turn goes on without memory")

@@ -1,0 +1,192 @@
+"""``ambot cognition …`` (entry point ``ambot.commands``) and ``python -m amrita_plugin_cognition``.
+
+Under ``ambot`` the bot project is fully loaded first, so commands act on the bot's own database
+and Chroma. Run as a module outside a bot, they act on a standalone folder (``--home``,
+default ``./cognition-home``). ``eval`` always runs in a throw-away folder of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import ConfigError
+
+
+def _in_bot_process() -> bool:
+    """True under ``ambot`` (full load): NoneBot is initialised on the bot's own database."""
+    from .runtime import standalone_home
+
+    return standalone_home() is None
+
+
+def _fail(message: str) -> None:
+    click.echo(f"错误: {message}", err=True)
+    sys.exit(1)
+
+
+def _emit(report: dict[str, Any], as_json: bool | None, render) -> None:  # type: ignore[no-untyped-def]
+    use_json = as_json if as_json is not None else not sys.stdout.isatty()
+    click.echo(json.dumps(report, ensure_ascii=False) if use_json else render(report))
+
+
+async def _open_engine():  # type: ignore[no-untyped-def]
+    """The bot's engine under ambot; the standalone folder's engine under ``python -m``
+    (localstore points into that folder, and its database is migrated first)."""
+    from .. import runtime
+    from .runtime import standalone_home, upgrade_database_async
+
+    if standalone_home() is not None:
+        await upgrade_database_async()
+    return await runtime.get_engine()
+
+
+@click.group(name="cognition")
+def cognition() -> None:
+    """amrita_plugin_cognition 长期记忆维护命令"""
+
+
+home_option = click.option(
+    "--home",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="独立运行（python -m amrita_plugin_cognition）时的数据目录，默认 ./cognition-home",
+)
+
+
+@cognition.command("status")
+@home_option
+@click.option("--json/--table", "as_json", default=None, help="输出 JSON（非终端时默认）或表格")
+def status_command(home: Path | None, as_json: bool | None) -> None:
+    """显示嵌入指纹、记忆数量、索引外发队列积压与向量索引健康状况"""
+
+    async def run() -> dict[str, Any]:
+        engine = await _open_engine()
+        return await engine.status()
+
+    try:
+        report = asyncio.run(run())
+    except ConfigError as error:
+        _fail(str(error))
+    _emit(report, as_json, _render_status)
+
+
+def _render_status(report: dict[str, Any]) -> str:
+    index = report["index"]
+    lines = [
+        f"嵌入指纹: {report['fingerprint']}",
+        f"当前嵌入器: {report['configured_embedder']}",
+        f"有效记忆: {report['active_total']}  按类别: {report['memories']}",
+        f"外发队列: 待处理 {report['outbox']['pending']} 条，失败重试中 {report['outbox']['failing']} 条"
+        + (f"，最早 {report['outbox']['oldest']}" if report["outbox"]["oldest"] else ""),
+        f"向量索引: {index['backend']} 第 {index['generation']} 代，"
+        + (
+            f"健康，向量 {index.get('vectors')} 条，缺 {index.get('missing')} 条"
+            if index.get("healthy")
+            else f"不可用: {index.get('error')}"
+        ),
+    ]
+    for scope in report["top_scopes"]:
+        lines.append(f"  {scope['bot']} {scope['scope']}: {scope['active']}")
+    return "\n".join(lines)
+
+
+@cognition.command("reindex")
+@home_option
+@click.option("--yes", is_flag=True, help="不询问，直接重建")
+def reindex_command(home: Path | None, yes: bool) -> None:
+    """从 SQL 重建向量索引到新集合并原子切换（换模型或维度后使用）"""
+    if not yes and not click.confirm("将从数据库重建全部向量索引，继续吗？", default=True):
+        _fail("已取消")
+
+    async def run():  # type: ignore[no-untyped-def]
+        engine = await _open_engine()
+        with click.progressbar(length=1, label="重建向量索引", file=sys.stderr) as bar:
+            state = {"done": 0}
+
+            def progress(done: int, total: int) -> None:
+                bar.length = max(1, total)
+                bar.update(done - state["done"])
+                state["done"] = done
+
+            return await engine.reindex(progress=progress)
+
+    report = asyncio.run(run())
+    click.echo(
+        f"重建完成：第 {report.generation_before} 代 → 第 {report.generation_after} 代；"
+        f"数据库有效记忆 {report.sql_active} 条，重建前向量 {report.vectors_before} 条，"
+        f"重建后向量 {report.vectors_after} 条，期间变更补写 {report.reapplied} 条，用时 {report.seconds:.1f} 秒"
+    )
+    if report.vectors_after != report.sql_active:
+        _fail(f"重建后向量数 {report.vectors_after} 与数据库 {report.sql_active} 不一致")
+
+
+@cognition.command("eval")
+@click.argument("kind", type=click.Choice(["recall", "admission", "time", "gate"]))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json/--table", "as_json", default=None, help="输出 JSON（非终端时默认）或表格")
+@click.option("--keep", is_flag=True, help="保留临时数据目录以便检查")
+def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool) -> None:
+    """按 shared/EVAL.md 的格式评测（recall / admission）；不调用 LLM"""
+    if _in_bot_process() and kind == "recall":
+        # The bot's NoneBot is initialised on the bot's database: evaluate in a fresh process.
+        args = [sys.executable, "-m", "amrita_plugin_cognition", "eval", kind, str(file)]
+        if as_json is not None:
+            args.append("--json" if as_json else "--table")
+        if keep:
+            args.append("--keep")
+        sys.exit(subprocess.call(args))
+    from . import evaluation
+
+    if kind in ("time", "gate"):
+        click.echo(f"错误: eval {kind} 需要时间解析器/绝对化判定，本版本尚未实现", err=True)
+        sys.exit(2)
+    try:
+        if kind == "admission":
+            report = evaluation.run_admission_eval(file)
+        else:
+            memories, queries = evaluation.parse_recall_file(file)
+            report = _run_recall(memories, queries, keep)
+    except evaluation.EvalInputError as error:
+        click.echo(f"错误: {file}: {error}", err=True)
+        sys.exit(2)
+    _emit(report, as_json, evaluation.render_table)
+
+
+def _run_recall(memories, queries, keep: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    from . import evaluation
+    from . import runtime as standalone
+
+    base = standalone.standalone_home() or evaluation.throwaway_dir()
+    try:
+        standalone.upgrade_database()
+
+        async def run() -> dict[str, Any]:
+            from nonebot_plugin_orm import get_session
+
+            from .. import runtime
+            from ..engine.factory import build_engine
+
+            # Defaults, unless COGNITION_* environment variables say otherwise (e.g. the embedder).
+            engine = build_engine(runtime.plugin_config(), standalone.plugin_data_dir(base), get_session)
+            await engine.start()
+            await engine.check_fingerprint()
+            return await evaluation.run_recall_eval(memories, queries, engine, evaluation.stderr_progress)
+
+        return asyncio.run(run())
+    finally:
+        if keep:
+            click.echo(f"数据目录已保留: {base}", err=True)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def main() -> None:
+    cognition(prog_name="python -m amrita_plugin_cognition")

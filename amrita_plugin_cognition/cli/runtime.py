@@ -1,0 +1,30 @@
+"""Helpers for the engine outside a live bot (see ``amrita_plugin_cognition/__main__.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+STANDALONE_ENV = "COGNITION_STANDALONE_HOME"
+
+
+def standalone_home() -> Path | None:
+    """The standalone folder when the CLI runs as ``python -m amrita_plugin_cognition``."""
+    value = os.environ.get(STANDALONE_ENV)
+    return Path(value) if value else None
+
+
+def upgrade_database() -> None:
+    """Apply the migrations (``orm upgrade``); a no-op on an up-to-date database."""
+    from nonebot_plugin_orm.__main__ import main
+
+    main(["upgrade"], prog_name="orm", standalone_mode=False)
+
+
+async def upgrade_database_async() -> None:
+    await asyncio.to_thread(upgrade_database)
+
+
+def plugin_data_dir(home: Path) -> Path:
+    return home / "data" / "amrita_plugin_cognition"

@@ -1,0 +1,150 @@
+"""Records and scopes: the vocabulary every layer shares. Pure data, no I/O."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+ScopeKind = Literal["group", "private"]
+
+
+class Importance(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class Provenance(StrEnum):
+    USER_STATED = "user_stated"
+    INFERRED = "inferred"
+    CONSOLIDATED = "consolidated"
+    IMPORTED = "imported"
+
+
+class MemoryStatus(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    FORGOTTEN = "forgotten"
+
+
+class MemoryKind(StrEnum):
+    FACT = "fact"
+    EVENT = "event"
+    PREFERENCE = "preference"
+    PLAN = "plan"
+    DECISION = "decision"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a record was learned: one group chat, or one user's private chat."""
+
+    kind: ScopeKind
+    id: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("group", "private"):
+            raise ValueError(f"unknown scope kind: {self.kind!r}")
+        if not self.id or not str(self.id).strip():
+            raise ValueError("scope id must not be empty")
+
+    @property
+    def key(self) -> str:
+        """Stable text key, e.g. ``group:20001`` or ``private:10001``."""
+        return f"{self.kind}:{self.id}"
+
+    @classmethod
+    def parse(cls, key: str) -> Scope:
+        kind, _, scope_id = key.partition(":")
+        if kind not in ("group", "private"):
+            raise ValueError(f"unknown scope kind in {key!r}")
+        return cls(kind, scope_id)  # type: ignore[arg-type]
+
+    @property
+    def is_group(self) -> bool:
+        return self.kind == "group"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatContext:
+    """Who is talking where, resolved from the incoming event (never from the LLM)."""
+
+    bot_id: str
+    scope: Scope
+    user_id: str
+    user_name: str = ""
+    #: "owner" / "admin" / "member" for group chats, "" for private chats.
+    group_role: str = ""
+    is_bot_admin: bool = False
+
+    @property
+    def can_moderate_group(self) -> bool:
+        return self.is_bot_admin or self.group_role in ("owner", "admin")
+
+    @property
+    def private_scope(self) -> Scope:
+        return Scope("private", self.user_id)
+
+
+@dataclass(slots=True)
+class MemoryDraft:
+    """A fact about to be written: everything but the ids the store assigns."""
+
+    text: str
+    scope: Scope
+    speaker_id: str = ""
+    speaker_name: str = ""
+    subject_id: str = ""
+    subject_name: str = ""
+    kind: MemoryKind = MemoryKind.FACT
+    tags: list[str] = field(default_factory=list)
+    importance: Importance = Importance.MEDIUM
+    provenance: Provenance = Provenance.USER_STATED
+    source: dict[str, object] = field(default_factory=dict)
+    happened_at: datetime | None = None
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    """One stored fact, as read back from the authority store."""
+
+    id: int
+    bot_id: str
+    scope: Scope
+    text: str
+    speaker_id: str
+    speaker_name: str
+    subject_id: str
+    subject_name: str
+    kind: str
+    tags: list[str]
+    importance: Importance
+    provenance: str
+    source: dict[str, object]
+    happened_at: datetime | None
+    recorded_at: datetime
+    updated_at: datetime
+    status: MemoryStatus
+    superseded_by: int | None
+    invalid_at: datetime | None
+    content_hash: str
+
+    @property
+    def when(self) -> datetime:
+        """The time a fact is anchored to: when it happened, else when it was recorded."""
+        return self.happened_at or self.recorded_at
+
+
+def normalise_text(text: str) -> str:
+    """NFKC, collapsed whitespace: the form that is hashed and stored."""
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def content_hash(bot_id: str, scope: Scope, text: str) -> str:
+    """Hash that identifies a fact's content within one bot's scope (used by forget barriers)."""
+    digest = hashlib.sha256(f"{bot_id}\x1f{scope.key}\x1f{normalise_text(text)}".encode())
+    return digest.hexdigest()

@@ -1,0 +1,195 @@
+"""Ranking: fusion of the two retrievers, the one score, and the MMR kernel. Pure, no I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numba
+import numpy as np
+
+from .records import Importance
+
+#: Half-life of the recency decay, by importance: important facts fade slower.
+HALF_LIFE_DAYS: Mapping[Importance, float] = {
+    Importance.LOW: 30.0,
+    Importance.MEDIUM: 180.0,
+    Importance.HIGH: 720.0,
+}
+
+IMPORTANCE_WEIGHT: Mapping[Importance, float] = {
+    Importance.LOW: 0.9,
+    Importance.MEDIUM: 1.0,
+    Importance.HIGH: 1.15,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RankingWeights:
+    """Every knob of the ranking, with the defaults measured on the public sets (docs/architecture.md)."""
+
+    vector_weight: float = 1.0
+    keyword_weight: float = 1.0
+    rrf_k: float = 60.0
+    #: Lower bound of the recency factor: an old fact keeps at least this share of its score.
+    recency_floor: float = 0.85
+    #: Recency only lifts candidates at least this similar to the query (cosine).
+    recency_min_similarity: float = 0.3
+    mmr_lambda: float = 0.7
+
+
+def weighted_rrf(rankings: Sequence[tuple[Sequence[int], float]], rrf_k: float) -> dict[int, float]:
+    """Weighted reciprocal-rank fusion of several ranked id lists: sum of weight / (k + rank)."""
+    fused: dict[int, float] = {}
+    for ranked_ids, weight in rankings:
+        if weight <= 0:
+            continue
+        for rank, memory_id in enumerate(ranked_ids, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (rrf_k + rank)
+    return fused
+
+
+def normalised_scores(scores: Mapping[int, float]) -> dict[int, float]:
+    """Min-max normalisation into [0, 1]; a single candidate scores 1."""
+    if not scores:
+        return {}
+    low = min(scores.values())
+    high = max(scores.values())
+    span = high - low
+    if span <= 1e-12:
+        return {key: 1.0 for key in scores}
+    return {key: (value - low) / span for key, value in scores.items()}
+
+
+def score_fusion(
+    vector_scores: Mapping[int, float],
+    keyword_scores: Mapping[int, float],
+    weights: RankingWeights,
+) -> dict[int, float]:
+    """Relevance of each candidate from both retrievers.
+
+    Weighted RRF over the two rankings, plus the same weights applied to the min-max normalised
+    raw scores: RRF alone throws away how far ahead the best hit is, raw scores alone are on
+    incomparable scales; the sum keeps both (measured in docs/architecture.md).
+    """
+    vector_ranked = sorted(vector_scores, key=lambda key: -vector_scores[key])
+    keyword_ranked = sorted(keyword_scores, key=lambda key: -keyword_scores[key])
+    rrf = weighted_rrf(
+        [(vector_ranked, weights.vector_weight), (keyword_ranked, weights.keyword_weight)],
+        weights.rrf_k,
+    )
+    total_weight = weights.vector_weight + weights.keyword_weight
+    if not rrf or total_weight <= 0:
+        return {}
+    best_rrf = total_weight / (weights.rrf_k + 1)
+    vector_norm = normalised_scores(vector_scores)
+    keyword_norm = normalised_scores(keyword_scores)
+    fused: dict[int, float] = {}
+    for memory_id, rrf_score in rrf.items():
+        raw = (
+            weights.vector_weight * vector_norm.get(memory_id, 0.0)
+            + weights.keyword_weight * keyword_norm.get(memory_id, 0.0)
+        ) / total_weight
+        fused[memory_id] = 0.5 * (rrf_score / best_rrf) + 0.5 * raw
+    return fused
+
+
+def recency_factor(
+    happened_at: datetime,
+    now: datetime,
+    importance: Importance,
+    similarity: float,
+    weights: RankingWeights,
+) -> float:
+    """Bounded recency: in [recency_floor, 1], and only similar-enough candidates get lifted."""
+    if similarity < weights.recency_min_similarity:
+        return weights.recency_floor
+    age_days = max(0.0, (now - happened_at).total_seconds() / 86400.0)
+    decay = math.pow(0.5, age_days / HALF_LIFE_DAYS[importance])
+    return weights.recency_floor + (1.0 - weights.recency_floor) * decay
+
+
+def final_score(
+    relevance: float,
+    importance: Importance,
+    recency: float,
+    scope_boost: float,
+) -> float:
+    """The one score: relevance x importance x recency x scope boost."""
+    return relevance * IMPORTANCE_WEIGHT[importance] * recency * scope_boost
+
+
+@numba.njit(cache=True, fastmath=True, nogil=True)
+def _mmr_kernel(
+    embeddings: np.ndarray, scores: np.ndarray, order: np.ndarray, top_k: int, lam: float
+) -> np.ndarray:  # pragma: no cover - compiled
+    """Exact greedy MMR with lazy penalty updates.
+
+    MMR(i) = lam * score_i - (1 - lam) * max(0, max_{s in selected} cos(i, s)).
+    Since the penalty only grows as items are selected, lam * score_i bounds MMR(i) from above;
+    scanning candidates by descending score we stop as soon as that bound cannot beat the best
+    value found, and each candidate is compared only against selections it has not seen yet.
+    """
+    count = order.shape[0]
+    dim = embeddings.shape[1]
+    limit = min(top_k, count)
+    selected = np.empty(limit, dtype=np.int64)
+    taken = np.zeros(count, dtype=np.bool_)
+    penalty = np.zeros(count, dtype=np.float32)
+    compared = np.zeros(count, dtype=np.int64)
+    for step in range(limit):
+        best_value = -np.inf
+        best_index = -1
+        for position in range(count):
+            index = order[position]
+            if taken[index]:
+                continue
+            bound = lam * scores[index]
+            if bound <= best_value:
+                break
+            for sel in range(compared[index], step):
+                other = selected[sel]
+                dot = np.float32(0.0)
+                for j in range(dim):
+                    dot += embeddings[index, j] * embeddings[other, j]
+                if dot > penalty[index]:
+                    penalty[index] = dot
+            compared[index] = step
+            value = bound - (1.0 - lam) * penalty[index]
+            if value > best_value:
+                best_value = value
+                best_index = index
+        selected[step] = best_index
+        taken[best_index] = True
+    return selected
+
+
+def mmr_select(embeddings: np.ndarray, scores: np.ndarray, top_k: int, lam: float) -> list[int]:
+    """Indices of ``top_k`` candidates chosen by MMR over L2-normalised ``embeddings``."""
+    count = len(scores)
+    if count == 0 or top_k <= 0:
+        return []
+    matrix = np.ascontiguousarray(embeddings, dtype=np.float32)
+    score_array = np.ascontiguousarray(scores, dtype=np.float64)
+    order = np.argsort(-score_array, kind="stable").astype(np.int64)
+    return [int(index) for index in _mmr_kernel(matrix, score_array, order, int(top_k), float(lam))]
+
+
+def mmr_select_numpy(embeddings: np.ndarray, scores: np.ndarray, top_k: int, lam: float) -> list[int]:
+    """The plain numpy MMR (full similarity row per step): the reference the kernel is checked against."""
+    count = len(scores)
+    matrix = np.asarray(embeddings, dtype=np.float32)
+    score_array = np.asarray(scores, dtype=np.float64)
+    penalty = np.zeros(count, dtype=np.float64)
+    taken = np.zeros(count, dtype=bool)
+    selected: list[int] = []
+    for _ in range(min(top_k, count)):
+        values = lam * score_array - (1.0 - lam) * penalty
+        values[taken] = -np.inf
+        best = int(np.argmax(values))
+        selected.append(best)
+        taken[best] = True
+        penalty = np.maximum(penalty, np.clip(matrix @ matrix[best], 0.0, None))
+    return selected

@@ -1,0 +1,94 @@
+"""The per-turn context: pinned memo, pins and recalled memories, rendered into one block.
+
+The block is reference material. Stored text can neither close it nor open a tag of its own:
+angle brackets in stored text are replaced by look-alike full-width ones before rendering.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from zoneinfo import ZoneInfo
+
+import jinja2
+
+from ..domain.records import ChatContext
+from .notes import list_pins, read_memo
+from .service import CognitionEngine, RecallResult, _aware, log_event
+
+TEMPLATE_NAME = "memory_block.jinja"
+_CJK = re.compile(r"[\u3000-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+def neutralise(text: str) -> str:
+    """Make stored text inert inside the block: no tag can be opened or closed from it."""
+    return text.replace("<", "＜").replace(">", "＞")
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: one per CJK character, one per four other characters."""
+    cjk = len(_CJK.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+@lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    source = resources.files("amrita_plugin_cognition").joinpath("prompt", TEMPLATE_NAME).read_text(encoding="utf-8")
+    environment = jinja2.Environment(autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
+    return environment.from_string(source)
+
+
+@dataclass(slots=True)
+class BuiltContext:
+    text: str
+    memories: int
+    recall_mode: str
+    elapsed_ms: float
+
+
+def _when(moment: datetime, zone: ZoneInfo) -> str:
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+
+
+async def build_context(
+    engine: CognitionEngine,
+    context: ChatContext,
+    queries: list[str],
+    now: datetime | None = None,
+) -> BuiltContext:
+    """Everything memory contributes to this turn's system prompt ('' when there is nothing)."""
+    started = time.perf_counter()
+    now = _aware(now)
+    zone = ZoneInfo(engine.config.timezone)
+    memo = await read_memo(engine, context)
+    pins = await list_pins(engine, context)
+    recalled = await engine.recall(context, queries, now=now) if queries else RecallResult([], "full")
+    if not memo and not pins and not recalled.hits:
+        return BuiltContext("", 0, recalled.mode, (time.perf_counter() - started) * 1000)
+    memories = [
+        {
+            "id": hit.record.id,
+            "when": _when(hit.record.when, zone),
+            "speaker": neutralise(hit.record.speaker_name or hit.record.speaker_id or "未知"),
+            "text": neutralise(hit.record.text),
+        }
+        for hit in recalled.hits
+    ]
+    values = {
+        "memo": neutralise(memo),
+        "pins": [{"id": pin.id, "content": neutralise(pin.content)} for pin in pins],
+        "memories": memories,
+    }
+    text = _template().render(**values)
+    budget = engine.config.recall.token_budget
+    while memories and estimate_tokens(text) > budget:
+        memories.pop()  # least relevant last
+        text = _template().render(**values)
+    elapsed = (time.perf_counter() - started) * 1000
+    log_event("build_context", started, memories=len(memories), mode=recalled.mode, scope=context.scope.key)
+    return BuiltContext(text, len(memories), recalled.mode, elapsed)

@@ -1,0 +1,836 @@
+"""The application service: every operation of the plugin, for the bot, the CLI and the harness.
+
+It owns no global state beyond its collaborators: a session factory for the authority store,
+an embedder, and the vector index. Nothing here imports NoneBot matchers or Amrita internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..config import CognitionConfig
+from ..domain.admission import admit
+from ..domain.records import (
+    ChatContext,
+    Importance,
+    MemoryDraft,
+    MemoryRecord,
+    MemoryStatus,
+    Scope,
+    content_hash,
+    normalise_text,
+)
+from ..domain.scoring import (
+    RankingWeights,
+    final_score,
+    mmr_select,
+    recency_factor,
+    score_fusion,
+)
+from ..domain.tokenize import query_terms
+from ..domain.visibility import Visibility, visibility_for
+from ..index.embedders import CachedQueryEmbedder, Embedder, EmbedderError, Fingerprint
+from ..index.vector import ChromaVectorIndex, VectorIndexError, collection_name
+from ..store import keyword, repository
+from ..store.models import MemoryRow, OutboxRow
+from .errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
+
+logger = logging.getLogger("cognition")
+
+#: Called as ``factory(expire_on_commit=False)`` (``nonebot_plugin_orm.get_session`` or an
+#: ``async_sessionmaker``): records are read after commit, never lazily refreshed.
+SessionFactory = Callable[..., AsyncSession]
+META_GENERATION = "vector_generation"
+META_FINGERPRINT = "embedding_fingerprint"
+OUTBOX_BATCH = 256
+MAX_OUTBOX_ATTEMPTS_LOGGED = 5
+
+
+def log_event(stage: str, started: float | None = None, level: int = logging.INFO, **fields: Any) -> None:
+    """Structured ``[cognition] stage=... key=value`` log line, with elapsed ms when timed."""
+    parts = [f"stage={stage}"]
+    if started is not None:
+        parts.append(f"elapsed_ms={(time.perf_counter() - started) * 1000:.1f}")
+    parts.extend(f"{key}={value}" for key, value in fields.items())
+    logger.log(level, "[cognition] %s", " ".join(parts))
+
+
+@dataclass(slots=True)
+class RecallFilters:
+    importance: Importance | None = None
+    tags: tuple[str, ...] = ()
+    time_from: datetime | None = None
+    time_to: datetime | None = None
+
+    def allows(self, record: MemoryRecord) -> bool:
+        if self.importance is not None and record.importance != self.importance:
+            return False
+        if self.tags and not set(self.tags) & set(record.tags):
+            return False
+        if self.time_from is not None and record.when < self.time_from:
+            return False
+        return not (self.time_to is not None and record.when > self.time_to)
+
+
+@dataclass(slots=True)
+class RecallHit:
+    record: MemoryRecord
+    score: float
+    similarity: float = 0.0
+    keyword_score: float = 0.0
+
+
+@dataclass(slots=True)
+class RecallResult:
+    hits: list[RecallHit]
+    #: "full", "keyword_only" (vector side failed) — what the caller got.
+    mode: str = "full"
+    elapsed_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class WriteResult:
+    written: list[MemoryRecord] = field(default_factory=list)
+    #: (draft index, text, reason) of every refused draft; reasons: credential, do_not_remember,
+    #: forgotten, duplicate, too_long, empty.
+    refused: list[tuple[int, str, str]] = field(default_factory=list)
+    #: draft index -> id of the record that holds it (new, or the existing duplicate).
+    record_ids: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ReindexReport:
+    generation_before: int
+    generation_after: int
+    sql_active: int
+    vectors_before: int
+    vectors_after: int
+    reapplied: int
+    seconds: float
+
+
+def _weights(config: CognitionConfig) -> RankingWeights:
+    recall = config.recall
+    return RankingWeights(
+        vector_weight=recall.vector_weight,
+        keyword_weight=recall.keyword_weight,
+        rrf_k=recall.rrf_k,
+        recency_floor=recall.recency_floor,
+        recency_min_similarity=recall.recency_min_similarity,
+        mmr_lambda=recall.mmr_lambda,
+    )
+
+
+def _aware(moment: datetime | None) -> datetime:
+    if moment is None:
+        return datetime.now(UTC)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+class CognitionEngine:
+    def __init__(
+        self,
+        config: CognitionConfig,
+        session_factory: SessionFactory,
+        embedder: Embedder,
+        vector_index: ChromaVectorIndex,
+    ) -> None:
+        self.config = config
+        self._session_factory = session_factory
+        self.embedder = CachedQueryEmbedder(embedder, ttl_seconds=config.embedder.query_cache_seconds)
+        self.vectors = vector_index
+        self._scope_locks: dict[str, asyncio.Lock] = {}
+        self._outbox_lock = asyncio.Lock()
+        self._generation = 1
+        self._reindexing = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def session(self) -> AsyncSession:
+        return self._session_factory(expire_on_commit=False)
+
+    async def start(self) -> None:
+        """Make sure derived schema objects exist and load the active vector generation."""
+        async with self.session() as session:
+            await keyword.ensure_schema(session)
+            generation = await repository.get_meta(session, META_GENERATION)
+            if generation is None:
+                await repository.set_meta(session, META_GENERATION, "1")
+            await session.commit()
+        self._generation = int(generation or 1)
+
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    async def stored_fingerprint(self) -> Fingerprint | None:
+        async with self.session() as session:
+            raw = await repository.get_meta(session, META_FINGERPRINT)
+        return None if raw is None else Fingerprint.from_dict(json.loads(raw))
+
+    async def check_fingerprint(self, confirm: Callable[[str], bool] | None = None) -> str:
+        """Compare the stored embedding fingerprint with the configured embedder.
+
+        Returns "new", "match", "rebuilt", or "ignored"; raises ``RuntimeError`` when the policy
+        is ``ask`` and nobody confirmed (the index must not be used with the wrong model).
+        """
+        stored = await self.stored_fingerprint()
+        current = self.embedder.fingerprint
+        if stored is None:
+            await self._save_fingerprint(current)
+            return "new"
+        same_model = (stored.protocol, stored.model, stored.url) == (current.protocol, current.model, current.url)
+        same_dimension = not stored.dimension or not current.dimension or stored.dimension == current.dimension
+        if same_model and same_dimension:
+            return "match"
+        message = f"embedding fingerprint changed: stored {stored.as_dict()} configured {current.as_dict()}"
+        policy = self.config.embedder.on_mismatch
+        if policy == "never":
+            log_event("fingerprint", level=logging.WARNING, action="ignored", detail=message)
+            return "ignored"
+        if policy == "ask" and (confirm is None or not confirm(message)):
+            raise RuntimeError(f"{message}; refusing to load (on_mismatch=ask). Run `ambot cognition reindex`.")
+        log_event("fingerprint", level=logging.WARNING, action="rebuild", detail=message)
+        await self.reindex()
+        return "rebuilt"
+
+    async def _save_fingerprint(self, fingerprint: Fingerprint) -> None:
+        async with self.session() as session:
+            await repository.set_meta(session, META_FINGERPRINT, json.dumps(fingerprint.as_dict()))
+            await session.commit()
+
+    # ------------------------------------------------------------------ writes
+
+    def scope_lock(self, bot_id: str, scope: Scope) -> asyncio.Lock:
+        return self._scope_locks.setdefault(f"{bot_id}:{scope.key}", asyncio.Lock())
+
+    def _check_text(self, text: str) -> str:
+        value = normalise_text(text)
+        if not value:
+            raise InvalidInput("内容不能为空")
+        if len(value) > self.config.memory_max_chars:
+            raise LimitExceeded(f"内容过长：{len(value)} 字，单条记忆上限 {self.config.memory_max_chars} 字")
+        return value
+
+    async def remember(self, bot_id: str, drafts: Sequence[MemoryDraft], now: datetime | None = None) -> WriteResult:
+        """The one write path for facts: admission, barrier, dedupe, limit, authority + indices.
+
+        Drafts are grouped by scope; each scope's count check and insert share one transaction
+        under the scope lock, so the per-scope limit holds under concurrent writers.
+        """
+        started = time.perf_counter()
+        now = _aware(now)
+        result = WriteResult()
+        by_scope: dict[Scope, list[tuple[int, MemoryDraft]]] = {}
+        for index, draft in enumerate(drafts):
+            try:
+                draft.text = self._check_text(draft.text)
+            except (InvalidInput, LimitExceeded) as error:
+                result.refused.append((index, draft.text, "empty" if isinstance(error, InvalidInput) else "too_long"))
+                continue
+            verdict = admit(draft.text)
+            if not verdict.admit:
+                result.refused.append((index, draft.text, verdict.reason))
+                continue
+            by_scope.setdefault(draft.scope, []).append((index, draft))
+        for scope, scope_drafts in by_scope.items():
+            async with self.scope_lock(bot_id, scope), self.session() as session:
+                await repository.lock_scope(session, bot_id, scope)
+                hashes = [content_hash(bot_id, scope, draft.text) for _, draft in scope_drafts]
+                barred = await repository.barred_hashes(session, hashes)
+                existing = await repository.find_active_duplicate(session, bot_id, hashes)
+                accepted: list[tuple[int, MemoryDraft]] = []
+                first_of_hash: dict[str, int] = {}
+                repeats: list[tuple[int, str]] = []
+                for (index, draft), digest in zip(scope_drafts, hashes, strict=True):
+                    if digest in barred:
+                        result.refused.append((index, draft.text, "forgotten"))
+                    elif digest in existing:
+                        result.refused.append((index, draft.text, "duplicate"))
+                        result.record_ids[index] = existing[digest]
+                    elif digest in first_of_hash:
+                        result.refused.append((index, draft.text, "duplicate"))
+                        repeats.append((index, digest))
+                    else:
+                        first_of_hash[digest] = index
+                        accepted.append((index, draft))
+                if not accepted:
+                    continue
+                active = await repository.count_active(session, bot_id, scope)
+                if active + len(accepted) > self.config.memories_max_per_scope:
+                    raise LimitExceeded(
+                        f"本会话记忆已达上限 {self.config.memories_max_per_scope} 条（现有 {active} 条），"
+                        "请先删除不需要的记忆"
+                    )
+                rows = await repository.insert_memories(session, bot_id, [draft for _, draft in accepted], now)
+                await session.commit()
+                for (index, _), row in zip(accepted, rows, strict=True):
+                    result.record_ids[index] = row.id
+                    result.written.append(repository.to_record(row))
+                for index, digest in repeats:
+                    result.record_ids[index] = result.record_ids[first_of_hash[digest]]
+        log_event("remember", started, written=len(result.written), refused=len(result.refused))
+        return result
+
+    async def supersede(self, bot_id: str, old_id: int, new_id: int, now: datetime | None = None) -> None:
+        """Mark ``old_id`` as replaced by ``new_id`` (importers and the harness; same bot only)."""
+        async with self.session() as session:
+            rows = await repository.get_rows(session, bot_id, [old_id, new_id])
+            if old_id not in rows or new_id not in rows:
+                raise NotFound(f"没有找到编号为 {old_id if old_id not in rows else new_id} 的记忆")
+            await repository.supersede(session, rows[old_id], rows[new_id], _aware(now))
+            await session.commit()
+
+    async def write_memory(
+        self,
+        context: ChatContext,
+        target: Literal["user", "group"],
+        text: str,
+        importance: Importance = Importance.MEDIUM,
+        tags: Sequence[str] = (),
+        now: datetime | None = None,
+    ) -> MemoryRecord:
+        """An explicit memory from a tool call. ``target`` picks the chat's scope for groups
+        (``group``) or the speaker's personal facts (``user``), both resolved from the event."""
+        scope = self._target_scope(context, target)
+        draft = MemoryDraft(
+            text=text,
+            scope=scope,
+            speaker_id=context.user_id,
+            speaker_name=context.user_name,
+            subject_id=context.user_id if target == "user" else "",
+            subject_name=context.user_name if target == "user" else "",
+            importance=importance,
+            tags=[tag.strip() for tag in tags if tag.strip()],
+            source={"via": "tool"},
+        )
+        self._check_text(text)
+        result = await self.remember(context.bot_id, [draft], now=now)
+        if result.written:
+            return result.written[0]
+        reason = result.refused[0][2] if result.refused else "unknown"
+        messages = {
+            "credential": admit(text).message,
+            "do_not_remember": admit(text).message,
+            "forgotten": "这条内容此前已被要求遗忘，不会再记录",
+            "duplicate": "已有一条相同的记忆，无需重复记录",
+        }
+        raise InvalidInput(messages.get(reason, f"未能记录：{reason}"))
+
+    def _target_scope(self, context: ChatContext, target: str) -> Scope:
+        if target not in ("user", "group"):
+            raise InvalidInput("scope 只能是 user 或 group")
+        if target == "group" and not context.scope.is_group:
+            raise InvalidInput("当前是私聊，没有群记忆；请使用 scope=user")
+        # "user" facts learned in a group stay in that group (a private fact never reaches a group,
+        # and a group fact is visible from the user's private chat through person matching).
+        return context.scope
+
+    async def _load_owned(self, session: AsyncSession, context: ChatContext, memory_id: int) -> MemoryRow:
+        rows = await repository.get_rows(session, context.bot_id, [memory_id])
+        row = rows.get(memory_id)
+        visibility = visibility_for(context, "strict")
+        if row is None or row.status != MemoryStatus.ACTIVE.value:
+            raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
+        record = repository.to_record(row)
+        if record.scope != context.scope and not (
+            visibility.allows(record) and context.user_id in (record.speaker_id, record.subject_id)
+        ):
+            raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
+        return row
+
+    def _check_may_edit(self, context: ChatContext, row: MemoryRow) -> None:
+        if (
+            context.scope.is_group
+            and not context.can_moderate_group
+            and context.user_id
+            not in (
+                row.speaker_id,
+                row.subject_id,
+            )
+        ):
+            raise PermissionDenied("只有群管理员、群主或这条记忆的本人可以修改或删除它")
+
+    async def update_memory(
+        self,
+        context: ChatContext,
+        memory_id: int,
+        text: str,
+        importance: Importance | None = None,
+        tags: Sequence[str] | None = None,
+        now: datetime | None = None,
+    ) -> MemoryRecord:
+        """Correct a fact: a new record supersedes the old one (history stays inspectable)."""
+        new_text = self._check_text(text)
+        verdict = admit(new_text)
+        if not verdict.admit:
+            raise InvalidInput(verdict.message)
+        now = _aware(now)
+        async with self.session() as session:
+            old = await self._load_owned(session, context, memory_id)
+            self._check_may_edit(context, old)
+            old_record = repository.to_record(old)
+            draft = MemoryDraft(
+                text=new_text,
+                scope=old_record.scope,
+                speaker_id=old.speaker_id,
+                speaker_name=old.speaker_name,
+                subject_id=old.subject_id,
+                subject_name=old.subject_name,
+                kind=old.kind,  # type: ignore[arg-type]
+                tags=list(tags) if tags is not None else old_record.tags,
+                importance=importance or old_record.importance,
+                provenance=old.provenance,  # type: ignore[arg-type]
+                source={**old_record.source, "supersedes": old.id, "edited_by": context.user_id},
+                happened_at=old_record.happened_at,
+            )
+            if content_hash(context.bot_id, old_record.scope, new_text) in await repository.barred_hashes(
+                session, [content_hash(context.bot_id, old_record.scope, new_text)]
+            ):
+                raise InvalidInput("这条内容此前已被要求遗忘，不会再记录")
+            (new_row,) = await repository.insert_memories(session, context.bot_id, [draft], now)
+            await repository.supersede(session, old, new_row, now)
+            await session.commit()
+            return repository.to_record(new_row)
+
+    async def forget_memory(self, context: ChatContext, memory_id: int, now: datetime | None = None) -> MemoryRecord:
+        async with self.session() as session:
+            row = await self._load_owned(session, context, memory_id)
+            self._check_may_edit(context, row)
+            record = repository.to_record(row)
+            await repository.forget(session, [row], reason=f"by:{context.user_id}", now=_aware(now))
+            await session.commit()
+        log_event("forget", memory_id=memory_id, scope=record.scope.key)
+        return record
+
+    async def list_memories(
+        self, context: ChatContext, target: Literal["user", "group"], offset: int = 0, limit: int = 10
+    ) -> tuple[list[MemoryRecord], int]:
+        """Newest first. ``user``: the speaker's own facts visible here; ``group``: the chat's."""
+        if not 1 <= limit <= 50:
+            raise InvalidInput("limit 必须在 1 到 50 之间")
+        if offset < 0:
+            raise InvalidInput("offset 不能为负数")
+        scope = self._target_scope(context, target)
+        async with self.session() as session:
+            query = repository.visible_memories_query(
+                context.bot_id, [scope], context.user_id if not scope.is_group else None
+            )
+            if target == "user":
+                query = query.where(
+                    (MemoryRow.speaker_id == context.user_id) | (MemoryRow.subject_id == context.user_id)
+                )
+            total = (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
+            rows = (await session.execute(query.order_by(MemoryRow.id.desc()).offset(offset).limit(limit))).scalars()
+            return [repository.to_record(row) for row in rows], int(total)
+
+    # ------------------------------------------------------------------ recall
+
+    def _keyword_filter(self, visibility: Visibility) -> keyword.KeywordFilter:
+        scopes = [keyword.scope_token(visibility.bot_id, scope) for scope in visibility.scopes]
+        if visibility.all_groups:
+            scopes.append(keyword.all_groups_token(visibility.bot_id))
+        people = []
+        if visibility.person_in_groups:
+            people.append(keyword.person_token(visibility.bot_id, visibility.person_in_groups))
+        return keyword.KeywordFilter(tuple(scopes), tuple(people))
+
+    def _vector_search(
+        self,
+        visibility: Visibility,
+        extra_groups: Sequence[str],
+        person_groups: Sequence[str],
+        vectors: np.ndarray,
+        limit: int,
+    ) -> list[dict[int, float]]:
+        """Per query: memory id -> cosine similarity, over every collection visible here."""
+        targets: list[tuple[Scope, dict[str, object] | None]] = [(scope, None) for scope in visibility.scopes]
+        targets.extend((Scope("group", group), None) for group in extra_groups)
+        if visibility.person_in_groups:
+            person = visibility.person_in_groups
+            where = {"$or": [{"speaker_id": person}, {"subject_id": person}]}
+            targets.extend((Scope("group", group), where) for group in person_groups)
+        results: list[dict[int, float]] = []
+        for vector in vectors:
+            found: dict[int, float] = {}
+            for scope, where in targets:
+                for hit in self.vectors.query(self._generation, visibility.bot_id, scope, vector, limit, where):
+                    found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.similarity)
+            results.append(found)
+        return results
+
+    async def recall(
+        self,
+        context: ChatContext,
+        queries: Sequence[str],
+        now: datetime | None = None,
+        top_k: int | None = None,
+        filters: RecallFilters | None = None,
+        use_mmr: bool = True,
+    ) -> RecallResult:
+        """Hybrid recall for the current chat: candidates from both indices over the visible
+        scopes, fused, scored once (relevance, importance, recency, scope boost), diversified."""
+        started = time.perf_counter()
+        now = _aware(now)
+        top_k = top_k or self.config.recall.top_k
+        texts = [text.strip() for text in queries if text and text.strip()]
+        if not texts:
+            return RecallResult([], "full", 0.0)
+        visibility = visibility_for(context, self.config.scope_policy)
+        limit = self.config.recall.candidates
+        keyword_filter = self._keyword_filter(visibility)
+        async with self.session() as session:
+            keyword_hits = [
+                dict(await keyword.search(session, keyword_filter, query_terms(text), limit)) for text in texts
+            ]
+            person_groups = (
+                await repository.groups_with_person(session, context.bot_id, visibility.person_in_groups)
+                if visibility.person_in_groups
+                else []
+            )
+            extra_groups: list[str] = []
+            if visibility.all_groups:
+                hit_ids = [memory_id for hits in keyword_hits for memory_id in hits]
+                rows = await repository.rows_by_ids(session, hit_ids)
+                extra_groups = list(
+                    dict.fromkeys(
+                        row.scope_id for row in rows if row.scope_kind == "group" and row.scope_id != context.scope.id
+                    )
+                )[:5]
+        mode = "full"
+        vector_hits: list[dict[int, float]] = [{} for _ in texts]
+        try:
+            query_vectors = await self.embedder.embed_queries(texts)
+            vector_hits = await asyncio.to_thread(
+                self._vector_search, visibility, extra_groups, person_groups, query_vectors, limit
+            )
+        except (EmbedderError, VectorIndexError) as error:
+            mode = "keyword_only"
+            log_event("recall", level=logging.WARNING, degraded="keyword_only", error=str(error)[:200])
+        weights = _weights(self.config)
+        relevance: dict[int, float] = {}
+        similarity: dict[int, float] = {}
+        keyword_score: dict[int, float] = {}
+        for vec, kw in zip(vector_hits, keyword_hits, strict=True):
+            for memory_id, value in score_fusion(vec, kw, weights).items():
+                relevance[memory_id] = max(relevance.get(memory_id, 0.0), value)
+            for memory_id, value in vec.items():
+                similarity[memory_id] = max(similarity.get(memory_id, -1.0), value)
+            for memory_id, value in kw.items():
+                keyword_score[memory_id] = max(keyword_score.get(memory_id, 0.0), value)
+        hits = await self._score_candidates(visibility, relevance, similarity, keyword_score, now, weights, filters)
+        if use_mmr and mode == "full" and len(hits) > 1:
+            hits = await self._diversify(visibility.bot_id, hits, top_k, weights.mmr_lambda)
+        hits = hits[:top_k]
+        elapsed = (time.perf_counter() - started) * 1000
+        return RecallResult(hits, mode, elapsed)
+
+    async def _score_candidates(
+        self,
+        visibility: Visibility,
+        relevance: dict[int, float],
+        similarity: dict[int, float],
+        keyword_score: dict[int, float],
+        now: datetime,
+        weights: RankingWeights,
+        filters: RecallFilters | None,
+    ) -> list[RecallHit]:
+        if not relevance:
+            return []
+        async with self.session() as session:
+            rows = await repository.rows_by_ids(session, list(relevance))
+            barred = await repository.barred_ids(session, [row.id for row in rows])
+        recall_settings = self.config.recall
+        hits = []
+        for row in rows:
+            record = repository.to_record(row)
+            if (
+                record.status != MemoryStatus.ACTIVE
+                or record.id in barred
+                or not visibility.allows(record)
+                or (filters is not None and not filters.allows(record))
+            ):
+                continue
+            boost = 1.0
+            if record.scope == visibility.current:
+                boost = (
+                    recall_settings.current_group_boost
+                    if record.scope.is_group
+                    else recall_settings.current_private_boost
+                )
+            sim = similarity.get(record.id, 0.0)
+            recency = recency_factor(record.when, now, record.importance, sim, weights)
+            hits.append(
+                RecallHit(
+                    record=record,
+                    score=final_score(relevance[record.id], record.importance, recency, boost),
+                    similarity=sim,
+                    keyword_score=keyword_score.get(record.id, 0.0),
+                )
+            )
+        hits.sort(key=lambda hit: (-hit.score, -hit.record.id))
+        return hits
+
+    async def _diversify(self, bot_id: str, hits: list[RecallHit], top_k: int, lam: float) -> list[RecallHit]:
+        """MMR over the best few candidates, with their stored vectors from the index."""
+        pool = hits[: max(top_k * 3, top_k + 5)]
+        rest = hits[len(pool) :]
+        by_scope: dict[Scope, list[int]] = {}
+        for hit in pool:
+            by_scope.setdefault(hit.record.scope, []).append(hit.record.id)
+        try:
+            stored: dict[int, np.ndarray] = {}
+            for scope, ids in by_scope.items():
+                stored.update(await asyncio.to_thread(self.vectors.embeddings, self._generation, bot_id, scope, ids))
+        except VectorIndexError as error:
+            log_event("mmr", level=logging.WARNING, skipped=str(error)[:200])
+            return hits
+        with_vectors = [hit for hit in pool if hit.record.id in stored]
+        without = [hit for hit in pool if hit.record.id not in stored]
+        if len(with_vectors) < 2:
+            return hits
+        matrix = np.vstack([stored[hit.record.id] for hit in with_vectors])
+        scores = np.array([hit.score for hit in with_vectors])
+        order = mmr_select(matrix, scores, len(with_vectors), lam)
+        diversified = [with_vectors[index] for index in order]
+        # Facts not yet embedded (outbox lag) keep their place by score among the diversified ones.
+        merged = sorted(without, key=lambda hit: -hit.score)
+        result: list[RecallHit] = []
+        for hit in diversified:
+            while merged and merged[0].score > hit.score:
+                result.append(merged.pop(0))
+            result.append(hit)
+        return result + merged + rest
+
+    # ------------------------------------------------------------------ outbox and index
+
+    async def drain_outbox(self, max_batches: int | None = None) -> int:
+        """Apply pending index work to Chroma. Returns how many entries were applied; stops at
+        the first failure (the rows stay, with the error, for the next catch-up)."""
+        applied = 0
+        batches = 0
+        async with self._outbox_lock:
+            while max_batches is None or batches < max_batches:
+                batches += 1
+                async with self.session() as session:
+                    pending = await repository.pending_outbox(session, OUTBOX_BATCH)
+                    if not pending:
+                        break
+                    rows = {
+                        row.id: row for row in await repository.rows_by_ids(session, [p.memory_id for p in pending])
+                    }
+                try:
+                    await self._apply_outbox(pending, rows, self._generation)
+                except (EmbedderError, VectorIndexError) as error:
+                    async with self.session() as session:
+                        await repository.fail_outbox(session, [entry.id for entry in pending], str(error))
+                        await session.commit()
+                    log_event("outbox", level=logging.WARNING, failed=len(pending), error=str(error)[:200])
+                    break
+                async with self.session() as session:
+                    await repository.complete_outbox(session, [entry.id for entry in pending])
+                    await session.commit()
+                applied += len(pending)
+        return applied
+
+    async def _apply_outbox(self, pending: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int) -> None:
+        upserts: dict[tuple[str, Scope], list[MemoryRow]] = {}
+        deletes: dict[tuple[str, Scope], list[int]] = {}
+        for entry in pending:
+            row = rows.get(entry.memory_id)
+            key = (entry.bot_id, Scope(entry.scope_kind, entry.scope_id))  # type: ignore[arg-type]
+            if row is not None and row.status == MemoryStatus.ACTIVE.value:
+                upserts.setdefault(key, []).append(row)
+            else:
+                deletes.setdefault(key, []).append(entry.memory_id)
+        await self._upsert_rows(upserts, generation)
+        for (bot_id, scope), ids in deletes.items():
+            await asyncio.to_thread(self.vectors.delete, generation, bot_id, scope, sorted(set(ids)))
+
+    async def _upsert_rows(self, groups: dict[tuple[str, Scope], list[MemoryRow]], generation: int) -> None:
+        for (bot_id, scope), scope_rows in groups.items():
+            unique = list({row.id: row for row in scope_rows}.values())
+            vectors = await self.embedder.embed([row.text for row in unique])
+            self._learned_dimension(vectors)
+            metadatas = [
+                {
+                    "speaker_id": row.speaker_id,
+                    "subject_id": row.subject_id,
+                    "importance": row.importance,
+                }
+                for row in unique
+            ]
+            await asyncio.to_thread(
+                self.vectors.upsert, generation, bot_id, scope, [row.id for row in unique], vectors, metadatas
+            )
+
+    def _learned_dimension(self, vectors: np.ndarray) -> None:
+        if vectors.ndim == 2 and vectors.shape[0] and self.embedder.fingerprint.dimension != vectors.shape[1]:
+            log_event("embedder", dimension=vectors.shape[1])
+
+    async def reindex(self, progress: Callable[[int, int], None] | None = None, page_size: int = 1000) -> ReindexReport:
+        """Rebuild the vector index from SQL into a new generation, then switch to it.
+
+        Reads are paged by id. Writes that land while the rebuild runs are re-applied after the
+        switch (every row updated since the rebuild began), so none is lost.
+        """
+        started = time.perf_counter()
+        began_at = datetime.now(UTC)
+        old_generation = self._generation
+        new_generation = old_generation + 1
+        vectors_before = await asyncio.to_thread(self.vectors.total_count, old_generation)
+        self.vectors.drop_generations(keep=old_generation)  # leftovers of an interrupted rebuild
+        async with self.session() as session:
+            total = (
+                await session.execute(
+                    select(func.count()).select_from(MemoryRow).where(MemoryRow.status == MemoryStatus.ACTIVE.value)
+                )
+            ).scalar_one()
+        done = 0
+        last_id = 0
+        self._reindexing = True
+        try:
+            while True:
+                async with self.session() as session:
+                    page = list(
+                        (
+                            await session.execute(
+                                select(MemoryRow)
+                                .where(MemoryRow.id > last_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+                                .order_by(MemoryRow.id)
+                                .limit(page_size)
+                            )
+                        ).scalars()
+                    )
+                if not page:
+                    break
+                last_id = page[-1].id
+                groups: dict[tuple[str, Scope], list[MemoryRow]] = {}
+                for row in page:
+                    groups.setdefault((row.bot_id, Scope(row.scope_kind, row.scope_id)), []).append(row)  # type: ignore[arg-type]
+                await self._upsert_rows(groups, new_generation)
+                done += len(page)
+                if progress:
+                    progress(done, int(total))
+            async with self.session() as session:
+                await repository.set_meta(session, META_GENERATION, str(new_generation))
+                await repository.set_meta(session, META_FINGERPRINT, json.dumps(self.embedder.fingerprint.as_dict()))
+                await session.commit()
+            self._generation = new_generation
+            reapplied = await self._reapply_since(began_at, new_generation)
+        finally:
+            self._reindexing = False
+        await asyncio.to_thread(self.vectors.drop_generations, new_generation)
+        async with self.session() as session:
+            sql_active = (
+                await session.execute(
+                    select(func.count()).select_from(MemoryRow).where(MemoryRow.status == MemoryStatus.ACTIVE.value)
+                )
+            ).scalar_one()
+        vectors_after = await asyncio.to_thread(self.vectors.total_count, new_generation)
+        report = ReindexReport(
+            generation_before=old_generation,
+            generation_after=new_generation,
+            sql_active=int(sql_active),
+            vectors_before=vectors_before,
+            vectors_after=vectors_after,
+            reapplied=reapplied,
+            seconds=time.perf_counter() - started,
+        )
+        log_event("reindex", started, generation=new_generation, rows=sql_active, vectors=vectors_after)
+        return report
+
+    async def _reapply_since(self, since: datetime, generation: int) -> int:
+        async with self.session() as session:
+            changed = list((await session.execute(select(MemoryRow).where(MemoryRow.updated_at >= since))).scalars())
+        upserts: dict[tuple[str, Scope], list[MemoryRow]] = {}
+        deletes: dict[tuple[str, Scope], list[int]] = {}
+        for row in changed:
+            key = (row.bot_id, Scope(row.scope_kind, row.scope_id))  # type: ignore[arg-type]
+            if row.status == MemoryStatus.ACTIVE.value:
+                upserts.setdefault(key, []).append(row)
+            else:
+                deletes.setdefault(key, []).append(row.id)
+        await self._upsert_rows(upserts, generation)
+        for (bot_id, scope), ids in deletes.items():
+            await asyncio.to_thread(self.vectors.delete, generation, bot_id, scope, ids)
+        # Forgotten rows are gone from SQL; their outbox deletes still target the new generation.
+        await self.drain_outbox()
+        return len(changed)
+
+    async def status(self) -> dict[str, Any]:
+        """Fingerprint, counts per kind and scope, outbox lag, index health."""
+        async with self.session() as session:
+            counts = (
+                await session.execute(
+                    select(MemoryRow.scope_kind, MemoryRow.status, func.count()).group_by(
+                        MemoryRow.scope_kind, MemoryRow.status
+                    )
+                )
+            ).all()
+            scopes = (
+                await session.execute(
+                    select(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id, func.count())
+                    .where(MemoryRow.status == MemoryStatus.ACTIVE.value)
+                    .group_by(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id)
+                    .order_by(func.count().desc())
+                    .limit(20)
+                )
+            ).all()
+            lag, oldest = await repository.outbox_lag(session)
+            stuck = (
+                await session.execute(select(func.count()).select_from(OutboxRow).where(OutboxRow.attempts > 0))
+            ).scalar_one()
+            last_error = (
+                await session.execute(
+                    select(OutboxRow.last_error).where(OutboxRow.attempts > 0).order_by(OutboxRow.id.desc()).limit(1)
+                )
+            ).scalar_one_or_none()
+        fingerprint = await self.stored_fingerprint()
+        active_total = sum(count for kind, status, count in counts if status == MemoryStatus.ACTIVE.value)
+        index: dict[str, Any] = {"backend": self.vectors.description, "generation": self._generation}
+        try:
+            await asyncio.to_thread(self.vectors.heartbeat)
+            index["vectors"] = await asyncio.to_thread(self.vectors.total_count, self._generation)
+            index["healthy"] = True
+        except VectorIndexError as error:
+            index["healthy"] = False
+            index["error"] = str(error)[:300]
+        if index.get("healthy"):
+            index["missing"] = max(0, active_total - int(index["vectors"]))
+        by_kind: dict[str, dict[str, int]] = {}
+        for kind, status, count in counts:
+            by_kind.setdefault(kind, {})[status] = int(count)
+        return {
+            "fingerprint": fingerprint.as_dict() if fingerprint else None,
+            "configured_embedder": self.embedder.fingerprint.as_dict(),
+            "memories": by_kind,
+            "active_total": active_total,
+            "top_scopes": [
+                {"bot": bot, "scope": f"{kind}:{scope_id}", "active": int(count)}
+                for bot, kind, scope_id, count in scopes
+            ],
+            "outbox": {
+                "pending": lag,
+                "oldest": oldest.isoformat() if oldest else None,
+                "failing": int(stuck),
+                "last_error": last_error or None,
+            },
+            "index": index,
+        }
+
+
+def vector_collection_for(generation: int, bot_id: str, scope: Scope) -> str:
+    """Exposed for diagnostics and tests."""
+    return collection_name(generation, bot_id, scope)

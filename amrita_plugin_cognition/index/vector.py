@@ -1,0 +1,269 @@
+"""The vector index in Chroma: derived from SQL, one collection per (bot account, scope).
+
+Layout, chosen by measurement (bench/recall_latency.py): a ``where`` scope filter on one shared
+collection costs a filtered HNSW search over every scope's vectors, while a collection per
+scope is searched alone, so the cost of a query depends on that chat's size only. A collection
+name is the generation plus a hash of (bot, scope): ``reindex`` builds generation N+1 beside N
+and the authority store's meta row switches between them in one transaction.
+
+All methods are blocking; the engine calls them from a worker thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..config import ChromaSettings
+from ..domain.records import Scope
+
+#: A single Chroma ``get`` of more than about 32,700 rows fails; every scan pages below that.
+PAGE_SIZE = 5000
+COLLECTION_PREFIX = "cog"
+
+
+class VectorIndexError(RuntimeError):
+    """Chroma is unreachable or refused the operation."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    memory_id: int
+    similarity: float
+
+
+def collection_name(generation: int, bot_id: str, scope: Scope) -> str:
+    digest = hashlib.sha1(f"{bot_id}\x1f{scope.key}".encode()).hexdigest()[:20]
+    return f"{COLLECTION_PREFIX}{generation}-{digest}"
+
+
+def _generation_of(name: str) -> int | None:
+    if not name.startswith(COLLECTION_PREFIX):
+        return None
+    head = name[len(COLLECTION_PREFIX) :].split("-", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+class ChromaVectorIndex:
+    """Embedded (persistent folder) or server Chroma, behind one small interface."""
+
+    def __init__(self, settings: ChromaSettings, data_dir: Path) -> None:
+        self._settings = settings
+        self._data_dir = data_dir
+        self._client = None
+        self._collections: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def description(self) -> str:
+        if self._settings.mode == "server":
+            scheme = "https" if self._settings.ssl else "http"
+            return f"server {scheme}://{self._settings.host}:{self._settings.port}"
+        return f"embedded {self._path()}"
+
+    def _path(self) -> Path:
+        path = Path(self._settings.path)
+        return path if path.is_absolute() else self._data_dir / path
+
+    def _connect(self):  # type: ignore[no-untyped-def]
+        if self._client is not None:
+            return self._client
+        with self._lock:
+            if self._client is None:
+                import chromadb
+                from chromadb.config import Settings
+
+                chroma_settings = Settings(anonymized_telemetry=False, allow_reset=False)
+                try:
+                    if self._settings.mode == "server":
+                        self._client = chromadb.HttpClient(
+                            host=self._settings.host,
+                            port=self._settings.port,
+                            ssl=self._settings.ssl,
+                            headers=self._settings.headers or None,
+                            settings=chroma_settings,
+                            tenant=self._settings.tenant,
+                            database=self._settings.database,
+                        )
+                    else:
+                        self._path().mkdir(parents=True, exist_ok=True)
+                        self._client = chromadb.PersistentClient(
+                            path=str(self._path()),
+                            settings=chroma_settings,
+                            tenant=self._settings.tenant,
+                            database=self._settings.database,
+                        )
+                except Exception as error:  # chromadb raises many unrelated types here
+                    raise VectorIndexError(f"cannot open Chroma ({self.description}): {error}") from error
+        return self._client
+
+    def _collection(self, name: str, create: bool):  # type: ignore[no-untyped-def]
+        cached = self._collections.get(name)
+        if cached is not None:
+            return cached
+        client = self._connect()
+        try:
+            if create:
+                collection = client.get_or_create_collection(
+                    name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+                )
+            else:
+                collection = client.get_collection(name, embedding_function=None)
+        except Exception as error:
+            if not create and type(error).__name__ in ("NotFoundError", "InvalidCollectionException"):
+                return None
+            raise VectorIndexError(f"chroma collection {name}: {error}") from error
+        self._collections[name] = collection
+        return collection
+
+    def heartbeat(self) -> None:
+        try:
+            self._connect().heartbeat()
+        except VectorIndexError:
+            raise
+        except Exception as error:
+            self._reset_client()
+            raise VectorIndexError(f"chroma heartbeat failed: {error}") from error
+
+    def _reset_client(self) -> None:
+        with self._lock:
+            self._client = None
+            self._collections.clear()
+
+    def upsert(
+        self,
+        generation: int,
+        bot_id: str,
+        scope: Scope,
+        ids: Sequence[int],
+        vectors: np.ndarray,
+        metadatas: Sequence[dict[str, str | int | float | bool]],
+    ) -> None:
+        if not ids:
+            return
+        name = collection_name(generation, bot_id, scope)
+        try:
+            collection = self._collection(name, create=True)
+            collection.upsert(
+                ids=[str(memory_id) for memory_id in ids],
+                embeddings=np.asarray(vectors, dtype=np.float32),
+                metadatas=list(metadatas),
+            )
+        except VectorIndexError:
+            raise
+        except Exception as error:
+            self._reset_client()
+            raise VectorIndexError(f"chroma upsert into {name}: {error}") from error
+
+    def delete(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:
+        if not ids:
+            return
+        name = collection_name(generation, bot_id, scope)
+        try:
+            collection = self._collection(name, create=False)
+            if collection is not None:
+                collection.delete(ids=[str(memory_id) for memory_id in ids])
+        except VectorIndexError:
+            raise
+        except Exception as error:
+            self._reset_client()
+            raise VectorIndexError(f"chroma delete from {name}: {error}") from error
+
+    def query(
+        self,
+        generation: int,
+        bot_id: str,
+        scope: Scope,
+        vector: np.ndarray,
+        limit: int,
+        where: dict[str, object] | None = None,
+    ) -> list[VectorHit]:
+        name = collection_name(generation, bot_id, scope)
+        try:
+            collection = self._collection(name, create=False)
+            if collection is None:
+                return []
+            result = collection.query(
+                query_embeddings=np.asarray(vector, dtype=np.float32)[None, :],
+                n_results=limit,
+                where=where or None,
+                include=["distances"],
+            )
+        except VectorIndexError:
+            raise
+        except Exception as error:
+            self._reset_client()
+            raise VectorIndexError(f"chroma query on {name}: {error}") from error
+        ids = result["ids"][0] if result["ids"] else []
+        distances = result["distances"][0] if result.get("distances") else []
+        return [
+            VectorHit(int(memory_id), 1.0 - float(distance)) for memory_id, distance in zip(ids, distances, strict=True)
+        ]
+
+    def embeddings(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        if not ids:
+            return {}
+        name = collection_name(generation, bot_id, scope)
+        found: dict[int, np.ndarray] = {}
+        try:
+            collection = self._collection(name, create=False)
+            if collection is None:
+                return {}
+            for start in range(0, len(ids), PAGE_SIZE):
+                page = [str(memory_id) for memory_id in ids[start : start + PAGE_SIZE]]
+                result = collection.get(ids=page, include=["embeddings"])
+                for memory_id, vector in zip(result["ids"], result["embeddings"], strict=True):
+                    found[int(memory_id)] = np.asarray(vector, dtype=np.float32)
+        except VectorIndexError:
+            raise
+        except Exception as error:
+            self._reset_client()
+            raise VectorIndexError(f"chroma get from {name}: {error}") from error
+        return found
+
+    def count(self, generation: int, bot_id: str, scope: Scope) -> int:
+        collection = self._collection(collection_name(generation, bot_id, scope), create=False)
+        return 0 if collection is None else int(collection.count())
+
+    def collections(self) -> list[tuple[str, int | None]]:
+        """Every collection this plugin owns, with its generation."""
+        try:
+            names: Iterable[object] = self._connect().list_collections()
+        except VectorIndexError:
+            raise
+        except Exception as error:
+            self._reset_client()
+            raise VectorIndexError(f"chroma list_collections: {error}") from error
+        result = []
+        for item in names:
+            name = item if isinstance(item, str) else getattr(item, "name", str(item))
+            generation = _generation_of(name)
+            if generation is not None:
+                result.append((name, generation))
+        return result
+
+    def total_count(self, generation: int) -> int:
+        total = 0
+        for name, collection_generation in self.collections():
+            if collection_generation == generation:
+                collection = self._collection(name, create=False)
+                total += 0 if collection is None else int(collection.count())
+        return total
+
+    def drop_generations(self, keep: int) -> int:
+        """Delete every collection of a generation other than ``keep``; returns how many."""
+        dropped = 0
+        for name, generation in self.collections():
+            if generation != keep:
+                try:
+                    self._connect().delete_collection(name)
+                except Exception as error:
+                    raise VectorIndexError(f"chroma delete_collection {name}: {error}") from error
+                self._collections.pop(name, None)
+                dropped += 1
+        return dropped

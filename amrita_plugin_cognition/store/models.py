@@ -1,0 +1,121 @@
+"""ORM models of the authority store (nonebot-plugin-orm; SQLite by default, PostgreSQL when grown).
+
+Datetimes are stored in UTC. No server-side defaults: every value is set by the repository,
+so the schema behaves the same on every database and under ``orm sync``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from nonebot_plugin_orm import Model
+from sqlalchemy import BigInteger, DateTime, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+# SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class MemoryRow(Model):
+    """One fact of the memory bank, whoever wrote it."""
+
+    __tablename__ = "cognition_memory"
+    __table_args__ = (
+        Index("ix_cognition_memory_scope", "bot_id", "scope_kind", "scope_id", "status"),
+        Index("ix_cognition_memory_speaker", "bot_id", "speaker_id"),
+        Index("ix_cognition_memory_subject", "bot_id", "subject_id"),
+        Index("ix_cognition_memory_hash", "content_hash"),
+        Index("ix_cognition_memory_updated", "updated_at"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    speaker_id: Mapped[str] = mapped_column(String(64), default="")
+    speaker_name: Mapped[str] = mapped_column(String(128), default="")
+    subject_id: Mapped[str] = mapped_column(String(64), default="")
+    subject_name: Mapped[str] = mapped_column(String(128), default="")
+    text: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(16), default="fact")
+    tags: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
+    importance: Mapped[str] = mapped_column(String(8), default="medium")
+    provenance: Mapped[str] = mapped_column(String(16), default="user_stated")
+    source: Mapped[str] = mapped_column(Text, default="{}")  # JSON object
+    happened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    superseded_by: Mapped[int | None] = mapped_column(_ID, nullable=True)
+    invalid_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+
+
+class MemoRow(Model):
+    """The pinned memo of one chat."""
+
+    __tablename__ = "cognition_memo"
+    __table_args__ = (UniqueConstraint("bot_id", "scope_kind", "scope_id", name="uq_cognition_memo_scope"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    content: Mapped[str] = mapped_column(Text, default="")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_by: Mapped[str] = mapped_column(String(64), default="")
+
+
+class PinRow(Model):
+    """A reminder or todo the bot keeps for itself in one chat."""
+
+    __tablename__ = "cognition_pin"
+    __table_args__ = (Index("ix_cognition_pin_scope", "bot_id", "scope_kind", "scope_id"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    content: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_by: Mapped[str] = mapped_column(String(64), default="")
+
+
+class OutboxRow(Model):
+    """Pending vector-index work: written in the same transaction as the fact it concerns."""
+
+    __tablename__ = "cognition_outbox"
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    memory_id: Mapped[int] = mapped_column(_ID, index=True)
+    operation: Mapped[str] = mapped_column(String(8))  # "upsert" | "delete"
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class BarrierRow(Model):
+    """A forget barrier: what was forgotten (by id and content hash) never comes back."""
+
+    __tablename__ = "cognition_barrier"
+    __table_args__ = (Index("ix_cognition_barrier_hash", "content_hash"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    memory_id: Mapped[int | None] = mapped_column(_ID, nullable=True, index=True)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    bot_id: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class MetaRow(Model):
+    """Key-value facts about the store itself: embedding fingerprint, vector generation."""
+
+    __tablename__ = "cognition_meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)

@@ -1,0 +1,351 @@
+"""Repository functions over the authority store. Each takes the caller's session: the unit of
+work (one transaction) is decided by the engine, so a fact, its keyword row and its outbox row
+are always committed together."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from sqlalchemy import Select, and_, delete, func, or_, select, text, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.records import (
+    Importance,
+    MemoryDraft,
+    MemoryRecord,
+    MemoryStatus,
+    Scope,
+    content_hash,
+    normalise_text,
+)
+from . import keyword
+from .models import BarrierRow, MemoRow, MemoryRow, MetaRow, OutboxRow, PinRow
+
+
+def as_utc(moment: datetime | None) -> datetime | None:
+    """SQLite returns naive datetimes; everything stored is UTC."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_record(row: MemoryRow) -> MemoryRecord:
+    return MemoryRecord(
+        id=row.id,
+        bot_id=row.bot_id,
+        scope=Scope(row.scope_kind, row.scope_id),  # type: ignore[arg-type]
+        text=row.text,
+        speaker_id=row.speaker_id,
+        speaker_name=row.speaker_name,
+        subject_id=row.subject_id,
+        subject_name=row.subject_name,
+        kind=row.kind,
+        tags=list(json.loads(row.tags or "[]")),
+        importance=Importance(row.importance),
+        provenance=row.provenance,
+        source=dict(json.loads(row.source or "{}")),
+        happened_at=as_utc(row.happened_at),
+        recorded_at=as_utc(row.recorded_at),  # type: ignore[arg-type]
+        updated_at=as_utc(row.updated_at),  # type: ignore[arg-type]
+        status=MemoryStatus(row.status),
+        superseded_by=row.superseded_by,
+        invalid_at=as_utc(row.invalid_at),
+        content_hash=row.content_hash,
+    )
+
+
+def dialect_name(session: AsyncSession) -> str:
+    return session.get_bind().dialect.name
+
+
+async def lock_scope(session: AsyncSession, bot_id: str, scope: Scope) -> None:
+    """Serialise writers of one scope for the rest of the transaction (PostgreSQL advisory lock;
+    SQLite has a single writer and the engine adds an in-process lock)."""
+    if dialect_name(session) == "postgresql":
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"cognition:{bot_id}:{scope.key}"}
+        )
+
+
+def _scope_clause(bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
+    return and_(MemoryRow.bot_id == bot_id, MemoryRow.scope_kind == scope.kind, MemoryRow.scope_id == scope.id)
+
+
+async def count_active(session: AsyncSession, bot_id: str, scope: Scope) -> int:
+    result = await session.execute(
+        select(func.count())
+        .select_from(MemoryRow)
+        .where(_scope_clause(bot_id, scope), MemoryRow.status == MemoryStatus.ACTIVE.value)
+    )
+    return int(result.scalar_one())
+
+
+async def barred_hashes(session: AsyncSession, hashes: Sequence[str]) -> set[str]:
+    if not hashes:
+        return set()
+    result = await session.execute(select(BarrierRow.content_hash).where(BarrierRow.content_hash.in_(set(hashes))))
+    return {row[0] for row in result}
+
+
+async def barred_ids(session: AsyncSession, memory_ids: Sequence[int]) -> set[int]:
+    if not memory_ids:
+        return set()
+    result = await session.execute(select(BarrierRow.memory_id).where(BarrierRow.memory_id.in_(set(memory_ids))))
+    return {int(row[0]) for row in result if row[0] is not None}
+
+
+def _enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime) -> None:
+    session.add(
+        OutboxRow(
+            memory_id=row.id,
+            operation=operation,
+            bot_id=row.bot_id,
+            scope_kind=row.scope_kind,
+            scope_id=row.scope_id,
+            attempts=0,
+            last_error="",
+            created_at=now,
+        )
+    )
+
+
+def keyword_document(row: MemoryRow) -> keyword.KeywordDocument:
+    return keyword.KeywordDocument(
+        memory_id=row.id,
+        bot_id=row.bot_id,
+        scope=Scope(row.scope_kind, row.scope_id),  # type: ignore[arg-type]
+        text=row.text,
+        people=[row.speaker_id, row.subject_id],
+    )
+
+
+async def insert_memories(
+    session: AsyncSession, bot_id: str, drafts: Sequence[MemoryDraft], now: datetime
+) -> list[MemoryRow]:
+    """Add facts with their keyword rows and outbox entries (no commit)."""
+    rows = []
+    for draft in drafts:
+        text_value = normalise_text(draft.text)
+        rows.append(
+            MemoryRow(
+                bot_id=bot_id,
+                scope_kind=draft.scope.kind,
+                scope_id=draft.scope.id,
+                speaker_id=draft.speaker_id,
+                speaker_name=draft.speaker_name,
+                subject_id=draft.subject_id or draft.speaker_id,
+                subject_name=draft.subject_name or draft.speaker_name,
+                text=text_value,
+                kind=str(draft.kind),
+                tags=json.dumps(list(dict.fromkeys(draft.tags)), ensure_ascii=False),
+                importance=str(draft.importance),
+                provenance=str(draft.provenance),
+                source=json.dumps(draft.source, ensure_ascii=False, default=str),
+                happened_at=draft.happened_at.astimezone(UTC) if draft.happened_at else None,
+                recorded_at=now,
+                updated_at=now,
+                status=MemoryStatus.ACTIVE.value,
+                superseded_by=None,
+                invalid_at=None,
+                content_hash=content_hash(bot_id, draft.scope, text_value),
+            )
+        )
+    session.add_all(rows)
+    await session.flush()
+    await keyword.index_documents(session, [keyword_document(row) for row in rows])
+    for row in rows:
+        _enqueue(session, row, "upsert", now)
+    return rows
+
+
+async def find_active_duplicate(session: AsyncSession, bot_id: str, hashes: Sequence[str]) -> dict[str, int]:
+    if not hashes:
+        return {}
+    result = await session.execute(
+        select(MemoryRow.content_hash, MemoryRow.id).where(
+            MemoryRow.bot_id == bot_id,
+            MemoryRow.content_hash.in_(set(hashes)),
+            MemoryRow.status == MemoryStatus.ACTIVE.value,
+        )
+    )
+    return {row[0]: int(row[1]) for row in result}
+
+
+async def get_rows(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) -> dict[int, MemoryRow]:
+    if not memory_ids:
+        return {}
+    result = await session.execute(
+        select(MemoryRow).where(MemoryRow.bot_id == bot_id, MemoryRow.id.in_(set(memory_ids)))
+    )
+    return {row.id: row for row in result.scalars()}
+
+
+async def rows_by_ids(session: AsyncSession, memory_ids: Sequence[int]) -> list[MemoryRow]:
+    if not memory_ids:
+        return []
+    result = await session.execute(select(MemoryRow).where(MemoryRow.id.in_(set(memory_ids))))
+    return list(result.scalars())
+
+
+async def update_memory_text(
+    session: AsyncSession,
+    row: MemoryRow,
+    new_text: str,
+    importance: str | None,
+    tags: list[str] | None,
+    now: datetime,
+) -> None:
+    """Edit a fact in place (tool/command edits of one's own memory); reindexes it."""
+    row.text = normalise_text(new_text)
+    row.content_hash = content_hash(row.bot_id, Scope(row.scope_kind, row.scope_id), row.text)  # type: ignore[arg-type]
+    if importance is not None:
+        row.importance = importance
+    if tags is not None:
+        row.tags = json.dumps(list(dict.fromkeys(tags)), ensure_ascii=False)
+    row.updated_at = now
+    await session.flush()
+    await keyword.index_documents(session, [keyword_document(row)])
+    _enqueue(session, row, "upsert", now)
+
+
+async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: datetime) -> None:
+    """Mark ``old`` replaced by ``new``; it leaves both indices, stays in SQL as history."""
+    old.status = MemoryStatus.SUPERSEDED.value
+    old.superseded_by = new.id
+    old.invalid_at = now
+    old.updated_at = now
+    await keyword.remove_documents(session, [old.id])
+    _enqueue(session, old, "delete", now)
+
+
+async def forget(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, now: datetime) -> None:
+    """The one true removal: the row goes, a barrier (id + content hash) stays."""
+    for row in rows:
+        session.add(
+            BarrierRow(
+                memory_id=row.id, content_hash=row.content_hash, bot_id=row.bot_id, reason=reason, created_at=now
+            )
+        )
+        _enqueue(session, row, "delete", now)
+    await keyword.remove_documents(session, [row.id for row in rows])
+    await session.execute(delete(MemoryRow).where(MemoryRow.id.in_([row.id for row in rows])))
+
+
+def visible_memories_query(
+    bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, status: str = MemoryStatus.ACTIVE.value
+) -> Select[tuple[MemoryRow]]:
+    clauses = [and_(MemoryRow.scope_kind == scope.kind, MemoryRow.scope_id == scope.id) for scope in scopes]
+    if person_in_groups:
+        clauses.append(
+            and_(
+                MemoryRow.scope_kind == "group",
+                or_(MemoryRow.speaker_id == person_in_groups, MemoryRow.subject_id == person_in_groups),
+            )
+        )
+    return select(MemoryRow).where(MemoryRow.bot_id == bot_id, MemoryRow.status == status, or_(*clauses))
+
+
+async def groups_with_person(session: AsyncSession, bot_id: str, user_id: str) -> list[str]:
+    result = await session.execute(
+        select(MemoryRow.scope_id)
+        .where(
+            MemoryRow.bot_id == bot_id,
+            MemoryRow.scope_kind == "group",
+            MemoryRow.status == MemoryStatus.ACTIVE.value,
+            or_(MemoryRow.speaker_id == user_id, MemoryRow.subject_id == user_id),
+        )
+        .distinct()
+    )
+    return [row[0] for row in result]
+
+
+# --- memo and pins -------------------------------------------------------------------------
+
+
+async def get_memo(session: AsyncSession, bot_id: str, scope: Scope) -> MemoRow | None:
+    result = await session.execute(
+        select(MemoRow).where(MemoRow.bot_id == bot_id, MemoRow.scope_kind == scope.kind, MemoRow.scope_id == scope.id)
+    )
+    return result.scalar_one_or_none()
+
+
+async def set_memo(session: AsyncSession, bot_id: str, scope: Scope, content: str, by: str, now: datetime) -> None:
+    row = await get_memo(session, bot_id, scope)
+    if row is None:
+        session.add(
+            MemoRow(
+                bot_id=bot_id, scope_kind=scope.kind, scope_id=scope.id, content=content, updated_at=now, updated_by=by
+            )
+        )
+    else:
+        row.content = content
+        row.updated_at = now
+        row.updated_by = by
+
+
+async def list_pins(session: AsyncSession, bot_id: str, scope: Scope) -> list[PinRow]:
+    result = await session.execute(
+        select(PinRow)
+        .where(PinRow.bot_id == bot_id, PinRow.scope_kind == scope.kind, PinRow.scope_id == scope.id)
+        .order_by(PinRow.id)
+    )
+    return list(result.scalars())
+
+
+async def get_pin(session: AsyncSession, bot_id: str, scope: Scope, pin_id: int) -> PinRow | None:
+    result = await session.execute(
+        select(PinRow).where(
+            PinRow.id == pin_id, PinRow.bot_id == bot_id, PinRow.scope_kind == scope.kind, PinRow.scope_id == scope.id
+        )
+    )
+    return result.scalar_one_or_none()
+
+
+# --- outbox --------------------------------------------------------------------------------
+
+
+async def pending_outbox(session: AsyncSession, limit: int) -> list[OutboxRow]:
+    result = await session.execute(select(OutboxRow).order_by(OutboxRow.id).limit(limit))
+    return list(result.scalars())
+
+
+async def outbox_lag(session: AsyncSession) -> tuple[int, datetime | None]:
+    result = await session.execute(select(func.count(), func.min(OutboxRow.created_at)).select_from(OutboxRow))
+    count, oldest = result.one()
+    return int(count), as_utc(oldest)
+
+
+async def complete_outbox(session: AsyncSession, outbox_ids: Sequence[int]) -> None:
+    if outbox_ids:
+        await session.execute(delete(OutboxRow).where(OutboxRow.id.in_(list(outbox_ids))))
+
+
+async def fail_outbox(session: AsyncSession, outbox_ids: Sequence[int], error: str) -> None:
+    if outbox_ids:
+        await session.execute(
+            update(OutboxRow)
+            .where(OutboxRow.id.in_(list(outbox_ids)))
+            .values(attempts=OutboxRow.attempts + 1, last_error=error[:500])
+        )
+
+
+# --- meta ----------------------------------------------------------------------------------
+
+
+async def get_meta(session: AsyncSession, key: str) -> str | None:
+    row = await session.get(MetaRow, key)
+    return None if row is None else row.value
+
+
+async def set_meta(session: AsyncSession, key: str, value: str) -> None:
+    row = await session.get(MetaRow, key)
+    if row is None:
+        session.add(MetaRow(key=key, value=value))
+    else:
+        row.value = value

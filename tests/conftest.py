@@ -1,0 +1,193 @@
+"""Test session: NoneBot + OneBot V11 + the Amrita chat flow + this plugin, on real storage.
+
+Default: SQLite (temp file) and embedded Chroma (temp folder). With
+``COGNITION_TEST_BACKEND=server``: a fresh PostgreSQL database (``COGNITION_TEST_PG``, default
+``postgresql+asyncpg://postgres@127.0.0.1:5432``) and a Chroma server started here with
+``chroma run`` on a free 127.0.0.1 port. The LLM and API embedders are a fake
+OpenAI-compatible server on 127.0.0.1. NoneBot is initialised here (before test modules are
+imported) so that tests may import the plugin package directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from nonebug import NONEBOT_INIT_KWARGS
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fake_openai import FakeOpenAI  # noqa: E402
+
+BACKEND = os.environ.get("COGNITION_TEST_BACKEND", "embedded")
+PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
+FAKE = FakeOpenAI()
+TMP = Path(tempfile.mkdtemp(prefix="cognition-test-"))
+STATE: dict[str, object] = {}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def _pg_admin(statement: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(PG_BASE.replace("postgresql+asyncpg", "postgresql") + "/postgres")
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+def _start_chroma_server() -> int:
+    port = _free_port()
+    chroma = Path(sys.executable).with_name("chroma")
+    log = open(TMP / "chroma-server.log", "w")  # noqa: SIM115 - closed with the process
+    process = subprocess.Popen(
+        [str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(TMP / "chroma-server")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    STATE["chroma_process"] = process
+    deadline = time.monotonic() + 60
+    import httpx
+
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
+                return port
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None:
+            break
+        time.sleep(0.3)
+    raise RuntimeError(f"chroma server did not start; see {TMP / 'chroma-server.log'}")
+
+
+def _write_configs(config_dir: Path, chroma_port: int | None) -> None:
+    chat = config_dir / "chat"
+    (chat / "models").mkdir(parents=True, exist_ok=True)
+    (chat / "config.toml").write_text(
+        'enable = true\npreset = "fake"\n[llm.tools]\nenable_report = false\n'
+        "[core.llm]\nmax_retries = 0\nmax_fallbacks = 1\nllm_timeout = 20\n",
+        encoding="utf-8",
+    )
+    (chat / "models" / "fake.json").write_text(
+        json.dumps(
+            {
+                "name": "fake",
+                "model": "fake-model",
+                "base_url": FAKE.base_url,
+                "api_key": "sk-test",
+                "protocol": "__main__",
+                "config": {"stream": False},
+            }
+        ),
+        encoding="utf-8",
+    )
+    cognition = config_dir / "amrita_plugin_cognition"
+    cognition.mkdir(parents=True, exist_ok=True)
+    lines = ["outbox_interval_seconds = 3600"]
+    if chroma_port:
+        lines += ["[chroma]", 'mode = "server"', 'host = "127.0.0.1"', f"port = {chroma_port}"]
+    (cognition / "cognition.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ["ANONYMIZED_TELEMETRY"] = "False"
+    FAKE.start()
+    config_dir, data_dir, cache_dir = TMP / "config", TMP / "data", TMP / "cache"
+    for folder in (config_dir, data_dir, cache_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    chroma_port = None
+    if BACKEND == "server":
+        database = f"cognition_test_{uuid.uuid4().hex[:8]}"
+        asyncio.run(_pg_admin(f'CREATE DATABASE "{database}"'))
+        STATE["pg_database"] = database
+        database_url = f"{PG_BASE}/{database}"
+        chroma_port = _start_chroma_server()
+    else:
+        database_url = f"sqlite+aiosqlite:///{TMP / 'bot.sqlite3'}"
+    STATE["database_url"] = database_url
+    STATE["chroma_port"] = chroma_port
+    _write_configs(config_dir, chroma_port)
+    kwargs = {
+        "driver": "~fastapi",
+        "localstore_config_dir": str(config_dir),
+        "localstore_data_dir": str(data_dir),
+        "localstore_cache_dir": str(cache_dir),
+        "sqlalchemy_database_url": database_url,
+        "alembic_startup_check": True,
+        "webui_enable": False,
+        "superusers": {"90001"},
+        "command_start": {"/"},
+        "log_level": "WARNING",
+    }
+    config.stash[NONEBOT_INIT_KWARGS] = kwargs
+
+    import nonebot
+    from nonebot.adapters.onebot.v11 import Adapter
+
+    if BACKEND == "server":
+        # Storage and recall only: Amrita's own chat migrations do not apply on PostgreSQL
+        # (its suggarchat foreign keys), so the chat flow is tested on SQLite.
+        os.environ["COGNITION_ENGINE_ONLY"] = "1"
+    nonebot.init(**kwargs)
+    nonebot.get_driver().register_adapter(Adapter)
+    if BACKEND != "server":
+        nonebot.require("amrita.plugins.chat")
+    nonebot.load_plugin("amrita_plugin_cognition")
+    from nonebot_plugin_orm.__main__ import main as orm_main
+
+    orm_main(["upgrade"], prog_name="orm", standalone_mode=False)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    FAKE.stop()
+    process = STATE.get("chroma_process")
+    if isinstance(process, subprocess.Popen):
+        process.terminate()
+        process.wait(timeout=30)
+    if STATE.get("pg_database"):
+        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{STATE["pg_database"]}" WITH (FORCE)'))
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The chat-flow tests need the Amrita chat plugin, which the server backend does not load."""
+    if BACKEND != "server":
+        return
+    skip = pytest.mark.skip(reason="chat flow runs on the embedded backend only")
+    for item in items:
+        if "chatflow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def fake_openai() -> FakeOpenAI:
+    FAKE.reset()
+    return FAKE
+
+
+@pytest.fixture
+def tmp_root() -> Path:
+    return TMP
+
+
+@pytest.fixture
+def backend() -> str:
+    return BACKEND
