@@ -191,3 +191,9 @@ def tmp_root() -> Path:
 @pytest.fixture
 def backend() -> str:
     return BACKEND
+
+
+@pytest.fixture
+def chroma_port() -> int | None:
+    port = STATE.get("chroma_port")
+    return int(port) if isinstance(port, int) else None

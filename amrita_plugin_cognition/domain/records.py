@@ -140,11 +140,14 @@ class MemoryRecord:
 
 
 def normalise_text(text: str) -> str:
-    """NFKC, collapsed whitespace: the form that is hashed and stored."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    """The stored form: surrounding and repeated whitespace collapsed, every character kept as
+    said (full-width punctuation, names and numbers stay byte-identical)."""
+    return " ".join(text.split())
 
 
 def content_hash(bot_id: str, scope: Scope, text: str) -> str:
-    """Hash that identifies a fact's content within one bot's scope (used by forget barriers)."""
-    digest = hashlib.sha256(f"{bot_id}\x1f{scope.key}\x1f{normalise_text(text)}".encode())
+    """Hash that identifies a fact's content within one bot's scope (dedupe, forget barriers).
+    NFKC folding makes width variants of the same sentence one fact."""
+    folded = unicodedata.normalize("NFKC", normalise_text(text))
+    digest = hashlib.sha256(f"{bot_id}\x1f{scope.key}\x1f{folded}".encode())
     return digest.hexdigest()

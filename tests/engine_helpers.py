@@ -1,0 +1,57 @@
+"""Building real engines for tests: real SQL (the session's database), real Chroma."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from amrita_plugin_cognition.config import CognitionConfig
+from amrita_plugin_cognition.domain.records import ChatContext, Scope
+from amrita_plugin_cognition.engine.factory import build_engine
+from amrita_plugin_cognition.engine.service import CognitionEngine
+from amrita_plugin_cognition.index.embedders import Embedder, LocalUSEEmbedder
+
+_LOCAL = LocalUSEEmbedder()
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def shared_local_embedder() -> LocalUSEEmbedder:
+    return _LOCAL
+
+
+def chroma_settings(chroma_port: int | None) -> dict[str, Any]:
+    if chroma_port:
+        return {"mode": "server", "host": "127.0.0.1", "port": chroma_port}
+    return {"mode": "embedded"}
+
+
+async def make_engine(
+    tmp_root: Path, chroma_port: int | None, embedder: Embedder | None = None, **overrides: Any
+) -> CognitionEngine:
+    from nonebot_plugin_orm import get_session
+
+    data = {"chroma": chroma_settings(chroma_port), **overrides}
+    config = CognitionConfig.model_validate(data)
+    folder = tmp_root / "engines" / uuid.uuid4().hex[:8]
+    engine = build_engine(config, folder, get_session, embedder=embedder or _LOCAL)
+    await engine.start()
+    return engine
+
+
+def new_bot() -> str:
+    """A fresh bot account per test: memory banks are isolated per bot, so tests never collide."""
+    return f"b{uuid.uuid4().int % 10**9}"
+
+
+def group(bot: str, group_id: str, user: str, name: str = "", role: str = "member") -> ChatContext:
+    return ChatContext(bot, Scope("group", group_id), user, name or f"用户{user}", group_role=role)
+
+
+def private(bot: str, user: str, name: str = "") -> ChatContext:
+    return ChatContext(bot, Scope("private", user), user, name or f"用户{user}")
+
+
+def days_ago(days: float) -> datetime:
+    return NOW - timedelta(days=days)

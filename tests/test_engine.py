@@ -1,0 +1,351 @@
+"""The memory bank on real storage: write path, isolation, recall stages, governance, faults.
+
+Runs on SQLite + embedded Chroma by default and on PostgreSQL + a Chroma server with
+COGNITION_TEST_BACKEND=server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from engine_helpers import NOW, days_ago, group, make_engine, new_bot, private
+
+from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, MemoryStatus, Scope
+from amrita_plugin_cognition.engine.errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
+from amrita_plugin_cognition.engine.service import RecallFilters
+from amrita_plugin_cognition.index.embedders import OpenAIEmbedder
+
+
+def texts(result) -> list[str]:  # type: ignore[no-untyped-def]
+    return [hit.record.text for hit in result.hits]
+
+
+async def remember(engine, bot, scope, *facts, speaker="10001", name="小明", when=None, importance=Importance.MEDIUM):  # type: ignore[no-untyped-def]
+    drafts = [
+        MemoryDraft(
+            text=fact, scope=scope, speaker_id=speaker, speaker_name=name, importance=importance, happened_at=when
+        )
+        for fact in facts
+    ]
+    result = await engine.remember(bot, drafts, now=NOW)
+    await engine.drain_outbox()
+    return result
+
+
+async def test_group_recall_stays_in_its_group(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await remember(engine, bot, Scope("group", "20001"), "QQ号10001（昵称小明）计划于2026-12-04去成都出差。")
+    await remember(engine, bot, Scope("group", "20002"), "QQ号10002（昵称小红）下周要去成都吃火锅。", speaker="10002")
+
+    here = await engine.recall(group(bot, "20001", "10001"), ["我之前说要去哪出差来着？"], now=NOW)
+    assert texts(here) == ["QQ号10001（昵称小明）计划于2026-12-04去成都出差。"]
+    assert here.mode == "full"
+    other = await engine.recall(group(bot, "20003", "10001"), ["成都出差"], now=NOW)
+    assert other.hits == []
+
+
+async def test_private_facts_never_reach_a_group_even_when_open(tmp_root, chroma_port) -> None:
+    for policy in ("strict", "open"):
+        engine = await make_engine(tmp_root, chroma_port, scope_policy=policy)
+        bot = new_bot()
+        await remember(engine, bot, Scope("private", "10001"), "QQ号10001（昵称小明）的过敏原是花生。")
+        in_group = await engine.recall(group(bot, "20001", "10001"), ["小明对什么过敏"], now=NOW)
+        assert in_group.hits == [], policy
+        other_private = await engine.recall(private(bot, "10002"), ["小明对什么过敏"], now=NOW)
+        assert other_private.hits == [], policy
+        own = await engine.recall(private(bot, "10001"), ["我对什么过敏"], now=NOW)
+        assert texts(own) == ["QQ号10001（昵称小明）的过敏原是花生。"], policy
+
+
+async def test_private_chat_sees_group_facts_about_its_user_only(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await remember(engine, bot, Scope("group", "20001"), "QQ号10001（昵称小明）在群里说他最爱吃火锅。")
+    await remember(
+        engine,
+        bot,
+        Scope("group", "20001"),
+        "QQ号10002（昵称小红）在群里说她最爱吃火锅。",
+        speaker="10002",
+        name="小红",
+    )
+    mine = await engine.recall(private(bot, "10001"), ["火锅"], now=NOW)
+    assert texts(mine) == ["QQ号10001（昵称小明）在群里说他最爱吃火锅。"]
+    stranger = await engine.recall(private(bot, "10003"), ["火锅"], now=NOW)
+    assert stranger.hits == []
+
+
+async def test_open_policy_shares_groups_and_boosts_the_current_one(tmp_root, chroma_port) -> None:
+    bot = new_bot()
+    strict = await make_engine(tmp_root, chroma_port)
+    await remember(strict, bot, Scope("group", "20001"), "群20001约定每周五晚上八点一起打羽毛球。")
+    await remember(strict, bot, Scope("group", "20002"), "群20002约定每周五晚上八点一起打羽毛球。", speaker="10002")
+    question = ["每周五晚上打羽毛球的约定"]
+    assert [
+        hit.record.scope.id for hit in (await strict.recall(group(bot, "20002", "10009"), question, now=NOW)).hits
+    ] == ["20002"]
+    open_engine = await make_engine(tmp_root, chroma_port, scope_policy="open")
+    seen = await open_engine.recall(group(bot, "20001", "10009"), question, now=NOW)
+    assert [hit.record.scope.id for hit in seen.hits] == ["20001", "20002"]
+    seen_from_other = await open_engine.recall(group(bot, "20002", "10009"), question, now=NOW)
+    assert [hit.record.scope.id for hit in seen_from_other.hits] == ["20002", "20001"]
+
+
+async def test_two_character_chinese_words_match_by_keyword(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    await remember(engine, bot, scope, "小明周末和同事去吃了重庆火锅。", "小红周末去图书馆看书。", "小刚周末去爬山。")
+    engine.vectors = _BrokenVectors(engine.vectors)  # keyword side alone must find it
+    result = await engine.recall(group(bot, "20001", "10001"), ["火锅"], now=NOW)
+    assert result.mode == "keyword_only"
+    assert texts(result)[0] == "小明周末和同事去吃了重庆火锅。"
+
+
+class _BrokenVectors:
+    """A vector index whose server went away."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner = inner
+        self.description = "broken"
+
+    def __getattr__(self, name):  # type: ignore[no-untyped-def]
+        from amrita_plugin_cognition.index.vector import VectorIndexError
+
+        def fail(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise VectorIndexError("connection refused")
+
+        return fail
+
+
+async def test_correction_supersedes_and_keeps_history(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+    old = await engine.write_memory(context, "user", "QQ号10001（昵称小明）住在北京。", now=NOW)
+    await engine.drain_outbox()
+    new = await engine.update_memory(context, old.id, "QQ号10001（昵称小明）搬到了上海居住。", now=NOW)
+    await engine.drain_outbox()
+    result = await engine.recall(context, ["小明住在哪里"], now=NOW)
+    assert texts(result) == ["QQ号10001（昵称小明）搬到了上海居住。"]
+    async with engine.session() as session:
+        from amrita_plugin_cognition.store import repository
+
+        rows = await repository.get_rows(session, bot, [old.id, new.id])
+    assert rows[old.id].status == MemoryStatus.SUPERSEDED.value
+    assert rows[old.id].superseded_by == new.id
+    assert rows[old.id].invalid_at is not None
+
+
+async def test_forget_is_final_even_through_rewrite_and_reindex(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = private(bot, "10001")
+    record = await engine.write_memory(context, "user", "QQ号10001（昵称小明）的前任叫小丽。", now=NOW)
+    await engine.drain_outbox()
+    await engine.forget_memory(context, record.id)
+    await engine.drain_outbox()
+    assert (await engine.recall(context, ["前任"], now=NOW)).hits == []
+    with pytest.raises(InvalidInput, match="遗忘"):
+        await engine.write_memory(context, "user", "QQ号10001（昵称小明）的前任叫小丽。", now=NOW)
+    await engine.reindex()
+    assert (await engine.recall(context, ["前任 小丽"], now=NOW)).hits == []
+    with pytest.raises(NotFound):
+        await engine.forget_memory(context, record.id)
+
+
+async def test_secrets_and_do_not_remember_are_refused(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = private(bot, "10001")
+    with pytest.raises(InvalidInput, match="凭据"):
+        await engine.write_memory(context, "user", "小明的QQ密码是 hunter2abc")
+    with pytest.raises(InvalidInput, match="不要记住"):
+        await engine.write_memory(context, "user", "这个别记下来：小明下周要去医院复查")
+    records, total = await engine.list_memories(context, "user")
+    assert total == 0 and records == []
+
+
+async def test_bad_input_changes_nothing(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port, memory_max_chars=50)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+    with pytest.raises(InvalidInput, match="不能为空"):
+        await engine.write_memory(context, "group", "   ")
+    with pytest.raises(LimitExceeded, match="上限 50"):
+        await engine.write_memory(context, "group", "长" * 51)
+    with pytest.raises(InvalidInput, match="scope"):
+        await engine.write_memory(context, "everyone", "事实")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="私聊"):
+        await engine.write_memory(private(bot, "10001"), "group", "事实")
+    with pytest.raises(NotFound):
+        await engine.update_memory(context, 999999999, "新内容")
+    with pytest.raises(InvalidInput, match="limit"):
+        await engine.list_memories(context, "group", limit=51)
+    assert (await engine.list_memories(context, "group"))[1] == 0
+
+
+async def test_members_edit_only_their_own_group_memories(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    author = group(bot, "20001", "10001")
+    record = await engine.write_memory(author, "group", "群20001的群规第一条：禁止刷屏。", now=NOW)
+    with pytest.raises(PermissionDenied):
+        await engine.forget_memory(group(bot, "20001", "10002"), record.id)
+    with pytest.raises(NotFound):  # another group cannot even see it
+        await engine.forget_memory(group(bot, "20002", "10001", role="owner"), record.id)
+    updated = await engine.update_memory(
+        group(bot, "20001", "10003", role="admin"), record.id, "群20001的群规第一条：禁止刷屏和广告。"
+    )
+    await engine.forget_memory(author, updated.id)
+    assert (await engine.list_memories(author, "group"))[1] == 0
+
+
+async def test_scope_limit_holds_under_concurrent_writers(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port, memories_max_per_scope=10)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+
+    async def write(index: int) -> bool:
+        try:
+            await engine.write_memory(context, "group", f"第{index}条互不相同的群事实：编号{index * 7919}。")
+            return True
+        except LimitExceeded:
+            return False
+
+    outcomes = await asyncio.gather(*(write(index) for index in range(25)))
+    assert sum(outcomes) == 10
+    assert (await engine.list_memories(context, "group", limit=50))[1] == 10
+
+
+async def test_writes_survive_an_embedder_outage_and_catch_up(tmp_root, chroma_port, fake_openai) -> None:
+    embedder = OpenAIEmbedder(url=fake_openai.base_url, model="fake-embed", api_key="sk-test", timeout=5)
+    engine = await make_engine(tmp_root, chroma_port, embedder=embedder)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+    fake_openai.embeddings_down = True
+    await engine.write_memory(context, "group", "群友小明下个月去成都出差。", now=NOW)
+    assert await engine.drain_outbox() == 0
+    status = await engine.status()
+    assert status["outbox"]["pending"] >= 1 and status["outbox"]["failing"] >= 1
+    degraded = await engine.recall(context, ["成都出差"], now=NOW)
+    assert degraded.mode == "keyword_only"
+    assert texts(degraded) == ["群友小明下个月去成都出差。"]
+    fake_openai.embeddings_down = False
+    assert await engine.drain_outbox() >= 1
+    assert (await engine.status())["outbox"]["pending"] == 0
+    healthy = await engine.recall(context, ["成都出差"], now=NOW)
+    assert healthy.mode == "full" and texts(healthy) == ["群友小明下个月去成都出差。"]
+
+
+async def test_reindex_switches_model_and_dimension_without_loss(tmp_root, chroma_port, fake_openai) -> None:
+    wide = OpenAIEmbedder(url=fake_openai.base_url, model="fake-embed", dimensions=64)
+    engine = await make_engine(tmp_root, chroma_port, embedder=wide)
+    bot = new_bot()
+    facts = [f"群20001第{index}号成员的爱好是第{index}种运动。" for index in range(30)]
+    await remember(engine, bot, Scope("group", "20001"), *facts)
+    await engine.check_fingerprint()
+    narrow = OpenAIEmbedder(url=fake_openai.base_url, model="fake-embed-2", dimensions=32)
+    switched = await make_engine(tmp_root, chroma_port, embedder=narrow)
+    switched.vectors = engine.vectors
+    switched._generation = engine.generation
+    assert await switched.check_fingerprint() == "rebuilt"
+    status = await switched.status()
+    assert status["fingerprint"]["model"] == "fake-embed-2"
+    assert status["index"]["missing"] == 0
+    result = await switched.recall(group(bot, "20001", "10001"), ["第7号成员的爱好"], now=NOW)
+    assert result.mode == "full" and "第7号" in texts(result)[0]
+
+
+async def _ordering(tmp_root, chroma_port, shared, context, query, **recall) -> list[str]:  # type: ignore[no-untyped-def]
+    engine = await make_engine(tmp_root, chroma_port, recall=recall)
+    engine.vectors = shared.vectors
+    return texts(await engine.recall(context, query, now=NOW, use_mmr=False))
+
+
+async def test_recency_lifts_a_recent_fact_but_never_filters(tmp_root, chroma_port) -> None:
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    shared = await make_engine(tmp_root, chroma_port)
+    old, recent = "小明在杭州跑马拉松。", "小明最近去跑了一次马拉松比赛，地点在杭州。"
+    await remember(shared, bot, scope, old, when=days_ago(900))
+    await remember(shared, bot, scope, recent, when=days_ago(2))
+    context, query = group(bot, "20001", "10009"), ["小明在杭州跑马拉松"]
+    flat = await _ordering(tmp_root, chroma_port, shared, context, query, recency_floor=1.0)
+    steep = await _ordering(
+        tmp_root, chroma_port, shared, context, query, recency_floor=0.3, recency_min_similarity=-1.0
+    )
+    assert flat == [old, recent]
+    assert steep == [recent, old]
+
+
+async def test_vector_and_keyword_sides_each_contribute(tmp_root, chroma_port) -> None:
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    shared = await make_engine(tmp_root, chroma_port)
+    literal, semantic = "小明周末去吃了重庆火锅。", "小明很喜欢麻辣的川菜和串串香。"
+    await remember(shared, bot, scope, literal, semantic, "小红在学习弹钢琴。")
+    context, query = group(bot, "20001", "10009"), ["火锅"]
+    keyword_only = await _ordering(tmp_root, chroma_port, shared, context, query, vector_weight=0.0)
+    vector_only = await _ordering(tmp_root, chroma_port, shared, context, query, keyword_weight=0.0)
+    assert keyword_only == [literal]
+    assert semantic in vector_only and len(vector_only) == 3
+
+
+async def test_scope_boost_prefers_the_current_chat(tmp_root, chroma_port) -> None:
+    bot = new_bot()
+    shared = await make_engine(tmp_root, chroma_port)
+    in_group, in_private = "QQ号10001（昵称小明）说他最喜欢的水果是榴莲。", "我平时也吃芒果。"
+    await remember(shared, bot, Scope("group", "20001"), in_group)
+    await remember(shared, bot, Scope("private", "10001"), in_private)
+    context, query = private(bot, "10001"), ["小明最喜欢的水果是榴莲还是芒果"]
+    plain = await _ordering(tmp_root, chroma_port, shared, context, query, current_private_boost=1.0, recency_floor=1.0)
+    boosted = await _ordering(
+        tmp_root, chroma_port, shared, context, query, current_private_boost=3.0, recency_floor=1.0
+    )
+    assert plain[0] == in_group
+    assert boosted[0] == in_private
+
+
+async def test_mmr_moves_a_near_duplicate_down(tmp_root, chroma_port) -> None:
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    engine = await make_engine(tmp_root, chroma_port)
+    first, twin, other = (
+        "小明喜欢吃四川火锅，尤其是麻辣锅底。",
+        "小明喜欢吃四川火锅，尤其是麻辣的锅底。",
+        "小明也喜欢吃火锅店里的甜点冰粉。",
+    )
+    await remember(engine, bot, scope, first, twin, other)
+    context, query = group(bot, "20001", "10009"), ["小明喜欢吃四川火锅"]
+    plain = texts(await engine.recall(context, query, now=NOW, use_mmr=False))
+    assert plain.index(twin) < plain.index(other)
+    diverse_engine = await make_engine(tmp_root, chroma_port, recall={"mmr_lambda": 0.3})
+    diverse_engine.vectors = engine.vectors
+    diverse = texts(await diverse_engine.recall(context, query, now=NOW))
+    assert diverse.index(other) < diverse.index(twin)
+
+
+async def test_filters_and_time_range(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    await remember(engine, bot, scope, "小明去年春天去了云南旅游。", when=days_ago(300))
+    await remember(engine, bot, scope, "小明上周去了海南旅游。", when=days_ago(7), importance=Importance.HIGH)
+    context = group(bot, "20001", "10001")
+    recent = await engine.recall(context, ["小明旅游"], now=NOW, filters=RecallFilters(time_from=days_ago(30)))
+    assert texts(recent) == ["小明上周去了海南旅游。"]
+    important = await engine.recall(context, ["小明旅游"], now=NOW, filters=RecallFilters(importance=Importance.HIGH))
+    assert texts(important) == ["小明上周去了海南旅游。"]
+
+
+async def test_duplicates_are_stored_once(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    first = await remember(engine, bot, scope, "QQ号10001（小明）养了一只橘猫。", "QQ号10001（小明）养了一只橘猫。")
+    assert len(first.written) == 1 and first.record_ids[0] == first.record_ids[1]
+    again = await remember(engine, bot, scope, "  QQ号10001(小明)养了一只橘猫。 ")
+    assert again.written == [] and again.record_ids[0] == first.record_ids[0]
