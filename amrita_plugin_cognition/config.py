@@ -55,9 +55,14 @@ class ChromaSettings(BaseModel):
 class RecallSettings(BaseModel):
     top_k: int = Field(8, ge=1, le=50)
     candidates: int = Field(50, ge=5, le=500)
-    vector_weight: float = Field(1.0, ge=0)
-    keyword_weight: float = Field(1.0, ge=0)
+    #: "score": weighted sum of normalised scores (measured best); "rrf": reciprocal-rank fusion.
+    fusion: Literal["score", "rrf"] = "score"
+    dense_normalisation: Literal["minmax", "ratio"] = "minmax"
+    vector_weight: float = Field(0.7, ge=0)
+    keyword_weight: float = Field(0.3, ge=0)
     rrf_k: float = Field(60.0, gt=0)
+    #: Added to the relevance of facts said by someone the query names.
+    speaker_boost: float = Field(0.3, ge=0, le=5)
     recency_floor: float = Field(0.85, ge=0, le=1)
     recency_min_similarity: float = Field(0.3, ge=-1, le=1)
     mmr_lambda: float = Field(0.7, ge=0, le=1)

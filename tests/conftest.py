@@ -27,7 +27,7 @@ from nonebug import NONEBOT_INIT_KWARGS
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_openai import FakeOpenAI  # noqa: E402
+from fake_openai import FakeOpenAI
 
 BACKEND = os.environ.get("COGNITION_TEST_BACKEND", "embedded")
 PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")

@@ -17,6 +17,16 @@ from amrita_plugin_cognition.engine.service import RecallFilters
 from amrita_plugin_cognition.index.embedders import OpenAIEmbedder
 
 
+FILLER = [
+    "小刚昨天修好了自行车的刹车。",
+    "小丽在读一本关于宋朝历史的书。",
+    "阿强的电脑换了一块新硬盘。",
+    "老王每天早上六点起床跑步。",
+    "小美最近在学做广式早茶。",
+    "阿杰下个月要参加驾照考试。",
+]
+
+
 def texts(result) -> list[str]:  # type: ignore[no-untyped-def]
     return [hit.record.text for hit in result.hits]
 
@@ -80,17 +90,21 @@ async def test_private_chat_sees_group_facts_about_its_user_only(tmp_root, chrom
 async def test_open_policy_shares_groups_and_boosts_the_current_one(tmp_root, chroma_port) -> None:
     bot = new_bot()
     strict = await make_engine(tmp_root, chroma_port)
-    await remember(strict, bot, Scope("group", "20001"), "群20001约定每周五晚上八点一起打羽毛球。")
-    await remember(strict, bot, Scope("group", "20002"), "群20002约定每周五晚上八点一起打羽毛球。", speaker="10002")
+    await remember(strict, bot, Scope("group", "20001"), "群20001约定每周五晚上八点一起打羽毛球。", *FILLER)
+    await remember(
+        strict, bot, Scope("group", "20002"), "群20002约定每周五晚上八点一起打羽毛球。", *FILLER, speaker="10002"
+    )
     question = ["每周五晚上打羽毛球的约定"]
-    assert [
-        hit.record.scope.id for hit in (await strict.recall(group(bot, "20002", "10009"), question, now=NOW)).hits
-    ] == ["20002"]
+    strict_hits = (await strict.recall(group(bot, "20002", "10009"), question, now=NOW)).hits
+    assert {hit.record.scope.id for hit in strict_hits} == {"20002"}
     open_engine = await make_engine(tmp_root, chroma_port, scope_policy="open")
-    seen = await open_engine.recall(group(bot, "20001", "10009"), question, now=NOW)
-    assert [hit.record.scope.id for hit in seen.hits] == ["20001", "20002"]
-    seen_from_other = await open_engine.recall(group(bot, "20002", "10009"), question, now=NOW)
-    assert [hit.record.scope.id for hit in seen_from_other.hits] == ["20002", "20001"]
+    open_engine.vectors = strict.vectors
+
+    def badminton(result) -> list[str]:  # type: ignore[no-untyped-def]
+        return [hit.record.scope.id for hit in result.hits if "羽毛球" in hit.record.text]
+
+    assert badminton(await open_engine.recall(group(bot, "20001", "10009"), question, now=NOW)) == ["20001", "20002"]
+    assert badminton(await open_engine.recall(group(bot, "20002", "10009"), question, now=NOW)) == ["20002", "20001"]
 
 
 async def test_two_character_chinese_words_match_by_keyword(tmp_root, chroma_port) -> None:
@@ -256,7 +270,7 @@ async def test_reindex_switches_model_and_dimension_without_loss(tmp_root, chrom
     assert status["fingerprint"]["model"] == "fake-embed-2"
     assert status["index"]["missing"] == 0
     result = await switched.recall(group(bot, "20001", "10001"), ["第7号成员的爱好"], now=NOW)
-    assert result.mode == "full" and "第7号" in texts(result)[0]
+    assert result.mode == "full" and any("第7号" in text for text in texts(result)[:3])
 
 
 async def _ordering(tmp_root, chroma_port, shared, context, query, **recall) -> list[str]:  # type: ignore[no-untyped-def]
@@ -298,8 +312,8 @@ async def test_scope_boost_prefers_the_current_chat(tmp_root, chroma_port) -> No
     bot = new_bot()
     shared = await make_engine(tmp_root, chroma_port)
     in_group, in_private = "QQ号10001（昵称小明）说他最喜欢的水果是榴莲。", "我平时也吃芒果。"
-    await remember(shared, bot, Scope("group", "20001"), in_group)
-    await remember(shared, bot, Scope("private", "10001"), in_private)
+    await remember(shared, bot, Scope("group", "20001"), in_group, *FILLER[:3])
+    await remember(shared, bot, Scope("private", "10001"), in_private, *FILLER[3:])
     context, query = private(bot, "10001"), ["小明最喜欢的水果是榴莲还是芒果"]
     plain = await _ordering(tmp_root, chroma_port, shared, context, query, current_private_boost=1.0, recency_floor=1.0)
     boosted = await _ordering(

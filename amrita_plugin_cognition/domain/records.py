@@ -37,6 +37,30 @@ class MemoryKind(StrEnum):
     PREFERENCE = "preference"
     PLAN = "plan"
     DECISION = "decision"
+    #: A raw conversation line kept verbatim ("小明：…"), as chat-log importers store them.
+    TURN = "turn"
+
+
+#: Neighbouring turns of one chat closer than this form each other's context window.
+TURN_WINDOW_SECONDS = 3600
+
+
+def is_conversation_turn(text: str, speaker_name: str) -> bool:
+    """A line that starts with its speaker's name and a colon is a raw turn, not a fact."""
+    name = speaker_name.strip()
+    if not name:
+        return False
+    stripped = text.lstrip()
+    return any(stripped.startswith(f"{name}{colon}") for colon in (":", "："))
+
+
+def strip_speaker(text: str) -> str:
+    """The utterance of a turn without its "name:" prefix."""
+    for colon in (":", "："):
+        head, found, rest = text.partition(colon)
+        if found and 0 < len(head) <= 32:
+            return rest.strip()
+    return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,9 +30,16 @@ IMPORTANCE_WEIGHT: Mapping[Importance, float] = {
 class RankingWeights:
     """Every knob of the ranking, with the defaults measured on the public sets (docs/architecture.md)."""
 
-    vector_weight: float = 1.0
-    keyword_weight: float = 1.0
+    #: "score": weighted sum of min-max normalised scores; "rrf": weighted reciprocal-rank fusion.
+    fusion: str = "score"
+    #: How cosine similarities are scaled before fusion: "minmax" over the candidates, or
+    #: "ratio" to the best candidate (keeps small gaps small).
+    dense_normalisation: str = "minmax"
+    vector_weight: float = 0.7
+    keyword_weight: float = 0.3
     rrf_k: float = 60.0
+    #: Added to the relevance of facts said by a person the query names.
+    speaker_boost: float = 0.3
     #: Lower bound of the recency factor: an old fact keeps at least this share of its score.
     recency_floor: float = 0.85
     #: Recency only lifts candidates at least this similar to the query (cosine).
@@ -68,31 +75,38 @@ def score_fusion(
     keyword_scores: Mapping[int, float],
     weights: RankingWeights,
 ) -> dict[int, float]:
-    """Relevance of each candidate from both retrievers.
+    """Relevance in [0, 1] of each candidate from both retrievers.
 
-    Weighted RRF over the two rankings, plus the same weights applied to the min-max normalised
-    raw scores: RRF alone throws away how far ahead the best hit is, raw scores alone are on
-    incomparable scales; the sum keeps both (measured in docs/architecture.md).
+    ``score`` (default): weighted sum of the min-max normalised cosine similarities and the
+    BM25 scores divided by their maximum (a document without a match scores 0). ``rrf``:
+    weighted reciprocal-rank fusion, scaled so that first place on both sides is 1. Score
+    fusion keeps how far ahead the best hit is, which rank fusion throws away; on the public
+    sets it measured higher (docs/architecture.md).
     """
-    vector_ranked = sorted(vector_scores, key=lambda key: -vector_scores[key])
-    keyword_ranked = sorted(keyword_scores, key=lambda key: -keyword_scores[key])
-    rrf = weighted_rrf(
-        [(vector_ranked, weights.vector_weight), (keyword_ranked, weights.keyword_weight)],
-        weights.rrf_k,
-    )
     total_weight = weights.vector_weight + weights.keyword_weight
-    if not rrf or total_weight <= 0:
+    if total_weight <= 0:
         return {}
-    best_rrf = total_weight / (weights.rrf_k + 1)
-    vector_norm = normalised_scores(vector_scores)
-    keyword_norm = normalised_scores(keyword_scores)
+    if weights.fusion == "rrf":
+        rankings = [
+            (sorted(vector_scores, key=lambda key: -vector_scores[key]), weights.vector_weight),
+            (sorted(keyword_scores, key=lambda key: -keyword_scores[key]), weights.keyword_weight),
+        ]
+        best = total_weight / (weights.rrf_k + 1)
+        return {key: value / best for key, value in weighted_rrf(rankings, weights.rrf_k).items()}
+    if weights.vector_weight <= 0:
+        vector_norm: dict[int, float] = {}
+    elif weights.dense_normalisation == "ratio":
+        best = max(vector_scores.values(), default=0.0)
+        vector_norm = {key: max(0.0, value) / best for key, value in vector_scores.items()} if best > 0 else {}
+    else:
+        vector_norm = normalised_scores(vector_scores)
+    keyword_max = max(keyword_scores.values(), default=0.0)
     fused: dict[int, float] = {}
-    for memory_id, rrf_score in rrf.items():
-        raw = (
-            weights.vector_weight * vector_norm.get(memory_id, 0.0)
-            + weights.keyword_weight * keyword_norm.get(memory_id, 0.0)
+    for memory_id in set(vector_norm) | set(keyword_scores if weights.keyword_weight > 0 else ()):
+        keyword_part = keyword_scores.get(memory_id, 0.0) / keyword_max if keyword_max > 0 else 0.0
+        fused[memory_id] = (
+            weights.vector_weight * vector_norm.get(memory_id, 0.0) + weights.keyword_weight * keyword_part
         ) / total_weight
-        fused[memory_id] = 0.5 * (rrf_score / best_rrf) + 0.5 * raw
     return fused
 
 

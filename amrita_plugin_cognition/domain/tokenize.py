@@ -66,10 +66,18 @@ def keyword_tokens(text: str) -> list[str]:
     return tokens
 
 
+#: Function characters of spoken Chinese: as query terms they match nearly every fact.
+CHINESE_STOP_CHARACTERS = frozenset("的了我你他她它是在很都吗呢吧啊呀哦嗯哈也就还和与这那有个一不没要会能想说对好")
+
+
+def _is_stop_term(token: str) -> bool:
+    return bool(token) and all(char in CHINESE_STOP_CHARACTERS for char in token)
+
+
 def query_terms(text: str, limit: int = 256) -> list[str]:
-    """Distinct query tokens, bigrams first (they carry more meaning), capped at ``limit``."""
+    """Distinct query tokens without stop characters, bigrams first, capped at ``limit``."""
     seen: dict[str, None] = {}
-    tokens = keyword_tokens(text)
+    tokens = [token for token in keyword_tokens(text) if not _is_stop_term(token)]
     for token in sorted(tokens, key=lambda tok: 0 if len(tok) >= 2 else 1):
         seen.setdefault(token, None)
     return list(seen)[:limit]

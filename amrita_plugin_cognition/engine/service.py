@@ -21,14 +21,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..config import CognitionConfig
 from ..domain.admission import admit
+from ..domain.query import query_views
 from ..domain.records import (
     ChatContext,
     Importance,
     MemoryDraft,
+    MemoryKind,
     MemoryRecord,
     MemoryStatus,
     Scope,
     content_hash,
+    is_conversation_turn,
     normalise_text,
 )
 from ..domain.scoring import (
@@ -123,6 +126,9 @@ class ReindexReport:
 def _weights(config: CognitionConfig) -> RankingWeights:
     recall = config.recall
     return RankingWeights(
+        fusion=recall.fusion,
+        dense_normalisation=recall.dense_normalisation,
+        speaker_boost=recall.speaker_boost,
         vector_weight=recall.vector_weight,
         keyword_weight=recall.keyword_weight,
         rrf_k=recall.rrf_k,
@@ -243,6 +249,8 @@ class CognitionEngine:
             if not verdict.admit:
                 result.refused.append((index, draft.text, verdict.reason))
                 continue
+            if draft.kind == MemoryKind.FACT and is_conversation_turn(draft.text, draft.speaker_name):
+                draft.kind = MemoryKind.TURN
             by_scope.setdefault(draft.scope, []).append((index, draft))
         for scope, scope_drafts in by_scope.items():
             async with self.scope_lock(bot_id, scope), self.session() as session:
@@ -274,6 +282,10 @@ class CognitionEngine:
                         "请先删除不需要的记忆"
                     )
                 rows = await repository.insert_memories(session, bot_id, [draft for _, draft in accepted], now)
+                turn_times = [row.happened_at for row in rows if row.kind == MemoryKind.TURN.value and row.happened_at]
+                if turn_times:
+                    windows = await repository.turn_windows(session, bot_id, scope, min(turn_times), max(turn_times))
+                    await repository.index_turn_windows(session, windows, now)
                 await session.commit()
                 for (index, _), row in zip(accepted, rows, strict=True):
                     result.record_ids[index] = row.id
@@ -459,8 +471,8 @@ class CognitionEngine:
         targets.extend((Scope("group", group), None) for group in extra_groups)
         if visibility.person_in_groups:
             person = visibility.person_in_groups
-            where = {"$or": [{"speaker_id": person}, {"subject_id": person}]}
-            targets.extend((Scope("group", group), where) for group in person_groups)
+            person_filter: dict[str, object] = {"$or": [{"speaker_id": person}, {"subject_id": person}]}
+            targets.extend((Scope("group", group), person_filter) for group in person_groups)
         results: list[dict[int, float]] = []
         for vector in vectors:
             found: dict[int, float] = {}
@@ -480,19 +492,20 @@ class CognitionEngine:
         use_mmr: bool = True,
     ) -> RecallResult:
         """Hybrid recall for the current chat: candidates from both indices over the visible
-        scopes, fused, scored once (relevance, importance, recency, scope boost), diversified."""
+        scopes, fused per query view and averaged, scored once (relevance, speaker mention,
+        importance, recency, scope boost), diversified by MMR."""
         started = time.perf_counter()
         now = _aware(now)
         top_k = top_k or self.config.recall.top_k
-        texts = [text.strip() for text in queries if text and text.strip()]
-        if not texts:
+        views = query_views(queries)
+        if not views:
             return RecallResult([], "full", 0.0)
         visibility = visibility_for(context, self.config.scope_policy)
         limit = self.config.recall.candidates
         keyword_filter = self._keyword_filter(visibility)
         async with self.session() as session:
             keyword_hits = [
-                dict(await keyword.search(session, keyword_filter, query_terms(text), limit)) for text in texts
+                dict(await keyword.search(session, keyword_filter, query_terms(view), limit)) for view in views
             ]
             person_groups = (
                 await repository.groups_with_person(session, context.bot_id, visibility.person_in_groups)
@@ -509,9 +522,9 @@ class CognitionEngine:
                     )
                 )[:5]
         mode = "full"
-        vector_hits: list[dict[int, float]] = [{} for _ in texts]
+        vector_hits: list[dict[int, float]] = [{} for _ in views]
         try:
-            query_vectors = await self.embedder.embed_queries(texts)
+            query_vectors = await self.embedder.embed_queries(views)
             vector_hits = await asyncio.to_thread(
                 self._vector_search, visibility, extra_groups, person_groups, query_vectors, limit
             )
@@ -524,12 +537,14 @@ class CognitionEngine:
         keyword_score: dict[int, float] = {}
         for vec, kw in zip(vector_hits, keyword_hits, strict=True):
             for memory_id, value in score_fusion(vec, kw, weights).items():
-                relevance[memory_id] = max(relevance.get(memory_id, 0.0), value)
+                relevance[memory_id] = relevance.get(memory_id, 0.0) + value / len(views)
             for memory_id, value in vec.items():
                 similarity[memory_id] = max(similarity.get(memory_id, -1.0), value)
             for memory_id, value in kw.items():
                 keyword_score[memory_id] = max(keyword_score.get(memory_id, 0.0), value)
-        hits = await self._score_candidates(visibility, relevance, similarity, keyword_score, now, weights, filters)
+        hits = await self._score_candidates(
+            visibility, relevance, similarity, keyword_score, now, weights, filters, "\n".join(views).casefold()
+        )
         if use_mmr and mode == "full" and len(hits) > 1:
             hits = await self._diversify(visibility.bot_id, hits, top_k, weights.mmr_lambda)
         hits = hits[:top_k]
@@ -545,6 +560,7 @@ class CognitionEngine:
         now: datetime,
         weights: RankingWeights,
         filters: RecallFilters | None,
+        query_text: str = "",
     ) -> list[RecallHit]:
         if not relevance:
             return []
@@ -571,10 +587,16 @@ class CognitionEngine:
                 )
             sim = similarity.get(record.id, 0.0)
             recency = recency_factor(record.when, now, record.importance, sim, weights)
+            named = len(record.speaker_name) >= 2 and record.speaker_name.casefold() in query_text
             hits.append(
                 RecallHit(
                     record=record,
-                    score=final_score(relevance[record.id], record.importance, recency, boost),
+                    score=final_score(
+                        relevance[record.id] + (weights.speaker_boost if named else 0.0),
+                        record.importance,
+                        recency,
+                        boost,
+                    ),
                     similarity=sim,
                     keyword_score=keyword_score.get(record.id, 0.0),
                 )
@@ -658,12 +680,28 @@ class CognitionEngine:
         for (bot_id, scope), ids in deletes.items():
             await asyncio.to_thread(self.vectors.delete, generation, bot_id, scope, sorted(set(ids)))
 
+    async def _embedding_texts(self, bot_id: str, scope: Scope, rows: list[MemoryRow]) -> list[str]:
+        """What is embedded for each row: its text, or for a conversation turn its window."""
+        turn_times = [row.happened_at for row in rows if row.kind == MemoryKind.TURN.value and row.happened_at]
+        windows: dict[int, str] = {}
+        if turn_times:
+            async with self.session() as session:
+                found = await repository.turn_windows(
+                    session,
+                    bot_id,
+                    scope,
+                    repository.as_utc(min(turn_times)),
+                    repository.as_utc(max(turn_times)),  # type: ignore[arg-type]
+                )
+            windows = {item.row.id: item.embedding_text for item in found}
+        return [windows.get(row.id, row.text) for row in rows]
+
     async def _upsert_rows(self, groups: dict[tuple[str, Scope], list[MemoryRow]], generation: int) -> None:
         for (bot_id, scope), scope_rows in groups.items():
             unique = list({row.id: row for row in scope_rows}.values())
-            vectors = await self.embedder.embed([row.text for row in unique])
+            vectors = await self.embedder.embed(await self._embedding_texts(bot_id, scope, unique))
             self._learned_dimension(vectors)
-            metadatas = [
+            metadatas: list[dict[str, str | int | float | bool]] = [
                 {
                     "speaker_id": row.speaker_id,
                     "subject_id": row.subject_id,

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,8 +56,8 @@ class ChromaVectorIndex:
     def __init__(self, settings: ChromaSettings, data_dir: Path) -> None:
         self._settings = settings
         self._data_dir = data_dir
-        self._client = None
-        self._collections: dict[str, object] = {}
+        self._client: Any = None
+        self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     @property
@@ -239,7 +240,7 @@ class ChromaVectorIndex:
         except Exception as error:
             self._reset_client()
             raise VectorIndexError(f"chroma list_collections: {error}") from error
-        result = []
+        result: list[tuple[str, int | None]] = []
         for item in names:
             name = item if isinstance(item, str) else getattr(item, "name", str(item))
             generation = _generation_of(name)

@@ -168,7 +168,7 @@ def _create_keyword_index() -> None:
     if op.get_context().dialect.name == "sqlite":
         op.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS cognition_memory_fts USING fts5("
-            "scope, people, tokens, tokenize = 'unicode61 remove_diacritics 0')"
+            "scope, people, tokens, context, tokenize = 'unicode61 remove_diacritics 0')"
         )
     else:
         op.execute(

@@ -27,10 +27,12 @@ PG_INDEX = "ix_cognition_memory_kw_doc"
 #: Objects autogenerate must not see (they are not ORM models); used by the orm include_name hook.
 RAW_TABLE_PREFIXES = (FTS_TABLE, PG_TABLE)
 RAW_INDEXES = frozenset({PG_INDEX})
+#: Weight of neighbouring turns' words relative to a fact's own words.
+CONTEXT_WEIGHT = 0.5
 
 SQLITE_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-    "scope, people, tokens, tokenize = 'unicode61 remove_diacritics 0')",
+    "scope, people, tokens, context, tokenize = 'unicode61 remove_diacritics 0')",
 )
 POSTGRES_DDL = (
     f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (memory_id BIGINT PRIMARY KEY, doc TSVECTOR NOT NULL)",
@@ -71,6 +73,8 @@ class KeywordDocument:
     scope: Scope
     text: str
     people: list[str] = field(default_factory=list)
+    #: Words of neighbouring conversation turns, matched at half weight.
+    context: str = ""
 
     def filter_tokens(self) -> tuple[list[str], list[str]]:
         scopes = [scope_token(self.bot_id, self.scope)]
@@ -82,7 +86,7 @@ class KeywordDocument:
 
 
 def _dialect(session: AsyncSession | AsyncConnection) -> str:
-    return session.bind.dialect.name if isinstance(session, AsyncConnection) else session.get_bind().dialect.name
+    return session.dialect.name if isinstance(session, AsyncConnection) else session.get_bind().dialect.name
 
 
 async def ensure_schema(connection: AsyncConnection | AsyncSession) -> None:
@@ -119,21 +123,31 @@ async def index_documents(session: AsyncSession, documents: Iterable[KeywordDocu
                     "scope": " ".join(scopes),
                     "people": " ".join(people),
                     "tokens": " ".join(keyword_tokens(doc.text)),
+                    "context": " ".join(keyword_tokens(doc.context)),
                 }
             )
         await session.execute(
-            text(f"INSERT INTO {FTS_TABLE}(rowid, scope, people, tokens) VALUES (:id, :scope, :people, :tokens)"),
+            text(
+                f"INSERT INTO {FTS_TABLE}(rowid, scope, people, tokens, context) "
+                "VALUES (:id, :scope, :people, :tokens, :context)"
+            ),
             rows,
         )
     else:
         rows = []
         for doc in documents:
             scopes, people = doc.filter_tokens()
-            literal = _pg_tsvector_literal(keyword_tokens(doc.text))
+            words = _pg_tsvector_literal(keyword_tokens(doc.text))
+            context = _pg_tsvector_literal(keyword_tokens(doc.context))
             filters = " ".join(_pg_quote(tok) for tok in scopes + people)
-            rows.append({"id": doc.memory_id, "doc": f"{literal} {filters}".strip()})
+            rows.append({"id": doc.memory_id, "words": words, "context": context, "filters": filters})
         await session.execute(
-            text(f"INSERT INTO {PG_TABLE}(memory_id, doc) VALUES (:id, CAST(:doc AS tsvector))"), rows
+            text(
+                f"INSERT INTO {PG_TABLE}(memory_id, doc) VALUES (:id, "
+                "setweight(CAST(:words AS tsvector), 'A') || setweight(CAST(:context AS tsvector), 'B') "
+                "|| setweight(CAST(:filters AS tsvector), 'D'))"
+            ),
+            rows,
         )
 
 
@@ -163,10 +177,11 @@ async def search(
             visible.append("scope : (" + " OR ".join(map(_fts_quote, visibility.scope_tokens)) + ")")
         if visibility.person_tokens:
             visible.append("people : (" + " OR ".join(map(_fts_quote, visibility.person_tokens)) + ")")
-        match = f"({' OR '.join(visible)}) AND tokens : ({' OR '.join(map(_fts_quote, terms))})"
+        words = " OR ".join(map(_fts_quote, terms))
+        match = f"({' OR '.join(visible)}) AND {{tokens context}} : ({words})"
         result = await session.execute(
             text(
-                f"SELECT rowid, bm25({FTS_TABLE}, 0.0, 0.0, 1.0) AS rank FROM {FTS_TABLE} "
+                f"SELECT rowid, bm25({FTS_TABLE}, 0.0, 0.0, 1.0, {CONTEXT_WEIGHT}) AS rank FROM {FTS_TABLE} "
                 f"WHERE {FTS_TABLE} MATCH :match ORDER BY rank LIMIT :limit"
             ),
             {"match": match, "limit": limit},
@@ -176,7 +191,7 @@ async def search(
     words_query = " | ".join(_pg_quote(tok) for tok in terms)
     result = await session.execute(
         text(
-            f"SELECT memory_id, ts_rank(doc, words) AS rank FROM {PG_TABLE}, "
+            f"SELECT memory_id, ts_rank('{{0, 0, {CONTEXT_WEIGHT}, 1}}', doc, words) AS rank FROM {PG_TABLE}, "
             "CAST(:words AS tsquery) AS words "
             f"WHERE doc @@ CAST(:query AS tsquery) ORDER BY rank DESC LIMIT :limit"
         ),

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Select, and_, delete, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import (
+    TURN_WINDOW_SECONDS,
     Importance,
     MemoryDraft,
+    MemoryKind,
     MemoryRecord,
     MemoryStatus,
     Scope,
     content_hash,
     normalise_text,
+    strip_speaker,
 )
 from . import keyword
 from .models import BarrierRow, MemoRow, MemoryRow, MetaRow, OutboxRow, PinRow
@@ -115,14 +120,71 @@ def _enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetim
     )
 
 
-def keyword_document(row: MemoryRow) -> keyword.KeywordDocument:
+def keyword_document(row: MemoryRow, context: str = "") -> keyword.KeywordDocument:
     return keyword.KeywordDocument(
         memory_id=row.id,
         bot_id=row.bot_id,
         scope=Scope(row.scope_kind, row.scope_id),  # type: ignore[arg-type]
         text=row.text,
         people=[row.speaker_id, row.subject_id],
+        context=context,
     )
+
+
+@dataclass(slots=True)
+class TurnWindow:
+    """A conversation turn with its neighbours in the same chat (closer than the window)."""
+
+    row: MemoryRow
+    previous: MemoryRow | None
+    following: MemoryRow | None
+
+    @property
+    def keyword_context(self) -> str:
+        return " ".join(strip_speaker(row.text) for row in (self.previous, self.following) if row is not None)
+
+    @property
+    def embedding_text(self) -> str:
+        return "\n".join(row.text for row in (self.previous, self.row, self.following) if row is not None)
+
+
+async def turn_windows(
+    session: AsyncSession, bot_id: str, scope: Scope, since: datetime, until: datetime
+) -> list[TurnWindow]:
+    """Every active turn of a chat that happened in [since, until], with its neighbours."""
+    margin = timedelta(seconds=TURN_WINDOW_SECONDS)
+    result = await session.execute(
+        select(MemoryRow)
+        .where(
+            _scope_clause(bot_id, scope),
+            MemoryRow.status == MemoryStatus.ACTIVE.value,
+            MemoryRow.kind == MemoryKind.TURN.value,
+            MemoryRow.happened_at >= since - margin,
+            MemoryRow.happened_at <= until + margin,
+        )
+        .order_by(MemoryRow.happened_at, MemoryRow.id)
+    )
+    turns = list(result.scalars())
+    windows = []
+    for index, row in enumerate(turns):
+        when = as_utc(row.happened_at)
+        if when is None or not since <= when <= until:
+            continue
+        previous = turns[index - 1] if index > 0 else None
+        following = turns[index + 1] if index + 1 < len(turns) else None
+        windows.append(
+            TurnWindow(
+                row=row,
+                previous=previous if previous is not None and _close(previous, row) else None,
+                following=following if following is not None and _close(row, following) else None,
+            )
+        )
+    return windows
+
+
+def _close(earlier: MemoryRow, later: MemoryRow) -> bool:
+    first, second = as_utc(earlier.happened_at), as_utc(later.happened_at)
+    return first is not None and second is not None and (second - first).total_seconds() < TURN_WINDOW_SECONDS
 
 
 async def insert_memories(
@@ -158,7 +220,8 @@ async def insert_memories(
         )
     session.add_all(rows)
     await session.flush()
-    await keyword.index_documents(session, [keyword_document(row) for row in rows])
+    # Conversation turns are indexed with their context window by index_turn_windows().
+    await keyword.index_documents(session, [keyword_document(row) for row in rows if row.kind != MemoryKind.TURN.value])
     for row in rows:
         _enqueue(session, row, "upsert", now)
     return rows
@@ -237,9 +300,28 @@ async def forget(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, 
     await session.execute(delete(MemoryRow).where(MemoryRow.id.in_([row.id for row in rows])))
 
 
+async def index_turn_windows(session: AsyncSession, windows: Sequence[TurnWindow], now: datetime) -> None:
+    """(Re)write the keyword rows of turns with their neighbours' words, and queue their
+    vectors for re-embedding with the window (a new turn changes its neighbours' windows)."""
+    if not windows:
+        return
+    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
+    queued = {
+        row.memory_id
+        for row in (
+            await session.execute(
+                select(OutboxRow.memory_id).where(OutboxRow.memory_id.in_([item.row.id for item in windows]))
+            )
+        )
+    }
+    for item in windows:
+        if item.row.id not in queued:
+            _enqueue(session, item.row, "upsert", now)
+
+
 def visible_memories_query(
     bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, status: str = MemoryStatus.ACTIVE.value
-) -> Select[tuple[MemoryRow]]:
+) -> Select[Any]:
     clauses = [and_(MemoryRow.scope_kind == scope.kind, MemoryRow.scope_id == scope.id) for scope in scopes]
     if person_in_groups:
         clauses.append(
