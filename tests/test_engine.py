@@ -16,7 +16,6 @@ from amrita_plugin_cognition.engine.errors import InvalidInput, LimitExceeded, N
 from amrita_plugin_cognition.engine.service import RecallFilters
 from amrita_plugin_cognition.index.embedders import OpenAIEmbedder
 
-
 FILLER = [
     "小刚昨天修好了自行车的刹车。",
     "小丽在读一本关于宋朝历史的书。",

@@ -686,13 +686,7 @@ class CognitionEngine:
         windows: dict[int, str] = {}
         if turn_times:
             async with self.session() as session:
-                found = await repository.turn_windows(
-                    session,
-                    bot_id,
-                    scope,
-                    repository.as_utc(min(turn_times)),
-                    repository.as_utc(max(turn_times)),  # type: ignore[arg-type]
-                )
+                found = await repository.turn_windows(session, bot_id, scope, min(turn_times), max(turn_times))
             windows = {item.row.id: item.embedding_text for item in found}
         return [windows.get(row.id, row.text) for row in rows]
 

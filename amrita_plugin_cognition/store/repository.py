@@ -152,6 +152,7 @@ async def turn_windows(
     session: AsyncSession, bot_id: str, scope: Scope, since: datetime, until: datetime
 ) -> list[TurnWindow]:
     """Every active turn of a chat that happened in [since, until], with its neighbours."""
+    since, until = as_utc(since) or since, as_utc(until) or until
     margin = timedelta(seconds=TURN_WINDOW_SECONDS)
     result = await session.execute(
         select(MemoryRow)
