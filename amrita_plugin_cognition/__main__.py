@@ -38,7 +38,17 @@ def _launch() -> None:
         if name != __name__:
             del sys.modules[name]
     import nonebot
+    from nonebot import log
 
+    # stdout carries the command's answer (JSON reports); NoneBot's log goes to stderr.
+    log.logger.remove(log.logger_id)
+    log.logger_id = log.logger.add(
+        sys.stderr,
+        level=os.environ.get("COGNITION_LOG_LEVEL", "WARNING"),
+        diagnose=False,
+        filter=log.default_filter,
+        format=log.default_format,
+    )
     home.mkdir(parents=True, exist_ok=True)
     nonebot.init(
         driver="~none",

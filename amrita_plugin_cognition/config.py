@@ -118,13 +118,13 @@ class CognitionConfig(BaseModel):
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _expand_env(value: Any) -> Any:
+def _expand_env(value: Any, environ: dict[str, str]) -> Any:
     if isinstance(value, str):
-        return _ENV_REF.sub(lambda match: os.environ.get(match.group(1), ""), value)
+        return _ENV_REF.sub(lambda match: environ.get(match.group(1), ""), value)
     if isinstance(value, dict):
-        return {key: _expand_env(item) for key, item in value.items()}
+        return {key: _expand_env(item, environ) for key, item in value.items()}
     if isinstance(value, list):
-        return [_expand_env(item) for item in value]
+        return [_expand_env(item, environ) for item in value]
     return value
 
 
@@ -172,7 +172,7 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
             raise ConfigError(f"{path}: not valid TOML: {error}") from error
     data = _deep_merge(data, _env_overrides(environ))
     try:
-        return CognitionConfig.model_validate(_expand_env(data))
+        return CognitionConfig.model_validate(_expand_env(data, environ))
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
