@@ -45,7 +45,9 @@ def test_eval_recall_reports_quality_isolation_and_staleness() -> None:
 def test_eval_refuses_a_malformed_file_with_the_line_number(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     lines = (DATA / "recall_small.jsonl").read_text(encoding="utf-8").splitlines()[:3]
-    bad.write_text("\n".join([*lines, '{"type": "memory", "id": "x", "scope": {"kind": "channel", "id": "1"}}']), "utf-8")
+    bad.write_text(
+        "\n".join([*lines, '{"type": "memory", "id": "x", "scope": {"kind": "channel", "id": "1"}}']), "utf-8"
+    )
     result = run_cli("eval", "recall", str(bad), "--json")
     assert result.returncode == 2
     assert "line 4" in result.stderr and result.stdout.strip() == ""

@@ -80,7 +80,9 @@ def test_admission_refuses_secrets_and_requests_to_forget(text: str, reason: str
     assert not verdict.admit and verdict.reason == reason and verdict.message
 
 
-@pytest.mark.parametrize("text", ["我最近在学 Python 的 asyncio", "小明下周三去成都出差", "我的生日是 1998 年 3 月 2 日"])
+@pytest.mark.parametrize(
+    "text", ["我最近在学 Python 的 asyncio", "小明下周三去成都出差", "我的生日是 1998 年 3 月 2 日"]
+)
 def test_admission_keeps_ordinary_facts(text: str) -> None:
     assert admit(text).admit
 
@@ -164,7 +166,7 @@ def test_config_file_env_and_errors(tmp_path: Path) -> None:
     config = load_config(path, environ={"MY_KEY": "sk-x", "COGNITION_RECALL__TOP_K": "12"})
     assert config.scope_policy == "open" and config.embedder.api_key == "sk-x" and config.recall.top_k == 12
     assert load_config(None, environ={}).scope_policy == "strict"
-    with pytest.raises(ConfigError, match="recall.top_k"):
+    with pytest.raises(ConfigError, match=r"recall\.top_k"):
         load_config(None, environ={"COGNITION_RECALL__TOP_K": "500"})
     path.write_text("scope_policy = [", encoding="utf-8")
     with pytest.raises(ConfigError, match="TOML"):

@@ -362,3 +362,33 @@ async def test_duplicates_are_stored_once(tmp_root, chroma_port) -> None:
     assert len(first.written) == 1 and first.record_ids[0] == first.record_ids[1]
     again = await remember(engine, bot, scope, "  QQ号10001(小明)养了一只橘猫。 ")
     assert again.written == [] and again.record_ids[0] == first.record_ids[0]
+
+
+async def test_backup_and_restore_keep_ids_and_never_resurrect(tmp_root, chroma_port) -> None:
+    from amrita_plugin_cognition.engine import backup, notes
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+    kept = await engine.write_memory(context, "group", "群20001每周日晚上有读书会。", now=NOW)
+    doomed = await engine.write_memory(context, "group", "群20001的旧群号是123456。", now=NOW)
+    await notes.update_memo(engine, context, "本群是读书群。")
+    await notes.add_pin(engine, context, "周日提醒大家读书会")
+    await engine.drain_outbox()
+    info = await backup.create_backup(engine)
+    assert info.path.exists() and info.counts["memory"] >= 2
+    assert any(item.path == info.path for item in backup.list_backups(engine))
+    await engine.forget_memory(context, doomed.id)  # after the backup: must stay forgotten
+    await notes.update_memo(engine, context, "备忘录被改掉了。")
+    await engine.drain_outbox()
+    report = await backup.restore_backup(engine, info.path)
+    assert report["skipped_forgotten"] >= 1
+    records, _ = await engine.list_memories(context, "group")
+    assert [record.id for record in records] == [kept.id]
+    assert await notes.read_memo(engine, context) == "本群是读书群。"
+    assert [pin.content for pin in await notes.list_pins(engine, context)] == ["周日提醒大家读书会"]
+    hits = await engine.recall(context, ["读书会"], now=NOW)
+    assert hits.mode == "full" and [hit.record.id for hit in hits.hits] == [kept.id]
+    assert (await engine.status())["index"]["missing"] == 0
+    again = await engine.write_memory(context, "group", "群20001新增了一个周三的读书会。", now=NOW)
+    assert again.id > doomed.id

@@ -26,4 +26,6 @@ async def test_keyword_index_objects_exist() -> None:
         tables = await connection.run_sync(lambda sync: inspect(sync).get_table_names())
     expected = "cognition_memory_fts" if dialect == "sqlite" else "cognition_memory_kw"
     assert expected in tables
-    assert {"cognition_memory", "cognition_memo", "cognition_pin", "cognition_outbox", "cognition_barrier"} <= set(tables)
+    assert {"cognition_memory", "cognition_memo", "cognition_pin", "cognition_outbox", "cognition_barrier"} <= set(
+        tables
+    )

@@ -128,6 +128,76 @@ def reindex_command(home: Path | None, yes: bool) -> None:
         _fail(f"重建后向量数 {report.vectors_after} 与数据库 {report.sql_active} 不一致")
 
 
+@cognition.group("backup")
+def backup_group() -> None:
+    """备份与恢复（记忆、备忘录、提醒与遗忘屏障）"""
+
+
+@backup_group.command("create")
+@home_option
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="备份文件路径")
+def backup_create(home: Path | None, output: Path | None) -> None:
+    """创建一份完整备份"""
+    from ..engine import backup
+
+    async def run():  # type: ignore[no-untyped-def]
+        return await backup.create_backup(await _open_engine(), output)
+
+    info = asyncio.run(run())
+    counts = "，".join(f"{table} {count} 条" for table, count in info.counts.items())
+    click.echo(f"备份完成：{info.path}（{counts}）")
+
+
+@backup_group.command("list")
+@home_option
+def backup_list(home: Path | None) -> None:
+    """列出数据目录中的备份"""
+    from ..engine import backup
+
+    async def run():  # type: ignore[no-untyped-def]
+        return backup.list_backups(await _open_engine())
+
+    infos = asyncio.run(run())
+    if not infos:
+        click.echo("还没有备份")
+    for info in infos:
+        click.echo(f"{info.path.name}  {info.created_at}  {info.counts}")
+
+
+@backup_group.command("restore")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@home_option
+@click.option("--yes", is_flag=True, help="不询问，直接恢复")
+def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
+    """用备份替换当前数据（此后遗忘的内容不会恢复），并用当前模型重建向量索引"""
+    from ..engine import backup
+    from ..engine.errors import CognitionError
+
+    if not yes and not click.confirm("恢复会替换当前全部记忆数据，继续吗？", default=False):
+        _fail("已取消")
+
+    async def run():  # type: ignore[no-untyped-def]
+        engine = await _open_engine()
+        with click.progressbar(length=1, label="重建向量索引", file=sys.stderr) as bar:
+            state = {"done": 0}
+
+            def progress(done: int, total: int) -> None:
+                bar.length = max(1, total)
+                bar.update(done - state["done"])
+                state["done"] = done
+
+            return await backup.restore_backup(engine, file, progress)
+
+    try:
+        report = asyncio.run(run())
+    except CognitionError as error:
+        _fail(str(error))
+    click.echo(
+        f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
+        f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，遗忘屏障 {report['barrier']} 条，向量 {report['vectors']} 条"
+    )
+
+
 @cognition.command("eval")
 @click.argument("kind", type=click.Choice(["recall", "admission", "time", "gate"]))
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))

@@ -22,4 +22,5 @@ def build_engine(
         session_factory=session_factory,
         embedder=embedder or build_embedder(config.embedder),
         vector_index=ChromaVectorIndex(config.chroma, data_dir),
+        data_dir=data_dir,
     )

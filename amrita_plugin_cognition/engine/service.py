@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -151,8 +152,11 @@ class CognitionEngine:
         session_factory: SessionFactory,
         embedder: Embedder,
         vector_index: ChromaVectorIndex,
+        data_dir: Path | None = None,
     ) -> None:
         self.config = config
+        #: The plugin's data folder (backups live here); None for engines without one.
+        self.data_dir = data_dir
         self._session_factory = session_factory
         self.embedder = CachedQueryEmbedder(embedder, ttl_seconds=config.embedder.query_cache_seconds)
         self.vectors = vector_index
@@ -282,10 +286,6 @@ class CognitionEngine:
                         "请先删除不需要的记忆"
                     )
                 rows = await repository.insert_memories(session, bot_id, [draft for _, draft in accepted], now)
-                turn_times = [row.happened_at for row in rows if row.kind == MemoryKind.TURN.value and row.happened_at]
-                if turn_times:
-                    windows = await repository.turn_windows(session, bot_id, scope, min(turn_times), max(turn_times))
-                    await repository.index_turn_windows(session, windows, now)
                 await session.commit()
                 for (index, _), row in zip(accepted, rows, strict=True):
                     result.record_ids[index] = row.id

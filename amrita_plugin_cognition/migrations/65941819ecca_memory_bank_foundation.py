@@ -77,6 +77,7 @@ def upgrade(name: str = "") -> None:
         sa.Column("content_hash", sa.String(length=64), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_cognition_memory")),
         info={"bind_key": "amrita_plugin_cognition"},
+        sqlite_autoincrement=True,
     )
     with op.batch_alter_table("cognition_memory", schema=None) as batch_op:
         batch_op.create_index("ix_cognition_memory_hash", ["content_hash"], unique=False)

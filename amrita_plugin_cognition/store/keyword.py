@@ -161,6 +161,12 @@ async def remove_documents(session: AsyncSession, memory_ids: Sequence[int]) -> 
         await session.execute(text(f"DELETE FROM {PG_TABLE} WHERE memory_id = :id"), rows)
 
 
+async def clear(session: AsyncSession) -> None:
+    """Drop every keyword row (restore rebuilds them from the authority rows)."""
+    table = FTS_TABLE if _dialect(session) == "sqlite" else PG_TABLE
+    await session.execute(text(f"DELETE FROM {table}"))
+
+
 def _fts_quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 

@@ -26,6 +26,8 @@ class MemoryRow(Model):
         Index("ix_cognition_memory_subject", "bot_id", "subject_id"),
         Index("ix_cognition_memory_hash", "content_hash"),
         Index("ix_cognition_memory_updated", "updated_at"),
+        # Ids are never reused (forget barriers refer to them): AUTOINCREMENT on SQLite.
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)

@@ -221,11 +221,31 @@ async def insert_memories(
         )
     session.add_all(rows)
     await session.flush()
-    # Conversation turns are indexed with their context window by index_turn_windows().
-    await keyword.index_documents(session, [keyword_document(row) for row in rows if row.kind != MemoryKind.TURN.value])
     for row in rows:
         _enqueue(session, row, "upsert", now)
+    windows = await index_keywords(session, rows)
+    # A new turn changes its neighbours' windows: their vectors are re-embedded too.
+    fresh = {row.id for row in rows}
+    for item in windows:
+        if item.row.id not in fresh:
+            _enqueue(session, item.row, "upsert", now)
     return rows
+
+
+async def index_keywords(session: AsyncSession, rows: Sequence[MemoryRow]) -> list[TurnWindow]:
+    """Write the keyword rows of active ``rows``: facts as they are, conversation turns with their
+    neighbours' words (and the neighbours re-indexed). Returns the turn windows written."""
+    await keyword.index_documents(session, [keyword_document(row) for row in rows if row.kind != MemoryKind.TURN.value])
+    turns: dict[tuple[str, Scope], list[datetime]] = {}
+    for row in rows:
+        if row.kind == MemoryKind.TURN.value and row.happened_at is not None:
+            key = (row.bot_id, Scope(row.scope_kind, row.scope_id))  # type: ignore[arg-type]
+            turns.setdefault(key, []).append(row.happened_at)
+    windows: list[TurnWindow] = []
+    for (bot_id, scope), times in turns.items():
+        windows.extend(await turn_windows(session, bot_id, scope, min(times), max(times)))
+    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
+    return windows
 
 
 async def find_active_duplicate(session: AsyncSession, bot_id: str, hashes: Sequence[str]) -> dict[str, int]:
@@ -299,25 +319,6 @@ async def forget(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, 
         _enqueue(session, row, "delete", now)
     await keyword.remove_documents(session, [row.id for row in rows])
     await session.execute(delete(MemoryRow).where(MemoryRow.id.in_([row.id for row in rows])))
-
-
-async def index_turn_windows(session: AsyncSession, windows: Sequence[TurnWindow], now: datetime) -> None:
-    """(Re)write the keyword rows of turns with their neighbours' words, and queue their
-    vectors for re-embedding with the window (a new turn changes its neighbours' windows)."""
-    if not windows:
-        return
-    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
-    queued = {
-        row.memory_id
-        for row in (
-            await session.execute(
-                select(OutboxRow.memory_id).where(OutboxRow.memory_id.in_([item.row.id for item in windows]))
-            )
-        )
-    }
-    for item in windows:
-        if item.row.id not in queued:
-            _enqueue(session, item.row, "upsert", now)
 
 
 def visible_memories_query(
