@@ -182,3 +182,29 @@ async def test_memory_command(app: App, fake_openai, monkeypatch) -> None:
         await deliver(bot, group_message("/memory group list", 30007, 10042, "成员", to_me=False))
         assert "还没有记忆" in qq.sent[-1]
     assert not fake_openai.chat_requests  # commands never reach the model
+
+
+async def test_config_changes_apply_without_restart(app: App, fake_openai, monkeypatch, tmp_root) -> None:
+    import os
+
+    from amrita_plugin_cognition.runtime import config_file
+
+    fact = "群30099约定周日下午三点线下聚会。"
+    await _seed(Scope("group", "30099"), fact)
+    path = config_file()
+    original = path.read_text(encoding="utf-8")
+    try:
+        path.write_text('disabled_scopes = ["group:30099"]\n' + original, encoding="utf-8")
+        stamp = path.stat().st_mtime + 5
+        os.utime(path, (stamp, stamp))
+        async with app.test_api() as ctx:
+            bot, _ = await _bot(ctx, monkeypatch)
+            await deliver(bot, group_message("聚会是什么时候", 30099, 10001, "小明"))
+            assert fact not in system_text(fake_openai.chat_requests[0])
+            path.write_text(original, encoding="utf-8")
+            os.utime(path, (stamp + 5, stamp + 5))
+            fake_openai.reset()
+            await deliver(bot, group_message("聚会是什么时候", 30099, 10001, "小明"))
+            assert fact in system_text(fake_openai.chat_requests[0])
+    finally:
+        path.write_text(original, encoding="utf-8")
