@@ -1,0 +1,39 @@
+"""Every configuration key is documented in the README and in the example configuration."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from amrita_plugin_cognition.config import CognitionConfig
+
+ROOT = Path(__file__).parent.parent
+
+
+def _keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    keys = []
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys.extend(_keys(annotation, f"{prefix}{name}."))
+        else:
+            keys.append(f"{prefix}{name}")
+    return keys
+
+
+def test_every_config_key_is_documented() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = tomllib.loads((ROOT / "config" / "cognition.example.toml").read_text(encoding="utf-8"))
+    for key in _keys(CognitionConfig):
+        assert f"`{key}`" in readme, f"{key} missing from the README configuration table"
+        node = example
+        for part in key.split("."):
+            assert part in node, f"{key} missing from config/cognition.example.toml"
+            node = node[part]
+
+
+def test_example_config_is_the_defaults() -> None:
+    example = tomllib.loads((ROOT / "config" / "cognition.example.toml").read_text(encoding="utf-8"))
+    assert CognitionConfig.model_validate(example) == CognitionConfig()
