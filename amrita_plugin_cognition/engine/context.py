@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 
 from ..domain.records import ChatContext
-from .notes import list_pins, read_memo
+from .notes import read_memo_and_pins
 from .service import CognitionEngine, RecallResult, _aware, log_event
 
 TEMPLATE_NAME = "memory_block.jinja"
@@ -65,8 +65,7 @@ async def build_context(
     started = time.perf_counter()
     now = _aware(now)
     zone = ZoneInfo(engine.config.timezone)
-    memo = await read_memo(engine, context)
-    pins = await list_pins(engine, context)
+    memo, pins = await read_memo_and_pins(engine, context)
     recalled = await engine.recall(context, queries, now=now) if queries else RecallResult([], "full")
     if not memo and not pins and not recalled.hits:
         return BuiltContext("", 0, recalled.mode, (time.perf_counter() - started) * 1000)

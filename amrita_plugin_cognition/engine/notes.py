@@ -34,6 +34,18 @@ async def read_memo(engine: CognitionEngine, context: ChatContext) -> str:
     return row.content if row else ""
 
 
+async def read_memo_and_pins(engine: CognitionEngine, context: ChatContext) -> tuple[str, list[Pin]]:
+    """Both per-turn documents of a chat in one session (the hook's fast path)."""
+    async with engine.session() as session:
+        memo = await repository.get_memo(session, context.bot_id, context.scope)
+        rows = await repository.list_pins(session, context.bot_id, context.scope)
+    return (memo.content if memo else ""), [_pin(row) for row in rows]
+
+
+def _pin(row: repository.PinRow) -> Pin:
+    return Pin(row.id, row.content, repository.as_utc(row.updated_at))  # type: ignore[arg-type]
+
+
 async def update_memo(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> str:
     """Replace the whole memo. Too long: refused with the current and the maximum length."""
     value = content.strip()
@@ -81,7 +93,7 @@ def _pin_text(content: str) -> str:
 async def list_pins(engine: CognitionEngine, context: ChatContext) -> list[Pin]:
     async with engine.session() as session:
         rows = await repository.list_pins(session, context.bot_id, context.scope)
-    return [Pin(row.id, row.content, repository.as_utc(row.updated_at)) for row in rows]  # type: ignore[arg-type]
+    return [_pin(row) for row in rows]
 
 
 async def add_pin(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> Pin:

@@ -58,6 +58,8 @@ SessionFactory = Callable[..., AsyncSession]
 META_GENERATION = "vector_generation"
 META_FINGERPRINT = "embedding_fingerprint"
 OUTBOX_BATCH = 256
+#: How long a chat that sees no memory is trusted to stay empty (other processes' writes).
+EMPTY_CHAT_TTL_SECONDS = 10.0
 MAX_OUTBOX_ATTEMPTS_LOGGED = 5
 
 
@@ -161,6 +163,8 @@ class CognitionEngine:
         self.embedder = CachedQueryEmbedder(embedder, ttl_seconds=config.embedder.query_cache_seconds)
         self.vectors = vector_index
         self._scope_locks: dict[str, asyncio.Lock] = {}
+        #: Visibility key -> monotonic time until which that chat is known to see nothing.
+        self._known_empty: dict[str, float] = {}
         self._outbox_lock = asyncio.Lock()
         self._generation = 1
         self._reindexing = False
@@ -287,6 +291,7 @@ class CognitionEngine:
                     )
                 rows = await repository.insert_memories(session, bot_id, [draft for _, draft in accepted], now)
                 await session.commit()
+                self.forget_emptiness()
                 for (index, _), row in zip(accepted, rows, strict=True):
                     result.record_ids[index] = row.id
                     result.written.append(repository.to_record(row))
@@ -414,6 +419,7 @@ class CognitionEngine:
             (new_row,) = await repository.insert_memories(session, context.bot_id, [draft], now)
             await repository.supersede(session, old, new_row, now)
             await session.commit()
+            self.forget_emptiness()
             return repository.to_record(new_row)
 
     async def forget_memory(self, context: ChatContext, memory_id: int, now: datetime | None = None) -> MemoryRecord:
@@ -465,8 +471,9 @@ class CognitionEngine:
         person_groups: Sequence[str],
         vectors: np.ndarray,
         limit: int,
-    ) -> list[dict[int, float]]:
-        """Per query: memory id -> cosine similarity, over every collection visible here."""
+    ) -> tuple[list[dict[int, float]], dict[int, np.ndarray]]:
+        """Per query view: memory id -> cosine similarity over every collection visible here;
+        plus the stored vector of every hit (MMR uses them)."""
         targets: list[tuple[Scope, dict[str, object] | None]] = [(scope, None) for scope in visibility.scopes]
         targets.extend((Scope("group", group), None) for group in extra_groups)
         if visibility.person_in_groups:
@@ -474,13 +481,23 @@ class CognitionEngine:
             person_filter: dict[str, object] = {"$or": [{"speaker_id": person}, {"subject_id": person}]}
             targets.extend((Scope("group", group), person_filter) for group in person_groups)
         results: list[dict[int, float]] = []
+        stored: dict[int, np.ndarray] = {}
         for vector in vectors:
             found: dict[int, float] = {}
             for scope, where in targets:
                 for hit in self.vectors.query(self._generation, visibility.bot_id, scope, vector, limit, where):
                     found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.similarity)
+                    if hit.vector is not None:
+                        stored[hit.memory_id] = hit.vector
             results.append(found)
-        return results
+        return results, stored
+
+    def _empty_key(self, visibility: Visibility) -> str:
+        return f"{visibility.bot_id}|{visibility.current.key}|{visibility.person_in_groups}|{visibility.all_groups}"
+
+    def forget_emptiness(self) -> None:
+        """A local write may fill a chat that was known to be empty."""
+        self._known_empty.clear()
 
     async def recall(
         self,
@@ -493,44 +510,42 @@ class CognitionEngine:
     ) -> RecallResult:
         """Hybrid recall for the current chat: candidates from both indices over the visible
         scopes, fused per query view and averaged, scored once (relevance, speaker mention,
-        importance, recency, scope boost), diversified by MMR."""
+        importance, recency, scope boost), diversified by MMR.
+
+        The keyword side runs while the query is embedded. A chat with nothing visible is
+        remembered as empty for a few seconds (local writes clear that), so an empty memory
+        bank costs one small query per turn, not an embedding and a vector search."""
         started = time.perf_counter()
         now = _aware(now)
         top_k = top_k or self.config.recall.top_k
         views = query_views(queries)
-        if not views:
-            return RecallResult([], "full", 0.0)
         visibility = visibility_for(context, self.config.scope_policy)
+        empty_key = self._empty_key(visibility)
+        if not views or self._known_empty.get(empty_key, 0.0) > time.monotonic():
+            return RecallResult([], "full", (time.perf_counter() - started) * 1000)
         limit = self.config.recall.candidates
-        keyword_filter = self._keyword_filter(visibility)
-        async with self.session() as session:
-            keyword_hits = [
-                dict(await keyword.search(session, keyword_filter, query_terms(view), limit)) for view in views
-            ]
-            person_groups = (
-                await repository.groups_with_person(session, context.bot_id, visibility.person_in_groups)
-                if visibility.person_in_groups
-                else []
-            )
-            extra_groups: list[str] = []
-            if visibility.all_groups:
-                hit_ids = [memory_id for hits in keyword_hits for memory_id in hits]
-                rows = await repository.rows_by_ids(session, hit_ids)
-                extra_groups = list(
-                    dict.fromkeys(
-                        row.scope_id for row in rows if row.scope_kind == "group" and row.scope_id != context.scope.id
-                    )
-                )[:5]
+        keyword_task = asyncio.ensure_future(self._keyword_side(visibility, views, limit))
         mode = "full"
-        vector_hits: list[dict[int, float]] = [{} for _ in views]
+        query_vectors: np.ndarray | None = None
         try:
             query_vectors = await self.embedder.embed_queries(views)
-            vector_hits = await asyncio.to_thread(
-                self._vector_search, visibility, extra_groups, person_groups, query_vectors, limit
-            )
-        except (EmbedderError, VectorIndexError) as error:
+        except EmbedderError as error:
             mode = "keyword_only"
             log_event("recall", level=logging.WARNING, degraded="keyword_only", error=str(error)[:200])
+        keyword_hits, person_groups, extra_groups, empty = await keyword_task
+        if empty:
+            self._known_empty[empty_key] = time.monotonic() + EMPTY_CHAT_TTL_SECONDS
+            return RecallResult([], mode, (time.perf_counter() - started) * 1000)
+        vector_hits: list[dict[int, float]] = [{} for _ in views]
+        stored_vectors: dict[int, np.ndarray] = {}
+        if query_vectors is not None:
+            try:
+                vector_hits, stored_vectors = await asyncio.to_thread(
+                    self._vector_search, visibility, extra_groups, person_groups, query_vectors, limit
+                )
+            except VectorIndexError as error:
+                mode = "keyword_only"
+                log_event("recall", level=logging.WARNING, degraded="keyword_only", error=str(error)[:200])
         weights = _weights(self.config)
         relevance: dict[int, float] = {}
         similarity: dict[int, float] = {}
@@ -545,11 +560,41 @@ class CognitionEngine:
         hits = await self._score_candidates(
             visibility, relevance, similarity, keyword_score, now, weights, filters, "\n".join(views).casefold()
         )
-        if use_mmr and mode == "full" and len(hits) > 1:
-            hits = await self._diversify(visibility.bot_id, hits, top_k, weights.mmr_lambda)
+        if use_mmr and len(hits) > 1:
+            hits = diversify(hits, stored_vectors, top_k, weights.mmr_lambda)
         hits = hits[:top_k]
-        elapsed = (time.perf_counter() - started) * 1000
-        return RecallResult(hits, mode, elapsed)
+        return RecallResult(hits, mode, (time.perf_counter() - started) * 1000)
+
+    async def _keyword_side(
+        self, visibility: Visibility, views: list[str], limit: int
+    ) -> tuple[list[dict[int, float]], list[str], list[str], bool]:
+        """Keyword hits per view, the groups a private chat's user appears in, the other groups
+        an ``open`` group may search, and whether nothing at all is visible from here."""
+        keyword_filter = self._keyword_filter(visibility)
+        async with self.session() as session:
+            keyword_hits = [
+                dict(await keyword.search(session, keyword_filter, query_terms(view), limit)) for view in views
+            ]
+            if not any(keyword_hits) and not await repository.any_visible(
+                session, visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
+            ):
+                return keyword_hits, [], [], True
+            person_groups = (
+                await repository.groups_with_person(session, visibility.bot_id, visibility.person_in_groups)
+                if visibility.person_in_groups
+                else []
+            )
+            extra_groups: list[str] = []
+            if visibility.all_groups:
+                rows = await repository.rows_by_ids(session, [memory_id for hits in keyword_hits for memory_id in hits])
+                extra_groups = list(
+                    dict.fromkeys(
+                        row.scope_id
+                        for row in rows
+                        if row.scope_kind == "group" and row.scope_id != visibility.current.id
+                    )
+                )[:5]
+        return keyword_hits, person_groups, extra_groups, False
 
     async def _score_candidates(
         self,
@@ -603,37 +648,6 @@ class CognitionEngine:
             )
         hits.sort(key=lambda hit: (-hit.score, -hit.record.id))
         return hits
-
-    async def _diversify(self, bot_id: str, hits: list[RecallHit], top_k: int, lam: float) -> list[RecallHit]:
-        """MMR over the best few candidates, with their stored vectors from the index."""
-        pool = hits[: max(top_k * 3, top_k + 5)]
-        rest = hits[len(pool) :]
-        by_scope: dict[Scope, list[int]] = {}
-        for hit in pool:
-            by_scope.setdefault(hit.record.scope, []).append(hit.record.id)
-        try:
-            stored: dict[int, np.ndarray] = {}
-            for scope, ids in by_scope.items():
-                stored.update(await asyncio.to_thread(self.vectors.embeddings, self._generation, bot_id, scope, ids))
-        except VectorIndexError as error:
-            log_event("mmr", level=logging.WARNING, skipped=str(error)[:200])
-            return hits
-        with_vectors = [hit for hit in pool if hit.record.id in stored]
-        without = [hit for hit in pool if hit.record.id not in stored]
-        if len(with_vectors) < 2:
-            return hits
-        matrix = np.vstack([stored[hit.record.id] for hit in with_vectors])
-        scores = np.array([hit.score for hit in with_vectors])
-        order = mmr_select(matrix, scores, len(with_vectors), lam)
-        diversified = [with_vectors[index] for index in order]
-        # Facts not yet embedded (outbox lag) keep their place by score among the diversified ones.
-        merged = sorted(without, key=lambda hit: -hit.score)
-        result: list[RecallHit] = []
-        for hit in diversified:
-            while merged and merged[0].score > hit.score:
-                result.append(merged.pop(0))
-            result.append(hit)
-        return result + merged + rest
 
     # ------------------------------------------------------------------ outbox and index
 
@@ -861,6 +875,25 @@ class CognitionEngine:
             },
             "index": index,
         }
+
+
+def diversify(hits: list[RecallHit], stored: dict[int, np.ndarray], top_k: int, lam: float) -> list[RecallHit]:
+    """MMR over the best few candidates with their stored vectors. Facts without a vector yet
+    (outbox lag, or the vector side is down) keep their place by score among the others."""
+    pool = hits[: max(top_k * 3, top_k + 5)]
+    rest = hits[len(pool) :]
+    with_vectors = [hit for hit in pool if hit.record.id in stored]
+    if len(with_vectors) < 2:
+        return hits
+    matrix = np.vstack([stored[hit.record.id] for hit in with_vectors])
+    order = mmr_select(matrix, np.array([hit.score for hit in with_vectors]), len(with_vectors), lam)
+    without = sorted((hit for hit in pool if hit.record.id not in stored), key=lambda hit: -hit.score)
+    result: list[RecallHit] = []
+    for hit in (with_vectors[index] for index in order):
+        while without and without[0].score > hit.score:
+            result.append(without.pop(0))
+        result.append(hit)
+    return result + without + rest
 
 
 def vector_collection_for(generation: int, bot_id: str, scope: Scope) -> str:

@@ -23,8 +23,6 @@ import numpy as np
 from ..config import ChromaSettings
 from ..domain.records import Scope
 
-#: A single Chroma ``get`` of more than about 32,700 rows fails; every scan pages below that.
-PAGE_SIZE = 5000
 COLLECTION_PREFIX = "cog"
 
 
@@ -36,6 +34,8 @@ class VectorIndexError(RuntimeError):
 class VectorHit:
     memory_id: int
     similarity: float
+    #: The stored vector (recall diversifies with it without a second round trip).
+    vector: np.ndarray | None = None
 
 
 def collection_name(generation: int, bot_id: str, scope: Scope) -> str:
@@ -193,7 +193,7 @@ class ChromaVectorIndex:
                 query_embeddings=np.asarray(vector, dtype=np.float32)[None, :],
                 n_results=limit,
                 where=where or None,
-                include=["distances"],
+                include=["distances", "embeddings"],
             )
         except VectorIndexError:
             raise
@@ -202,30 +202,12 @@ class ChromaVectorIndex:
             raise VectorIndexError(f"chroma query on {name}: {error}") from error
         ids = result["ids"][0] if result["ids"] else []
         distances = result["distances"][0] if result.get("distances") else []
+        embeddings = result.get("embeddings")
+        vectors = embeddings[0] if embeddings is not None and len(embeddings) else [None] * len(ids)
         return [
-            VectorHit(int(memory_id), 1.0 - float(distance)) for memory_id, distance in zip(ids, distances, strict=True)
+            VectorHit(int(memory_id), 1.0 - float(distance), None if vector is None else np.asarray(vector, np.float32))
+            for memory_id, distance, vector in zip(ids, distances, vectors, strict=True)
         ]
-
-    def embeddings(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        if not ids:
-            return {}
-        name = collection_name(generation, bot_id, scope)
-        found: dict[int, np.ndarray] = {}
-        try:
-            collection = self._collection(name, create=False)
-            if collection is None:
-                return {}
-            for start in range(0, len(ids), PAGE_SIZE):
-                page = [str(memory_id) for memory_id in ids[start : start + PAGE_SIZE]]
-                result = collection.get(ids=page, include=["embeddings"])
-                for memory_id, vector in zip(result["ids"], result["embeddings"], strict=True):
-                    found[int(memory_id)] = np.asarray(vector, dtype=np.float32)
-        except VectorIndexError:
-            raise
-        except Exception as error:
-            self._reset_client()
-            raise VectorIndexError(f"chroma get from {name}: {error}") from error
-        return found
 
     def count(self, generation: int, bot_id: str, scope: Scope) -> int:
         collection = self._collection(collection_name(generation, bot_id, scope), create=False)

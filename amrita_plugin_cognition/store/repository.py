@@ -335,6 +335,19 @@ def visible_memories_query(
     return select(MemoryRow).where(MemoryRow.bot_id == bot_id, MemoryRow.status == status, or_(*clauses))
 
 
+async def any_visible(
+    session: AsyncSession, bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, all_groups: bool
+) -> bool:
+    """Whether any active fact is visible with this visibility (one indexed probe)."""
+    query = visible_memories_query(bot_id, scopes, person_in_groups)
+    if all_groups:
+        query = select(MemoryRow).where(
+            MemoryRow.bot_id == bot_id, MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.scope_kind == "group"
+        )
+    result = await session.execute(query.with_only_columns(MemoryRow.id).limit(1))
+    return result.first() is not None
+
+
 async def groups_with_person(session: AsyncSession, bot_id: str, user_id: str) -> list[str]:
     result = await session.execute(
         select(MemoryRow.scope_id)
