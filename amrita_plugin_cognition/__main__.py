@@ -4,6 +4,11 @@ NoneBot is initialised here without a driver (engine only: SQLite, embedded Chro
 embedder under one folder), then this package is loaded again as a NoneBot plugin so that
 nonebot-plugin-orm finds its models and migrations. ``eval`` uses a throw-away folder;
 other commands use ``--home`` (default ``$COGNITION_HOME`` or ``./cognition-home``).
+
+``demo`` needs the whole bot instead: NoneBot with the FastAPI driver and the OneBot V11
+adapter, the Amrita chat plugin and this plugin with its chat adapter, in a throw-away folder
+that is also the working directory (no ``.env`` of a bot project applies), on the embedded
+defaults (the plugin's ``COGNITION_*`` settings are ignored).
 """
 
 import os
@@ -25,19 +30,25 @@ def _home_from_argv(argv: list[str]) -> Path:
 
 def _launch() -> None:
     argv = sys.argv[1:]
-    if not argv or argv[0] in ("--help", "-h"):
+    if not argv or argv[0] in ("--help", "-h") or (argv[0] == "demo" and "--help" in argv):
         from .cli.commands import cognition  # library mode: only for the help text
 
-        cognition(args=["--help"], prog_name="python -m amrita_plugin_cognition")
+        cognition(args=argv or ["--help"], prog_name="python -m amrita_plugin_cognition")
         return
+    demo = argv[0] == "demo"
+    if demo:
+        argv = _absolute_preset_path(argv)
+        sys.argv[1:] = argv
+        for name in [name for name in os.environ if name.startswith("COGNITION_") and name != "COGNITION_LOG_LEVEL"]:
+            del os.environ[name]
     home = _home_from_argv(argv).resolve()
     os.environ["COGNITION_STANDALONE_HOME"] = str(home)
-    os.environ["COGNITION_ENGINE_ONLY"] = "1"
+    if not demo:
+        os.environ["COGNITION_ENGINE_ONLY"] = "1"
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     for name in [name for name in sys.modules if name.split(".")[0] == "amrita_plugin_cognition"]:
         if name != __name__:
             del sys.modules[name]
-    import nonebot
     from nonebot import log
 
     # stdout carries the command's answer (JSON reports); NoneBot's log goes to stderr.
@@ -50,6 +61,57 @@ def _launch() -> None:
         format=log.default_format,
     )
     home.mkdir(parents=True, exist_ok=True)
+    if demo:
+        _init_demo_bot(home)
+    else:
+        _init_engine_only(home)
+    from amrita_plugin_cognition.cli.commands import main
+
+    main()
+
+
+def _absolute_preset_path(argv: list[str]) -> list[str]:
+    """``demo`` changes the working directory: make a relative ``--preset`` file path absolute."""
+    result = list(argv)
+    for index, arg in enumerate(result):
+        if arg == "--preset" and index + 1 < len(result) and Path(result[index + 1]).is_file():
+            result[index + 1] = str(Path(result[index + 1]).resolve())
+        elif arg.startswith("--preset=") and Path(arg.split("=", 1)[1]).is_file():
+            result[index] = f"--preset={Path(arg.split('=', 1)[1]).resolve()}"
+    return result
+
+
+def _init_demo_bot(home: Path) -> None:
+    import nonebot
+    from nonebot.adapters.onebot.v11 import Adapter
+
+    os.chdir(home)
+    nonebot.init(
+        driver="~fastapi",
+        sqlalchemy_database_url=f"sqlite+aiosqlite:///{home / 'cognition.sqlite3'}",
+        localstore_data_dir=str(home / "data"),
+        localstore_config_dir=str(home / "config"),
+        localstore_cache_dir=str(home / "cache"),
+        alembic_startup_check=False,
+        webui_enable=False,
+        superusers=set(),
+        nickname=set(),
+        command_start={"/"},
+        log_level=os.environ.get("COGNITION_LOG_LEVEL", "WARNING"),
+    )
+    nonebot.get_driver().register_adapter(Adapter)
+    from amrita.utils.logging import takeover_amrita_sense_logger
+    from nonebot import log
+
+    # AmritaCore logs through a logger of its own: route it to NoneBot's (stderr), as ambot does.
+    takeover_amrita_sense_logger(log.logger, log.logger_id)
+    nonebot.require("amrita.plugins.chat")
+    nonebot.load_plugin("amrita_plugin_cognition")
+
+
+def _init_engine_only(home: Path) -> None:
+    import nonebot
+
     nonebot.init(
         driver="~none",
         sqlalchemy_database_url=os.environ.get("COGNITION_DATABASE_URL")
@@ -61,9 +123,6 @@ def _launch() -> None:
         log_level=os.environ.get("COGNITION_LOG_LEVEL", "WARNING"),
     )
     nonebot.load_plugin("amrita_plugin_cognition")
-    from amrita_plugin_cognition.cli.commands import main
-
-    main()
 
 
 _launch()

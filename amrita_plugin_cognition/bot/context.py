@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
 from nonebot import get_driver
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, MessageEvent
@@ -38,6 +39,23 @@ async def group_role(bot: Bot | None, event: MessageEvent) -> str:
     except Exception as error:  # the QQ side may refuse; treat as a plain member
         logger.warning("[cognition] stage=permissions member_info_failed=%s", str(error)[:200])
         return "member"
+
+
+def message_time(event: MessageEvent) -> datetime:
+    """When the message was sent (the OneBot event's ``time``): the "now" of its turn.
+
+    Writes made while answering it carry this time, and recall measures recency from it, so a
+    message answered late, replayed or simulated is anchored to when it was said.
+    """
+    stamp = getattr(event, "time", 0)
+    if isinstance(stamp, int | float) and stamp > 0:
+        if stamp > 100_000_000_000:  # milliseconds (some OneBot implementations), not seconds
+            stamp = stamp / 1000
+        try:
+            return datetime.fromtimestamp(stamp, UTC)
+        except (OverflowError, OSError, ValueError):
+            logger.warning("[cognition] stage=event bad_time=%r; using the current time", stamp)
+    return datetime.now(UTC)
 
 
 def scope_of(event: MessageEvent) -> Scope:

@@ -13,7 +13,7 @@ from nonebot.adapters.onebot.v11 import MessageEvent
 from ..domain.records import ChatContext
 from ..engine.context import build_context
 from ..runtime import get_engine
-from .context import chat_context
+from .context import chat_context, message_time
 
 logger = logging.getLogger("cognition")
 
@@ -56,7 +56,7 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
         if not engine.config.enable or context.scope.key in engine.config.disabled_scopes:
             return
         queries = recall_queries(context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
-        built = await build_context(engine, context, queries)
+        built = await build_context(engine, context, queries, now=message_time(nb_event))
         if built.text:
             inject(event, built.text)
         logger.info(

@@ -1,4 +1,4 @@
-"""LLM tools. Scope and identity come from the event of the turn, never from the arguments.
+"""LLM tools. Scope, identity and the time of the turn come from the event, never from the arguments.
 
 Every tool answers one short JSON object: ``{"ok": true, ...}`` or ``{"ok": false, "error": …}``
 with a Chinese message the model can act on. Tool results stay in chat history, so they are
@@ -27,12 +27,13 @@ from ..engine import notes
 from ..engine.errors import CognitionError, InvalidInput
 from ..engine.service import CognitionEngine, RecallFilters
 from ..runtime import get_engine
-from .context import chat_context
+from .context import chat_context, message_time
 from .jobs import schedule_outbox_drain
 
 logger = logging.getLogger("cognition")
 
-ToolHandler = Callable[[CognitionEngine, ChatContext, dict[str, Any]], Awaitable[dict[str, Any]]]
+#: ``handler(engine, context, arguments, now)``; ``now`` is the time of the message being answered.
+ToolHandler = Callable[[CognitionEngine, ChatContext, dict[str, Any], datetime], Awaitable[dict[str, Any]]]
 
 IMPORTANCE_VALUES = [item.value for item in Importance]
 
@@ -128,10 +129,11 @@ def cognition_tool(
                 engine = await get_engine()
                 if not engine.config.enable:
                     return _error("记忆功能已被管理员关闭")
-                context = await chat_context(amrita_context["bot"], amrita_context["event"])
+                event = amrita_context["event"]
+                context = await chat_context(amrita_context["bot"], event)
                 if context.scope.key in engine.config.disabled_scopes:
                     return _error("本会话已关闭记忆功能")
-                result = await handler(engine, context, dict(tool_context.data or {}))
+                result = await handler(engine, context, dict(tool_context.data or {}), message_time(event))
                 return _ok(**result)
             except CognitionError as error:
                 return _error(str(error))
@@ -156,7 +158,9 @@ CONTENT = _prop("string", "内容（保持原语言，人名和数字原样保�
 
 
 @cognition_tool("cognition_memo_read", "读取本会话的置顶备忘录（身份、稳定偏好、长期要求）。", {}, [])
-async def memo_read(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def memo_read(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     memo = await notes.read_memo(engine, context)
     return {"memo": memo, "length": len(memo), "max_length": engine.config.memo_max_chars}
 
@@ -167,8 +171,12 @@ async def memo_read(engine: CognitionEngine, context: ChatContext, args: dict[st
     {"content": CONTENT},
     ["content"],
 )
-async def memo_append(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
-    memo = await notes.append_memo(engine, context, text_arg(args, "content", max_chars=engine.config.memo_max_chars))
+async def memo_append(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    memo = await notes.append_memo(
+        engine, context, text_arg(args, "content", max_chars=engine.config.memo_max_chars), now=now
+    )
     return {"length": len(memo), "max_length": engine.config.memo_max_chars}
 
 
@@ -178,22 +186,26 @@ async def memo_append(engine: CognitionEngine, context: ChatContext, args: dict[
     {"content": _prop("string", "完整的新备忘录内容")},
     ["content"],
 )
-async def memo_update(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def memo_update(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     value = args.get("content")
     if not isinstance(value, str):
         raise InvalidInput("参数 content 必须是字符串")
-    memo = await notes.update_memo(engine, context, value)
+    memo = await notes.update_memo(engine, context, value, now=now)
     return {"length": len(memo), "max_length": engine.config.memo_max_chars}
 
 
 @cognition_tool("cognition_pin_add", "给自己添加一条提醒或待办（本会话可见）。", {"content": CONTENT}, ["content"])
-async def pin_add(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
-    pin = await notes.add_pin(engine, context, text_arg(args, "content", max_chars=notes.PIN_MAX_CHARS))
+async def pin_add(engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    pin = await notes.add_pin(engine, context, text_arg(args, "content", max_chars=notes.PIN_MAX_CHARS), now=now)
     return {"pin_id": pin.id}
 
 
 @cognition_tool("cognition_pin_list", "列出本会话的全部提醒（带编号）。", {}, [])
-async def pin_list(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def pin_list(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     pins = await notes.list_pins(engine, context)
     return {"pins": [{"pin_id": pin.id, "content": pin.content} for pin in pins]}
 
@@ -204,14 +216,20 @@ PIN_ID = _prop("integer", "提醒编号", minimum=1)
 @cognition_tool(
     "cognition_pin_update", "修改一条提醒的内容。", {"pin_id": PIN_ID, "content": CONTENT}, ["pin_id", "content"]
 )
-async def pin_update(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def pin_update(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     pin_id = int_arg(args, "pin_id", low=1, high=2**62)
-    pin = await notes.update_pin(engine, context, pin_id, text_arg(args, "content", max_chars=notes.PIN_MAX_CHARS))
+    pin = await notes.update_pin(
+        engine, context, pin_id, text_arg(args, "content", max_chars=notes.PIN_MAX_CHARS), now=now
+    )
     return {"pin_id": pin.id}
 
 
 @cognition_tool("cognition_pin_delete", "删除一条已完成或不再需要的提醒。", {"pin_id": PIN_ID}, ["pin_id"])
-async def pin_delete(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def pin_delete(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     pin_id = int_arg(args, "pin_id", low=1, high=2**62)
     await notes.delete_pin(engine, context, pin_id)
     return {"deleted": pin_id}
@@ -229,11 +247,13 @@ TAGS = _prop("array", "标签（可选，最多 10 个）", items=_prop("string"
     {"content": CONTENT, "scope": SCOPE, "importance": IMPORTANCE, "tags": TAGS},
     ["content", "scope"],
 )
-async def memory_write(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def memory_write(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     content = text_arg(args, "content", max_chars=engine.config.memory_max_chars)
     target = enum_arg(args, "scope", ["user", "group"])
     importance = Importance(enum_arg(args, "importance", IMPORTANCE_VALUES, default="medium"))
-    record = await engine.write_memory(context, target, content, importance, tags_arg(args))  # type: ignore[arg-type]
+    record = await engine.write_memory(context, target, content, importance, tags_arg(args), now=now)  # type: ignore[arg-type]
     schedule_outbox_drain(engine)
     return {"memory_id": record.id}
 
@@ -254,7 +274,9 @@ async def memory_write(engine: CognitionEngine, context: ChatContext, args: dict
     },
     ["query"],
 )
-async def memory_read(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def memory_read(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     query = text_arg(args, "query", max_chars=500)
     target = enum_arg(args, "scope", ["user", "group", "all"], default="all")
     if target == "group" and not context.scope.is_group:
@@ -275,7 +297,7 @@ async def memory_read(engine: CognitionEngine, context: ChatContext, args: dict[
         time_from=time_from,
         time_to=time_to,
     )
-    result = await engine.recall(context, [query], top_k=top_k if target == "all" else 50, filters=filters)
+    result = await engine.recall(context, [query], now=now, top_k=top_k if target == "all" else 50, filters=filters)
     hits = result.hits
     if target == "user":
         hits = [hit for hit in hits if context.user_id in (hit.record.speaker_id, hit.record.subject_id)]
@@ -309,14 +331,16 @@ MEMORY_ID = _prop("integer", "记忆编号", minimum=1)
     {"memory_id": MEMORY_ID, "content": CONTENT, "importance": IMPORTANCE, "tags": TAGS},
     ["memory_id", "content"],
 )
-async def memory_update(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def memory_update(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     memory_id = int_arg(args, "memory_id", low=1, high=2**62)
     content = text_arg(args, "content", max_chars=engine.config.memory_max_chars)
     importance = Importance(args["importance"]) if args.get("importance") in IMPORTANCE_VALUES else None
     if args.get("importance") and importance is None:
         raise InvalidInput(f"参数 importance 只能是 {' / '.join(IMPORTANCE_VALUES)}")
     tags = tags_arg(args) if "tags" in args else None
-    record = await engine.update_memory(context, memory_id, content, importance, tags)
+    record = await engine.update_memory(context, memory_id, content, importance, tags, now=now)
     schedule_outbox_drain(engine)
     return {"memory_id": record.id, "supersedes": memory_id}
 
@@ -327,9 +351,11 @@ async def memory_update(engine: CognitionEngine, context: ChatContext, args: dic
     {"memory_id": MEMORY_ID},
     ["memory_id"],
 )
-async def memory_delete(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def memory_delete(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     memory_id = int_arg(args, "memory_id", low=1, high=2**62)
-    await engine.forget_memory(context, memory_id)
+    await engine.forget_memory(context, memory_id, now=now)
     schedule_outbox_drain(engine)
     return {"deleted": memory_id}
 
@@ -344,7 +370,9 @@ async def memory_delete(engine: CognitionEngine, context: ChatContext, args: dic
     },
     ["scope"],
 )
-async def memory_list(engine: CognitionEngine, context: ChatContext, args: dict[str, Any]) -> dict[str, Any]:
+async def memory_list(
+    engine: CognitionEngine, context: ChatContext, args: dict[str, Any], now: datetime
+) -> dict[str, Any]:
     target = enum_arg(args, "scope", ["user", "group"])
     limit = int_arg(args, "limit", default=10, low=1, high=50)
     offset = int_arg(args, "offset", default=0, low=0, high=10**9)

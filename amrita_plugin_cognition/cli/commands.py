@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,29 @@ def _run_recall(memories, queries, keep: bool) -> dict[str, Any]:  # type: ignor
             click.echo(f"数据目录已保留: {base}", err=True)
         else:
             shutil.rmtree(base, ignore_errors=True)
+
+
+@cognition.command("demo")
+@click.option("--preset", default=None, help="与这个模型预设对话（预设名或 JSON 文件路径）；不填则用内置回放模型")
+@click.option(
+    "--start",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    default=None,
+    help="模拟的第一天（YYYY-MM-DD），默认让最后一天是今天",
+)
+@click.option("--keep", is_flag=True, help="保留临时数据目录以便检查")
+def demo_command(preset: str | None, start: datetime | None, keep: bool) -> None:
+    """在真实的 Amrita 聊天流程中演示长期记忆：脚本化的多日群聊与私聊，逐轮显示工具调用与注入的记忆"""
+    from . import demo
+
+    day = start.date() if start else None
+    if _in_bot_process():
+        # The bot's NoneBot is already initialised: the demo boots its own in a fresh process.
+        try:
+            sys.exit(demo.run_in_subprocess(preset, day, keep))
+        except demo.DemoError as error:
+            _fail(str(error))
+    sys.exit(demo.main(preset, day, keep))
 
 
 def main() -> None:

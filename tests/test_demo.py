@@ -1,0 +1,189 @@
+"""``cognition demo`` as a user runs it: a fresh process, the real chat flow, its transcript.
+
+Both runs (the built-in replay model, and ``--preset`` pointing at a model on 127.0.0.1) start
+together in a module fixture, so the suite waits for them once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from click.testing import CliRunner
+
+from amrita_plugin_cognition.cli import demo
+from amrita_plugin_cognition.cli.commands import cognition
+from amrita_plugin_cognition.cli.demo_script import load_script
+from amrita_plugin_cognition.cli.replay_model import ReplayModel
+
+START = "2026-03-02"
+GROUP_A_FACT = "小明（QQ10001）计划 2026-03-10 去杭州西湖拍日出。"
+PRIVATE_FACT = "跳槽去字节跳动"
+
+
+def _environment() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
+    return {**env, "ANONYMIZED_TELEMETRY": "False", "PYTHONIOENCODING": "utf-8"}
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "amrita_plugin_cognition", "demo", "--start", START, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        env=_environment(),
+    )
+
+
+class Run:
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.stdout, self.stderr = process.communicate(timeout=240)
+        self.returncode = process.returncode
+
+    def turns(self) -> dict[int, str]:
+        """Turn number -> that turn's part of the transcript."""
+        parts = re.split(r"^▶ 第 (\d+) 轮", self.stdout, flags=re.MULTILINE)
+        return {int(number): text for number, text in zip(parts[1::2], parts[2::2], strict=True)}
+
+    @staticmethod
+    def context(turn: str) -> str:
+        return "\n".join(line for line in turn.splitlines() if line.strip().startswith("│"))
+
+
+@dataclass
+class Runs:
+    replay: Run
+    preset: Run
+    #: Requests the "user's model" of the --preset run received.
+    preset_model_requests: int
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    # "The user's model" for --preset: a model on 127.0.0.1 that follows the demo's script.
+    model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))).start()
+    preset = tmp_path_factory.mktemp("preset") / "local-model.json"
+    preset.write_text(
+        json.dumps(
+            {
+                "name": "local-test-model",
+                "model": "local-test",
+                "base_url": model.base_url,
+                "api_key": "sk-local",
+                "protocol": "__main__",
+                "config": {"stream": True},
+            }
+        ),
+        encoding="utf-8",
+    )
+    processes = {"replay": _start(), "preset": _start("--preset", str(preset))}
+    try:
+        results = {name: Run(process) for name, process in processes.items()}
+        yield Runs(results["replay"], results["preset"], model.requests)
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+        model.stop()
+
+
+def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
+    run = runs.replay
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    assert re.fullmatch(r"未配置模型：使用内置回放模型（127\.0\.0\.1:\d+），除模型外均为真实代码", lines[0])
+    assert "universal-sentence-encoder" in run.stdout and "embedded" in run.stdout
+    turns = run.turns()
+    assert len(turns) == 12
+    # What the bot was asked, which tool ran with which arguments, and what it answered.
+    assert "小明（10001）问：我3月10日要去杭州西湖拍日出，有人一起吗？" in turns[1]
+    assert f'● cognition_memory_write {{"content": "{GROUP_A_FACT}"' in turns[1]
+    assert '→ {"ok": true, "memory_id": 1}' in turns[1]
+    # The fact written on day 1 reaches the model two simulated days later, in the same group,
+    # stamped with the simulated time it was said, next to the group's pinned memo.
+    recalled = Run.context(turns[9])
+    assert f"│ - [记忆#1] 2026-03-02 20:05 小明：{GROUP_A_FACT}" in recalled
+    assert "人民公园" in recalled
+    # Group B never sees group A's fact, nor anyone's private one.
+    group_b = [text for text in turns.values() if "群B·羽毛球" in text.splitlines()[0]]
+    assert len(group_b) == 3
+    for turn in group_b:
+        assert "西湖" not in Run.context(turn) and PRIVATE_FACT not in Run.context(turn)
+    assert "市体育馆" in Run.context(turns[7])
+    # The private chat has its own fact and the pin; after the delete the fact is gone.
+    assert PRIVATE_FACT in Run.context(turns[10]) and "交房租" in Run.context(turns[10])
+    assert '● cognition_memory_delete {"memory_id": 2}' in turns[11]
+    assert PRIVATE_FACT not in Run.context(turns[12]) and "交房租" in Run.context(turns[12])
+    assert "不记得了" in turns[12]
+    # The credential was refused, never stored.
+    assert '"ok": false' in turns[8] and "Sunny2024abc" not in Run.context(turns[10])
+    assert "✗" not in run.stdout and re.search(r"^检查：(\d+)/\1 通过$", run.stdout, re.MULTILINE)
+    home = re.search(r"^数据目录：(\S+?)（", run.stdout, re.MULTILINE)
+    assert home and not Path(home.group(1)).exists()  # the throw-away folder is gone
+
+
+def test_demo_with_a_preset_talks_to_that_model(runs: Runs) -> None:
+    run = runs.preset
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    first = run.stdout.splitlines()[0]
+    assert first.startswith("使用模型预设「local-test-model」（local-test @ http://127.0.0.1:")
+    assert "内置回放模型" not in run.stdout
+    assert runs.preset_model_requests > 20
+    assert "✗" not in run.stdout and "cognition_memo_update" in run.stdout
+
+
+def test_demo_under_a_bot_runs_in_a_process_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_root: Path) -> None:
+    """Under ambot (NoneBot already up on the bot's database) the demo is a subprocess; a preset
+    name is resolved against the bot's Amrita model folder first."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(demo.subprocess, "call", lambda args: calls.append(args) or 0)
+    runner = CliRunner()
+    result = runner.invoke(cognition, ["demo", "--preset", "fake", "--start", START, "--keep"])
+    assert result.exit_code == 0, result.output
+    preset = tmp_root / "config" / "chat" / "models" / "fake.json"
+    demo_args = ["demo", "--preset", str(preset.resolve()), "--start", START, "--keep"]
+    assert calls == [[sys.executable, "-m", "amrita_plugin_cognition", *demo_args]]
+    result = runner.invoke(cognition, ["demo", "--preset", "no-such-preset"])
+    assert result.exit_code == 1 and "找不到预设 no-such-preset" in result.output
+    assert len(calls) == 1
+
+
+def test_replay_model_answers_from_what_the_request_carries() -> None:
+    """The replay model is a function of the request: the turn from the last user message, the
+    step from the tool results after it, memory-dependent answers from the block and results."""
+    script = load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))
+    model = ReplayModel(script)  # answered in-process, never started
+    delete_turn = next(turn for turn in script.turns if turn.steps and turn.steps[-1].tool == "cognition_memory_delete")
+    user = {"role": "user", "content": f"[普通成员][时间][小明（10001）]说:{script.said(delete_turn)}"}
+    system = {"role": "system", "content": "人设……"}
+    tools = [{"type": "function", "function": {"name": "cognition_memory_read"}}]
+    first = model.answer({"messages": [system, user], "tools": tools})
+    assert first["tool_calls"][0]["function"]["name"] == "cognition_memory_read"
+    found = {"ok": True, "memories": [{"memory_id": 7, "content": "小明（QQ10001）正在准备跳槽去字节跳动。"}]}
+    call = {"role": "assistant", "content": None, "tool_calls": first["tool_calls"]}
+    result = {"role": "tool", "content": json.dumps(found, ensure_ascii=False)}
+    second = model.answer({"messages": [system, user, call, result], "tools": tools})
+    assert json.loads(second["tool_calls"][0]["function"]["arguments"]) == {"memory_id": 7}
+    # Nothing to delete in what the model received: it says so instead of inventing an id.
+    empty = {"role": "tool", "content": json.dumps({"ok": True, "memories": []})}
+    assert "没有含“跳槽”" in model.answer({"messages": [system, user, call, empty], "tools": tools})["content"]
+    # The question after the delete: the reply follows the memory the request carries.
+    ask = next(turn for turn in script.turns if turn.reply.if_memory == "字节跳动")
+    question = {"role": "user", "content": script.said(ask)}
+    memory = "- [记忆#7] 2026-03-02 22:30 小明：小明（QQ10001）正在准备跳槽去字节跳动。"
+    block = f"<cognition_memory>\n{memory}\n</cognition_memory>"
+    remembered = model.answer({"messages": [{"role": "system", "content": block}, question]})
+    assert "字节跳动" in remembered["content"]
+    assert "不记得了" in model.answer({"messages": [system, question]})["content"]
+    assert "脚本里没有这句话" in model.answer({"messages": [{"role": "user", "content": "随便聊聊"}]})["content"]
