@@ -392,3 +392,28 @@ async def test_backup_and_restore_keep_ids_and_never_resurrect(tmp_root, chroma_
     assert (await engine.status())["index"]["missing"] == 0
     again = await engine.write_memory(context, "group", "群20001新增了一个周三的读书会。", now=NOW)
     assert again.id > doomed.id
+
+
+async def test_writes_during_a_reindex_are_not_lost(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    await remember(engine, bot, scope, *[f"群20001第{index}位成员喜欢第{index}种颜色。" for index in range(40)])
+    context = group(bot, "20001", "10001")
+
+    async def writer() -> list[int]:
+        written = []
+        for index in range(6):
+            await asyncio.sleep(0)
+            record = await engine.write_memory(context, "group", f"重建期间写入的第{index}条：团建定在周{index + 1}。")
+            written.append(record.id)
+        return written
+
+    report, written = await asyncio.gather(engine.reindex(page_size=5), writer())
+    await engine.drain_outbox()
+    _, total = await engine.list_memories(context, "group", limit=1)
+    assert total == 46
+    assert engine.vectors.count(engine.generation, bot, scope) == total
+    assert report.generation_after == report.generation_before + 1
+    found = await engine.recall(context, ["重建期间写入的第3条 团建"], now=NOW)
+    assert found.mode == "full" and found.hits[0].record.id == written[3]

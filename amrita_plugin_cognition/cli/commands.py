@@ -195,7 +195,8 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
         _fail(str(error))
     click.echo(
         f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
-        f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，遗忘屏障 {report['barrier']} 条，向量 {report['vectors']} 条"
+        f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"
+        f"遗忘屏障 {report['barrier']} 条，向量 {report['vectors']} 条"
     )
 
 

@@ -167,7 +167,8 @@ class CognitionEngine:
         self._known_empty: dict[str, float] = {}
         self._outbox_lock = asyncio.Lock()
         self._generation = 1
-        self._reindexing = False
+        #: The generation a running reindex is building (the outbox writes to it too).
+        self._building_generation: int | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -667,7 +668,7 @@ class CognitionEngine:
                         row.id: row for row in await repository.rows_by_ids(session, [p.memory_id for p in pending])
                     }
                 try:
-                    await self._apply_outbox(pending, rows, self._generation)
+                    await self._apply_outbox(pending, rows)
                 except (EmbedderError, VectorIndexError) as error:
                     async with self.session() as session:
                         await repository.fail_outbox(session, [entry.id for entry in pending], str(error))
@@ -680,7 +681,21 @@ class CognitionEngine:
                 applied += len(pending)
         return applied
 
-    async def _apply_outbox(self, pending: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int) -> None:
+    async def _apply_outbox(self, pending: Sequence[OutboxRow], rows: dict[int, MemoryRow]) -> None:
+        """Apply to the live generation; during a reindex, to the generation being built first
+        (it must succeed) and to the live one as well, best effort (its model may be the old one)."""
+        if self._building_generation is None:
+            await self._apply_to_generation(pending, rows, self._generation)
+            return
+        await self._apply_to_generation(pending, rows, self._building_generation)
+        try:
+            await self._apply_to_generation(pending, rows, self._generation)
+        except (EmbedderError, VectorIndexError) as error:
+            log_event("outbox", level=logging.WARNING, live_generation_skipped=str(error)[:200])
+
+    async def _apply_to_generation(
+        self, pending: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int
+    ) -> None:
         upserts: dict[tuple[str, Scope], list[MemoryRow]] = {}
         deletes: dict[tuple[str, Scope], list[int]] = {}
         for entry in pending:
@@ -728,11 +743,11 @@ class CognitionEngine:
     async def reindex(self, progress: Callable[[int, int], None] | None = None, page_size: int = 1000) -> ReindexReport:
         """Rebuild the vector index from SQL into a new generation, then switch to it.
 
-        Reads are paged by id. Writes that land while the rebuild runs are re-applied after the
-        switch (every row updated since the rebuild began), so none is lost.
+        Reads are paged by id (new rows get higher ids, so the scan reaches them). While the
+        rebuild runs, the outbox also applies every write, correction and forget to the new
+        generation, and it is drained once more before the switch, so nothing is lost.
         """
         started = time.perf_counter()
-        began_at = datetime.now(UTC)
         old_generation = self._generation
         new_generation = old_generation + 1
         vectors_before = await asyncio.to_thread(self.vectors.total_count, old_generation)
@@ -745,7 +760,7 @@ class CognitionEngine:
             ).scalar_one()
         done = 0
         last_id = 0
-        self._reindexing = True
+        self._building_generation = new_generation
         try:
             while True:
                 async with self.session() as session:
@@ -769,14 +784,17 @@ class CognitionEngine:
                 done += len(page)
                 if progress:
                     progress(done, int(total))
-            async with self.session() as session:
-                await repository.set_meta(session, META_GENERATION, str(new_generation))
-                await repository.set_meta(session, META_FINGERPRINT, json.dumps(self.embedder.fingerprint.as_dict()))
-                await session.commit()
-            self._generation = new_generation
-            reapplied = await self._reapply_since(began_at, new_generation)
+            reapplied = await self.drain_outbox()
+            async with self._outbox_lock:
+                async with self.session() as session:
+                    await repository.set_meta(session, META_GENERATION, str(new_generation))
+                    await repository.set_meta(
+                        session, META_FINGERPRINT, json.dumps(self.embedder.fingerprint.as_dict())
+                    )
+                    await session.commit()
+                self._generation = new_generation
         finally:
-            self._reindexing = False
+            self._building_generation = None
         await asyncio.to_thread(self.vectors.drop_generations, new_generation)
         async with self.session() as session:
             sql_active = (
@@ -796,24 +814,6 @@ class CognitionEngine:
         )
         log_event("reindex", started, generation=new_generation, rows=sql_active, vectors=vectors_after)
         return report
-
-    async def _reapply_since(self, since: datetime, generation: int) -> int:
-        async with self.session() as session:
-            changed = list((await session.execute(select(MemoryRow).where(MemoryRow.updated_at >= since))).scalars())
-        upserts: dict[tuple[str, Scope], list[MemoryRow]] = {}
-        deletes: dict[tuple[str, Scope], list[int]] = {}
-        for row in changed:
-            key = (row.bot_id, Scope(row.scope_kind, row.scope_id))  # type: ignore[arg-type]
-            if row.status == MemoryStatus.ACTIVE.value:
-                upserts.setdefault(key, []).append(row)
-            else:
-                deletes.setdefault(key, []).append(row.id)
-        await self._upsert_rows(upserts, generation)
-        for (bot_id, scope), ids in deletes.items():
-            await asyncio.to_thread(self.vectors.delete, generation, bot_id, scope, ids)
-        # Forgotten rows are gone from SQL; their outbox deletes still target the new generation.
-        await self.drain_outbox()
-        return len(changed)
 
     async def status(self) -> dict[str, Any]:
         """Fingerprint, counts per kind and scope, outbox lag, index health."""
