@@ -12,6 +12,8 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,20 @@ async def _open_engine():  # type: ignore[no-untyped-def]
     if standalone_home() is not None:
         await upgrade_database_async()
     return await runtime.get_engine()
+
+
+@contextmanager
+def rebuild_progress() -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr for a vector-index rebuild; yields the engine's callback."""
+    with click.progressbar(length=1, label="重建向量索引", file=sys.stderr) as bar:
+        state = {"done": 0}
+
+        def progress(done: int, total: int) -> None:
+            bar.length = max(1, total)
+            bar.update(done - state["done"])
+            state["done"] = done
+
+        yield progress
 
 
 @click.group(name="cognition")
@@ -109,14 +125,7 @@ def reindex_command(home: Path | None, yes: bool) -> None:
 
     async def run():  # type: ignore[no-untyped-def]
         engine = await _open_engine()
-        with click.progressbar(length=1, label="重建向量索引", file=sys.stderr) as bar:
-            state = {"done": 0}
-
-            def progress(done: int, total: int) -> None:
-                bar.length = max(1, total)
-                bar.update(done - state["done"])
-                state["done"] = done
-
+        with rebuild_progress() as progress:
             return await engine.reindex(progress=progress)
 
     report = asyncio.run(run())
@@ -179,14 +188,7 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
 
     async def run():  # type: ignore[no-untyped-def]
         engine = await _open_engine()
-        with click.progressbar(length=1, label="重建向量索引", file=sys.stderr) as bar:
-            state = {"done": 0}
-
-            def progress(done: int, total: int) -> None:
-                bar.length = max(1, total)
-                bar.update(done - state["done"])
-                state["done"] = done
-
+        with rebuild_progress() as progress:
             return await backup.restore_backup(engine, file, progress)
 
     try:
