@@ -58,8 +58,8 @@ class RecallSettings(BaseModel):
     #: "score": weighted sum of normalised scores (measured best); "rrf": reciprocal-rank fusion.
     fusion: Literal["score", "rrf"] = "score"
     dense_normalisation: Literal["minmax", "ratio"] = "minmax"
-    vector_weight: float = Field(0.7, ge=0)
-    keyword_weight: float = Field(0.3, ge=0)
+    vector_weight: float = Field(0.6, ge=0)
+    keyword_weight: float = Field(0.4, ge=0)
     rrf_k: float = Field(60.0, gt=0)
     #: Added to the relevance of facts said by someone the query names.
     speaker_boost: float = Field(0.3, ge=0, le=5)

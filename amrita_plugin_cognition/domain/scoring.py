@@ -35,8 +35,8 @@ class RankingWeights:
     #: How cosine similarities are scaled before fusion: "minmax" over the candidates, or
     #: "ratio" to the best candidate (keeps small gaps small).
     dense_normalisation: str = "minmax"
-    vector_weight: float = 0.7
-    keyword_weight: float = 0.3
+    vector_weight: float = 0.6
+    keyword_weight: float = 0.4
     rrf_k: float = 60.0
     #: Added to the relevance of facts said by a person the query names.
     speaker_boost: float = 0.3
