@@ -417,3 +417,26 @@ async def test_writes_during_a_reindex_are_not_lost(tmp_root, chroma_port) -> No
     assert report.generation_after == report.generation_before + 1
     found = await engine.recall(context, ["重建期间写入的第3条 团建"], now=NOW)
     assert found.mode == "full" and found.hits[0].record.id == written[3]
+
+
+async def test_common_characters_are_pruned_from_large_keyword_queries(
+    tmp_root, chroma_port, monkeypatch, backend
+) -> None:
+    from amrita_plugin_cognition.store import keyword
+
+    if backend == "server":
+        pytest.skip("pruning uses the SQLite FTS5 vocabulary")
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await remember(engine, bot, Scope("group", "20001"), *[f"小李第{index}次去小区门口取快递。" for index in range(30)])
+    await remember(engine, bot, Scope("group", "20001"), "小李家的猫叫团子。")
+    monkeypatch.setattr(keyword, "PRUNE_MIN_DOCUMENTS", 10)
+    monkeypatch.setattr(keyword, "_document_count", {})
+    async with engine.session() as session:
+        total = await keyword._indexed_documents(session)
+        # "小" is in at least 31 facts, "猫" in a handful (this test's and the session's others)
+        monkeypatch.setattr(keyword, "PRUNE_CHARACTER_SHARE", 20 / total)
+        kept = await keyword._prune_common_characters(session, ["小", "猫", "小李", "团子"])
+    assert kept == ["猫", "小李", "团子"]
+    result = await engine.recall(group(bot, "20001", "10001"), ["小猫叫什么"], now=NOW)
+    assert texts(result)[0] == "小李家的猫叫团子。"

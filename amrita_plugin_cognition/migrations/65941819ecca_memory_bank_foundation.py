@@ -171,6 +171,9 @@ def _create_keyword_index() -> None:
             "CREATE VIRTUAL TABLE IF NOT EXISTS cognition_memory_fts USING fts5("
             "scope, people, tokens, context, tokenize = 'unicode61 remove_diacritics 0')"
         )
+        op.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS cognition_memory_fts_vocab USING fts5vocab(cognition_memory_fts, 'row')"
+        )
     else:
         op.execute(
             "CREATE TABLE IF NOT EXISTS cognition_memory_kw (memory_id BIGINT PRIMARY KEY, doc TSVECTOR NOT NULL)"
@@ -180,6 +183,7 @@ def _create_keyword_index() -> None:
 
 def _drop_keyword_index() -> None:
     if op.get_context().dialect.name == "sqlite":
+        op.execute("DROP TABLE IF EXISTS cognition_memory_fts_vocab")
         op.execute("DROP TABLE IF EXISTS cognition_memory_fts")
     else:
         op.execute("DROP TABLE IF EXISTS cognition_memory_kw")

@@ -12,6 +12,7 @@ Only active facts are indexed; superseding or forgetting a fact removes its row.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -30,10 +31,19 @@ RAW_INDEXES = frozenset({PG_INDEX})
 #: Weight of neighbouring turns' words relative to a fact's own words.
 CONTEXT_WEIGHT = 0.5
 
+VOCAB_TABLE = f"{FTS_TABLE}_vocab"
 SQLITE_DDL = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
     "scope, people, tokens, context, tokenize = 'unicode61 remove_diacritics 0')",
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab({FTS_TABLE}, 'row')",
 )
+#: Below this many indexed facts no query term is pruned (the search is cheap anyway).
+PRUNE_MIN_DOCUMENTS = 2000
+#: A single CJK character found in more than this share of facts is dropped from the query:
+#: it matches nearly everything (e.g. 小, 喜), costs most of the search time at 50,000 facts,
+#: and its bigrams carry the meaning.
+PRUNE_CHARACTER_SHARE = 0.05
+_document_count: dict[str, tuple[float, int]] = {}
 POSTGRES_DDL = (
     f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (memory_id BIGINT PRIMARY KEY, doc TSVECTOR NOT NULL)",
     f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {PG_TABLE} USING gin (doc)",
@@ -167,6 +177,37 @@ async def clear(session: AsyncSession) -> None:
     await session.execute(text(f"DELETE FROM {table}"))
 
 
+async def _indexed_documents(session: AsyncSession) -> int:
+    """How many facts the keyword index holds (cached for a minute per database)."""
+    bind = session.get_bind()
+    key = str(bind.engine.url)
+    cached = _document_count.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < 60:
+        return cached[1]
+    count = int((await session.execute(text(f"SELECT count(*) FROM {FTS_TABLE}"))).scalar_one())
+    _document_count[key] = (now, count)
+    return count
+
+
+async def _prune_common_characters(session: AsyncSession, terms: Sequence[str]) -> list[str]:
+    """Drop single CJK characters that occur in more than ``PRUNE_CHARACTER_SHARE`` of a large
+    index (their document frequencies come from the FTS5 vocabulary, an indexed lookup)."""
+    characters = [term for term in terms if len(term) == 1 and not term.isascii()]
+    if not characters:
+        return list(terms)
+    total = await _indexed_documents(session)
+    if total < PRUNE_MIN_DOCUMENTS:
+        return list(terms)
+    placeholders = ", ".join(f":t{index}" for index in range(len(characters)))
+    result = await session.execute(
+        text(f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({placeholders})"),
+        {f"t{index}": term for index, term in enumerate(characters)},
+    )
+    common = {term for term, documents in result if documents > PRUNE_CHARACTER_SHARE * total}
+    return [term for term in terms if term not in common]
+
+
 def _fts_quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
@@ -178,6 +219,9 @@ async def search(
     if not terms or (not visibility.scope_tokens and not visibility.person_tokens):
         return []
     if _dialect(session) == "sqlite":
+        terms = await _prune_common_characters(session, terms)
+        if not terms:
+            return []
         visible = []
         if visibility.scope_tokens:
             visible.append("scope : (" + " OR ".join(map(_fts_quote, visibility.scope_tokens)) + ")")
