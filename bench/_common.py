@@ -1,0 +1,167 @@
+"""Shared helpers of the benchmark scripts: a throw-away engine-only NoneBot, timing statistics.
+
+Every script runs standalone (``uv run python bench/NAME.py [--quick]``). NoneBot is initialised
+the way ``python -m amrita_plugin_cognition`` does it: no driver (``~none``), engine only,
+SQLite and embedded Chroma under one folder, the migrations applied with ``orm upgrade``.
+Nothing here opens a network connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+_INITIALISED: Path | None = None
+
+
+def parse_args(description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="small scale (< 60 s), used by the smoke test")
+    if extra:
+        extra(parser)
+    return parser.parse_args()
+
+
+def throwaway_home(prefix: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=f"cognition-bench-{prefix}-"))
+
+
+def remove_home(home: Path) -> None:
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def init_engine_only(home: Path, log_level: str = "WARNING") -> None:
+    """NoneBot without a driver on ``home`` (engine only), then ``orm upgrade``. Once per process."""
+    global _INITIALISED
+    if _INITIALISED is not None:
+        if home != _INITIALISED:
+            raise RuntimeError(f"NoneBot already initialised on {_INITIALISED}")
+        return
+    os.environ["COGNITION_STANDALONE_HOME"] = str(home)
+    os.environ["COGNITION_ENGINE_ONLY"] = "1"
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    for name in [name for name in sys.modules if name.split(".")[0] == "amrita_plugin_cognition"]:
+        del sys.modules[name]
+    import nonebot
+
+    home.mkdir(parents=True, exist_ok=True)
+    nonebot.init(
+        driver="~none",
+        sqlalchemy_database_url=f"sqlite+aiosqlite:///{home / 'cognition.sqlite3'}",
+        localstore_data_dir=str(home / "data"),
+        localstore_config_dir=str(home / "config"),
+        localstore_cache_dir=str(home / "cache"),
+        alembic_startup_check=False,
+        log_level=log_level,
+    )
+    nonebot.load_plugin("amrita_plugin_cognition")
+    from amrita_plugin_cognition.cli.runtime import upgrade_database
+
+    # ``orm upgrade`` runs its own event loop: give it a thread, so callers may be inside one.
+    failure: list[BaseException] = []
+
+    def upgrade() -> None:
+        try:
+            upgrade_database()
+        except BaseException as error:  # re-raised in the caller's thread below
+            failure.append(error)
+
+    worker = threading.Thread(target=upgrade, name="orm-upgrade")
+    worker.start()
+    worker.join()
+    if failure:
+        raise failure[0]
+    _INITIALISED = home
+
+
+def engine_data_dir(home: Path) -> Path:
+    from amrita_plugin_cognition.cli.runtime import plugin_data_dir
+
+    return plugin_data_dir(home)
+
+
+async def open_engine(home: Path, embedder: Any = None, **overrides: Any) -> Any:
+    """A started engine on ``home`` (defaults, embedded Chroma; ``overrides`` go to the config)."""
+    from nonebot_plugin_orm import get_session
+
+    from amrita_plugin_cognition.config import CognitionConfig
+    from amrita_plugin_cognition.engine.factory import build_engine
+
+    config = CognitionConfig.model_validate({"chroma": {"mode": "embedded"}, **overrides})
+    engine = build_engine(config, engine_data_dir(home), get_session, embedder=embedder)
+    await engine.start()
+    return engine
+
+
+def quiet_cognition_logs() -> None:
+    """The engine logs one INFO line per call; keep benchmark output readable (and untimed I/O out)."""
+    import logging
+
+    logging.getLogger("cognition").setLevel(logging.WARNING)
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """Nearest-rank percentile (``share`` in [0, 1])."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def p50_p95(values_ms: Sequence[float]) -> tuple[float, float]:
+    return percentile(values_ms, 0.5), percentile(values_ms, 0.95)
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
+def code_version() -> str:
+    """The commit measured, with ``+dirty`` when the engine's working tree differs from it."""
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "amrita_plugin_cognition"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head}{'+dirty' if dirty else ''}"
+
+
+def machine_line() -> str:
+    return (
+        f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, {platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, code {code_version()}"
+    )
+
+
+def verdict(value: float, limit: float) -> str:
+    return f"{'OK' if value <= limit else 'OVER'} (target <= {limit:g}; ratio to target {value / limit:.2f})"

@@ -1,0 +1,147 @@
+"""Building (or reusing) a large store through the engine's real write path, plus the peer.
+
+A store is a standalone home (SQLite + embedded Chroma) with ``count`` memories spread over
+``scopes`` group scopes of one bot, written with ``engine.remember`` in per-scope batches and
+indexed with ``engine.drain_outbox()``. Beside it, ``peer/`` holds what a Chroma-only memory
+plugin keeps: ONE shared collection with the very same vectors and a ``scope`` metadata field.
+Full-scale stores are cached under ``/tmp/cognition-bench-cache``; ``complete.json`` marks a
+finished build and records how long it took.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+import zlib
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from _common import init_engine_only, open_engine, quiet_cognition_logs
+from _corpus import CACHE_ROOT, PrecomputedEmbedder, cached_vectors, facts
+
+BOT_ID = "bench-bot"
+PEER_COLLECTION = "peer_shared_memories"
+MARKER = "complete.json"
+#: Distinct facts embedded (and cached) at most; a larger store repeats each fact in another
+#: scope (never twice in one scope). Lower it (e.g. 50,000) to halve the first build's
+#: embedding time (100,000 texts took about 20 minutes on 2 busy cores).
+DISTINCT_TEXTS = 100_000
+
+
+def memory_text_index(index: int, count: int) -> int:
+    return index % min(count, DISTINCT_TEXTS)
+
+
+def memory_scope_index(index: int, count: int, scopes: int) -> int:
+    distinct = min(count, DISTINCT_TEXTS)
+    return (index + index // distinct) % scopes
+
+
+def store_dir(count: int, scopes: int) -> Path:
+    return CACHE_ROOT / f"store-{count}-{scopes}"
+
+
+def scope_ids(scopes: int) -> list[str]:
+    return [str(500000 + index) for index in range(scopes)]
+
+
+def peer_client(home: Path):  # type: ignore[no-untyped-def]
+    return peer_client_at(home / "peer")
+
+
+def peer_client_at(path: Path):  # type: ignore[no-untyped-def]
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+
+
+async def build_or_open(count: int, scopes: int, home: Path | None = None, rebuild: bool = False) -> tuple[Any, dict]:
+    """The started engine on the store, and the build record (``seconds``, ``cached``...)."""
+    home = home or store_dir(count, scopes)
+    marker = home / MARKER
+    if rebuild or (home.exists() and not marker.exists()):
+        shutil.rmtree(home, ignore_errors=True)
+    texts = facts(min(count, DISTINCT_TEXTS))
+    cached = marker.exists()
+    began = time.perf_counter()
+    vectors = cached_vectors(texts)
+    embed_seconds = time.perf_counter() - began
+    init_engine_only(home)
+    quiet_cognition_logs()
+    engine = await open_engine(home, embedder=PrecomputedEmbedder(texts, vectors))
+    if cached:
+        record = json.loads(marker.read_text(encoding="utf-8"))
+        record["cached"] = True
+        return engine, record
+    await engine.check_fingerprint()
+    from amrita_plugin_cognition.domain.records import MemoryDraft, Provenance, Scope
+
+    ids = scope_ids(scopes)
+    per_scope: dict[str, list[int]] = {scope_id: [] for scope_id in ids}
+    for index in range(count):
+        per_scope[ids[memory_scope_index(index, count, scopes)]].append(index)
+    base = datetime(2023, 1, 1, tzinfo=UTC)
+    record_of: dict[int, int] = {}
+    write_started = time.perf_counter()
+    drain_seconds = 0.0
+    written = 0
+    for number, scope_id in enumerate(ids, start=1):
+        scope = Scope("group", scope_id)
+        members = per_scope[scope_id]
+        for start in range(0, len(members), 1000):
+            chunk = members[start : start + 1000]
+            drafts = [
+                MemoryDraft(
+                    text=texts[memory_text_index(index, count)],
+                    scope=scope,
+                    speaker_id=f"u{zlib.crc32(texts[memory_text_index(index, count)][:2].encode()) % 100000}",
+                    speaker_name=texts[memory_text_index(index, count)][:2],
+                    provenance=Provenance.IMPORTED,
+                    happened_at=base + timedelta(minutes=7 * index),
+                )
+                for index in chunk
+            ]
+            result = await engine.remember(BOT_ID, drafts, now=base + timedelta(minutes=7 * chunk[-1]))
+            for draft_index, record_id in result.record_ids.items():
+                record_of[chunk[draft_index]] = record_id
+            written += len(result.written)
+            if written % 2000 < len(chunk) or number == len(ids):
+                drained = time.perf_counter()
+                await engine.drain_outbox()
+                drain_seconds += time.perf_counter() - drained
+        if number % max(1, len(ids) // 10) == 0:
+            print(f"  wrote {written}/{count} memories", file=sys.stderr, flush=True)
+    drained = time.perf_counter()
+    await engine.drain_outbox()
+    drain_seconds += time.perf_counter() - drained
+    engine_seconds = time.perf_counter() - write_started
+    peer_started = time.perf_counter()
+    collection = peer_client(home).get_or_create_collection(
+        PEER_COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
+    )
+    order = sorted(record_of)
+    for start in range(0, len(order), 5000):
+        chunk = order[start : start + 5000]
+        collection.add(
+            ids=[str(record_of[index]) for index in chunk],
+            embeddings=vectors[[memory_text_index(index, count) for index in chunk]],
+            metadatas=[{"scope": f"group:{ids[memory_scope_index(index, count, scopes)]}"} for index in chunk],
+        )
+    record = {
+        "count": count,
+        "scopes": scopes,
+        "written": written,
+        "distinct_texts": len(texts),
+        "embed_seconds_this_run": round(embed_seconds, 1),
+        "engine_write_and_index_seconds": round(engine_seconds, 1),
+        "of_which_drain_outbox_seconds": round(drain_seconds, 1),
+        "peer_seconds": round(time.perf_counter() - peer_started, 1),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    marker.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    record["cached"] = False
+    return engine, record

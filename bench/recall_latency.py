@@ -1,0 +1,205 @@
+"""Recall latency of ``build_context`` (engine/context.py; no LLM) on large stores, against the
+peer a Chroma-only memory plugin is: a dense-only query with a ``where`` scope filter on ONE
+shared collection holding the same vectors.
+
+Cases: (a) 50,000 memories in one scope; (b) 100,000 memories across 1,000 scopes. Local
+embedder (USE multilingual v3). A few hundred short Chinese queries, each distinct (so the
+query embedding cache misses, as in a real chat), asked of a random scope in (b). Per query,
+interleaved: ours ``cold`` (build_context, embedding included), peer ``cold`` (embed with the
+same model + filtered Chroma query), then both again ``warm`` (the query vector already known:
+search and assembly only). p50/p95 per round, median over rounds, ratios ours/peer.
+Target: ours cold p95 <= 25 ms.
+
+The store is written through the engine's real path (``engine.remember`` per scope, then
+``engine.drain_outbox()``); the full-scale stores are cached under /tmp/cognition-bench-cache
+(first build: several minutes; the build time is printed and kept in ``complete.json``).
+
+    uv run python bench/recall_latency.py [--quick] [--case a|b] [--rebuild]
+
+Each case runs in its own process (one NoneBot, one SQLite per store). No network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from _common import REPO_ROOT, machine_line, median, ms_since, p50_p95, parse_args, remove_home, verdict
+
+TARGET_P95_MS = 25.0
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+#: case -> (memories, scopes) at full and quick scale
+CASES = {"a": ((50_000, 1), (1_000, 1)), "b": ((100_000, 1_000), (2_000, 20))}
+
+
+async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = False, profile: bool = False) -> None:
+    from _corpus import queries
+    from _store import BOT_ID, PEER_COLLECTION, build_or_open, peer_client, scope_ids
+
+    count, scopes = CASES[case][1 if quick else 0]
+    home = None
+    if quick:
+        from _common import throwaway_home
+
+        home = throwaway_home(f"recall-{case}")
+    try:
+        started = time.perf_counter()
+        engine, record = await build_or_open(count, scopes, home=home, rebuild=rebuild or quick)
+        setup = time.perf_counter() - started
+        if build_only:
+            print(f"store ready: {record}")
+            return
+        from amrita_plugin_cognition.domain.records import ChatContext, Scope
+        from amrita_plugin_cognition.engine.context import build_context
+
+        peer = peer_client(engine_home(engine)).get_collection(PEER_COLLECTION, embedding_function=None)
+        query_embedder = engine.embedder.inner.inner  # the same LocalUSEEmbedder model the engine uses
+        top_k = engine.config.recall.top_k
+        per_round = 60 if quick else 200
+        rounds = 1 if quick else 3
+        texts = queries(per_round * rounds + 20)
+        rng = random.Random(5)
+        ids = scope_ids(scopes)
+        print(
+            f"## case ({case}) {count:,} memories across {scopes:,} scope(s); peer collection holds "
+            f"{peer.count():,} vectors; engine vectors "
+            f"{await asyncio.to_thread(engine.vectors.total_count, engine.generation):,}"
+        )
+        if record.get("cached"):
+            print(f"store reused from cache (built {record['built_at']}: {fmt_build(record)}); open {setup:.1f} s")
+        else:
+            print(f"store built in {setup:.0f} s ({fmt_build(record)})")
+
+        async def ours(context: ChatContext, text: str) -> tuple[float, int]:
+            begin = time.perf_counter()
+            built = await build_context(engine, context, [text], now=NOW)
+            return ms_since(begin), built.memories
+
+        async def theirs(scope_key: str, text: str, vector=None) -> float:  # type: ignore[no-untyped-def]
+            begin = time.perf_counter()
+            if vector is None:
+                vector = (await query_embedder.embed([text]))[0]
+            await asyncio.to_thread(
+                peer.query, query_embeddings=vector[None, :], n_results=top_k, where={"scope": scope_key}
+            )
+            return ms_since(begin)
+
+        # warm-up: model, connections, HNSW segments loaded into memory
+        for text in texts[-20:]:
+            context = ChatContext(BOT_ID, Scope("group", rng.choice(ids)), "40001", "小明")
+            await ours(context, text)
+            await theirs(context.scope.key, text)
+        if profile:
+            await profile_turns(
+                engine,
+                [ChatContext(BOT_ID, Scope("group", rng.choice(ids)), "40001", "小明") for _ in range(100)],
+                texts[:100],
+            )
+            return
+        figures: dict[str, list[tuple[float, float]]] = {
+            key: [] for key in ("ours_cold", "peer_cold", "ours_warm", "peer_warm")
+        }
+        empty = 0
+        for round_index in range(rounds):
+            samples: dict[str, list[float]] = {key: [] for key in figures}
+            for position, text in enumerate(texts[round_index * per_round : (round_index + 1) * per_round]):
+                context = ChatContext(BOT_ID, Scope("group", rng.choice(ids)), "40001", "小明")
+                key = context.scope.key
+                if position % 2:
+                    samples["peer_cold"].append(await theirs(key, text))
+                    elapsed, found = await ours(context, text)
+                else:
+                    elapsed, found = await ours(context, text)
+                    samples["peer_cold"].append(await theirs(key, text))
+                samples["ours_cold"].append(elapsed)
+                empty += found == 0
+                vector = (await engine.embedder.embed_queries([text]))[0]  # cached by the cold call
+                samples["ours_warm"].append((await ours(context, text))[0])
+                samples["peer_warm"].append(await theirs(key, text, vector))
+            for name, values in samples.items():
+                figures[name].append(p50_p95(values))
+        summary: dict[str, tuple[float, float]] = {}
+        for name in figures:
+            p50 = median([pair[0] for pair in figures[name]])
+            p95 = median([pair[1] for pair in figures[name]])
+            summary[name] = (p50, p95)
+            print(
+                f"{name:<10} p50 {p50:8.2f} ms  p95 {p95:8.2f} ms   (median of {rounds} round(s) x {per_round} queries)"
+            )
+        for mode in ("cold", "warm"):
+            ours_p50, ours_p95 = summary[f"ours_{mode}"]
+            peer_p50, peer_p95 = summary[f"peer_{mode}"]
+            print(f"ratio ours/peer ({mode}): p50 {ours_p50 / peer_p50:.2f}  p95 {ours_p95 / peer_p95:.2f}")
+        print(f"turns that recalled nothing: {empty} of {per_round * rounds}")
+        print(
+            f"case ({case}) ours cold p95 {summary['ours_cold'][1]:.2f} ms: "
+            f"{verdict(summary['ours_cold'][1], TARGET_P95_MS)}"
+        )
+    finally:
+        if home is not None:
+            remove_home(home)
+
+
+async def profile_turns(engine, contexts, texts) -> None:  # type: ignore[no-untyped-def]
+    """cProfile of build_context: each turn cold (new query) then warm (query vector cached)."""
+    import cProfile
+    import io
+    import pstats
+
+    from amrita_plugin_cognition.engine.context import build_context
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for context, text in zip(contexts, texts, strict=True):
+        await build_context(engine, context, [text], now=NOW)
+        await build_context(engine, context, [text], now=NOW)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(35)
+    print(f"# cProfile of {len(texts)} turns x (cold + warm) build_context, cumulative")
+    print(out.getvalue())
+
+
+def engine_home(engine) -> Path:  # type: ignore[no-untyped-def]
+    """The standalone home: the plugin data folder is ``HOME/data/amrita_plugin_cognition``."""
+    import os
+
+    return Path(os.environ["COGNITION_STANDALONE_HOME"])
+
+
+def fmt_build(record: dict) -> str:
+    return (
+        f"engine remember+drain {record['engine_write_and_index_seconds']} s "
+        f"(drain_outbox {record['of_which_drain_outbox_seconds']} s), peer add {record['peer_seconds']} s, "
+        f"embedding {record['embed_seconds_this_run']} s (0 when the vector cache was warm)"
+    )
+
+
+def main() -> None:
+    def extra(parser) -> None:  # type: ignore[no-untyped-def]
+        parser.add_argument("--case", choices=sorted(CASES), help="run one case in this process")
+        parser.add_argument("--rebuild", action="store_true", help="ignore the cached store")
+        parser.add_argument("--build-only", action="store_true", help="build (or check) the cached store and stop")
+        parser.add_argument("--profile", action="store_true", help="with --case: cProfile 100 turns instead of timing")
+
+    args = parse_args("recall latency of build_context vs a Chroma-only peer", extra)
+    if args.case:
+        asyncio.run(run_case(args.case, args.quick, args.rebuild, args.build_only, args.profile))
+        return
+    print(f"# bench/recall_latency.py  {machine_line()}{'  [quick]' if args.quick else ''}", flush=True)
+    for case in sorted(CASES):
+        command = [sys.executable, str(Path(__file__).resolve()), "--case", case]
+        command += ["--quick"] if args.quick else []
+        command += ["--rebuild"] if args.rebuild else []
+        completed = subprocess.run(command, cwd=REPO_ROOT, check=False)
+        if completed.returncode:
+            raise SystemExit(f"case {case} failed (exit {completed.returncode})")
+
+
+if __name__ == "__main__":
+    main()
