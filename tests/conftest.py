@@ -168,12 +168,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The chat-flow tests need the Amrita chat plugin, which the server backend does not load."""
+    """The chat-flow tests need the Amrita chat plugin, which the server backend does not load;
+    tests that do not touch the storage backend (benchmark smoke) run once, on the embedded one."""
     if BACKEND != "server":
         return
-    skip = pytest.mark.skip(reason="chat flow runs on the embedded backend only")
+    skip = pytest.mark.skip(reason="runs on the embedded backend only")
     for item in items:
-        if "chatflow" in item.keywords:
+        if "chatflow" in item.keywords or "embedded_only" in item.keywords:
             item.add_marker(skip)
 
 

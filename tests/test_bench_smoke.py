@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.embedded_only
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 NUMBER = r"\d+(?:\.\d+)?"
 

@@ -25,6 +25,9 @@ from amrita_plugin_cognition.cli.commands import cognition
 from amrita_plugin_cognition.cli.demo_script import load_script
 from amrita_plugin_cognition.cli.replay_model import ReplayModel
 
+# The demo is the chat flow on the embedded defaults; the server backend run skips it.
+pytestmark = pytest.mark.chatflow
+
 START = "2026-03-02"
 GROUP_A_FACT = "小明（QQ10001）计划 2026-03-10 去杭州西湖拍日出。"
 PRIVATE_FACT = "跳槽去字节跳动"
