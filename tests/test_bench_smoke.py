@@ -51,8 +51,8 @@ def test_mmr_quick_prints_times_ratio_and_agreement() -> None:
 
 def test_hook_overhead_quick_prints_percentiles() -> None:
     output = run_script("hook_overhead.py")
-    for pattern in ("distinct", "repeated"):
+    for pattern in ("distinct", "repeated", "new chat"):
         assert re.search(
-            rf"empty bank, {pattern}\s+queries: p50 {NUMBER} ms\s+p95 {NUMBER} ms .*\(target <= 2;", output
+            rf"empty bank, {pattern}\s+turns: p50 {NUMBER} ms\s+p95 {NUMBER} ms .*\(target <= 2;", output
         ), output
     assert "stage medians" in output, output

@@ -186,6 +186,7 @@ async def restore_backup(
         count = (await session.execute(select(func.count()).select_from(MemoryRow))).scalar_one()
         await session.commit()
     engine.forget_emptiness()
+    engine.notes_cache.clear()
     report = await engine.reindex(progress=progress)
     log_event("restore", path=path, memories=count, skipped_forgotten=skipped_forgotten, vectors=report.vectors_after)
     return {**restored, "skipped_forgotten": skipped_forgotten, "vectors": report.vectors_after}

@@ -18,7 +18,8 @@ from zoneinfo import ZoneInfo
 import jinja2
 
 from ..domain.records import ChatContext
-from .notes import read_memo_and_pins
+from ..store import repository
+from .notes import Pin, cache_memo_and_pins, cached_memo_and_pins
 from .service import CognitionEngine, RecallResult, _aware, log_event
 
 TEMPLATE_NAME = "memory_block.jinja"
@@ -55,6 +56,25 @@ def _when(moment: datetime, zone: ZoneInfo) -> str:
     return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
 
 
+async def _turn_documents(
+    engine: CognitionEngine, context: ChatContext, want_recall: bool
+) -> tuple[str, list[Pin], bool]:
+    """The memo, the pins and whether any memory is visible: from the per-chat caches, else in
+    one statement. A chat that sees no memory skips recall and the query embedding altogether."""
+    notes = cached_memo_and_pins(engine, context)
+    empty_key, probe = engine.emptiness_probe(context) if want_recall else ("", None)
+    if notes is not None and probe is None:
+        return notes[0], notes[1], False
+    async with engine.session() as session:
+        documents = await repository.turn_documents(session, context.bot_id, context.scope, probe)
+    if notes is None:
+        notes = documents.memo, [Pin(pin_id, content, at) for pin_id, content, at in documents.pins]
+        cache_memo_and_pins(engine, context, *notes)
+    if probe is not None and not documents.sees_memories:
+        engine.remember_empty(empty_key)
+    return notes[0], notes[1], bool(documents.sees_memories)
+
+
 async def build_context(
     engine: CognitionEngine,
     context: ChatContext,
@@ -65,8 +85,8 @@ async def build_context(
     started = time.perf_counter()
     now = _aware(now)
     zone = ZoneInfo(engine.config.timezone)
-    memo, pins = await read_memo_and_pins(engine, context)
-    recalled = await engine.recall(context, queries, now=now) if queries else RecallResult([], "full")
+    memo, pins, seen = await _turn_documents(engine, context, bool(queries))
+    recalled = await engine.recall(context, queries, now=now) if seen else RecallResult([], "full")
     if not memo and not pins and not recalled.hits:
         return BuiltContext("", 0, recalled.mode, (time.perf_counter() - started) * 1000)
     memories = [

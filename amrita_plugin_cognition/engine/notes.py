@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -12,6 +13,8 @@ from .errors import InvalidInput, LimitExceeded, NotFound
 from .service import CognitionEngine, _aware
 
 PIN_MAX_CHARS = 200
+#: How long the hook may serve a chat's memo and pins without asking the database.
+NOTES_CACHE_SECONDS = 10.0
 
 
 @dataclass(slots=True)
@@ -34,12 +37,26 @@ async def read_memo(engine: CognitionEngine, context: ChatContext) -> str:
     return row.content if row else ""
 
 
-async def read_memo_and_pins(engine: CognitionEngine, context: ChatContext) -> tuple[str, list[Pin]]:
-    """Both per-turn documents of a chat in one session (the hook's fast path)."""
-    async with engine.session() as session:
-        memo = await repository.get_memo(session, context.bot_id, context.scope)
-        rows = await repository.list_pins(session, context.bot_id, context.scope)
-    return (memo.content if memo else ""), [_pin(row) for row in rows]
+def cached_memo_and_pins(engine: CognitionEngine, context: ChatContext) -> tuple[str, list[Pin]] | None:
+    """A chat's memo and pins from the short-lived per-chat cache (None on a miss). This
+    process's own memo and pin writes clear the entry at once; writes by another process show
+    within ``NOTES_CACHE_SECONDS``."""
+    cached = engine.notes_cache.get(_notes_key(context))
+    if cached is None or cached[0] <= time.monotonic():
+        return None
+    return cached[1], list(cached[2])
+
+
+def cache_memo_and_pins(engine: CognitionEngine, context: ChatContext, memo: str, pins: list[Pin]) -> None:
+    engine.notes_cache[_notes_key(context)] = (time.monotonic() + NOTES_CACHE_SECONDS, memo, tuple(pins))
+
+
+def _notes_key(context: ChatContext) -> str:
+    return f"{context.bot_id}|{context.scope.key}"
+
+
+def _changed(engine: CognitionEngine, context: ChatContext) -> None:
+    engine.notes_cache.pop(_notes_key(context), None)
 
 
 def _pin(row: repository.PinRow) -> Pin:
@@ -57,6 +74,7 @@ async def update_memo(engine: CognitionEngine, context: ChatContext, content: st
     async with engine.session() as session:
         await repository.set_memo(session, context.bot_id, context.scope, value, context.user_id, _aware(now))
         await session.commit()
+    _changed(engine, context)
     return value
 
 
@@ -78,6 +96,7 @@ async def append_memo(engine: CognitionEngine, context: ChatContext, addition: s
             )
         await repository.set_memo(session, context.bot_id, context.scope, combined, context.user_id, _aware(now))
         await session.commit()
+    _changed(engine, context)
     return combined
 
 
@@ -116,6 +135,7 @@ async def add_pin(engine: CognitionEngine, context: ChatContext, content: str, n
         )
         session.add(row)
         await session.commit()
+        _changed(engine, context)
         return Pin(row.id, row.content, now)
 
 
@@ -131,6 +151,7 @@ async def update_pin(
         row.content = value
         row.updated_at = now
         await session.commit()
+        _changed(engine, context)
         return Pin(row.id, row.content, now)
 
 
@@ -141,3 +162,4 @@ async def delete_pin(engine: CognitionEngine, context: ChatContext, pin_id: int)
             raise NotFound(f"没有找到编号为 {pin_id} 的提醒")
         await session.delete(row)
         await session.commit()
+    _changed(engine, context)

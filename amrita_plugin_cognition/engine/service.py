@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..config import CognitionConfig
@@ -165,6 +165,8 @@ class CognitionEngine:
         self._scope_locks: dict[str, asyncio.Lock] = {}
         #: Visibility key -> monotonic time until which that chat is known to see nothing.
         self._known_empty: dict[str, float] = {}
+        #: "bot|scope" -> (valid until, memo, pins): the hook's memo and pins (engine/notes.py).
+        self.notes_cache: dict[str, tuple[float, str, tuple[Any, ...]]] = {}
         self._outbox_lock = asyncio.Lock()
         self._generation = 1
         #: The generation a running reindex is building (the outbox writes to it too).
@@ -492,6 +494,20 @@ class CognitionEngine:
                         stored[hit.memory_id] = hit.vector
             results.append(found)
         return results, stored
+
+    def emptiness_probe(self, context: ChatContext) -> tuple[str, Select[Any] | None]:
+        """(cache key, query finding a visible fact), or a None query while the chat is known
+        to see nothing (remembered for a few seconds; local writes forget it)."""
+        visibility = visibility_for(context, self.config.scope_policy)
+        key = self._empty_key(visibility)
+        if self._known_empty.get(key, 0.0) > time.monotonic():
+            return key, None
+        return key, repository.visibility_probe(
+            visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
+        )
+
+    def remember_empty(self, key: str) -> None:
+        self._known_empty[key] = time.monotonic() + EMPTY_CHAT_TTL_SECONDS
 
     def _empty_key(self, visibility: Visibility) -> str:
         return f"{visibility.bot_id}|{visibility.current.key}|{visibility.person_in_groups}|{visibility.all_groups}"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, and_, delete, func, or_, select, text, update
+from sqlalchemy import DateTime, Select, and_, cast, delete, func, literal, null, or_, select, text, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import (
@@ -335,16 +335,23 @@ def visible_memories_query(
     return select(MemoryRow).where(MemoryRow.bot_id == bot_id, MemoryRow.status == status, or_(*clauses))
 
 
+def visibility_probe(
+    bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, all_groups: bool
+) -> Select[Any]:
+    """The active facts visible with this visibility (callers probe it with LIMIT 1)."""
+    if all_groups:
+        return select(MemoryRow).where(
+            MemoryRow.bot_id == bot_id, MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.scope_kind == "group"
+        )
+    return visible_memories_query(bot_id, scopes, person_in_groups)
+
+
 async def any_visible(
     session: AsyncSession, bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, all_groups: bool
 ) -> bool:
     """Whether any active fact is visible with this visibility (one indexed probe)."""
-    query = visible_memories_query(bot_id, scopes, person_in_groups)
-    if all_groups:
-        query = select(MemoryRow).where(
-            MemoryRow.bot_id == bot_id, MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.scope_kind == "group"
-        )
-    result = await session.execute(query.with_only_columns(MemoryRow.id).limit(1))
+    probe = visibility_probe(bot_id, scopes, person_in_groups, all_groups)
+    result = await session.execute(probe.with_only_columns(MemoryRow.id).limit(1))
     return result.first() is not None
 
 
@@ -384,6 +391,35 @@ async def set_memo(session: AsyncSession, bot_id: str, scope: Scope, content: st
         row.content = content
         row.updated_at = now
         row.updated_by = by
+
+
+@dataclass(slots=True)
+class TurnDocuments:
+    memo: str
+    #: (pin id, content, updated at), in id order.
+    pins: list[tuple[int, str, datetime]]
+    #: Whether any fact is visible (None when not probed).
+    sees_memories: bool | None
+
+
+async def turn_documents(session: AsyncSession, bot_id: str, scope: Scope, probe: Select[Any] | None) -> TurnDocuments:
+    """A chat's memo, its pins and (optionally) whether ``probe`` finds a visible fact, in ONE
+    statement: on the per-turn path each statement costs several thread hops in aiosqlite."""
+    parts = [
+        select(literal("memo").label("part"), MemoRow.id.label("ref"), MemoRow.content.label("body"),
+               MemoRow.updated_at.label("at"))
+        .where(MemoRow.bot_id == bot_id, MemoRow.scope_kind == scope.kind, MemoRow.scope_id == scope.id),
+        select(literal("pin"), PinRow.id, PinRow.content, PinRow.updated_at)
+        .where(PinRow.bot_id == bot_id, PinRow.scope_kind == scope.kind, PinRow.scope_id == scope.id),
+    ]  # fmt: skip
+    if probe is not None:
+        found = probe.with_only_columns(MemoryRow.id).limit(1).subquery()
+        parts.append(select(literal("probe"), found.c.id, literal(""), cast(null(), DateTime(timezone=True))))
+    rows = (await session.execute(union_all(*parts))).all()
+    memo = next((row.body for row in rows if row.part == "memo"), "")
+    pins = sorted((int(row.ref), row.body, as_utc(row.at)) for row in rows if row.part == "pin")
+    sees = any(row.part == "probe" for row in rows) if probe is not None else None
+    return TurnDocuments(memo, pins, sees)  # type: ignore[arg-type]
 
 
 async def list_pins(session: AsyncSession, bot_id: str, scope: Scope) -> list[PinRow]:
