@@ -20,7 +20,7 @@ import jinja2
 from ..domain.records import ChatContext
 from ..store import repository
 from .notes import Pin, cache_memo_and_pins, cached_memo_and_pins
-from .service import CognitionEngine, RecallResult, _aware, log_event
+from .service import CognitionEngine, RecallResult, aware_or_now, log_event
 
 TEMPLATE_NAME = "memory_block.jinja"
 _CJK = re.compile(r"[\u3000-\u9fff\uf900-\ufaff\uff00-\uffef]")
@@ -83,7 +83,7 @@ async def build_context(
 ) -> BuiltContext:
     """Everything memory contributes to this turn's system prompt ('' when there is nothing)."""
     started = time.perf_counter()
-    now = _aware(now)
+    now = aware_or_now(now)
     zone = ZoneInfo(engine.config.timezone)
     memo, pins, seen = await _turn_documents(engine, context, bool(queries))
     recalled = await engine.recall(context, queries, now=now) if seen else RecallResult([], "full")

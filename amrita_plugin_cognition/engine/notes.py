@@ -10,7 +10,7 @@ from ..domain.admission import admit
 from ..domain.records import ChatContext, normalise_text
 from ..store import repository
 from .errors import InvalidInput, LimitExceeded, NotFound
-from .service import CognitionEngine, _aware
+from .service import CognitionEngine, aware_or_now
 
 PIN_MAX_CHARS = 200
 #: How long the hook may serve a chat's memo and pins without asking the database.
@@ -72,7 +72,7 @@ async def update_memo(engine: CognitionEngine, context: ChatContext, content: st
         raise LimitExceeded(f"备忘录最多 {limit} 字，新内容 {len(value)} 字；当前备忘录 {current} 字，请精简后整体替换")
     _admitted(value)
     async with engine.session() as session:
-        await repository.set_memo(session, context.bot_id, context.scope, value, context.user_id, _aware(now))
+        await repository.set_memo(session, context.bot_id, context.scope, value, context.user_id, aware_or_now(now))
         await session.commit()
     _changed(engine, context)
     return value
@@ -94,7 +94,7 @@ async def append_memo(engine: CognitionEngine, context: ChatContext, addition: s
                 f"追加后备忘录将有 {len(combined)} 字，超过上限 {limit} 字（当前 {len(current)} 字）；"
                 "请用整体替换精简备忘录"
             )
-        await repository.set_memo(session, context.bot_id, context.scope, combined, context.user_id, _aware(now))
+        await repository.set_memo(session, context.bot_id, context.scope, combined, context.user_id, aware_or_now(now))
         await session.commit()
     _changed(engine, context)
     return combined
@@ -117,7 +117,7 @@ async def list_pins(engine: CognitionEngine, context: ChatContext) -> list[Pin]:
 
 async def add_pin(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> Pin:
     value = _pin_text(content)
-    now = _aware(now)
+    now = aware_or_now(now)
     limit = engine.config.pins_max_per_scope
     async with engine.scope_lock(context.bot_id, context.scope), engine.session() as session:
         await repository.lock_scope(session, context.bot_id, context.scope)
@@ -143,7 +143,7 @@ async def update_pin(
     engine: CognitionEngine, context: ChatContext, pin_id: int, content: str, now: datetime | None = None
 ) -> Pin:
     value = _pin_text(content)
-    now = _aware(now)
+    now = aware_or_now(now)
     async with engine.session() as session:
         row = await repository.get_pin(session, context.bot_id, context.scope, pin_id)
         if row is None:

@@ -141,7 +141,8 @@ def _weights(config: CognitionConfig) -> RankingWeights:
     )
 
 
-def _aware(moment: datetime | None) -> datetime:
+def aware_or_now(moment: datetime | None) -> datetime:
+    """``moment`` as an aware datetime (naive means UTC), or the current time when None."""
     if moment is None:
         return datetime.now(UTC)
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
@@ -247,7 +248,7 @@ class CognitionEngine:
         under the scope lock, so the per-scope limit holds under concurrent writers.
         """
         started = time.perf_counter()
-        now = _aware(now)
+        now = aware_or_now(now)
         result = WriteResult()
         by_scope: dict[Scope, list[tuple[int, MemoryDraft]]] = {}
         for index, draft in enumerate(drafts):
@@ -309,7 +310,7 @@ class CognitionEngine:
             rows = await repository.get_rows(session, bot_id, [old_id, new_id])
             if old_id not in rows or new_id not in rows:
                 raise NotFound(f"没有找到编号为 {old_id if old_id not in rows else new_id} 的记忆")
-            await repository.supersede(session, rows[old_id], rows[new_id], _aware(now))
+            await repository.supersede(session, rows[old_id], rows[new_id], aware_or_now(now))
             await session.commit()
 
     async def write_memory(
@@ -396,7 +397,7 @@ class CognitionEngine:
         verdict = admit(new_text)
         if not verdict.admit:
             raise InvalidInput(verdict.message)
-        now = _aware(now)
+        now = aware_or_now(now)
         async with self.session() as session:
             old = await self._load_owned(session, context, memory_id)
             self._check_may_edit(context, old)
@@ -430,7 +431,7 @@ class CognitionEngine:
             row = await self._load_owned(session, context, memory_id)
             self._check_may_edit(context, row)
             record = repository.to_record(row)
-            await repository.forget(session, [row], reason=f"by:{context.user_id}", now=_aware(now))
+            await repository.forget(session, [row], reason=f"by:{context.user_id}", now=aware_or_now(now))
             await session.commit()
         log_event("forget", memory_id=memory_id, scope=record.scope.key)
         return record
@@ -533,7 +534,7 @@ class CognitionEngine:
         remembered as empty for a few seconds (local writes clear that), so an empty memory
         bank costs one small query per turn, not an embedding and a vector search."""
         started = time.perf_counter()
-        now = _aware(now)
+        now = aware_or_now(now)
         top_k = top_k or self.config.recall.top_k
         views = query_views(queries)
         visibility = visibility_for(context, self.config.scope_policy)
