@@ -94,9 +94,3 @@ def _reload_if_changed(engine: CognitionEngine) -> None:
     changed = [key for key in RESTART_KEYS if getattr(fresh, key) != kept[key]]
     engine.config = fresh.model_copy(update=kept)
     logger.info("[cognition] stage=config_reload applied=1 restart_needed_for=%s", ",".join(changed) or "-")
-
-
-def set_engine(engine: CognitionEngine | None) -> None:
-    """Replace the process engine (tests, standalone runs)."""
-    global _engine
-    _engine = engine

@@ -109,10 +109,6 @@ class ChatContext:
     def can_moderate_group(self) -> bool:
         return self.is_bot_admin or self.group_role in ("owner", "admin")
 
-    @property
-    def private_scope(self) -> Scope:
-        return Scope("private", self.user_id)
-
 
 @dataclass(slots=True)
 class MemoryDraft:

@@ -45,7 +45,7 @@ from ..domain.scoring import (
 from ..domain.tokenize import query_terms
 from ..domain.visibility import Visibility, visibility_for
 from ..index.embedders import CachedQueryEmbedder, Embedder, EmbedderError, Fingerprint
-from ..index.vector import ChromaVectorIndex, VectorIndexError, collection_name
+from ..index.vector import ChromaVectorIndex, VectorIndexError
 from ..store import keyword, repository
 from ..store.models import MemoryRow, OutboxRow
 from .errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
@@ -740,7 +740,6 @@ class CognitionEngine:
         for (bot_id, scope), scope_rows in groups.items():
             unique = list({row.id: row for row in scope_rows}.values())
             vectors = await self.embedder.embed(await self._embedding_texts(bot_id, scope, unique))
-            self._learned_dimension(vectors)
             metadatas: list[dict[str, str | int | float | bool]] = [
                 {
                     "speaker_id": row.speaker_id,
@@ -752,10 +751,6 @@ class CognitionEngine:
             await asyncio.to_thread(
                 self.vectors.upsert, generation, bot_id, scope, [row.id for row in unique], vectors, metadatas
             )
-
-    def _learned_dimension(self, vectors: np.ndarray) -> None:
-        if vectors.ndim == 2 and vectors.shape[0] and self.embedder.fingerprint.dimension != vectors.shape[1]:
-            log_event("embedder", dimension=vectors.shape[1])
 
     async def reindex(self, progress: Callable[[int, int], None] | None = None, page_size: int = 1000) -> ReindexReport:
         """Rebuild the vector index from SQL into a new generation, then switch to it.
@@ -911,8 +906,3 @@ def diversify(hits: list[RecallHit], stored: dict[int, np.ndarray], top_k: int, 
             result.append(without.pop(0))
         result.append(hit)
     return result + without + rest
-
-
-def vector_collection_for(generation: int, bot_id: str, scope: Scope) -> str:
-    """Exposed for diagnostics and tests."""
-    return collection_name(generation, bot_id, scope)
