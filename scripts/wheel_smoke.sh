@@ -8,8 +8,11 @@ trap 'rm -rf "$work"' EXIT
 rm -rf "$repo/dist"
 uv build --wheel --out-dir "$work/dist" "$repo" >/dev/null
 wheel="$(ls "$work"/dist/*.whl)"
-unzip -l "$wheel" | grep -q "amrita_plugin_cognition/migrations/.*_memory_bank_foundation.py"
-unzip -l "$wheel" | grep -q "amrita_plugin_cognition/prompt/memory_block.jinja"
+# List to a file first: `unzip | grep -q` dies of SIGPIPE (exit 141) under pipefail when grep
+# stops reading early.
+unzip -Z1 "$wheel" > "$work/listing"
+grep -q "^amrita_plugin_cognition/migrations/.*_memory_bank_foundation.py$" "$work/listing"
+grep -q "^amrita_plugin_cognition/prompt/memory_block.jinja$" "$work/listing"
 uv venv --quiet --python "${PYTHON_VERSION:-3.11}" "$work/venv"
 VIRTUAL_ENV="$work/venv" uv pip install --quiet "$wheel" fastapi uvicorn
 cd "$work"
