@@ -285,13 +285,16 @@ async def test_recency_lifts_a_recent_fact_but_never_filters(tmp_root, chroma_po
     old, recent = "小明在杭州跑马拉松。", "小明最近去跑了一次马拉松比赛，地点在杭州。"
     await remember(shared, bot, scope, old, when=days_ago(900))
     await remember(shared, bot, scope, recent, when=days_ago(2))
+    # a realistic pool: relevance is relative to the other candidates (z-score fusion)
+    await remember(shared, bot, scope, *FILLER, when=days_ago(30))
     context, query = group(bot, "20001", "10009"), ["小明在杭州跑马拉松"]
     flat = await _ordering(tmp_root, chroma_port, shared, context, query, recency_floor=1.0)
     steep = await _ordering(
         tmp_root, chroma_port, shared, context, query, recency_floor=0.3, recency_min_similarity=-1.0
     )
-    assert flat == [old, recent]
-    assert steep == [recent, old]
+    assert flat[:2] == [old, recent]
+    assert steep[:2] == [recent, old]
+    assert len(steep) == len(flat) == 2 + len(FILLER)  # lifted or not, nothing is filtered
 
 
 async def test_vector_and_keyword_sides_each_contribute(tmp_root, chroma_port) -> None:
@@ -419,9 +422,7 @@ async def test_writes_during_a_reindex_are_not_lost(tmp_root, chroma_port) -> No
     assert found.mode == "full" and found.hits[0].record.id == written[3]
 
 
-async def test_common_characters_are_pruned_from_large_keyword_queries(
-    tmp_root, chroma_port, monkeypatch, backend
-) -> None:
+async def test_common_terms_are_pruned_from_large_keyword_queries(tmp_root, chroma_port, monkeypatch, backend) -> None:
     from amrita_plugin_cognition.store import keyword
 
     if backend == "server":
@@ -432,11 +433,57 @@ async def test_common_characters_are_pruned_from_large_keyword_queries(
     await remember(engine, bot, Scope("group", "20001"), "小李家的猫叫团子。")
     monkeypatch.setattr(keyword, "PRUNE_MIN_DOCUMENTS", 10)
     monkeypatch.setattr(keyword, "_document_count", {})
+    monkeypatch.setattr(keyword, "_frequencies", {})
+    monkeypatch.setattr(keyword, "PRUNE_KEEP_RAREST", 1)
     async with engine.session() as session:
         total = await keyword._indexed_documents(session)
-        # "小" is in at least 31 facts, "猫" in a handful (this test's and the session's others)
-        monkeypatch.setattr(keyword, "PRUNE_CHARACTER_SHARE", 20 / total)
-        kept = await keyword._prune_common_characters(session, ["小", "猫", "小李", "团子"])
-    assert kept == ["猫", "小李", "团子"]
+        # "小" and "小李" are in at least 31 facts, "猫" and "团子" in a handful
+        monkeypatch.setattr(keyword, "PRUNE_TERM_SHARE", 20 / total)
+        assert await keyword._prune_common_terms(session, ["小", "猫", "小李", "团子"]) == ["猫", "团子"]
+        # however common, the rarest known term stays; an unknown term costs nothing and stays
+        assert await keyword._prune_common_terms(session, ["小", "区门"]) == ["区门"]
+        assert await keyword._prune_common_terms(session, ["小", "无此词"]) == ["小", "无此词"]
     result = await engine.recall(group(bot, "20001", "10001"), ["小猫叫什么"], now=NOW)
     assert texts(result)[0] == "小李家的猫叫团子。"
+
+
+async def test_an_empty_bank_costs_no_database_and_any_write_ends_that(tmp_root, chroma_port, monkeypatch) -> None:
+    from amrita_plugin_cognition.engine import notes
+    from amrita_plugin_cognition.engine.context import build_context
+    from amrita_plugin_cognition.store import repository
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = group(bot, "20001", "10001")
+    assert not engine.bank_known_empty(bot)  # unknown yet: the turn takes the slow path, a probe starts
+    while engine._bank_probes:
+        await asyncio.sleep(0.01)
+    assert engine.bank_known_empty(bot)
+
+    statements = 0
+    real_turn_documents = repository.turn_documents
+
+    async def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal statements
+        statements += 1
+        return await real_turn_documents(*args, **kwargs)
+
+    monkeypatch.setattr(repository, "turn_documents", counting)
+    for index in range(3):
+        built = await build_context(engine, group(bot, str(30000 + index), "10001"), ["今天吃什么"], now=NOW)
+        assert built.text == ""
+    assert statements == 0
+
+    await notes.add_pin(engine, chat, "群规：周五晚上不聊工作")
+    assert not engine.bank_known_empty(bot)
+    built = await build_context(engine, chat, ["周五"], now=NOW)
+    assert "群规：周五晚上不聊工作" in built.text and statements == 1
+
+    other = new_bot()
+    engine.bank_known_empty(other)
+    while engine._bank_probes:
+        await asyncio.sleep(0.01)
+    await remember(engine, other, Scope("group", "20001"), "小明下周去成都出差。")
+    assert not engine.bank_known_empty(other)
+    built = await build_context(engine, group(other, "20001", "10001"), ["小明要去哪出差"], now=NOW)
+    assert "成都" in built.text

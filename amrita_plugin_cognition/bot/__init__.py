@@ -6,6 +6,7 @@ import logging
 import sys
 
 from nonebot import get_driver, require
+from nonebot.adapters import Bot
 from nonebot.log import LoguruHandler, logger
 
 require("nonebot_plugin_apscheduler")
@@ -49,3 +50,14 @@ async def _start_engine() -> None:
         max_instances=1,
         coalesce=True,
     )
+
+
+@get_driver().on_bot_connect
+async def _prepare_bot_account(bot: Bot) -> None:
+    """Learn in the background whether this account's memory bank is empty, so that even its
+    first turn needs no database when it is (engine.bank_known_empty)."""
+    try:
+        engine = await get_engine()
+    except Exception:  # startup already logged why memory is unavailable
+        return
+    engine.bank_known_empty(bot.self_id)

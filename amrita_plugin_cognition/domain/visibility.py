@@ -23,18 +23,19 @@ class Visibility:
 
     def allows(self, record: MemoryRecord) -> bool:
         """The final check every recalled or listed fact passes, whatever index produced it."""
-        if record.bot_id != self.bot_id:
+        return self.allows_fact(record.bot_id, record.scope, record.speaker_id, record.subject_id)
+
+    def allows_fact(self, bot_id: str, scope: Scope, speaker_id: str, subject_id: str) -> bool:
+        """``allows`` on the fields it reads (recall checks raw rows before building records)."""
+        if bot_id != self.bot_id:
             return False
-        if record.scope in self.scopes:
+        if scope in self.scopes:
             return True
-        if not record.scope.is_group:
+        if not scope.is_group:
             return False
         if self.all_groups:
             return True
-        return self.person_in_groups is not None and self.person_in_groups in (
-            record.speaker_id,
-            record.subject_id,
-        )
+        return self.person_in_groups is not None and self.person_in_groups in (speaker_id, subject_id)
 
 
 def visibility_for(context: ChatContext, policy: ScopePolicy) -> Visibility:

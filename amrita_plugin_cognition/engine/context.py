@@ -60,19 +60,23 @@ async def _turn_documents(
     engine: CognitionEngine, context: ChatContext, want_recall: bool
 ) -> tuple[str, list[Pin], bool]:
     """The memo, the pins and whether any memory is visible: from the per-chat caches, else in
-    one statement. A chat that sees no memory skips recall and the query embedding altogether."""
+    one statement. A chat that sees no memory skips recall and the query embedding altogether;
+    on a bank known to be empty the turn touches no database."""
+    if engine.bank_known_empty(context.bot_id):
+        return "", [], False
     notes = cached_memo_and_pins(engine, context)
-    empty_key, probe = engine.emptiness_probe(context) if want_recall else ("", None)
+    key, sees, probe = engine.emptiness_probe(context) if want_recall else ("", False, None)
     if notes is not None and probe is None:
-        return notes[0], notes[1], False
+        return notes[0], notes[1], bool(sees)
     async with engine.session() as session:
         documents = await repository.turn_documents(session, context.bot_id, context.scope, probe)
     if notes is None:
         notes = documents.memo, [Pin(pin_id, content, at) for pin_id, content, at in documents.pins]
         cache_memo_and_pins(engine, context, *notes)
-    if probe is not None and not documents.sees_memories:
-        engine.remember_empty(empty_key)
-    return notes[0], notes[1], bool(documents.sees_memories)
+    if probe is not None:
+        sees = bool(documents.sees_memories)
+        engine.remember_chat_sees(key, sees)
+    return notes[0], notes[1], bool(sees)
 
 
 async def build_context(

@@ -57,6 +57,7 @@ def _notes_key(context: ChatContext) -> str:
 
 def _changed(engine: CognitionEngine, context: ChatContext) -> None:
     engine.notes_cache.pop(_notes_key(context), None)
+    engine.forget_emptiness()
 
 
 def _pin(row: repository.PinRow) -> Pin:

@@ -164,8 +164,14 @@ class CognitionEngine:
         self.embedder = CachedQueryEmbedder(embedder, ttl_seconds=config.embedder.query_cache_seconds)
         self.vectors = vector_index
         self._scope_locks: dict[str, asyncio.Lock] = {}
-        #: Visibility key -> monotonic time until which that chat is known to see nothing.
-        self._known_empty: dict[str, float] = {}
+        #: Visibility key -> (the chat sees some fact, monotonic time until which that is known).
+        self._chat_visibility: dict[str, tuple[bool, float]] = {}
+        #: Bot id -> (bank holds nothing, monotonic time of the check): lets a turn on an empty
+        #: bank skip the database entirely (``bank_known_empty``).
+        self._bank_state: dict[str, tuple[bool, float]] = {}
+        #: Bumped by every local write, so that a probe that raced a write is not believed.
+        self._write_epoch = 0
+        self._bank_probes: dict[str, asyncio.Task[None]] = {}
         #: "bot|scope" -> (valid until, memo, pins): the hook's memo and pins (engine/notes.py).
         self.notes_cache: dict[str, tuple[float, str, tuple[Any, ...]]] = {}
         self._outbox_lock = asyncio.Lock()
@@ -468,54 +474,128 @@ class CognitionEngine:
             people.append(keyword.person_token(visibility.bot_id, visibility.person_in_groups))
         return keyword.KeywordFilter(tuple(scopes), tuple(people))
 
-    def _vector_search(
-        self,
-        visibility: Visibility,
-        extra_groups: Sequence[str],
-        person_groups: Sequence[str],
-        vectors: np.ndarray,
-        limit: int,
-    ) -> tuple[list[dict[int, float]], dict[int, np.ndarray]]:
-        """Per query view: memory id -> cosine similarity over every collection visible here;
-        plus the stored vector of every hit (MMR uses them)."""
-        targets: list[tuple[Scope, dict[str, object] | None]] = [(scope, None) for scope in visibility.scopes]
-        targets.extend((Scope("group", group), None) for group in extra_groups)
+    @staticmethod
+    def _further_targets(
+        visibility: Visibility, extra_groups: Sequence[str], person_groups: Sequence[str]
+    ) -> list[tuple[Scope, dict[str, object] | None]]:
+        """Collections beyond the chat's own visible scopes, learnt from the keyword side: the
+        other groups an ``open`` group searches, and the groups where a private chat's user has
+        facts (with a filter on that person)."""
+        targets: list[tuple[Scope, dict[str, object] | None]] = [
+            (Scope("group", group), None) for group in extra_groups
+        ]
         if visibility.person_in_groups:
             person = visibility.person_in_groups
             person_filter: dict[str, object] = {"$or": [{"speaker_id": person}, {"subject_id": person}]}
             targets.extend((Scope("group", group), person_filter) for group in person_groups)
+        return targets
+
+    def _vector_search(
+        self,
+        bot_id: str,
+        targets: Sequence[tuple[Scope, dict[str, object] | None]],
+        vectors: np.ndarray,
+        limit: int,
+    ) -> tuple[list[dict[int, float]], dict[int, np.ndarray]]:
+        """Per query view: memory id -> cosine similarity over ``targets``; plus the stored
+        vector of every hit (MMR uses them)."""
         results: list[dict[int, float]] = []
         stored: dict[int, np.ndarray] = {}
         for vector in vectors:
             found: dict[int, float] = {}
             for scope, where in targets:
-                for hit in self.vectors.query(self._generation, visibility.bot_id, scope, vector, limit, where):
+                for hit in self.vectors.query(self._generation, bot_id, scope, vector, limit, where):
                     found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.similarity)
                     if hit.vector is not None:
                         stored[hit.memory_id] = hit.vector
             results.append(found)
         return results, stored
 
-    def emptiness_probe(self, context: ChatContext) -> tuple[str, Select[Any] | None]:
-        """(cache key, query finding a visible fact), or a None query while the chat is known
-        to see nothing (remembered for a few seconds; local writes forget it)."""
+    async def _vector_side(
+        self, visibility: Visibility, views: list[str], limit: int
+    ) -> tuple[np.ndarray | None, list[dict[int, float]], dict[int, np.ndarray], str | None]:
+        """Embed the views and search the chat's own collections (runs beside the keyword side).
+        Returns the query vectors, the hits, the stored vectors and why it degraded (or None)."""
+        try:
+            vectors = await self.embedder.embed_queries(views)
+        except EmbedderError as error:
+            return None, [{} for _ in views], {}, str(error)
+        try:
+            hits, stored = await asyncio.to_thread(
+                self._vector_search, visibility.bot_id, [(scope, None) for scope in visibility.scopes], vectors, limit
+            )
+        except VectorIndexError as error:
+            return None, [{} for _ in views], {}, str(error)
+        return vectors, hits, stored, None
+
+    def emptiness_probe(self, context: ChatContext) -> tuple[str, bool | None, Select[Any] | None]:
+        """(cache key, whether the chat sees any fact if that is known for the next few seconds,
+        else a query that finds out). Local writes forget the "sees none" answers."""
         visibility = visibility_for(context, self.config.scope_policy)
         key = self._empty_key(visibility)
-        if self._known_empty.get(key, 0.0) > time.monotonic():
-            return key, None
-        return key, repository.visibility_probe(
-            visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
+        known = self._chat_sees_known(key)
+        if known is not None:
+            return key, known, None
+        return (
+            key,
+            None,
+            repository.visibility_probe(
+                visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
+            ),
         )
 
-    def remember_empty(self, key: str) -> None:
-        self._known_empty[key] = time.monotonic() + EMPTY_CHAT_TTL_SECONDS
+    def _chat_sees_known(self, key: str) -> bool | None:
+        state = self._chat_visibility.get(key)
+        if state is None or state[1] <= time.monotonic():
+            return None
+        return state[0]
+
+    def remember_chat_sees(self, key: str, sees: bool) -> None:
+        """Remember for ``EMPTY_CHAT_TTL_SECONDS`` whether a chat sees any fact. "Sees some" can
+        only go stale by forgetting, which recall notices itself; "sees none" is dropped by any
+        local write and otherwise expires."""
+        self._chat_visibility[key] = (sees, time.monotonic() + EMPTY_CHAT_TTL_SECONDS)
 
     def _empty_key(self, visibility: Visibility) -> str:
         return f"{visibility.bot_id}|{visibility.current.key}|{visibility.person_in_groups}|{visibility.all_groups}"
 
     def forget_emptiness(self) -> None:
-        """A local write may fill a chat that was known to be empty."""
-        self._known_empty.clear()
+        """A local write may fill a chat (or the whole bank) that was known to be empty."""
+        self._chat_visibility = {key: state for key, state in self._chat_visibility.items() if state[0]}
+        self._bank_state.clear()
+        self._write_epoch += 1
+
+    def bank_known_empty(self, bot_id: str) -> bool:
+        """True when this bot's bank held no fact, memo or pin at the last check, so the turn
+        needs no database at all. The check runs in the background (first turn of a bot, then
+        again once it is older than the per-chat caches' lifetime), never in the turn's path;
+        local writes drop the answer at once, writes by another process are seen within
+        ``EMPTY_CHAT_TTL_SECONDS`` plus one turn."""
+        state = self._bank_state.get(bot_id)
+        if state is None or time.monotonic() - state[1] > EMPTY_CHAT_TTL_SECONDS:
+            self._probe_bank_soon(bot_id)
+        return state is not None and state[0]
+
+    def _probe_bank_soon(self, bot_id: str) -> None:
+        running = self._bank_probes.get(bot_id)
+        if running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop():
+            return
+        self._bank_probes[bot_id] = asyncio.ensure_future(self._probe_bank(bot_id))
+
+    async def _probe_bank(self, bot_id: str) -> None:
+        epoch = self._write_epoch
+        try:
+            async with self.session() as session:
+                holds = await repository.bank_holds_anything(session, bot_id)
+        except Exception as error:  # a probe failing only keeps the slow, correct path
+            self._bank_state.pop(bot_id, None)
+            log_event("bank_probe", level=logging.WARNING, error=str(error)[:200])
+        else:
+            if epoch == self._write_epoch:
+                self._bank_state[bot_id] = (not holds, time.monotonic())
+        finally:
+            if self._bank_probes.get(bot_id) is asyncio.current_task():
+                del self._bank_probes[bot_id]
 
     async def recall(
         self,
@@ -539,31 +619,41 @@ class CognitionEngine:
         views = query_views(queries)
         visibility = visibility_for(context, self.config.scope_policy)
         empty_key = self._empty_key(visibility)
-        if not views or self._known_empty.get(empty_key, 0.0) > time.monotonic():
+        if not views or self._chat_sees_known(empty_key) is False:
             return RecallResult([], "full", (time.perf_counter() - started) * 1000)
         limit = self.config.recall.candidates
+        # both sides at once: SQLite, the embedding model and Chroma each leave the event loop
         keyword_task = asyncio.ensure_future(self._keyword_side(visibility, views, limit))
-        mode = "full"
-        query_vectors: np.ndarray | None = None
+        vector_task = asyncio.ensure_future(self._vector_side(visibility, views, limit))
         try:
-            query_vectors = await self.embedder.embed_queries(views)
-        except EmbedderError as error:
-            mode = "keyword_only"
-            log_event("recall", level=logging.WARNING, degraded="keyword_only", error=str(error)[:200])
-        keyword_hits, person_groups, extra_groups, empty = await keyword_task
+            keyword_hits, person_groups, extra_groups, empty = await keyword_task
+        except BaseException:
+            vector_task.cancel()
+            raise
         if empty:
-            self._known_empty[empty_key] = time.monotonic() + EMPTY_CHAT_TTL_SECONDS
-            return RecallResult([], mode, (time.perf_counter() - started) * 1000)
-        vector_hits: list[dict[int, float]] = [{} for _ in views]
-        stored_vectors: dict[int, np.ndarray] = {}
-        if query_vectors is not None:
+            vector_task.cancel()
+            self.remember_chat_sees(empty_key, False)
+            return RecallResult([], "full", (time.perf_counter() - started) * 1000)
+        query_vectors, vector_hits, stored_vectors, failure = await vector_task
+        more_targets = (
+            self._further_targets(visibility, extra_groups, person_groups) if query_vectors is not None else []
+        )
+        if more_targets and query_vectors is not None:
             try:
-                vector_hits, stored_vectors = await asyncio.to_thread(
-                    self._vector_search, visibility, extra_groups, person_groups, query_vectors, limit
+                more_hits, more_stored = await asyncio.to_thread(
+                    self._vector_search, visibility.bot_id, more_targets, query_vectors, limit
                 )
-            except VectorIndexError as error:
-                mode = "keyword_only"
-                log_event("recall", level=logging.WARNING, degraded="keyword_only", error=str(error)[:200])
+            except VectorIndexError as error:  # the vector side as a whole failed
+                query_vectors, vector_hits, stored_vectors, failure = None, [{} for _ in views], {}, str(error)
+            else:
+                stored_vectors.update(more_stored)
+                for found, more in zip(vector_hits, more_hits, strict=True):
+                    for memory_id, value in more.items():
+                        found[memory_id] = max(found.get(memory_id, -1.0), value)
+        mode = "full"
+        if failure is not None:
+            mode = "keyword_only"
+            log_event("recall", level=logging.WARNING, degraded=mode, error=failure[:200])
         weights = _weights(self.config)
         relevance: dict[int, float] = {}
         similarity: dict[int, float] = {}
@@ -576,7 +666,15 @@ class CognitionEngine:
             for memory_id, value in kw.items():
                 keyword_score[memory_id] = max(keyword_score.get(memory_id, 0.0), value)
         hits = await self._score_candidates(
-            visibility, relevance, similarity, keyword_score, now, weights, filters, "\n".join(views).casefold()
+            visibility,
+            relevance,
+            similarity,
+            keyword_score,
+            now,
+            weights,
+            filters,
+            "\n".join(views).casefold(),
+            keep=mmr_pool_size(top_k),
         )
         if use_mmr and len(hits) > 1:
             hits = diversify(hits, stored_vectors, top_k, weights.mmr_lambda)
@@ -623,49 +721,47 @@ class CognitionEngine:
         now: datetime,
         weights: RankingWeights,
         filters: RecallFilters | None,
-        query_text: str = "",
+        query_text: str,
+        keep: int,
     ) -> list[RecallHit]:
+        """The ``keep`` best candidates by the one score, each re-read from the authority store:
+        inactive, barred and invisible ones are dropped whatever index produced them. Scoring
+        reads the raw rows; only the kept ones become records (this runs on every turn)."""
         if not relevance:
             return []
         async with self.session() as session:
-            rows = await repository.rows_by_ids(session, list(relevance))
-            barred = await repository.barred_ids(session, [row.id for row in rows])
+            rows = await repository.recallable_rows(session, list(relevance))
         recall_settings = self.config.recall
-        hits = []
+        scored: list[tuple[float, int, Any, MemoryRecord | None]] = []
         for row in rows:
-            record = repository.to_record(row)
-            if (
-                record.status != MemoryStatus.ACTIVE
-                or record.id in barred
-                or not visibility.allows(record)
-                or (filters is not None and not filters.allows(record))
-            ):
+            scope = Scope(row.scope_kind, row.scope_id)
+            if not visibility.allows_fact(row.bot_id, scope, row.speaker_id, row.subject_id):
                 continue
+            record = None
+            if filters is not None:
+                record = repository.to_record(row)
+                if not filters.allows(record):
+                    continue
             boost = 1.0
-            if record.scope == visibility.current:
-                boost = (
-                    recall_settings.current_group_boost
-                    if record.scope.is_group
-                    else recall_settings.current_private_boost
-                )
-            sim = similarity.get(record.id, 0.0)
-            recency = recency_factor(record.when, now, record.importance, sim, weights)
-            named = len(record.speaker_name) >= 2 and record.speaker_name.casefold() in query_text
-            hits.append(
-                RecallHit(
-                    record=record,
-                    score=final_score(
-                        relevance[record.id] + (weights.speaker_boost if named else 0.0),
-                        record.importance,
-                        recency,
-                        boost,
-                    ),
-                    similarity=sim,
-                    keyword_score=keyword_score.get(record.id, 0.0),
-                )
+            if scope == visibility.current:
+                boost = recall_settings.current_group_boost if scope.is_group else recall_settings.current_private_boost
+            importance = Importance(row.importance)
+            when = repository.as_utc(row.happened_at or row.recorded_at)
+            recency = recency_factor(when, now, importance, similarity.get(row.id, 0.0), weights)  # type: ignore[arg-type]
+            named = len(row.speaker_name) >= 2 and row.speaker_name.casefold() in query_text
+            bonus = weights.speaker_boost if named else 0.0
+            score = final_score(relevance[row.id] + bonus, importance, recency, boost)
+            scored.append((score, row.id, row, record))
+        scored.sort(key=lambda item: (-item[0], -item[1]))
+        return [
+            RecallHit(
+                record=record or repository.to_record(row),
+                score=score,
+                similarity=similarity.get(memory_id, 0.0),
+                keyword_score=keyword_score.get(memory_id, 0.0),
             )
-        hits.sort(key=lambda hit: (-hit.score, -hit.record.id))
-        return hits
+            for score, memory_id, row, record in scored[:keep]
+        ]
 
     # ------------------------------------------------------------------ outbox and index
 
@@ -889,10 +985,15 @@ class CognitionEngine:
         }
 
 
+def mmr_pool_size(top_k: int) -> int:
+    """How many of the best candidates MMR chooses from (recall reads no more than these)."""
+    return max(top_k * 3, top_k + 5)
+
+
 def diversify(hits: list[RecallHit], stored: dict[int, np.ndarray], top_k: int, lam: float) -> list[RecallHit]:
     """MMR over the best few candidates with their stored vectors. Facts without a vector yet
     (outbox lag, or the vector side is down) keep their place by score among the others."""
-    pool = hits[: max(top_k * 3, top_k + 5)]
+    pool = hits[: mmr_pool_size(top_k)]
     rest = hits[len(pool) :]
     with_vectors = [hit for hit in pool if hit.record.id in stored]
     if len(with_vectors) < 2:

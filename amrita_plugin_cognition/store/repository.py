@@ -40,7 +40,8 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def to_record(row: MemoryRow) -> MemoryRecord:
+def to_record(row: Any) -> MemoryRecord:
+    """A memory row (ORM object or plain row of the memory table) as a domain record."""
     return MemoryRecord(
         id=row.id,
         bot_id=row.bot_id,
@@ -96,13 +97,6 @@ async def barred_hashes(session: AsyncSession, hashes: Sequence[str]) -> set[str
         return set()
     result = await session.execute(select(BarrierRow.content_hash).where(BarrierRow.content_hash.in_(set(hashes))))
     return {row[0] for row in result}
-
-
-async def barred_ids(session: AsyncSession, memory_ids: Sequence[int]) -> set[int]:
-    if not memory_ids:
-        return set()
-    result = await session.execute(select(BarrierRow.memory_id).where(BarrierRow.memory_id.in_(set(memory_ids))))
-    return {int(row[0]) for row in result if row[0] is not None}
 
 
 def _enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime) -> None:
@@ -270,6 +264,21 @@ async def get_rows(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]
     return {row.id: row for row in result.scalars()}
 
 
+async def recallable_rows(session: AsyncSession, memory_ids: Sequence[int]) -> list[Any]:
+    """The active, never-barred facts among ``memory_ids``, as plain rows of the memory table
+    (``to_record`` reads them like ORM rows): one statement, no ORM bookkeeping, because recall
+    re-reads every candidate on every turn."""
+    if not memory_ids:
+        return []
+    barred = select(BarrierRow.memory_id).where(BarrierRow.memory_id == MemoryRow.id).exists()
+    result = await session.execute(
+        select(MemoryRow.__table__).where(
+            MemoryRow.id.in_(set(memory_ids)), MemoryRow.status == MemoryStatus.ACTIVE.value, ~barred
+        )
+    )
+    return list(result)
+
+
 async def rows_by_ids(session: AsyncSession, memory_ids: Sequence[int]) -> list[MemoryRow]:
     if not memory_ids:
         return []
@@ -353,6 +362,18 @@ async def any_visible(
     probe = visibility_probe(bot_id, scopes, person_in_groups, all_groups)
     result = await session.execute(probe.with_only_columns(MemoryRow.id).limit(1))
     return result.first() is not None
+
+
+async def bank_holds_anything(session: AsyncSession, bot_id: str) -> bool:
+    """Whether this bot account has any active fact, memo text or pin (one statement)."""
+    probes = [
+        select(MemoryRow.id).where(MemoryRow.bot_id == bot_id, MemoryRow.status == MemoryStatus.ACTIVE.value),
+        select(MemoRow.id).where(MemoRow.bot_id == bot_id, MemoRow.content != ""),
+        select(PinRow.id).where(PinRow.bot_id == bot_id),
+    ]
+    # each probe as a LIMIT 1 subquery: SQLite refuses LIMIT on the bare members of a UNION
+    found = union_all(*(select(probe.limit(1).subquery().c.id) for probe in probes))
+    return (await session.execute(found)).first() is not None
 
 
 async def groups_with_person(session: AsyncSession, bot_id: str, user_id: str) -> list[str]:
