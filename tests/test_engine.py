@@ -487,3 +487,47 @@ async def test_an_empty_bank_costs_no_database_and_any_write_ends_that(tmp_root,
     assert not engine.bank_known_empty(other)
     built = await build_context(engine, group(other, "20001", "10001"), ["小明要去哪出差"], now=NOW)
     assert "成都" in built.text
+
+
+async def test_a_forgotten_or_corrected_turn_leaves_no_words_in_its_neighbours(tmp_root, chroma_port) -> None:
+    from datetime import timedelta
+
+    from amrita_plugin_cognition.engine.service import visibility_for
+    from amrita_plugin_cognition.store import keyword
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    lines = [("10001", "小明", "小明：周末大家一起去爬山吧"), ("10002", "小红", "小红：我下周要去医院做胃镜"),
+             ("10003", "小刚", "小刚：我也去，带上帐篷")]  # fmt: skip
+    ids = []
+    for minute, (speaker, name, line) in enumerate(lines):
+        when = days_ago(3) + timedelta(minutes=minute)
+        ids.append((await remember(engine, bot, scope, line, speaker=speaker, name=name, when=when)).record_ids[0])
+    keyword_filter = engine._keyword_filter(visibility_for(group(bot, "20001", "10009"), "strict"))
+
+    async def keyword_ids(term: str) -> set[int]:
+        async with engine.session() as session:
+            return {memory_id for memory_id, _ in await keyword.search(session, keyword_filter, [term], 10)}
+
+    embedded: list[str] = []
+    real_embed = engine.embedder.embed
+
+    async def recording_embed(texts):  # type: ignore[no-untyped-def]
+        embedded.extend(texts)
+        return await real_embed(texts)
+
+    engine.embedder.embed = recording_embed  # type: ignore[method-assign]
+    assert await keyword_ids("胃镜") == set(ids)  # the turn itself, and both neighbours by context
+
+    await engine.forget_memory(group(bot, "20001", "10002"), ids[1], now=NOW)
+    await engine.drain_outbox()
+    assert await keyword_ids("胃镜") == set()
+    assert await keyword_ids("周末") == {ids[0], ids[2]}  # the remaining two are neighbours now
+    assert len(embedded) == 2 and not any("胃镜" in text for text in embedded)  # both re-embedded
+
+    corrected = await engine.update_memory(group(bot, "20001", "10001"), ids[0], "小明：周六大家一起去钓鱼吧", now=NOW)
+    await engine.drain_outbox()
+    assert await keyword_ids("周末") == set()
+    assert await keyword_ids("钓鱼") == {corrected.id, ids[2]}
+    assert not any("周末" in text for text in embedded[2:])

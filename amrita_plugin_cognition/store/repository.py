@@ -228,18 +228,38 @@ async def insert_memories(
 
 async def index_keywords(session: AsyncSession, rows: Sequence[MemoryRow]) -> list[TurnWindow]:
     """Write the keyword rows of active ``rows``: facts as they are, conversation turns with their
-    neighbours' words (and the neighbours re-indexed). Returns the turn windows written."""
+    neighbours' words, and those neighbours again with the new turn's words. Returns the turn
+    windows written (the neighbours' included: their vectors change too)."""
     await keyword.index_documents(session, [keyword_document(row) for row in rows if row.kind != MemoryKind.TURN.value])
-    turns: dict[tuple[str, Scope], list[datetime]] = {}
-    for row in rows:
-        if row.kind == MemoryKind.TURN.value and row.happened_at is not None:
-            key = (row.bot_id, Scope(row.scope_kind, row.scope_id))  # type: ignore[arg-type]
-            turns.setdefault(key, []).append(row.happened_at)
-    windows: list[TurnWindow] = []
-    for (bot_id, scope), times in turns.items():
-        windows.extend(await turn_windows(session, bot_id, scope, min(times), max(times)))
+    windows = await _turn_neighbourhood(session, _turn_places(rows), {row.id for row in rows})
     await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
     return windows
+
+
+async def _turn_neighbourhood(
+    session: AsyncSession, places: Sequence[_TurnPlace], changed_ids: set[int]
+) -> list[TurnWindow]:
+    """The windows of the turns at ``places`` (still stored: their ids are in ``changed_ids``)
+    and of the turns next to them; for a place whose turn is gone, of the turns on either side
+    of the gap, which are now next to each other."""
+    margin = timedelta(seconds=TURN_WINDOW_SECONDS)
+    grouped: dict[tuple[str, Scope], list[datetime]] = {}
+    for place in places:
+        grouped.setdefault((place.bot_id, place.scope), []).append(as_utc(place.happened_at) or place.happened_at)
+    picked: dict[int, TurnWindow] = {}
+    for (bot_id, scope), times in grouped.items():
+        windows = await turn_windows(session, bot_id, scope, min(times) - margin, max(times) + margin)
+        present = {item.row.id for item in windows} & changed_ids
+        for item in windows:
+            if {item.row.id, getattr(item.previous, "id", None), getattr(item.following, "id", None)} & present:
+                picked[item.row.id] = item
+        ordered = [(as_utc(item.row.happened_at), item) for item in windows]
+        for when in times if len(present) < len(times) else ():
+            before = [item for moment, item in ordered if moment is not None and moment <= when]
+            after = [item for moment, item in ordered if moment is not None and moment >= when]
+            for item in before[-1:] + after[:1]:
+                picked[item.row.id] = item
+    return list(picked.values())
 
 
 async def find_active_duplicate(session: AsyncSession, bot_id: str, hashes: Sequence[str]) -> dict[str, int]:
@@ -303,8 +323,43 @@ async def update_memory_text(
         row.tags = json.dumps(list(dict.fromkeys(tags)), ensure_ascii=False)
     row.updated_at = now
     await session.flush()
-    await keyword.index_documents(session, [keyword_document(row)])
-    _enqueue(session, row, "upsert", now)
+    if row.kind == MemoryKind.TURN.value and row.happened_at is not None:
+        await refresh_turn_windows(session, [_TurnPlace.of(row)], now, {row.id})  # it and its neighbours
+    else:
+        await keyword.index_documents(session, [keyword_document(row)])
+        _enqueue(session, row, "upsert", now)
+
+
+@dataclass(frozen=True, slots=True)
+class _TurnPlace:
+    """Where a conversation turn sat (kept before the row is changed or deleted)."""
+
+    bot_id: str
+    scope: Scope
+    happened_at: datetime
+
+    @staticmethod
+    def of(row: MemoryRow) -> _TurnPlace:
+        return _TurnPlace(row.bot_id, Scope(row.scope_kind, row.scope_id), row.happened_at)  # type: ignore[arg-type]
+
+
+def _turn_places(rows: Sequence[MemoryRow]) -> list[_TurnPlace]:
+    return [_TurnPlace.of(row) for row in rows if row.kind == MemoryKind.TURN.value and row.happened_at is not None]
+
+
+async def refresh_turn_windows(
+    session: AsyncSession, places: Sequence[_TurnPlace], now: datetime, changed_ids: set[int] | None = None
+) -> None:
+    """After turns were edited (their ids in ``changed_ids``), replaced or forgotten: the turns
+    next to them get their keyword context again and are re-embedded (outbox), so that no window
+    keeps the words of a turn that is gone or changed."""
+    if not places:
+        return
+    await session.flush()
+    windows = await _turn_neighbourhood(session, places, changed_ids or set())
+    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
+    for item in windows:
+        _enqueue(session, item.row, "upsert", now)
 
 
 async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: datetime) -> None:
@@ -315,6 +370,7 @@ async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: 
     old.updated_at = now
     await keyword.remove_documents(session, [old.id])
     _enqueue(session, old, "delete", now)
+    await refresh_turn_windows(session, _turn_places([old]), now)
 
 
 async def forget(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, now: datetime) -> None:
@@ -326,8 +382,10 @@ async def forget(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, 
             )
         )
         _enqueue(session, row, "delete", now)
+    places = _turn_places(rows)
     await keyword.remove_documents(session, [row.id for row in rows])
     await session.execute(delete(MemoryRow).where(MemoryRow.id.in_([row.id for row in rows])))
+    await refresh_turn_windows(session, places, now)
 
 
 def visible_memories_query(
