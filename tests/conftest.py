@@ -146,6 +146,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # Storage and recall only: Amrita's own chat migrations do not apply on PostgreSQL
         # (its suggarchat foreign keys), so the chat flow is tested on SQLite.
         os.environ["COGNITION_ENGINE_ONLY"] = "1"
+    # fake_openai imported the package's loopback server before NoneBot existed, so the package
+    # declared no plugin then: forget that import, the plugin load below imports it for real
+    for name in [name for name in sys.modules if name.split(".")[0] == "amrita_plugin_cognition"]:
+        del sys.modules[name]
     nonebot.init(**kwargs)
     nonebot.get_driver().register_adapter(Adapter)
     if BACKEND != "server":

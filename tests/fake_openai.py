@@ -10,15 +10,17 @@ Every request body is recorded.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
 
+from amrita_plugin_cognition.cli.loopback import LoopbackServer, completion
+from amrita_plugin_cognition.cli.loopback import tool_call_message as tool_call  # noqa: F401  (for the tests)
+
 FINAL_TEXT = "好的，我记住了。"
+MODEL = "fake-model"
 
 
 def fake_vector(text: str, dimension: int) -> list[float]:
@@ -32,31 +34,6 @@ def fake_vector(text: str, dimension: int) -> list[float]:
     return (vector / norm).tolist()
 
 
-def _completion(message: dict[str, Any], finish: str) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "fake-model",
-        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
-
-
-def tool_call(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
-            }
-        ],
-    }
-
-
 class FakeOpenAI:
     def __init__(self, dimension: int = 64) -> None:
         self.dimension = dimension
@@ -65,27 +42,10 @@ class FakeOpenAI:
         self.script: deque[dict[str, Any]] = deque()
         self.embeddings_down = False
         self._lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                status, answer = outer.answer(self.path, body)
-                data = json.dumps(answer, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.root_url = f"http://127.0.0.1:{self.port}"
+        self.server = LoopbackServer(lambda method, path, body: self.answer(path, body), name="fake-openai")
+        self.port = self.server.port
+        self.base_url = self.server.base_url
+        self.root_url = self.server.root_url
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
@@ -105,10 +65,10 @@ class FakeOpenAI:
             self.chat_requests.append(body)
             if self.script:
                 message = self.script.popleft()
-                return 200, _completion(message, "tool_calls" if message.get("tool_calls") else "stop")
+                return 200, completion(message, MODEL)
             if body.get("tools"):
-                return 200, _completion({"role": "assistant", "content": "无需工具"}, "stop")
-            return 200, _completion({"role": "assistant", "content": FINAL_TEXT}, "stop")
+                return 200, completion({"role": "assistant", "content": "无需工具"}, MODEL)
+            return 200, completion({"role": "assistant", "content": FINAL_TEXT}, MODEL)
 
     def reset(self) -> None:
         with self._lock:
@@ -118,7 +78,7 @@ class FakeOpenAI:
             self.embeddings_down = False
 
     def start(self) -> None:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server.start()
 
     def stop(self) -> None:
-        self.server.shutdown()
+        self.server.stop()

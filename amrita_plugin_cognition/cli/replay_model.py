@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .demo_script import DemoScript, Reply, Turn
+from .loopback import LoopbackServer, completion, tool_call_message
 
 MODEL_NAME = "cognition-demo-replay"
 NO_TOOL_TEXT = "无需调用工具。"
@@ -73,63 +73,24 @@ class ReplayModel:
         #: Turn number -> the memory block of the first request of that turn, as received.
         self.received_blocks: dict[int, str] = {}
         self._lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                return
-
-            def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}]})
-                else:
-                    self._send(404, {"error": {"message": f"not found: {self.path}"}})
-
-            def do_POST(self) -> None:
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": f"only /v1/chat/completions is served, not {self.path}"}})
-                    return
-                try:
-                    length = int(self.headers.get("content-length") or 0)
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except (ValueError, json.JSONDecodeError) as error:
-                    self._send(400, {"error": {"message": f"bad request: {error}"}})
-                    return
-                message = outer.answer(body)
-                if body.get("stream"):
-                    self._send_stream(message)
-                else:
-                    self._send(200, completion(message))
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload, ensure_ascii=False).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _send_stream(self, message: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.end_headers()
-                for chunk in stream_chunks(message):
-                    self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
-
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self.port = int(self._server.server_address[1])
-        self.base_url = f"http://{host}:{self.port}/v1"
-        self._thread: threading.Thread | None = None
+        self._http = LoopbackServer(self._respond, host, port, name="cognition-replay")
+        self.port = self._http.port
+        self.base_url = self._http.base_url
 
     def start(self) -> ReplayModel:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="cognition-replay", daemon=True)
-        self._thread.start()
+        self._http.start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._http.stop()
+
+    def _respond(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        route = path.rstrip("/")
+        if method == "GET" and route.endswith("/models"):
+            return 200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}]}
+        if method == "POST" and route.endswith("/chat/completions"):
+            return 200, completion(self.answer(body), MODEL_NAME, "chatcmpl-cognition-demo")
+        return 404, {"error": {"message": f"only /v1/chat/completions and /v1/models are served, not {path}"}}
 
     # ------------------------------------------------------------------ answering
 
@@ -198,46 +159,3 @@ def parse_result(message: dict[str, Any]) -> dict[str, Any]:
 
 def text_message(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": text}
-
-
-def tool_call_message(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
-            }
-        ],
-    }
-
-
-def completion(message: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-cognition-demo",
-        "object": "chat.completion",
-        "created": 0,
-        "model": MODEL_NAME,
-        "choices": [
-            {"index": 0, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop", "message": message}
-        ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-    }
-
-
-def stream_chunks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The same answer as server-sent chunks (for presets that ask for streaming)."""
-    delta: dict[str, Any] = {"role": "assistant"}
-    if message.get("tool_calls"):
-        delta["tool_calls"] = [{"index": index, **call} for index, call in enumerate(message["tool_calls"])]
-    else:
-        delta["content"] = message.get("content") or ""
-    base = {"id": "chatcmpl-cognition-demo", "object": "chat.completion.chunk", "created": 0, "model": MODEL_NAME}
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return [
-        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
-        {**base, "choices": [], "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}},
-    ]
