@@ -47,6 +47,11 @@ def data_dir(config: CognitionConfig) -> Path:
     return get_data_dir(PLUGIN_NAME)
 
 
+def current_engine() -> CognitionEngine | None:
+    """The engine if one was built in this process (never builds one)."""
+    return _engine
+
+
 async def get_engine() -> CognitionEngine:
     """The started engine of this process (built on first use)."""
     global _engine

@@ -51,7 +51,7 @@ def _start(*args: str) -> subprocess.Popen[str]:
 
 class Run:
     def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.stdout, self.stderr = process.communicate(timeout=300)
+        self.stdout, self.stderr = process.communicate(timeout=600)  # ~15 s idle; generous for loaded CI
         self.returncode = process.returncode
 
     def turns(self) -> dict[int, str]:

@@ -12,9 +12,9 @@ from nonebot.log import LoguruHandler, logger
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from ..runtime import get_engine, mark_unavailable, plugin_config  # noqa: E402
+from ..runtime import current_engine, get_engine, mark_unavailable, plugin_config  # noqa: E402
 from . import commands, hook, tools  # noqa: E402,F401
-from .jobs import outbox_catch_up  # noqa: E402
+from .jobs import outbox_catch_up, wait_for_background  # noqa: E402
 
 _cognition_logger = logging.getLogger("cognition")
 if not any(isinstance(handler, LoguruHandler) for handler in _cognition_logger.handlers):
@@ -61,3 +61,9 @@ async def _prepare_bot_account(bot: Bot) -> None:
     except Exception:  # startup already logged why memory is unavailable
         return
     engine.bank_known_empty(bot.self_id)
+
+
+@get_driver().on_shutdown
+async def _finish_background_work() -> None:
+    """Let scheduled index work and bank checks end before the database goes away."""
+    await wait_for_background(current_engine())

@@ -25,10 +25,13 @@ def _finished(task: asyncio.Task[int]) -> None:
         logger.error("[cognition] stage=outbox drain failed: %r", task.exception())
 
 
-async def wait_for_background() -> None:
-    """Tests and shutdown: wait until scheduled drains have finished."""
+async def wait_for_background(engine: CognitionEngine | None = None) -> None:
+    """Tests and shutdown: wait until scheduled drains (and the engine's background checks)
+    have finished, so that no task holds a database connection when the bot stops."""
     while _tasks:
         await asyncio.gather(*list(_tasks), return_exceptions=True)
+    if engine is not None:
+        await engine.settle()
 
 
 async def outbox_catch_up(engine: CognitionEngine) -> int:

@@ -493,6 +493,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
                 printer.turn(turn, trace, qq.sent[sent_before:], problem, outcome, received)
         finally:
             qq.bot_disconnect(bot)
+            await wait_for_background(engine)
         outcome.conversation_seconds = time.perf_counter() - started
         status = await engine.status()
         labels = {f"{chat.kind}:{chat.id}": chat.label for chat in script.chats.values()}

@@ -576,6 +576,11 @@ class CognitionEngine:
             self._probe_bank_soon(bot_id)
         return state is not None and state[0]
 
+    async def settle(self) -> None:
+        """Wait for the background bank checks (before shutdown: none may hold a connection)."""
+        while self._bank_probes:
+            await asyncio.gather(*list(self._bank_probes.values()), return_exceptions=True)
+
     def _probe_bank_soon(self, bot_id: str) -> None:
         running = self._bank_probes.get(bot_id)
         if running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop():
