@@ -239,24 +239,26 @@ async def index_keywords(session: AsyncSession, rows: Sequence[MemoryRow]) -> li
 async def _turn_neighbourhood(
     session: AsyncSession, places: Sequence[_TurnPlace], changed_ids: set[int]
 ) -> list[TurnWindow]:
-    """The windows of the turns at ``places`` (still stored: their ids are in ``changed_ids``)
-    and of the turns next to them; for a place whose turn is gone, of the turns on either side
+    """The windows of the turns at ``places`` that are still stored and of the turns next to
+    them; for a place whose turn is gone (forgotten, superseded), of the turns on either side
     of the gap, which are now next to each other."""
     margin = timedelta(seconds=TURN_WINDOW_SECONDS)
-    grouped: dict[tuple[str, Scope], list[datetime]] = {}
+    grouped: dict[tuple[str, Scope], list[_TurnPlace]] = {}
     for place in places:
-        grouped.setdefault((place.bot_id, place.scope), []).append(as_utc(place.happened_at) or place.happened_at)
+        grouped.setdefault((place.bot_id, place.scope), []).append(place)
     picked: dict[int, TurnWindow] = {}
-    for (bot_id, scope), times in grouped.items():
+    for (bot_id, scope), group in grouped.items():
+        times = [as_utc(place.happened_at) or place.happened_at for place in group]
         windows = await turn_windows(session, bot_id, scope, min(times) - margin, max(times) + margin)
-        present = {item.row.id for item in windows} & changed_ids
+        stored = {item.row.id for item in windows}
         for item in windows:
-            if {item.row.id, getattr(item.previous, "id", None), getattr(item.following, "id", None)} & present:
+            if {item.row.id, getattr(item.previous, "id", None), getattr(item.following, "id", None)} & changed_ids:
                 picked[item.row.id] = item
-        ordered = [(as_utc(item.row.happened_at), item) for item in windows]
-        for when in times if len(present) < len(times) else ():
-            before = [item for moment, item in ordered if moment is not None and moment <= when]
-            after = [item for moment, item in ordered if moment is not None and moment >= when]
+        for place, when in zip(group, times, strict=True):
+            if place.memory_id in stored:
+                continue
+            before = [item for item in windows if (as_utc(item.row.happened_at) or when) <= when]
+            after = [item for item in windows if (as_utc(item.row.happened_at) or when) >= when]
             for item in before[-1:] + after[:1]:
                 picked[item.row.id] = item
     return list(picked.values())
@@ -334,13 +336,15 @@ async def update_memory_text(
 class _TurnPlace:
     """Where a conversation turn sat (kept before the row is changed or deleted)."""
 
+    memory_id: int
     bot_id: str
     scope: Scope
     happened_at: datetime
 
     @staticmethod
     def of(row: MemoryRow) -> _TurnPlace:
-        return _TurnPlace(row.bot_id, Scope(row.scope_kind, row.scope_id), row.happened_at)  # type: ignore[arg-type]
+        scope = Scope(row.scope_kind, row.scope_id)  # type: ignore[arg-type]
+        return _TurnPlace(row.id, row.bot_id, scope, row.happened_at)  # type: ignore[arg-type]
 
 
 def _turn_places(rows: Sequence[MemoryRow]) -> list[_TurnPlace]:
