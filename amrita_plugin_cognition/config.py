@@ -90,6 +90,8 @@ class CognitionConfig(BaseModel):
     #: Chats where the plugin is off, e.g. ["group:20001", "private:10001"].
     disabled_scopes: list[str] = Field(default_factory=list)
     outbox_interval_seconds: float = Field(30.0, ge=1)
+    #: The per-turn memory lookup gives up after this long and the reply goes on without memory.
+    hook_timeout_seconds: float = Field(5.0, ge=0.1, le=120)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)

@@ -226,3 +226,32 @@ async def test_a_connecting_account_learns_that_its_bank_is_empty(app: App) -> N
             await asyncio.sleep(0.02)
         assert engine._bank_state[fresh][0] is True  # known before the account's first turn
         assert engine.bank_known_empty(fresh)
+
+
+async def test_a_stuck_memory_lookup_never_holds_the_reply(app: App, fake_openai, monkeypatch) -> None:
+    import asyncio
+
+    from amrita_plugin_cognition.bot import hook
+
+    fact = "群友阿花（QQ号10061）下个月要去云南旅游。"
+    await _seed(Scope("group", "30061"), fact, speaker="10061", name="阿花")
+    engine = await _engine()
+    monkeypatch.setattr(engine, "config", engine.config.model_copy(update={"hook_timeout_seconds": 0.2}))
+    real_build = hook.build_context
+
+    async def stuck(*args, **kwargs):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(30)  # e.g. an index that never answers
+        return await real_build(*args, **kwargs)
+
+    monkeypatch.setattr(hook, "build_context", stuck)
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        started = asyncio.get_running_loop().time()
+        await deliver(bot, group_message("阿花下个月去哪？", 30061, 10061, "阿花"))
+        assert asyncio.get_running_loop().time() - started < 10
+        assert fake_openai.chat_requests and "<cognition_memory>" not in system_text(fake_openai.chat_requests[0])
+        assert FINAL_TEXT in qq.sent
+        monkeypatch.setattr(hook, "build_context", real_build)
+        fake_openai.reset()
+        await deliver(bot, group_message("阿花下个月去哪？", 30061, 10061, "阿花"))
+        assert fact in system_text(fake_openai.chat_requests[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
@@ -56,7 +57,18 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
         if not engine.config.enable or context.scope.key in engine.config.disabled_scopes:
             return
         queries = recall_queries(context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
-        built = await build_context(engine, context, queries, now=message_time(nb_event))
+        try:
+            built = await asyncio.wait_for(
+                build_context(engine, context, queries, now=message_time(nb_event)),
+                timeout=engine.config.hook_timeout_seconds,
+            )
+        except TimeoutError:
+            logger.warning(
+                "[cognition] stage=hook timeout_s=%.1f scope=%s; this turn goes on without memory",
+                engine.config.hook_timeout_seconds,
+                context.scope.key,
+            )
+            return
         if built.text:
             inject(event, built.text)
         logger.info(

@@ -6,17 +6,21 @@ scope is searched alone, so the cost of a query depends on that chat's size only
 name is the generation plus a hash of (bot, scope): ``reindex`` builds generation N+1 beside N
 and the authority store's meta row switches between them in one transaction.
 
-All methods are blocking; the engine calls them from a worker thread.
+All methods are blocking; the engine calls them from worker threads. With the embedded client
+they run one at a time: Chroma's embedded (Rust) client has an open report of a deadlock under
+concurrent writes and queries (chroma-core/chroma#4038), and a demo run here once hung with an
+idle event loop while a drain and a recall overlapped. A query waits for a write batch at most.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -24,6 +28,23 @@ from ..config import ChromaSettings
 from ..domain.records import Scope
 
 COLLECTION_PREFIX = "cog"
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _one_at_a_time(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Serialise the calls of an embedded index (see the module docstring)."""
+
+    @wraps(method)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        index = args[0]
+        assert isinstance(index, ChromaVectorIndex)
+        if index._settings.mode == "server":
+            return method(*args, **kwargs)
+        with index._calls:
+            return method(*args, **kwargs)
+
+    return call
 
 
 class VectorIndexError(RuntimeError):
@@ -59,6 +80,7 @@ class ChromaVectorIndex:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._calls = threading.RLock()
 
     @property
     def description(self) -> str:
@@ -122,6 +144,7 @@ class ChromaVectorIndex:
         self._collections[name] = collection
         return collection
 
+    @_one_at_a_time
     def heartbeat(self) -> None:
         try:
             self._connect().heartbeat()
@@ -136,6 +159,7 @@ class ChromaVectorIndex:
             self._client = None
             self._collections.clear()
 
+    @_one_at_a_time
     def upsert(
         self,
         generation: int,
@@ -161,6 +185,7 @@ class ChromaVectorIndex:
             self._reset_client()
             raise VectorIndexError(f"chroma upsert into {name}: {error}") from error
 
+    @_one_at_a_time
     def delete(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:
         if not ids:
             return
@@ -175,6 +200,7 @@ class ChromaVectorIndex:
             self._reset_client()
             raise VectorIndexError(f"chroma delete from {name}: {error}") from error
 
+    @_one_at_a_time
     def query(
         self,
         generation: int,
@@ -209,10 +235,12 @@ class ChromaVectorIndex:
             for memory_id, distance, vector in zip(ids, distances, vectors, strict=True)
         ]
 
+    @_one_at_a_time
     def count(self, generation: int, bot_id: str, scope: Scope) -> int:
         collection = self._collection(collection_name(generation, bot_id, scope), create=False)
         return 0 if collection is None else int(collection.count())
 
+    @_one_at_a_time
     def collections(self) -> list[tuple[str, int | None]]:
         """Every collection this plugin owns, with its generation."""
         try:
@@ -230,6 +258,7 @@ class ChromaVectorIndex:
                 result.append((name, generation))
         return result
 
+    @_one_at_a_time
     def total_count(self, generation: int) -> int:
         total = 0
         for name, collection_generation in self.collections():
@@ -238,6 +267,7 @@ class ChromaVectorIndex:
                 total += 0 if collection is None else int(collection.count())
         return total
 
+    @_one_at_a_time
     def drop_generations(self, keep: int) -> int:
         """Delete every collection of a generation other than ``keep``; returns how many."""
         dropped = 0
