@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 
@@ -15,6 +16,9 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 from ..runtime import current_engine, get_engine, mark_unavailable, plugin_config  # noqa: E402
 from . import commands, hook, tools  # noqa: E402,F401
 from .jobs import outbox_catch_up, wait_for_background  # noqa: E402
+
+#: How long shutdown waits for scheduled index work and bank checks.
+SHUTDOWN_WAIT_SECONDS = 20.0
 
 _cognition_logger = logging.getLogger("cognition")
 if not any(isinstance(handler, LoguruHandler) for handler in _cognition_logger.handlers):
@@ -65,5 +69,9 @@ async def _prepare_bot_account(bot: Bot) -> None:
 
 @get_driver().on_shutdown
 async def _finish_background_work() -> None:
-    """Let scheduled index work and bank checks end before the database goes away."""
-    await wait_for_background(current_engine())
+    """Let scheduled index work and bank checks end before the database goes away (bounded:
+    what is not applied stays in the outbox for the next start)."""
+    try:
+        await asyncio.wait_for(wait_for_background(current_engine()), timeout=SHUTDOWN_WAIT_SECONDS)
+    except TimeoutError:
+        logger.warning(f"[cognition] stage=shutdown background work still running after {SHUTDOWN_WAIT_SECONDS} s")
