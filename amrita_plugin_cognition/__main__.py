@@ -46,9 +46,6 @@ def _launch() -> None:
     if not demo:
         os.environ["COGNITION_ENGINE_ONLY"] = "1"
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    for name in [name for name in sys.modules if name.split(".")[0] == "amrita_plugin_cognition"]:
-        if name != __name__:
-            del sys.modules[name]
     from nonebot import log
 
     # stdout carries the command's answer (JSON reports); NoneBot's log goes to stderr.
@@ -85,6 +82,10 @@ def _init_demo_bot(home: Path) -> None:
     import nonebot
     from nonebot.adapters.onebot.v11 import Adapter
 
+    from amrita_plugin_cognition.standalone import forget_early_import
+
+    forget_early_import()
+
     os.chdir(home)
     nonebot.init(
         driver="~fastapi",
@@ -110,19 +111,11 @@ def _init_demo_bot(home: Path) -> None:
 
 
 def _init_engine_only(home: Path) -> None:
-    import nonebot
+    from amrita_plugin_cognition.standalone import init_engine_only
 
-    nonebot.init(
-        driver="~none",
-        sqlalchemy_database_url=os.environ.get("COGNITION_DATABASE_URL")
-        or f"sqlite+aiosqlite:///{home / 'cognition.sqlite3'}",
-        localstore_data_dir=str(home / "data"),
-        localstore_config_dir=str(home / "config"),
-        localstore_cache_dir=str(home / "cache"),
-        alembic_startup_check=False,
-        log_level=os.environ.get("COGNITION_LOG_LEVEL", "WARNING"),
+    init_engine_only(
+        home, os.environ.get("COGNITION_LOG_LEVEL", "WARNING"), os.environ.get("COGNITION_DATABASE_URL") or None
     )
-    nonebot.load_plugin("amrita_plugin_cognition")
 
 
 _launch()

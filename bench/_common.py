@@ -55,21 +55,10 @@ def init_engine_only(home: Path, log_level: str = "WARNING") -> None:
     os.environ["COGNITION_STANDALONE_HOME"] = str(home)
     os.environ["COGNITION_ENGINE_ONLY"] = "1"
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    for name in [name for name in sys.modules if name.split(".")[0] == "amrita_plugin_cognition"]:
-        del sys.modules[name]
-    import nonebot
+    from amrita_plugin_cognition.standalone import init_engine_only as boot
 
     home.mkdir(parents=True, exist_ok=True)
-    nonebot.init(
-        driver="~none",
-        sqlalchemy_database_url=f"sqlite+aiosqlite:///{home / 'cognition.sqlite3'}",
-        localstore_data_dir=str(home / "data"),
-        localstore_config_dir=str(home / "config"),
-        localstore_cache_dir=str(home / "cache"),
-        alembic_startup_check=False,
-        log_level=log_level,
-    )
-    nonebot.load_plugin("amrita_plugin_cognition")
+    boot(home, log_level)
     from amrita_plugin_cognition.cli.runtime import upgrade_database
 
     # ``orm upgrade`` runs its own event loop: give it a thread, so callers may be inside one.

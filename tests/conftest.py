@@ -27,7 +27,7 @@ from nonebug import NONEBOT_INIT_KWARGS
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, chat_preset
 
 BACKEND = os.environ.get("COGNITION_TEST_BACKEND", "embedded")
 PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
@@ -86,19 +86,8 @@ def _write_configs(config_dir: Path, chroma_port: int | None) -> None:
         "[core.llm]\nmax_retries = 0\nmax_fallbacks = 1\nllm_timeout = 20\n",
         encoding="utf-8",
     )
-    (chat / "models" / "fake.json").write_text(
-        json.dumps(
-            {
-                "name": "fake",
-                "model": "fake-model",
-                "base_url": FAKE.base_url,
-                "api_key": "sk-test",
-                "protocol": "__main__",
-                "config": {"stream": False},
-            }
-        ),
-        encoding="utf-8",
-    )
+    preset = chat_preset("fake", "fake-model", FAKE.base_url, "sk-test", stream=False)
+    (chat / "models" / "fake.json").write_text(json.dumps(preset), encoding="utf-8")
     cognition = config_dir / "amrita_plugin_cognition"
     cognition.mkdir(parents=True, exist_ok=True)
     lines = ["outbox_interval_seconds = 3600"]
@@ -148,8 +137,9 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["COGNITION_ENGINE_ONLY"] = "1"
     # fake_openai imported the package's loopback server before NoneBot existed, so the package
     # declared no plugin then: forget that import, the plugin load below imports it for real
-    for name in [name for name in sys.modules if name.split(".")[0] == "amrita_plugin_cognition"]:
-        del sys.modules[name]
+    from amrita_plugin_cognition.standalone import forget_early_import
+
+    forget_early_import()
     nonebot.init(**kwargs)
     nonebot.get_driver().register_adapter(Adapter)
     if BACKEND != "server":

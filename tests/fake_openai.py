@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from amrita_plugin_cognition.cli.loopback import LoopbackServer, completion
-from amrita_plugin_cognition.cli.loopback import tool_call_message as tool_call  # noqa: F401  (for the tests)
+from amrita_plugin_cognition.cli.loopback import LoopbackServer, chat_preset, completion
+from amrita_plugin_cognition.cli.loopback import tool_call_message as tool_call
+
+__all__ = ["FINAL_TEXT", "FakeOpenAI", "chat_preset", "fake_vector", "tool_call"]
 
 FINAL_TEXT = "好的，我记住了。"
 MODEL = "fake-model"

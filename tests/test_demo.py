@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from amrita_plugin_cognition.cli import demo
 from amrita_plugin_cognition.cli.commands import cognition
 from amrita_plugin_cognition.cli.demo_script import load_script
+from amrita_plugin_cognition.cli.loopback import chat_preset
 from amrita_plugin_cognition.cli.replay_model import ReplayModel
 
 # The demo is the chat flow on the embedded defaults; the server backend run skips it.
@@ -78,16 +79,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))).start()
     preset = tmp_path_factory.mktemp("preset") / "local-model.json"
     preset.write_text(
-        json.dumps(
-            {
-                "name": "local-test-model",
-                "model": "local-test",
-                "base_url": model.base_url,
-                "api_key": "sk-local",
-                "protocol": "__main__",
-                "config": {"stream": True},
-            }
-        ),
+        json.dumps(chat_preset("local-test-model", "local-test", model.base_url, "sk-local", stream=True)),
         encoding="utf-8",
     )
     # One demo at a time: two at once on a 2-core machine made both slow enough to time out once.

@@ -40,6 +40,7 @@ from amrita_core import PreCompletionEvent, on_event, on_precompletion
 from amrita_core.builtins.agent.events import StepToolCallEvent, StepToolReturnEvent
 
 from .demo_script import WEEKDAYS, Check, DemoScript, ScriptError, Turn, load_script
+from .loopback import chat_preset
 from .replay_model import MEMORY_BLOCK, ReplayModel
 
 REPLAY_PRESET = "cognition-demo-replay"
@@ -117,14 +118,7 @@ def user_preset(path: Path) -> ModelChoice:
 
 def replay_preset(script: DemoScript) -> ModelChoice:
     replay = ReplayModel(script).start()
-    data = {
-        "name": REPLAY_PRESET,
-        "model": REPLAY_PRESET,
-        "base_url": replay.base_url,
-        "api_key": "cognition-demo",
-        "protocol": "__main__",
-        "config": {"stream": False},
-    }
+    data = chat_preset(REPLAY_PRESET, REPLAY_PRESET, replay.base_url, "cognition-demo", stream=False)
     return ModelChoice(name=REPLAY_PRESET, data=data, replay=replay)
 
 

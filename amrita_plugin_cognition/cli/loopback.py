@@ -17,6 +17,18 @@ from typing import Any
 Responder = Callable[[str, str, dict[str, Any]], tuple[int, dict[str, Any]]]
 
 
+def chat_preset(name: str, model: str, base_url: str, api_key: str, stream: bool) -> dict[str, Any]:
+    """An Amrita chat model preset (``models/<name>.json``) for an OpenAI-compatible endpoint."""
+    return {
+        "name": name,
+        "model": model,
+        "base_url": base_url,
+        "api_key": api_key,
+        "protocol": "__main__",
+        "config": {"stream": stream},
+    }
+
+
 def completion(message: dict[str, Any], model: str, completion_id: str = "chatcmpl-cognition") -> dict[str, Any]:
     """A non-streamed chat completion carrying ``message``."""
     return {
