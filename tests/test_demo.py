@@ -52,7 +52,13 @@ def _start(*args: str) -> subprocess.Popen[str]:
 
 class Run:
     def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.stdout, self.stderr = process.communicate(timeout=600)  # ~15 s idle; generous for loaded CI
+        try:
+            self.stdout, self.stderr = process.communicate(timeout=600)  # ~25 s idle; generous for loaded CI
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, stderr = process.communicate()
+            # The demo prints every thread's stack after 90 s without progress: show where it stuck.
+            pytest.fail(f"demo still running after 600 s\n--- stdout\n{stdout[-4000:]}\n--- stderr\n{stderr[-12000:]}")
         self.returncode = process.returncode
 
     def turns(self) -> dict[int, str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
 import itertools
 import json
 import os
@@ -46,6 +47,9 @@ from .replay_model import MEMORY_BLOCK, ReplayModel
 REPLAY_PRESET = "cognition-demo-replay"
 REPLAY_TURN_TIMEOUT = 60.0
 MODEL_TURN_TIMEOUT = 300.0
+#: A turn (or the start-up, or the shutdown) that makes no progress for this long prints the
+#: stack of every thread to stderr, again every as long, so a stuck run says where it is stuck.
+STALL_REPORT_SECONDS = 90.0
 
 
 class DemoError(RuntimeError):
@@ -451,6 +455,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
     recorder.install()
     outcome = Outcome()
     started = time.perf_counter()
+    _report_stalls()
     with contextlib.redirect_stdout(sys.stderr):  # start-up banners of other plugins
         await driver._lifespan.startup()
     try:
@@ -473,6 +478,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
                 event = Adapter.json_to_event(event_payload(script, turn, next(message_ids)))
                 if not isinstance(event, MessageEvent):
                     raise DemoError(f"第 {turn.number} 轮：OneBot 事件解析失败")
+                _report_stalls()
                 trace = recorder.begin()
                 sent_before = len(qq.sent)
                 problem = ""
@@ -486,6 +492,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
                 received = choice.replay.received_blocks.get(turn.number) if choice.replay else None
                 printer.turn(turn, trace, qq.sent[sent_before:], problem, outcome, received)
         finally:
+            _report_stalls()
             qq.bot_disconnect(bot)
             await wait_for_background(engine)
         outcome.conversation_seconds = time.perf_counter() - started
@@ -498,9 +505,16 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
         printer.line("━━━━━━━━ 结束 ━━━━━━━━")
         printer.line(f"记忆库：有效记忆 {status['active_total']} 条" + (f"（{scopes}）" if scopes else ""))
     finally:
+        _report_stalls()
         with contextlib.redirect_stdout(sys.stderr):
             await driver._lifespan.shutdown()
+        faulthandler.cancel_dump_traceback_later()
     return outcome
+
+
+def _report_stalls() -> None:
+    """(Re)start the stall timer: progress pushes it back; a stall dumps every thread's stack."""
+    faulthandler.dump_traceback_later(STALL_REPORT_SECONDS, repeat=True, file=sys.stderr)
 
 
 def _banner(script: DemoScript, choice: ModelChoice, home: Path, keep: bool) -> None:
