@@ -50,6 +50,8 @@ class ChromaSettings(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     tenant: str = "default_tenant"
     database: str = "default_database"
+    #: Embedded: a call that takes longer is given up and vector search is off until it returns.
+    call_timeout_seconds: float = Field(120.0, ge=1, le=3600)
 
 
 class RecallSettings(BaseModel):

@@ -7,6 +7,8 @@ COGNITION_TEST_BACKEND=server.
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import pytest
 from engine_helpers import NOW, days_ago, group, make_engine, new_bot, private
@@ -531,3 +533,43 @@ async def test_a_forgotten_or_corrected_turn_leaves_no_words_in_its_neighbours(t
     assert await keyword_ids("周末") == set()
     assert await keyword_ids("钓鱼") == {corrected.id, ids[2]}
     assert not any("周末" in text for text in embedded[2:])
+
+
+async def test_a_hung_embedded_index_is_given_up_and_used_again_when_it_returns(tmp_root, chroma_port) -> None:
+    if chroma_port:
+        pytest.skip("the deadline guards the embedded client; a server is reached over HTTP")
+    engine = await make_engine(tmp_root, chroma_port, chroma={"mode": "embedded", "call_timeout_seconds": 1})
+    bot = new_bot()
+    context = group(bot, "20011", "10001")
+    await remember(engine, bot, context.scope, "群友小明下个月去成都出差。")
+    released = threading.Event()
+    real_collection = engine.vectors._collection
+
+    def hangs(name, create):  # type: ignore[no-untyped-def]
+        released.wait(30)  # e.g. the embedded client's deadlock (chroma-core/chroma#4038)
+        return real_collection(name, create)
+
+    engine.vectors._collection = hangs  # type: ignore[method-assign]
+    started = time.monotonic()
+    degraded = await engine.recall(context, ["成都出差"], now=NOW)
+    assert time.monotonic() - started < 5
+    assert degraded.mode == "keyword_only" and texts(degraded) == ["群友小明下个月去成都出差。"]
+    # Later calls fail at once instead of queueing behind the stuck one; writes wait in the outbox.
+    await engine.write_memory(context, "group", "群友小明的出差改到了重庆。", now=NOW)
+    started = time.monotonic()
+    assert await engine.drain_outbox() == 0
+    assert time.monotonic() - started < 0.5
+    status = await engine.status()
+    assert status["index"]["healthy"] is False and "has not returned" in status["index"]["error"]
+    assert status["outbox"]["pending"] >= 1
+    # The stuck call returns: the index is used again, and the outbox catches up.
+    engine.vectors._collection = real_collection  # type: ignore[method-assign]
+    released.set()
+    for _ in range(50):
+        if engine.vectors.embedded_calls.stalled is None:
+            break
+        await asyncio.sleep(0.1)
+    assert await engine.drain_outbox() >= 1
+    assert (await engine.status())["outbox"]["pending"] == 0
+    healthy = await engine.recall(context, ["重庆出差"], now=NOW)
+    assert healthy.mode == "full" and "群友小明的出差改到了重庆。" in texts(healthy)

@@ -47,6 +47,8 @@ from .replay_model import MEMORY_BLOCK, ReplayModel
 REPLAY_PRESET = "cognition-demo-replay"
 REPLAY_TURN_TIMEOUT = 60.0
 MODEL_TURN_TIMEOUT = 300.0
+#: Index work a turn scheduled (embedding, Chroma) must be done within this, or the turn says so.
+BACKGROUND_TIMEOUT = 150.0
 #: A turn (or the start-up, or the shutdown) that makes no progress for this long prints the
 #: stack of every thread to stderr, again every as long, so a stuck run says where it is stuck.
 STALL_REPORT_SECONDS = 90.0
@@ -484,9 +486,12 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
                 problem = ""
                 try:
                     await asyncio.wait_for(bot.handle_event(event), timeout=timeout)
-                    await wait_for_background()
                 except TimeoutError:
                     problem = f"本轮超过 {timeout:.0f} 秒没有完成"
+                try:
+                    await asyncio.wait_for(wait_for_background(), timeout=BACKGROUND_TIMEOUT)
+                except TimeoutError:
+                    problem = problem or f"本轮的后台索引超过 {BACKGROUND_TIMEOUT:.0f} 秒没有完成"
                 if trace.system_prompt is None:
                     outcome.unanswered += 1
                 received = choice.replay.received_blocks.get(turn.number) if choice.replay else None
@@ -494,7 +499,8 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
         finally:
             _report_stalls()
             qq.bot_disconnect(bot)
-            await wait_for_background(engine)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wait_for_background(engine), timeout=BACKGROUND_TIMEOUT)
         outcome.conversation_seconds = time.perf_counter() - started
         status = await engine.status()
         labels = {f"{chat.kind}:{chat.id}": chat.label for chat in script.chats.values()}

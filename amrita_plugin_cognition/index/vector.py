@@ -7,18 +7,31 @@ name is the generation plus a hash of (bot, scope): ``reindex`` builds generatio
 and the authority store's meta row switches between them in one transaction.
 
 All methods are blocking; the engine calls them from worker threads. With the embedded client
-they run one at a time: Chroma's embedded (Rust) client has an open report of a deadlock under
-concurrent writes and queries (chroma-core/chroma#4038), and a demo run here once hung with an
-idle event loop while a drain and a recall overlapped. A query waits for a write batch at most.
+every call runs on one daemon thread of its own (``EmbeddedCalls``), one at a time:
+
+* Chroma's embedded (Rust) client holds the GIL for the whole of a write (measured: an upsert
+  of 5,000 vectors left another Python thread 4 ticks of 1 ms in 12 s), so running calls side by
+  side gains nothing, and it has an open report of a deadlock under concurrent writes and
+  queries (chroma-core/chroma#4038).
+* A call that does not return within ``chroma.call_timeout_seconds`` is given up: the caller
+  gets ``VectorIndexError`` (recall goes on keyword-only, writes stay in the outbox), every
+  later call fails at once instead of queueing behind it, and the index is usable again as soon
+  as the stuck call returns. The thread is a daemon, so a call that never returns cannot keep
+  the process from exiting either.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -30,10 +43,81 @@ from ..domain.records import Scope
 COLLECTION_PREFIX = "cog"
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+logger = logging.getLogger("cognition")
 
 
-def _one_at_a_time(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Serialise the calls of an embedded index (see the module docstring)."""
+class VectorIndexError(RuntimeError):
+    """Chroma is unreachable or refused the operation."""
+
+
+_Job = tuple[str, Callable[[], object], "Future[object]"]
+
+
+class EmbeddedCalls:
+    """Runs calls one at a time on a daemon thread, each with a deadline (module docstring)."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+        #: What the thread is running, since when (monotonic), and for whom, while it runs something.
+        self._current: tuple[str, float, Future[object]] | None = None
+        #: Why calls fail at once: a call outlived its deadline and has not returned yet.
+        self.stalled: str | None = None
+
+    def run(self, operation: str, call: Callable[[], _R]) -> _R:
+        if threading.current_thread() is self._thread:  # a call made by another call
+            return call()
+        if self.stalled is not None:
+            raise VectorIndexError(self.stalled)
+        future: Future[object] = Future()
+        self._jobs.put((operation, call, future))
+        self._ensure_thread()
+        try:
+            return future.result(timeout=self.timeout)  # type: ignore[return-value]
+        except FutureTimeout:
+            if not future.cancel() and future.done():  # answered just now
+                return future.result()  # type: ignore[return-value]
+            # cancelled while still queued (it will not run), or running past its deadline
+            current = self._current
+            if current is not None and (current[2] is future or time.monotonic() - current[1] >= self.timeout):
+                self.stalled = (
+                    f"embedded Chroma: {current[0]} has not returned for {self.timeout:.0f} s; "
+                    "vector search is off until it does (restart the bot if it stays so)"
+                )
+                logger.error("[cognition] stage=vector_index %s", self.stalled)
+            raise VectorIndexError(f"embedded Chroma: {operation} got no answer within {self.timeout:.0f} s") from None
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="cognition-chroma", daemon=True)
+                self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            operation, call, future = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            self._current = (operation, time.monotonic(), future)
+            try:
+                result = call()
+            except BaseException as error:  # handed to the caller
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+            finally:
+                self._current = None
+                if self.stalled is not None:
+                    logger.warning("[cognition] stage=vector_index recovered: %s returned", operation)
+                    self.stalled = None
+
+
+def _on_index_thread(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """An embedded index runs the call on its own thread, with a deadline (module docstring)."""
 
     @wraps(method)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -41,14 +125,9 @@ def _one_at_a_time(method: Callable[_P, _R]) -> Callable[_P, _R]:
         assert isinstance(index, ChromaVectorIndex)
         if index._settings.mode == "server":
             return method(*args, **kwargs)
-        with index._calls:
-            return method(*args, **kwargs)
+        return index.embedded_calls.run(method.__name__, partial(method, *args, **kwargs))
 
     return call
-
-
-class VectorIndexError(RuntimeError):
-    """Chroma is unreachable or refused the operation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +159,7 @@ class ChromaVectorIndex:
         self._client: Any = None
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._calls = threading.RLock()
+        self.embedded_calls = EmbeddedCalls(settings.call_timeout_seconds)
 
     @property
     def description(self) -> str:
@@ -144,7 +223,7 @@ class ChromaVectorIndex:
         self._collections[name] = collection
         return collection
 
-    @_one_at_a_time
+    @_on_index_thread
     def heartbeat(self) -> None:
         try:
             self._connect().heartbeat()
@@ -159,7 +238,7 @@ class ChromaVectorIndex:
             self._client = None
             self._collections.clear()
 
-    @_one_at_a_time
+    @_on_index_thread
     def upsert(
         self,
         generation: int,
@@ -185,7 +264,7 @@ class ChromaVectorIndex:
             self._reset_client()
             raise VectorIndexError(f"chroma upsert into {name}: {error}") from error
 
-    @_one_at_a_time
+    @_on_index_thread
     def delete(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:
         if not ids:
             return
@@ -200,7 +279,7 @@ class ChromaVectorIndex:
             self._reset_client()
             raise VectorIndexError(f"chroma delete from {name}: {error}") from error
 
-    @_one_at_a_time
+    @_on_index_thread
     def query(
         self,
         generation: int,
@@ -235,12 +314,12 @@ class ChromaVectorIndex:
             for memory_id, distance, vector in zip(ids, distances, vectors, strict=True)
         ]
 
-    @_one_at_a_time
+    @_on_index_thread
     def count(self, generation: int, bot_id: str, scope: Scope) -> int:
         collection = self._collection(collection_name(generation, bot_id, scope), create=False)
         return 0 if collection is None else int(collection.count())
 
-    @_one_at_a_time
+    @_on_index_thread
     def collections(self) -> list[tuple[str, int | None]]:
         """Every collection this plugin owns, with its generation."""
         try:
@@ -258,7 +337,7 @@ class ChromaVectorIndex:
                 result.append((name, generation))
         return result
 
-    @_one_at_a_time
+    @_on_index_thread
     def total_count(self, generation: int) -> int:
         total = 0
         for name, collection_generation in self.collections():
@@ -267,7 +346,7 @@ class ChromaVectorIndex:
                 total += 0 if collection is None else int(collection.count())
         return total
 
-    @_one_at_a_time
+    @_on_index_thread
     def drop_generations(self, keep: int) -> int:
         """Delete every collection of a generation other than ``keep``; returns how many."""
         dropped = 0
