@@ -79,18 +79,39 @@ class Runs:
     preset_model_requests: int
 
 
+#: "The user's model" for --preset, in a process of its own as a real one would be: nothing the
+#: test process holds (threads and indexes of earlier tests) can slow its answers. It prints its
+#: base URL, serves until its stdin closes, then prints how many requests it answered.
+USER_MODEL = """
+import sys
+from datetime import date
+from zoneinfo import ZoneInfo
+from amrita_plugin_cognition.cli.demo_script import load_script
+from amrita_plugin_cognition.cli.replay_model import ReplayModel
+model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(sys.argv[1]))).start()
+print(model.base_url, flush=True)
+sys.stdin.read()
+model.stop()
+print(model.requests, flush=True)
+"""
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
-    # "The user's model" for --preset: a model on 127.0.0.1 that follows the demo's script.
-    model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))).start()
-    preset = tmp_path_factory.mktemp("preset") / "local-model.json"
-    preset.write_text(
-        json.dumps(chat_preset("local-test-model", "local-test", model.base_url, "sk-local", stream=True)),
-        encoding="utf-8",
+    model = subprocess.Popen(
+        [sys.executable, "-c", USER_MODEL, START], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    # One demo at a time: two at once on a 2-core machine made both slow enough to time out once.
-    results: dict[str, Run] = {}
+    assert model.stdin is not None and model.stdout is not None
     try:
+        base_url = model.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:"), base_url
+        preset = tmp_path_factory.mktemp("preset") / "local-model.json"
+        preset.write_text(
+            json.dumps(chat_preset("local-test-model", "local-test", base_url, "sk-local", stream=True)),
+            encoding="utf-8",
+        )
+        # One demo at a time: two at once on a 2-core machine made both slow enough to time out once.
+        results: dict[str, Run] = {}
         for name, args in (("replay", ()), ("preset", ("--preset", str(preset)))):
             process = _start(*args)
             try:
@@ -98,9 +119,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
             finally:
                 if process.poll() is None:
                     process.kill()
-        yield Runs(results["replay"], results["preset"], model.requests)
+        model.stdin.close()
+        requests = int(model.stdout.readline() or 0)
+        yield Runs(results["replay"], results["preset"], requests)
     finally:
-        model.stop()
+        if model.poll() is None:
+            model.kill()
 
 
 def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
