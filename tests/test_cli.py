@@ -25,14 +25,15 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     )
 
 
-def last_json(output: str) -> dict:  # type: ignore[type-arg]
-    return json.loads(output.strip().splitlines()[-1])
+def only_json(output: str) -> dict:  # type: ignore[type-arg]
+    """``--json`` output is one JSON document and nothing else (migration messages go to stderr)."""
+    return json.loads(output)
 
 
 def test_eval_recall_reports_quality_isolation_and_staleness() -> None:
     result = run_cli("eval", "recall", str(DATA / "recall_small.jsonl"), "--json")
     assert result.returncode == 0, result.stderr[-2000:]
-    report = last_json(result.stdout)
+    report = only_json(result.stdout)
     assert report["kind"] == "recall" and report["queries"] == 6
     assert report["leaks"] == 0 and report["leak_queries"] == []
     assert report["stale_above_relevant"] == 0
@@ -59,7 +60,7 @@ def test_eval_refuses_a_malformed_file_with_the_line_number(tmp_path: Path) -> N
 def test_eval_admission() -> None:
     result = run_cli("eval", "admission", str(DATA / "admission_small.jsonl"), "--json")
     assert result.returncode == 0, result.stderr[-2000:]
-    report = last_json(result.stdout)
+    report = only_json(result.stdout)
     assert report == {
         "kind": "admission",
         "cases": 5,
@@ -71,6 +72,6 @@ def test_eval_admission() -> None:
 def test_status_on_a_standalone_home(tmp_path: Path) -> None:
     result = run_cli("status", "--home", str(tmp_path / "home"), "--json")
     assert result.returncode == 0, result.stderr[-2000:]
-    status = last_json(result.stdout)
+    status = only_json(result.stdout)
     assert status["active_total"] == 0 and status["outbox"]["pending"] == 0
     assert status["index"]["healthy"] is True and status["configured_embedder"]["protocol"] == "local"

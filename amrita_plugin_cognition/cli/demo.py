@@ -558,8 +558,7 @@ def run_standalone(preset: str | None, start: date | None, keep: bool) -> int:
 
         write_chat_config(Path(ConfigManager.config_dir), choice)
         _banner(script, choice, home, keep)
-        with contextlib.redirect_stdout(sys.stderr):  # stdout is the demo's transcript
-            upgrade_database()
+        upgrade_database()
         printer = Printer(script)
         outcome = asyncio.run(run_turns(script, choice, printer))
         total = outcome.passed + outcome.failed

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sys
 from pathlib import Path
 
 STANDALONE_ENV = "COGNITION_STANDALONE_HOME"
@@ -16,10 +18,12 @@ def standalone_home() -> Path | None:
 
 
 def upgrade_database() -> None:
-    """Apply the migrations (``orm upgrade``); a no-op on an up-to-date database."""
+    """Apply the migrations (``orm upgrade``); a no-op on an up-to-date database. Its messages go
+    to stderr: stdout is the command's own output (``--json`` must stay parseable)."""
     from nonebot_plugin_orm.__main__ import main
 
-    main(["upgrade"], prog_name="orm", standalone_mode=False)
+    with contextlib.redirect_stdout(sys.stderr):
+        main(["upgrade"], prog_name="orm", standalone_mode=False)
 
 
 async def upgrade_database_async() -> None:
