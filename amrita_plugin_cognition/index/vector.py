@@ -337,25 +337,27 @@ class ChromaVectorIndex:
                 result.append((name, generation))
         return result
 
-    @_on_index_thread
     def total_count(self, generation: int) -> int:
-        total = 0
-        for name, collection_generation in self.collections():
-            if collection_generation == generation:
-                collection = self._collection(name, create=False)
-                total += 0 if collection is None else int(collection.count())
-        return total
+        """Vectors in every collection of ``generation`` (one index call per collection, so a
+        bank of many chats never makes one call long enough to hit the deadline)."""
+        return sum(self._count_collection(name) for name, found in self.collections() if found == generation)
 
     @_on_index_thread
+    def _count_collection(self, name: str) -> int:
+        collection = self._collection(name, create=False)
+        return 0 if collection is None else int(collection.count())
+
     def drop_generations(self, keep: int) -> int:
         """Delete every collection of a generation other than ``keep``; returns how many."""
-        dropped = 0
-        for name, generation in self.collections():
-            if generation != keep:
-                try:
-                    self._connect().delete_collection(name)
-                except Exception as error:
-                    raise VectorIndexError(f"chroma delete_collection {name}: {error}") from error
-                self._collections.pop(name, None)
-                dropped += 1
-        return dropped
+        doomed = [name for name, generation in self.collections() if generation != keep]
+        for name in doomed:
+            self._drop_collection(name)
+        return len(doomed)
+
+    @_on_index_thread
+    def _drop_collection(self, name: str) -> None:
+        try:
+            self._connect().delete_collection(name)
+        except Exception as error:
+            raise VectorIndexError(f"chroma delete_collection {name}: {error}") from error
+        self._collections.pop(name, None)
