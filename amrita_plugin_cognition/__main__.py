@@ -64,7 +64,26 @@ def _launch() -> None:
         _init_engine_only(home)
     from amrita_plugin_cognition.cli.commands import main
 
-    main()
+    try:
+        main()
+    except SystemExit as finished:
+        _leave(finished.code)
+    _leave(0)
+
+
+def _leave(code: object) -> None:
+    """End the process once the command is done, without the interpreter's shutdown.
+
+    Everything the command wrote is committed by then, and its output is flushed here. What the
+    shutdown would add is joining every non-daemon thread and dropping native runtimes (embedded
+    Chroma's Rust runtime waits for its own threads): the demo hung in CI after printing its
+    last line, with all its work done."""
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 
 
 def _absolute_preset_path(argv: list[str]) -> list[str]:

@@ -514,7 +514,6 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
         _report_stalls()
         with contextlib.redirect_stdout(sys.stderr):
             await driver._lifespan.shutdown()
-        faulthandler.cancel_dump_traceback_later()
     return outcome
 
 
@@ -561,6 +560,7 @@ def run_standalone(preset: str | None, start: date | None, keep: bool) -> int:
         upgrade_database()
         printer = Printer(script)
         outcome = asyncio.run(run_turns(script, choice, printer))
+        _report_stalls()  # stays armed until the process ends (see ``__main__._leave``)
         total = outcome.passed + outcome.failed
         click.echo(f"检查：{outcome.passed}/{total} 通过" + (f"，{outcome.failed} 项未通过" if outcome.failed else ""))
         requests = f"，回放模型收到请求 {choice.replay.requests} 次" if choice.replay else ""
