@@ -7,6 +7,8 @@ COGNITION_TEST_BACKEND=server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 import threading
 import time
 
@@ -17,6 +19,7 @@ from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, Memo
 from amrita_plugin_cognition.engine.errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
 from amrita_plugin_cognition.engine.service import RecallFilters
 from amrita_plugin_cognition.index.embedders import OpenAIEmbedder
+from amrita_plugin_cognition.index.vector import SYNC_EVERY
 
 FILLER = [
     "小刚昨天修好了自行车的刹车。",
@@ -573,3 +576,24 @@ async def test_a_hung_embedded_index_is_given_up_and_used_again_when_it_returns(
     assert (await engine.status())["outbox"]["pending"] == 0
     healthy = await engine.recall(context, ["重庆出差"], now=NOW)
     assert healthy.mode == "full" and "群友小明的出差改到了重庆。" in texts(healthy)
+
+
+async def test_a_small_chat_does_not_pile_up_in_chromas_write_log(tmp_root, chroma_port) -> None:
+    """Chroma keeps writes in one log table (no index by collection) until a collection's HNSW
+    index is saved; by default after 1,000 writes, so a small chat's writes would stay there for
+    good and every first load of any collection would scan them all (index/vector.py)."""
+    if chroma_port:
+        pytest.skip("reads the embedded store's own files")
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = group(bot, "20021", "10001")
+    for start in range(0, 25, 5):  # a few at a time, as a chat writes
+        await remember(
+            engine, bot, context.scope, *[f"群友{i}号喜欢第{i}种口味的冰淇淋。" for i in range(start, start + 5)]
+        )
+    log = engine.vectors._path() / "chroma.sqlite3"
+    with contextlib.closing(sqlite3.connect(log)) as connection:
+        (pending,) = connection.execute("SELECT count(*) FROM embeddings_queue").fetchone()
+    assert pending < SYNC_EVERY
+    result = await engine.recall(context, ["第7种口味"], now=NOW)
+    assert result.mode == "full" and "群友7号喜欢第7种口味的冰淇淋。" in texts(result)

@@ -41,6 +41,15 @@ from ..config import ChromaSettings
 from ..domain.records import Scope
 
 COLLECTION_PREFIX = "cog"
+#: Chroma keeps every write in its log (one SQLite table for all collections, no index by
+#: collection) until the collection's HNSW index is saved, by default after 1,000 writes: a chat
+#: with fewer memories never is, its writes stay in the log for good, and loading its collection
+#: scans the whole log. Measured (300 collections of 100 vectors written 5 at a time): default,
+#: 30,000 log rows and a first query per collection p50 92 ms, build 263 s; saved every 10
+#: writes, 300 log rows, first query 11 ms, build 93 s; a single write to a 20,000-vector
+#: collection p50 10.7 ms either way (max 36 ms when it saves).
+SYNC_EVERY = 10
+COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:sync_threshold": SYNC_EVERY, "hnsw:batch_size": SYNC_EVERY}
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 logger = logging.getLogger("cognition")
@@ -212,7 +221,7 @@ class ChromaVectorIndex:
         try:
             if create:
                 collection = client.get_or_create_collection(
-                    name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+                    name, metadata=COLLECTION_METADATA, embedding_function=None
                 )
             else:
                 collection = client.get_collection(name, embedding_function=None)
