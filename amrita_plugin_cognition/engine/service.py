@@ -519,13 +519,13 @@ class CognitionEngine:
         try:
             vectors = await self.embedder.embed_queries(views)
         except EmbedderError as error:
-            return None, [{} for _ in views], {}, str(error)
+            return _without_vectors(views, error)
         try:
             hits, stored = await asyncio.to_thread(
                 self._vector_search, visibility.bot_id, [(scope, None) for scope in visibility.scopes], vectors, limit
             )
         except VectorIndexError as error:
-            return None, [{} for _ in views], {}, str(error)
+            return _without_vectors(views, error)
         return vectors, hits, stored, None
 
     def emptiness_probe(self, context: ChatContext) -> tuple[str, bool | None, Select[Any] | None]:
@@ -649,7 +649,7 @@ class CognitionEngine:
                     self._vector_search, visibility.bot_id, more_targets, query_vectors, limit
                 )
             except VectorIndexError as error:  # the vector side as a whole failed
-                query_vectors, vector_hits, stored_vectors, failure = None, [{} for _ in views], {}, str(error)
+                query_vectors, vector_hits, stored_vectors, failure = _without_vectors(views, error)
             else:
                 stored_vectors.update(more_stored)
                 for found, more in zip(vector_hits, more_hits, strict=True):
@@ -988,6 +988,13 @@ class CognitionEngine:
             },
             "index": index,
         }
+
+
+def _without_vectors(
+    views: list[str], error: Exception
+) -> tuple[None, list[dict[int, float]], dict[int, np.ndarray], str]:
+    """The vector side's result when it failed: no query vectors, no hits per view, and why."""
+    return None, [{} for _ in views], {}, str(error)
 
 
 def mmr_pool_size(top_k: int) -> int:

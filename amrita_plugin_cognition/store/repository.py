@@ -232,8 +232,13 @@ async def index_keywords(session: AsyncSession, rows: Sequence[MemoryRow]) -> li
     windows written (the neighbours' included: their vectors change too)."""
     await keyword.index_documents(session, [keyword_document(row) for row in rows if row.kind != MemoryKind.TURN.value])
     windows = await _turn_neighbourhood(session, _turn_places(rows), {row.id for row in rows})
-    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
+    await _index_windows(session, windows)
     return windows
+
+
+async def _index_windows(session: AsyncSession, windows: Sequence[TurnWindow]) -> None:
+    """Each turn's keyword row with its neighbours' words as context."""
+    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
 
 
 async def _turn_neighbourhood(
@@ -361,7 +366,7 @@ async def refresh_turn_windows(
         return
     await session.flush()
     windows = await _turn_neighbourhood(session, places, changed_ids or set())
-    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
+    await _index_windows(session, windows)
     for item in windows:
         _enqueue(session, item.row, "upsert", now)
 
