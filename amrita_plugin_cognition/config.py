@@ -68,6 +68,9 @@ class RecallSettings(BaseModel):
     recency_floor: float = Field(0.85, ge=0, le=1)
     recency_min_similarity: float = Field(0.3, ge=-1, le=1)
     mmr_lambda: float = Field(0.7, ge=0, le=1)
+    #: Pseudo-relevance feedback: candidates close to the best few keep more of their score (0 = off).
+    feedback_weight: float = Field(2.0, ge=0, le=10)
+    feedback_docs: int = Field(3, ge=1, le=20)
     #: Queries this short (in characters) get the previous message as context.
     short_query_chars: int = Field(20, ge=0)
     #: Token budget of the injected memory block.

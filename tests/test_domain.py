@@ -21,6 +21,7 @@ from amrita_plugin_cognition.domain.records import (
 )
 from amrita_plugin_cognition.domain.scoring import (
     RankingWeights,
+    feedback_factors,
     mmr_select,
     mmr_select_numpy,
     recency_factor,
@@ -153,6 +154,22 @@ def test_mmr_demotes_a_duplicate() -> None:
     scores = np.array([1.0, 0.9, 0.85])
     assert mmr_select(base, scores, 3, 1.0) == [0, 1, 2]
     assert mmr_select(base, scores, 3, 0.7) == [0, 2, 1]
+
+
+def test_feedback_lifts_candidates_close_to_the_best_ones() -> None:
+    top = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    near = np.array([0.9, 0.1, 0.0], dtype=np.float32)  # not normalised: cosine is used
+    far = np.array([0.0, 0.0, 2.0], dtype=np.float32)
+    ranked = [top, far, near, None]
+    assert feedback_factors(ranked, 1, 0.0) == [1.0] * 4
+    factors = feedback_factors(ranked, 1, 0.5)
+    assert factors[0] == pytest.approx(1.0)  # the closest keeps its score: the scale stays
+    assert factors[1] == pytest.approx(1.0 / 1.5)
+    assert factors[2] == pytest.approx((1.0 + 0.5 * 0.9 / np.hypot(0.9, 0.1)) / 1.5)
+    assert factors[3] == pytest.approx(sum(factors[:3]) / 3)  # no vector yet: the mean lift
+    # the centroid of the two best: "far" is one of them now, so it gains
+    assert feedback_factors(ranked, 2, 0.5)[1] > factors[1]
+    assert feedback_factors([top, None], 3, 0.5) == [1.0, 1.0]  # one vector says nothing
 
 
 def test_context_helpers() -> None:

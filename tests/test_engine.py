@@ -330,6 +330,27 @@ async def test_scope_boost_prefers_the_current_chat(tmp_root, chroma_port) -> No
     assert boosted[0] == in_private
 
 
+async def test_feedback_lifts_what_belongs_with_the_best_hit(tmp_root, chroma_port) -> None:
+    bot = new_bot()
+    scope = Scope("group", "20001")
+    shared = await make_engine(tmp_root, chroma_port)
+    best, related, literal = (
+        "小明周末去吃了重庆火锅，锅底特别辣。",
+        "重庆的麻辣锅底辣得人直流眼泪。",
+        "小明家楼下那家火锅店的停车场晚上十点关门。",
+    )
+    await remember(shared, bot, scope, best, related, literal, *FILLER)
+    context, query = group(bot, "20001", "10009"), ["小明吃火锅"]
+    plain = await _ordering(tmp_root, chroma_port, shared, context, query, feedback_weight=0.0, recency_floor=1.0)
+    lifted = await _ordering(
+        tmp_root, chroma_port, shared, context, query, feedback_weight=5.0, feedback_docs=1, recency_floor=1.0
+    )
+    assert plain[0] == lifted[0] == best
+    assert plain.index(literal) < plain.index(related)
+    assert lifted.index(related) < lifted.index(literal)
+    assert sorted(plain) == sorted(lifted)  # it reorders, never filters
+
+
 async def test_mmr_moves_a_near_duplicate_down(tmp_root, chroma_port) -> None:
     bot = new_bot()
     scope = Scope("group", "20001")

@@ -45,6 +45,10 @@ class RankingWeights:
     #: Recency only lifts candidates at least this similar to the query (cosine).
     recency_min_similarity: float = 0.3
     mmr_lambda: float = 0.7
+    #: Pseudo-relevance feedback (``feedback_factors``): a candidate close to the centroid of the
+    #: ``feedback_docs`` best keeps up to 1 + this weight times more score than one far from it (0 = off).
+    feedback_weight: float = 2.0
+    feedback_docs: int = 3
 
 
 def weighted_rrf(rankings: Sequence[tuple[Sequence[int], float]], rrf_k: float) -> dict[int, float]:
@@ -133,6 +137,38 @@ def final_score(
 ) -> float:
     """The one score: relevance x importance x recency x scope boost."""
     return relevance * IMPORTANCE_WEIGHT[importance] * recency * scope_boost
+
+
+def feedback_factors(ranked_vectors: Sequence[np.ndarray | None], docs: int, weight: float) -> list[float]:
+    """Pseudo-relevance feedback, one score multiplier per candidate (candidates in score order,
+    each with its stored vector or None).
+
+    The best ``docs`` candidates that have a vector stand for what the query is about; a
+    candidate close to their centroid keeps up to ``1 + weight`` times more of its score than one
+    far from it (factors are divided by the largest, so the scale MMR weighs against cosines
+    stays: a lift above 1 would quietly turn diversification down). Facts that belong
+    together (the turns a multi-part question needs, memories of one episode) are close to each
+    other even when only one of them is close to the query's words. A candidate without a vector
+    yet gets the mean lift of the others, so it neither gains nor loses by the lag."""
+    if weight <= 0 or docs <= 0:
+        return [1.0] * len(ranked_vectors)
+    known = [(index, vector) for index, vector in enumerate(ranked_vectors) if vector is not None]
+    if len(known) < 2:
+        return [1.0] * len(ranked_vectors)
+    raw = np.vstack([vector for _, vector in known]).astype(np.float32)
+    norms = np.linalg.norm(raw, axis=1, keepdims=True)
+    matrix = raw / np.where(norms > 0, norms, 1.0)
+    centroid = matrix[:docs].mean(axis=0)
+    length = float(np.linalg.norm(centroid))
+    if length <= 0:
+        return [1.0] * len(ranked_vectors)
+    closeness = np.clip(matrix @ (centroid / length), 0.0, 1.0)
+    top = 1.0 + weight * float(closeness.max())
+    fill = (1.0 + weight * float(closeness.mean())) / top
+    factors = [fill] * len(ranked_vectors)
+    for (index, _), value in zip(known, closeness, strict=True):
+        factors[index] = (1.0 + weight * float(value)) / top
+    return factors
 
 
 @numba.njit(cache=True, fastmath=True, nogil=True)

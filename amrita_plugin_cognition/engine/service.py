@@ -37,6 +37,7 @@ from ..domain.records import (
 )
 from ..domain.scoring import (
     RankingWeights,
+    feedback_factors,
     final_score,
     mmr_select,
     recency_factor,
@@ -138,6 +139,8 @@ def _weights(config: CognitionConfig) -> RankingWeights:
         recency_floor=recall.recency_floor,
         recency_min_similarity=recall.recency_min_similarity,
         mmr_lambda=recall.mmr_lambda,
+        feedback_weight=recall.feedback_weight,
+        feedback_docs=recall.feedback_docs,
     )
 
 
@@ -681,6 +684,7 @@ class CognitionEngine:
             "\n".join(views).casefold(),
             keep=mmr_pool_size(top_k),
         )
+        hits = with_feedback(hits, stored_vectors, weights)
         if use_mmr and len(hits) > 1:
             hits = diversify(hits, stored_vectors, top_k, weights.mmr_lambda)
         hits = hits[:top_k]
@@ -995,6 +999,18 @@ def _without_vectors(
 ) -> tuple[None, list[dict[int, float]], dict[int, np.ndarray], str]:
     """The vector side's result when it failed: no query vectors, no hits per view, and why."""
     return None, [{} for _ in views], {}, str(error)
+
+
+def with_feedback(hits: list[RecallHit], stored: dict[int, np.ndarray], weights: RankingWeights) -> list[RecallHit]:
+    """The candidates rescored by pseudo-relevance feedback (``feedback_factors``) and re-sorted."""
+    if weights.feedback_weight <= 0 or len(hits) < 3:
+        return hits
+    factors = feedback_factors(
+        [stored.get(hit.record.id) for hit in hits], weights.feedback_docs, weights.feedback_weight
+    )
+    for hit, factor in zip(hits, factors, strict=True):
+        hit.score *= factor
+    return sorted(hits, key=lambda hit: (-hit.score, -hit.record.id))
 
 
 def mmr_pool_size(top_k: int) -> int:
