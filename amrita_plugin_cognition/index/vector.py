@@ -22,6 +22,7 @@ every call runs on one daemon thread of its own (``EmbeddedCalls``), one at a ti
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import queue
@@ -78,25 +79,50 @@ class EmbeddedCalls:
     def run(self, operation: str, call: Callable[[], _R]) -> _R:
         if threading.current_thread() is self._thread:  # a call made by another call
             return call()
-        if self.stalled is not None:
-            raise VectorIndexError(self.stalled)
-        future: Future[object] = Future()
-        self._jobs.put((operation, call, future))
-        self._ensure_thread()
+        future = self._submit(operation, call)
         try:
             return future.result(timeout=self.timeout)  # type: ignore[return-value]
         except FutureTimeout:
             if not future.cancel() and future.done():  # answered just now
                 return future.result()  # type: ignore[return-value]
-            # cancelled while still queued (it will not run), or running past its deadline
-            current = self._current
-            if current is not None and (current[2] is future or time.monotonic() - current[1] >= self.timeout):
-                self.stalled = (
-                    f"embedded Chroma: {current[0]} has not returned for {self.timeout:.0f} s; "
-                    "vector search is off until it does (restart the bot if it stays so)"
-                )
-                logger.error("[cognition] stage=vector_index %s", self.stalled)
-            raise VectorIndexError(f"embedded Chroma: {operation} got no answer within {self.timeout:.0f} s") from None
+            raise self._gave_up(operation, future) from None
+
+    async def run_async(self, operation: str, call: Callable[[], _R]) -> _R:
+        """``run`` for a caller on the event loop: the loop waits for the index thread itself,
+        two thread hand-offs per call instead of four through a worker thread."""
+        future = self._submit(operation, call)
+        waiter = asyncio.wrap_future(future)
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=self.timeout)
+        except asyncio.CancelledError:
+            waiter.cancel()  # a call still queued will not run
+            raise
+        if done:
+            return waiter.result()  # type: ignore[return-value]
+        if not future.cancel() and future.done():  # answered just now
+            return future.result()  # type: ignore[return-value]
+        waiter.cancel()
+        raise self._gave_up(operation, future)
+
+    def _submit(self, operation: str, call: Callable[[], _R]) -> Future[object]:
+        if self.stalled is not None:
+            raise VectorIndexError(self.stalled)
+        future: Future[object] = Future()
+        self._jobs.put((operation, call, future))
+        self._ensure_thread()
+        return future
+
+    def _gave_up(self, operation: str, future: Future[object]) -> VectorIndexError:
+        """The call got no answer in time: cancelled while still queued (it will not run), or
+        running past its deadline, which stalls the index until it returns."""
+        current = self._current
+        if current is not None and (current[2] is future or time.monotonic() - current[1] >= self.timeout):
+            self.stalled = (
+                f"embedded Chroma: {current[0]} has not returned for {self.timeout:.0f} s; "
+                "vector search is off until it does (restart the bot if it stays so)"
+            )
+            logger.error("[cognition] stage=vector_index %s", self.stalled)
+        return VectorIndexError(f"embedded Chroma: {operation} got no answer within {self.timeout:.0f} s")
 
     def _ensure_thread(self) -> None:
         if self._thread is not None:
@@ -169,6 +195,13 @@ class ChromaVectorIndex:
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.embedded_calls = EmbeddedCalls(settings.call_timeout_seconds)
+
+    async def off_loop(self, operation: str, call: Callable[[], _R]) -> _R:
+        """Run blocking index work for a caller on the event loop: embedded, on the index thread
+        (the index calls inside it run there directly); against a server, on a worker thread."""
+        if self._settings.mode == "server":
+            return await asyncio.to_thread(call)
+        return await self.embedded_calls.run_async(operation, call)
 
     @property
     def description(self) -> str:
