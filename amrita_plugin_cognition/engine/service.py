@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -524,8 +525,9 @@ class CognitionEngine:
         except EmbedderError as error:
             return _without_vectors(views, error)
         try:
-            hits, stored = await asyncio.to_thread(
-                self._vector_search, visibility.bot_id, [(scope, None) for scope in visibility.scopes], vectors, limit
+            targets = [(scope, None) for scope in visibility.scopes]
+            hits, stored = await self.vectors.off_loop(
+                "query", partial(self._vector_search, visibility.bot_id, targets, vectors, limit)
             )
         except VectorIndexError as error:
             return _without_vectors(views, error)
@@ -629,9 +631,39 @@ class CognitionEngine:
         empty_key = self._empty_key(visibility)
         if not views or self._chat_sees_known(empty_key) is False:
             return RecallResult([], "full", (time.perf_counter() - started) * 1000)
+        weights = _weights(self.config)
+        async with self.session() as session:  # one session for both reads of the turn
+            found = await self._candidates(session, visibility, views, weights)
+            if found is None:
+                self.remember_chat_sees(empty_key, False)
+                return RecallResult([], "full", (time.perf_counter() - started) * 1000)
+            relevance, similarity, keyword_score, stored_vectors, mode = found
+            hits = await self._score_candidates(
+                session,
+                visibility,
+                relevance,
+                similarity,
+                keyword_score,
+                now,
+                weights,
+                filters,
+                "\n".join(views).casefold(),
+                keep=mmr_pool_size(top_k),
+            )
+        hits = with_feedback(hits, stored_vectors, weights)
+        if use_mmr and len(hits) > 1:
+            hits = diversify(hits, stored_vectors, top_k, weights.mmr_lambda)
+        hits = hits[:top_k]
+        return RecallResult(hits, mode, (time.perf_counter() - started) * 1000)
+
+    async def _candidates(
+        self, session: AsyncSession, visibility: Visibility, views: list[str], weights: RankingWeights
+    ) -> tuple[dict[int, float], dict[int, float], dict[int, float], dict[int, np.ndarray], str] | None:
+        """Both indices' candidates fused per query view and averaged: (relevance, similarity,
+        keyword score, stored vectors, mode); None when nothing at all is visible from here."""
         limit = self.config.recall.candidates
         # both sides at once: SQLite, the embedding model and Chroma each leave the event loop
-        keyword_task = asyncio.ensure_future(self._keyword_side(visibility, views, limit))
+        keyword_task = asyncio.ensure_future(self._keyword_side(session, visibility, views, limit))
         vector_task = asyncio.ensure_future(self._vector_side(visibility, views, limit))
         try:
             keyword_hits, person_groups, extra_groups, empty = await keyword_task
@@ -640,16 +672,15 @@ class CognitionEngine:
             raise
         if empty:
             vector_task.cancel()
-            self.remember_chat_sees(empty_key, False)
-            return RecallResult([], "full", (time.perf_counter() - started) * 1000)
+            return None
         query_vectors, vector_hits, stored_vectors, failure = await vector_task
         more_targets = (
             self._further_targets(visibility, extra_groups, person_groups) if query_vectors is not None else []
         )
         if more_targets and query_vectors is not None:
             try:
-                more_hits, more_stored = await asyncio.to_thread(
-                    self._vector_search, visibility.bot_id, more_targets, query_vectors, limit
+                more_hits, more_stored = await self.vectors.off_loop(
+                    "query", partial(self._vector_search, visibility.bot_id, more_targets, query_vectors, limit)
                 )
             except VectorIndexError as error:  # the vector side as a whole failed
                 query_vectors, vector_hits, stored_vectors, failure = _without_vectors(views, error)
@@ -662,7 +693,6 @@ class CognitionEngine:
         if failure is not None:
             mode = "keyword_only"
             log_event("recall", level=logging.WARNING, degraded=mode, error=failure[:200])
-        weights = _weights(self.config)
         relevance: dict[int, float] = {}
         similarity: dict[int, float] = {}
         keyword_score: dict[int, float] = {}
@@ -673,56 +703,37 @@ class CognitionEngine:
                 similarity[memory_id] = max(similarity.get(memory_id, -1.0), value)
             for memory_id, value in kw.items():
                 keyword_score[memory_id] = max(keyword_score.get(memory_id, 0.0), value)
-        hits = await self._score_candidates(
-            visibility,
-            relevance,
-            similarity,
-            keyword_score,
-            now,
-            weights,
-            filters,
-            "\n".join(views).casefold(),
-            keep=mmr_pool_size(top_k),
-        )
-        hits = with_feedback(hits, stored_vectors, weights)
-        if use_mmr and len(hits) > 1:
-            hits = diversify(hits, stored_vectors, top_k, weights.mmr_lambda)
-        hits = hits[:top_k]
-        return RecallResult(hits, mode, (time.perf_counter() - started) * 1000)
+        return relevance, similarity, keyword_score, stored_vectors, mode
 
     async def _keyword_side(
-        self, visibility: Visibility, views: list[str], limit: int
+        self, session: AsyncSession, visibility: Visibility, views: list[str], limit: int
     ) -> tuple[list[dict[int, float]], list[str], list[str], bool]:
         """Keyword hits per view, the groups a private chat's user appears in, the other groups
         an ``open`` group may search, and whether nothing at all is visible from here."""
         keyword_filter = self._keyword_filter(visibility)
-        async with self.session() as session:
-            keyword_hits = [
-                dict(await keyword.search(session, keyword_filter, query_terms(view), limit)) for view in views
-            ]
-            if not any(keyword_hits) and not await repository.any_visible(
-                session, visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
-            ):
-                return keyword_hits, [], [], True
-            person_groups = (
-                await repository.groups_with_person(session, visibility.bot_id, visibility.person_in_groups)
-                if visibility.person_in_groups
-                else []
-            )
-            extra_groups: list[str] = []
-            if visibility.all_groups:
-                rows = await repository.rows_by_ids(session, [memory_id for hits in keyword_hits for memory_id in hits])
-                extra_groups = list(
-                    dict.fromkeys(
-                        row.scope_id
-                        for row in rows
-                        if row.scope_kind == "group" and row.scope_id != visibility.current.id
-                    )
-                )[:5]
+        keyword_hits = [dict(await keyword.search(session, keyword_filter, query_terms(view), limit)) for view in views]
+        if not any(keyword_hits) and not await repository.any_visible(
+            session, visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
+        ):
+            return keyword_hits, [], [], True
+        person_groups = (
+            await repository.groups_with_person(session, visibility.bot_id, visibility.person_in_groups)
+            if visibility.person_in_groups
+            else []
+        )
+        extra_groups: list[str] = []
+        if visibility.all_groups:
+            rows = await repository.rows_by_ids(session, [memory_id for hits in keyword_hits for memory_id in hits])
+            extra_groups = list(
+                dict.fromkeys(
+                    row.scope_id for row in rows if row.scope_kind == "group" and row.scope_id != visibility.current.id
+                )
+            )[:5]
         return keyword_hits, person_groups, extra_groups, False
 
     async def _score_candidates(
         self,
+        session: AsyncSession,
         visibility: Visibility,
         relevance: dict[int, float],
         similarity: dict[int, float],
@@ -738,8 +749,7 @@ class CognitionEngine:
         reads the raw rows; only the kept ones become records (this runs on every turn)."""
         if not relevance:
             return []
-        async with self.session() as session:
-            rows = await repository.recallable_rows(session, list(relevance))
+        rows = await repository.recallable_rows(session, list(relevance))
         recall_settings = self.config.recall
         scored: list[tuple[float, int, Any, MemoryRecord | None]] = []
         for row in rows:
