@@ -17,12 +17,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from .errors import ConfigurationError
+from .llm.settings import LLMSettings
+
 CONFIG_FILE_NAME = "cognition.toml"
 ENV_PREFIX = "COGNITION_"
-
-
-class ConfigError(ValueError):
-    """The configuration cannot be used; the message says which key and why."""
 
 
 class EmbedderSettings(BaseModel):
@@ -97,9 +96,20 @@ class CognitionConfig(BaseModel):
     outbox_interval_seconds: float = Field(30.0, ge=1)
     #: The per-turn memory lookup gives up after this long and the reply goes on without memory.
     hook_timeout_seconds: float = Field(5.0, ge=0.1, le=120)
+    #: Within a turn's memory lookup, the vector side (embedding + Chroma) gets at most this
+    #: share of ``hook_timeout_seconds``; when it misses, the turn keeps the keyword results.
+    vector_budget_share: float = Field(0.6, gt=0, le=1)
+    #: Every tool call and chat command of the plugin gives up after this long (answering so).
+    tool_timeout_seconds: float = Field(20.0, ge=1, le=600)
+    #: Vector-index work of one fact is retried with backoff this many times, then kept as
+    #: "dead" (counted by ``status``, retried by ``ambot cognition outbox retry``).
+    outbox_max_attempts: int = Field(8, ge=1, le=100)
+    #: Replaced versions of each chat's pinned memo kept for ``ambot cognition memo restore``.
+    memo_revisions_keep: int = Field(5, ge=0, le=100)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @field_validator("timezone")
     @classmethod
@@ -176,11 +186,15 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"{path}: not valid TOML: {error}") from error
+            raise ConfigurationError(
+                f"配置文件 {path} 不是有效的 TOML：{error}", en=f"{path}: not valid TOML: {error}"
+            ) from error
     data = _deep_merge(data, _env_overrides(environ))
     try:
         return CognitionConfig.model_validate(_expand_env(data, environ))
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"config key {where}: {first['msg']}") from error
+        raise ConfigurationError(
+            f"配置项 {where} 无效：{first['msg']}", en=f"config key {where}: {first['msg']}"
+        ) from error

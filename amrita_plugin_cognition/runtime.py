@@ -7,9 +7,10 @@ import asyncio
 import logging
 from pathlib import Path
 
-from .config import CONFIG_FILE_NAME, CognitionConfig, ConfigError, load_config
+from .config import CONFIG_FILE_NAME, CognitionConfig, ConfigurationError, load_config
 from .engine.factory import build_engine
 from .engine.service import CognitionEngine
+from .errors import EngineUnavailable
 
 PLUGIN_NAME = "amrita_plugin_cognition"
 logger = logging.getLogger("cognition")
@@ -18,10 +19,6 @@ _engine: CognitionEngine | None = None
 _engine_lock = asyncio.Lock()
 #: Set when startup refused the engine (e.g. an embedding model mismatch nobody confirmed).
 _unavailable_reason: str | None = None
-
-
-class EngineUnavailable(RuntimeError):
-    """Memory is switched off for this process; the message says why."""
 
 
 def mark_unavailable(reason: str | None) -> None:
@@ -92,7 +89,7 @@ def _reload_if_changed(engine: CognitionEngine) -> None:
     _config_state["mtime"] = mtime
     try:
         fresh = plugin_config()
-    except ConfigError as error:
+    except ConfigurationError as error:
         logger.error("[cognition] stage=config_reload rejected=%s (keeping the previous configuration)", error)
         return
     kept = {key: getattr(engine.config, key) for key in RESTART_KEYS}

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from amrita_plugin_cognition.config import ConfigError, load_config
+from amrita_plugin_cognition.config import ConfigurationError, load_config
 from amrita_plugin_cognition.domain.admission import admit
 from amrita_plugin_cognition.domain.query import query_views
 from amrita_plugin_cognition.domain.records import (
@@ -183,10 +183,10 @@ def test_config_file_env_and_errors(tmp_path: Path) -> None:
     config = load_config(path, environ={"MY_KEY": "sk-x", "COGNITION_RECALL__TOP_K": "12"})
     assert config.scope_policy == "open" and config.embedder.api_key == "sk-x" and config.recall.top_k == 12
     assert load_config(None, environ={}).scope_policy == "strict"
-    with pytest.raises(ConfigError, match=r"recall\.top_k"):
+    with pytest.raises(ConfigurationError, match=r"recall\.top_k"):
         load_config(None, environ={"COGNITION_RECALL__TOP_K": "500"})
     path.write_text("scope_policy = [", encoding="utf-8")
-    with pytest.raises(ConfigError, match="TOML"):
+    with pytest.raises(ConfigurationError, match="TOML"):
         load_config(path, environ={})
-    with pytest.raises(ConfigError, match="disabled_scopes"):
+    with pytest.raises(ConfigurationError, match="disabled_scopes"):
         load_config(None, environ={"COGNITION_DISABLED_SCOPES": '["channel:1"]'})

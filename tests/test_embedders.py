@@ -8,7 +8,7 @@ import pytest
 from amrita_plugin_cognition.config import EmbedderSettings
 from amrita_plugin_cognition.index.embedders import (
     CachedQueryEmbedder,
-    EmbedderError,
+    EmbedderUnavailable,
     OllamaEmbedder,
     OpenAIEmbedder,
     build_embedder,
@@ -34,11 +34,11 @@ async def test_ollama_embedder(fake_openai) -> None:
 
 async def test_embedder_errors_are_typed(fake_openai) -> None:
     fake_openai.embeddings_down = True
-    with pytest.raises(EmbedderError):
+    with pytest.raises(EmbedderUnavailable):
         await OpenAIEmbedder(url=fake_openai.base_url, model="m").embed(["x"])
-    with pytest.raises(EmbedderError):
+    with pytest.raises(EmbedderUnavailable):
         await OllamaEmbedder(url=fake_openai.root_url, model="m").embed(["x"])
-    with pytest.raises(EmbedderError):
+    with pytest.raises(EmbedderUnavailable):
         build_embedder(EmbedderSettings(provider="openai", url=""))
 
 

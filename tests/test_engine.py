@@ -16,8 +16,8 @@ import pytest
 from engine_helpers import NOW, days_ago, group, make_engine, new_bot, private
 
 from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, MemoryStatus, Scope
-from amrita_plugin_cognition.engine.errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
 from amrita_plugin_cognition.engine.service import RecallFilters
+from amrita_plugin_cognition.errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
 from amrita_plugin_cognition.index.embedders import OpenAIEmbedder
 from amrita_plugin_cognition.index.vector import SYNC_EVERY
 
@@ -130,10 +130,10 @@ class _BrokenVectors:
         self.description = "broken"
 
     def __getattr__(self, name):  # type: ignore[no-untyped-def]
-        from amrita_plugin_cognition.index.vector import VectorIndexError
+        from amrita_plugin_cognition.index.vector import IndexUnavailable
 
         def fail(*args, **kwargs):  # type: ignore[no-untyped-def]
-            raise VectorIndexError("connection refused")
+            raise IndexUnavailable(en="connection refused")
 
         return fail
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from amrita_plugin_cognition.index.vector import EmbeddedCalls, VectorIndexError
+from amrita_plugin_cognition.index.vector import EmbeddedCalls, IndexUnavailable
 
 
 async def test_run_async_runs_on_the_index_thread_and_nested_calls_do_not_wait_for_it() -> None:
@@ -47,10 +47,10 @@ async def test_a_cancelled_caller_s_queued_call_never_runs() -> None:
 async def test_run_async_gives_up_at_the_deadline_and_fails_fast_until_the_call_returns() -> None:
     calls = EmbeddedCalls(timeout=0.3)
     release = threading.Event()
-    with pytest.raises(VectorIndexError, match="no answer within"):
+    with pytest.raises(IndexUnavailable, match="no answer within"):
         await calls.run_async("stuck", lambda: release.wait(10))
     assert calls.stalled is not None and "stuck" in calls.stalled
-    with pytest.raises(VectorIndexError, match="has not returned"):
+    with pytest.raises(IndexUnavailable, match="has not returned"):
         await calls.run_async("next", lambda: "never queued")
     release.set()
     for _ in range(50):

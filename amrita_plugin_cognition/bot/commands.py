@@ -16,7 +16,7 @@ from nonebot.rule import Rule
 
 from ..domain.records import ChatContext, MemoryRecord
 from ..engine import notes
-from ..engine.errors import CognitionError
+from ..errors import CognitionError
 from ..runtime import get_engine
 from .context import chat_context
 from .jobs import schedule_outbox_drain
@@ -120,7 +120,7 @@ async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Mess
         else:
             answer = await _delete(engine, context, target, rest)
     except CognitionError as error:
-        answer = str(error)
+        answer = error.zh
     await matcher.finish(answer)
 
 

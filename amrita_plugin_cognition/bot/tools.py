@@ -24,8 +24,8 @@ from amrita_core import (
 
 from ..domain.records import ChatContext, Importance
 from ..engine import notes
-from ..engine.errors import CognitionError, InvalidInput
 from ..engine.service import CognitionEngine, RecallFilters
+from ..errors import CognitionError, InvalidInput
 from ..runtime import get_engine
 from .context import chat_context, message_time
 from .jobs import schedule_outbox_drain
@@ -136,7 +136,7 @@ def cognition_tool(
                 result = await handler(engine, context, dict(tool_context.data or {}), message_time(event))
                 return _ok(**result)
             except CognitionError as error:
-                return _error(str(error))
+                return _error(error.zh)
             except Exception:
                 logger.exception("[cognition] stage=tool tool=%s failed", name)
                 return _error("记忆服务内部错误，已记录日志；本次操作未完成")

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from ..config import ConfigError
+from ..config import ConfigurationError
 
 
 def _in_bot_process() -> bool:
@@ -90,8 +90,8 @@ def status_command(home: Path | None, as_json: bool | None) -> None:
 
     try:
         report = asyncio.run(run())
-    except ConfigError as error:
-        _fail(str(error))
+    except ConfigurationError as error:
+        _fail(error.zh)
     _emit(report, as_json, _render_status)
 
 
@@ -181,7 +181,7 @@ def backup_list(home: Path | None) -> None:
 def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
     """用备份替换当前数据（此后遗忘的内容不会恢复），并用当前模型重建向量索引"""
     from ..engine import backup
-    from ..engine.errors import CognitionError
+    from ..errors import CognitionError
 
     if not yes and not click.confirm("恢复会替换当前全部记忆数据，继续吗？", default=False):
         _fail("已取消")
@@ -194,7 +194,7 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
     try:
         report = asyncio.run(run())
     except CognitionError as error:
-        _fail(str(error))
+        _fail(error.zh)
     click.echo(
         f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
         f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"

@@ -17,9 +17,9 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import MemoryStatus
+from ..errors import InvalidInput
 from ..store import keyword, repository
 from ..store.models import BarrierRow, MemoRow, MemoryRow, OutboxRow, PinRow
-from .errors import InvalidInput
 from .service import CognitionEngine, log_event
 
 FORMAT = "amrita_plugin_cognition.backup"

@@ -8,8 +8,8 @@ from datetime import datetime
 
 from ..domain.admission import admit
 from ..domain.records import ChatContext, normalise_text
+from ..errors import InvalidInput, LimitExceeded, NotFound
 from ..store import repository
-from .errors import InvalidInput, LimitExceeded, NotFound
 from .service import CognitionEngine, aware_or_now
 
 PIN_MAX_CHARS = 200

@@ -46,11 +46,11 @@ from ..domain.scoring import (
 )
 from ..domain.tokenize import query_terms
 from ..domain.visibility import Visibility, visibility_for
-from ..index.embedders import CachedQueryEmbedder, Embedder, EmbedderError, Fingerprint
-from ..index.vector import ChromaVectorIndex, VectorIndexError
+from ..errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
+from ..index.embedders import CachedQueryEmbedder, Embedder, EmbedderUnavailable, Fingerprint
+from ..index.vector import ChromaVectorIndex, IndexUnavailable
 from ..store import keyword, repository
 from ..store.models import MemoryRow, OutboxRow
-from .errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied
 
 logger = logging.getLogger("cognition")
 
@@ -522,14 +522,14 @@ class CognitionEngine:
         Returns the query vectors, the hits, the stored vectors and why it degraded (or None)."""
         try:
             vectors = await self.embedder.embed_queries(views)
-        except EmbedderError as error:
+        except EmbedderUnavailable as error:
             return _without_vectors(views, error)
         try:
             targets = [(scope, None) for scope in visibility.scopes]
             hits, stored = await self.vectors.off_loop(
                 "query", partial(self._vector_search, visibility.bot_id, targets, vectors, limit)
             )
-        except VectorIndexError as error:
+        except IndexUnavailable as error:
             return _without_vectors(views, error)
         return vectors, hits, stored, None
 
@@ -682,7 +682,7 @@ class CognitionEngine:
                 more_hits, more_stored = await self.vectors.off_loop(
                     "query", partial(self._vector_search, visibility.bot_id, more_targets, query_vectors, limit)
                 )
-            except VectorIndexError as error:  # the vector side as a whole failed
+            except IndexUnavailable as error:  # the vector side as a whole failed
                 query_vectors, vector_hits, stored_vectors, failure = _without_vectors(views, error)
             else:
                 stored_vectors.update(more_stored)
@@ -801,7 +801,7 @@ class CognitionEngine:
                     }
                 try:
                     await self._apply_outbox(pending, rows)
-                except (EmbedderError, VectorIndexError) as error:
+                except (EmbedderUnavailable, IndexUnavailable) as error:
                     async with self.session() as session:
                         await repository.fail_outbox(session, [entry.id for entry in pending], str(error))
                         await session.commit()
@@ -822,7 +822,7 @@ class CognitionEngine:
         await self._apply_to_generation(pending, rows, self._building_generation)
         try:
             await self._apply_to_generation(pending, rows, self._generation)
-        except (EmbedderError, VectorIndexError) as error:
+        except (EmbedderUnavailable, IndexUnavailable) as error:
             log_event("outbox", level=logging.WARNING, live_generation_skipped=str(error)[:200])
 
     async def _apply_to_generation(
@@ -977,7 +977,7 @@ class CognitionEngine:
             await asyncio.to_thread(self.vectors.heartbeat)
             index["vectors"] = await asyncio.to_thread(self.vectors.total_count, self._generation)
             index["healthy"] = True
-        except VectorIndexError as error:
+        except IndexUnavailable as error:
             index["healthy"] = False
             index["error"] = str(error)[:300]
         if index.get("healthy"):

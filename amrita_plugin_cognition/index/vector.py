@@ -14,7 +14,7 @@ every call runs on one daemon thread of its own (``EmbeddedCalls``), one at a ti
   side gains nothing, and it has an open report of a deadlock under concurrent writes and
   queries (chroma-core/chroma#4038).
 * A call that does not return within ``chroma.call_timeout_seconds`` is given up: the caller
-  gets ``VectorIndexError`` (recall goes on keyword-only, writes stay in the outbox), every
+  gets ``IndexUnavailable`` (recall goes on keyword-only, writes stay in the outbox), every
   later call fails at once instead of queueing behind it, and the index is usable again as soon
   as the stuck call returns. The thread is a daemon, so a call that never returns cannot keep
   the process from exiting either.
@@ -40,6 +40,7 @@ import numpy as np
 
 from ..config import ChromaSettings
 from ..domain.records import Scope
+from ..errors import IndexUnavailable
 
 COLLECTION_PREFIX = "cog"
 #: Chroma keeps every write in its log (one SQLite table for all collections, no index by
@@ -54,10 +55,6 @@ COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:sync_threshold": SYNC_EVERY
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 logger = logging.getLogger("cognition")
-
-
-class VectorIndexError(RuntimeError):
-    """Chroma is unreachable or refused the operation."""
 
 
 _Job = tuple[str, Callable[[], object], "Future[object]"]
@@ -106,13 +103,13 @@ class EmbeddedCalls:
 
     def _submit(self, operation: str, call: Callable[[], _R]) -> Future[object]:
         if self.stalled is not None:
-            raise VectorIndexError(self.stalled)
+            raise IndexUnavailable(en=self.stalled)
         future: Future[object] = Future()
         self._jobs.put((operation, call, future))
         self._ensure_thread()
         return future
 
-    def _gave_up(self, operation: str, future: Future[object]) -> VectorIndexError:
+    def _gave_up(self, operation: str, future: Future[object]) -> IndexUnavailable:
         """The call got no answer in time: cancelled while still queued (it will not run), or
         running past its deadline, which stalls the index until it returns."""
         current = self._current
@@ -122,7 +119,7 @@ class EmbeddedCalls:
                 "vector search is off until it does (restart the bot if it stays so)"
             )
             logger.error("[cognition] stage=vector_index %s", self.stalled)
-        return VectorIndexError(f"embedded Chroma: {operation} got no answer within {self.timeout:.0f} s")
+        return IndexUnavailable(en=f"embedded Chroma: {operation} got no answer within {self.timeout:.0f} s")
 
     def _ensure_thread(self) -> None:
         if self._thread is not None:
@@ -243,7 +240,7 @@ class ChromaVectorIndex:
                             database=self._settings.database,
                         )
                 except Exception as error:  # chromadb raises many unrelated types here
-                    raise VectorIndexError(f"cannot open Chroma ({self.description}): {error}") from error
+                    raise IndexUnavailable(en=f"cannot open Chroma ({self.description}): {error}") from error
         return self._client
 
     def _collection(self, name: str, create: bool):  # type: ignore[no-untyped-def]
@@ -261,7 +258,7 @@ class ChromaVectorIndex:
         except Exception as error:
             if not create and type(error).__name__ in ("NotFoundError", "InvalidCollectionException"):
                 return None
-            raise VectorIndexError(f"chroma collection {name}: {error}") from error
+            raise IndexUnavailable(en=f"chroma collection {name}: {error}") from error
         self._collections[name] = collection
         return collection
 
@@ -269,11 +266,11 @@ class ChromaVectorIndex:
     def heartbeat(self) -> None:
         try:
             self._connect().heartbeat()
-        except VectorIndexError:
+        except IndexUnavailable:
             raise
         except Exception as error:
             self._reset_client()
-            raise VectorIndexError(f"chroma heartbeat failed: {error}") from error
+            raise IndexUnavailable(en=f"chroma heartbeat failed: {error}") from error
 
     def _reset_client(self) -> None:
         with self._lock:
@@ -300,11 +297,11 @@ class ChromaVectorIndex:
                 embeddings=np.asarray(vectors, dtype=np.float32),
                 metadatas=list(metadatas),
             )
-        except VectorIndexError:
+        except IndexUnavailable:
             raise
         except Exception as error:
             self._reset_client()
-            raise VectorIndexError(f"chroma upsert into {name}: {error}") from error
+            raise IndexUnavailable(en=f"chroma upsert into {name}: {error}") from error
 
     @_on_index_thread
     def delete(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:
@@ -315,11 +312,11 @@ class ChromaVectorIndex:
             collection = self._collection(name, create=False)
             if collection is not None:
                 collection.delete(ids=[str(memory_id) for memory_id in ids])
-        except VectorIndexError:
+        except IndexUnavailable:
             raise
         except Exception as error:
             self._reset_client()
-            raise VectorIndexError(f"chroma delete from {name}: {error}") from error
+            raise IndexUnavailable(en=f"chroma delete from {name}: {error}") from error
 
     @_on_index_thread
     def query(
@@ -342,11 +339,11 @@ class ChromaVectorIndex:
                 where=where or None,
                 include=["distances", "embeddings"],
             )
-        except VectorIndexError:
+        except IndexUnavailable:
             raise
         except Exception as error:
             self._reset_client()
-            raise VectorIndexError(f"chroma query on {name}: {error}") from error
+            raise IndexUnavailable(en=f"chroma query on {name}: {error}") from error
         ids = result["ids"][0] if result["ids"] else []
         distances = result["distances"][0] if result.get("distances") else []
         embeddings = result.get("embeddings")
@@ -366,11 +363,11 @@ class ChromaVectorIndex:
         """Every collection this plugin owns, with its generation."""
         try:
             names: Iterable[object] = self._connect().list_collections()
-        except VectorIndexError:
+        except IndexUnavailable:
             raise
         except Exception as error:
             self._reset_client()
-            raise VectorIndexError(f"chroma list_collections: {error}") from error
+            raise IndexUnavailable(en=f"chroma list_collections: {error}") from error
         result: list[tuple[str, int | None]] = []
         for item in names:
             name = item if isinstance(item, str) else getattr(item, "name", str(item))
@@ -401,5 +398,5 @@ class ChromaVectorIndex:
         try:
             self._connect().delete_collection(name)
         except Exception as error:
-            raise VectorIndexError(f"chroma delete_collection {name}: {error}") from error
+            raise IndexUnavailable(en=f"chroma delete_collection {name}: {error}") from error
         self._collections.pop(name, None)

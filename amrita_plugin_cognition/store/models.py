@@ -68,6 +68,25 @@ class MemoRow(Model):
     updated_by: Mapped[str] = mapped_column(String(64), default="")
 
 
+class MemoRevisionRow(Model):
+    """A replaced version of a chat's pinned memo (the last ``memo_revisions_keep`` are kept)."""
+
+    __tablename__ = "cognition_memo_revision"
+    __table_args__ = (Index("ix_cognition_memo_revision_scope", "bot_id", "scope_kind", "scope_id"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    content: Mapped[str] = mapped_column(Text, default="")
+    #: When and by whom this version was written.
+    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    written_by: Mapped[str] = mapped_column(String(64), default="")
+    #: When and by whom it was replaced.
+    replaced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    replaced_by: Mapped[str] = mapped_column(String(64), default="")
+
+
 class PinRow(Model):
     """A reminder or todo the bot keeps for itself in one chat."""
 
@@ -88,6 +107,7 @@ class OutboxRow(Model):
     """Pending vector-index work: written in the same transaction as the fact it concerns."""
 
     __tablename__ = "cognition_outbox"
+    __table_args__ = (Index("ix_cognition_outbox_due", "state", "next_attempt_at"),)
 
     id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
     memory_id: Mapped[int] = mapped_column(_ID, index=True)
@@ -98,6 +118,10 @@ class OutboxRow(Model):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: "pending" (retried, with backoff, from ``next_attempt_at``) or "dead" (gave up after
+    #: ``outbox_max_attempts``; ``status`` counts these and ``ambot cognition outbox retry`` revives them).
+    state: Mapped[str] = mapped_column(String(8), default="pending")
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class BarrierRow(Model):

@@ -109,6 +109,8 @@ def _enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetim
             scope_id=row.scope_id,
             attempts=0,
             last_error="",
+            state="pending",
+            next_attempt_at=None,
             created_at=now,
         )
     )

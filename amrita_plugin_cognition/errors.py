@@ -1,0 +1,109 @@
+"""The plugin's one exception tree.
+
+Every error the plugin raises on purpose is a ``CognitionError``. Each carries two messages:
+
+* ``zh``: Simplified Chinese, safe to show to a chat user or to the LLM (what was wrong, what the
+  limit is, what to do);
+* ``en``: English, for logs (``str(error)`` is this one).
+
+A subclass names the kind of failure; its class-level defaults are used when a raise site gives
+no message of its own. Callers that answer users read ``error.zh``; loggers use ``str(error)``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class CognitionError(Exception):
+    """Root of the tree: a refused or failed operation of the memory plugin."""
+
+    zh_default: ClassVar[str] = "记忆服务出错"
+    en_default: ClassVar[str] = "cognition error"
+
+    def __init__(self, zh: str | None = None, *, en: str | None = None) -> None:
+        self.zh = zh or self.zh_default
+        if en is None:
+            en = self.en_default if zh is None else f"{self.en_default}: {zh}"
+        self.en = en
+        super().__init__(en)
+
+    def __str__(self) -> str:
+        return self.en
+
+
+class InvalidInput(CognitionError):
+    """An argument, command or text the plugin cannot accept as given."""
+
+    zh_default = "输入无效"
+    en_default = "invalid input"
+
+
+class LimitExceeded(InvalidInput):
+    """A length or count limit would be passed."""
+
+    zh_default = "超出上限"
+    en_default = "limit exceeded"
+
+
+class NotFound(CognitionError):
+    zh_default = "没有找到"
+    en_default = "not found"
+
+
+class PermissionDenied(CognitionError):
+    zh_default = "没有权限执行这个操作"
+    en_default = "permission denied"
+
+
+class ConcurrentChange(CognitionError):
+    """The record changed (corrected, forgotten) between reading it and changing it."""
+
+    zh_default = "这条记录已被修改或删除，请重新查看后再操作"
+    en_default = "concurrent change"
+
+
+class IndexUnavailable(CognitionError):
+    """The vector index (Chroma) is unreachable, stalled, or refused the operation."""
+
+    zh_default = "向量索引暂不可用"
+    en_default = "vector index unavailable"
+
+
+class IndexLocked(IndexUnavailable):
+    """An embedded vector index folder is held by another process (usually the running bot)."""
+
+    zh_default = "向量索引正被另一个进程（通常是运行中的机器人）使用"
+    en_default = "vector index held by another process"
+
+
+class EmbedderUnavailable(CognitionError):
+    """The embedding model failed, timed out, or answered something unusable."""
+
+    zh_default = "向量模型暂不可用"
+    en_default = "embedder unavailable"
+
+
+class ConfigurationError(CognitionError, ValueError):
+    """The configuration cannot be used; the message names the file, the key and why."""
+
+    zh_default = "配置有误"
+    en_default = "configuration error"
+
+
+class EngineUnavailable(CognitionError):
+    """Memory is off in this process for now (bad configuration, refused startup)."""
+
+    zh_default = "记忆功能暂不可用"
+    en_default = "memory engine unavailable"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"记忆功能暂不可用：{reason}", en=f"memory engine unavailable: {reason}")
+        self.reason = reason
+
+
+class LLMUnavailable(CognitionError):
+    """An LLM call through the gateway failed after its retries, or timed out."""
+
+    zh_default = "语言模型暂不可用"
+    en_default = "llm unavailable"
