@@ -172,6 +172,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+async def _settle_engines():  # type: ignore[no-untyped-def]
+    """After each test, wait for the background work of the engines it built."""
+    yield
+    from engine_helpers import settle_engines
+
+    await settle_engines()
+
+
 @pytest.fixture
 def fake_openai() -> FakeOpenAI:
     FAKE.reset()

@@ -14,6 +14,9 @@ from amrita_plugin_cognition.engine.service import CognitionEngine
 from amrita_plugin_cognition.index.embedders import Embedder, LocalUSEEmbedder
 
 _LOCAL = LocalUSEEmbedder()
+#: Every engine a test built: their background work is awaited after each test (conftest), so
+#: that no drain of one test's engine applies another test's index work (they share one database).
+ENGINES: list[CognitionEngine] = []
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
@@ -27,6 +30,11 @@ def chroma_settings(chroma_port: int | None) -> dict[str, Any]:
     return {"mode": "embedded"}
 
 
+async def settle_engines() -> None:
+    while ENGINES:
+        await ENGINES.pop().settle()
+
+
 async def make_engine(
     tmp_root: Path, chroma_port: int | None, embedder: Embedder | None = None, **overrides: Any
 ) -> CognitionEngine:
@@ -37,6 +45,7 @@ async def make_engine(
     folder = tmp_root / "engines" / uuid.uuid4().hex[:8]
     engine = build_engine(config, folder, get_session, embedder=embedder or _LOCAL)
     await engine.start()
+    ENGINES.append(engine)
     return engine
 
 

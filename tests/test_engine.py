@@ -11,6 +11,7 @@ import contextlib
 import sqlite3
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from engine_helpers import NOW, days_ago, group, make_engine, new_bot, private
@@ -252,7 +253,9 @@ async def test_writes_survive_an_embedder_outage_and_catch_up(tmp_root, chroma_p
     assert degraded.mode == "keyword_only"
     assert texts(degraded) == ["群友小明下个月去成都出差。"]
     fake_openai.embeddings_down = False
-    assert await engine.drain_outbox() >= 1
+    assert await engine.drain_outbox() == 0  # the failed row waits for its backoff
+    later = datetime.now(UTC) + timedelta(hours=2)
+    assert await engine.drain_outbox(now=later) >= 1
     assert (await engine.status())["outbox"]["pending"] == 0
     healthy = await engine.recall(context, ["成都出差"], now=NOW)
     assert healthy.mode == "full" and texts(healthy) == ["群友小明下个月去成都出差。"]
@@ -401,14 +404,15 @@ async def test_backup_and_restore_keep_ids_and_never_resurrect(tmp_root, chroma_
     context = group(bot, "20001", "10001")
     kept = await engine.write_memory(context, "group", "群20001每周日晚上有读书会。", now=NOW)
     doomed = await engine.write_memory(context, "group", "群20001的旧群号是123456。", now=NOW)
-    await notes.update_memo(engine, context, "本群是读书群。")
+    admin = group(bot, "20001", "10002", role="admin")
+    await notes.update_memo(engine, admin, "本群是读书群。")
     await notes.add_pin(engine, context, "周日提醒大家读书会")
     await engine.drain_outbox()
     info = await backup.create_backup(engine)
     assert info.path.exists() and info.counts["memory"] >= 2
-    assert any(item.path == info.path for item in backup.list_backups(engine))
+    assert any(item.path == info.path for item in await backup.list_backups(engine))
     await engine.forget_memory(context, doomed.id)  # after the backup: must stay forgotten
-    await notes.update_memo(engine, context, "备忘录被改掉了。")
+    await notes.update_memo(engine, admin, "备忘录被改掉了。")
     await engine.drain_outbox()
     report = await backup.restore_backup(engine, info.path)
     assert report["skipped_forgotten"] >= 1
@@ -476,13 +480,13 @@ async def test_common_terms_are_pruned_from_large_keyword_queries(tmp_root, chro
 async def test_an_empty_bank_costs_no_database_and_any_write_ends_that(tmp_root, chroma_port, monkeypatch) -> None:
     from amrita_plugin_cognition.engine import notes
     from amrita_plugin_cognition.engine.context import build_context
-    from amrita_plugin_cognition.store import repository
+    from amrita_plugin_cognition.store import notes as repository
 
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     chat = group(bot, "20001", "10001")
     assert not engine.bank_known_empty(bot)  # unknown yet: the turn takes the slow path, a probe starts
-    while engine._bank_probes:
+    while engine.caches.probing:
         await asyncio.sleep(0.01)
     assert engine.bank_known_empty(bot)
 
@@ -507,7 +511,7 @@ async def test_an_empty_bank_costs_no_database_and_any_write_ends_that(tmp_root,
 
     other = new_bot()
     engine.bank_known_empty(other)
-    while engine._bank_probes:
+    while engine.caches.probing:
         await asyncio.sleep(0.01)
     await remember(engine, other, Scope("group", "20001"), "小明下周去成都出差。")
     assert not engine.bank_known_empty(other)
@@ -518,7 +522,8 @@ async def test_an_empty_bank_costs_no_database_and_any_write_ends_that(tmp_root,
 async def test_a_forgotten_or_corrected_turn_leaves_no_words_in_its_neighbours(tmp_root, chroma_port) -> None:
     from datetime import timedelta
 
-    from amrita_plugin_cognition.engine.service import visibility_for
+    from amrita_plugin_cognition.domain.visibility import visibility_for
+    from amrita_plugin_cognition.engine.recall import keyword_filter as make_keyword_filter
     from amrita_plugin_cognition.store import keyword
 
     engine = await make_engine(tmp_root, chroma_port)
@@ -530,7 +535,7 @@ async def test_a_forgotten_or_corrected_turn_leaves_no_words_in_its_neighbours(t
     for minute, (speaker, name, line) in enumerate(lines):
         when = days_ago(3) + timedelta(minutes=minute)
         ids.append((await remember(engine, bot, scope, line, speaker=speaker, name=name, when=when)).record_ids[0])
-    keyword_filter = engine._keyword_filter(visibility_for(group(bot, "20001", "10009"), "strict"))
+    keyword_filter = make_keyword_filter(visibility_for(group(bot, "20001", "10009"), "strict"))
 
     async def keyword_ids(term: str) -> set[int]:
         async with engine.session() as session:
@@ -584,7 +589,7 @@ async def test_a_hung_embedded_index_is_given_up_and_used_again_when_it_returns(
     assert await engine.drain_outbox() == 0
     assert time.monotonic() - started < 0.5
     status = await engine.status()
-    assert status["index"]["healthy"] is False and "has not returned" in status["index"]["error"]
+    assert status["index"]["healthy"] is False and "has not returned" in status["index"]["detail"]
     assert status["outbox"]["pending"] >= 1
     # The stuck call returns: the index is used again, and the outbox catches up.
     engine.vectors._collection = real_collection  # type: ignore[method-assign]
@@ -593,7 +598,7 @@ async def test_a_hung_embedded_index_is_given_up_and_used_again_when_it_returns(
         if engine.vectors.embedded_calls.stalled is None:
             break
         await asyncio.sleep(0.1)
-    assert await engine.drain_outbox() >= 1
+    assert await engine.drain_outbox(now=datetime.now(UTC) + timedelta(hours=2)) >= 1
     assert (await engine.status())["outbox"]["pending"] == 0
     healthy = await engine.recall(context, ["重庆出差"], now=NOW)
     assert healthy.mode == "full" and "群友小明的出差改到了重庆。" in texts(healthy)

@@ -1,35 +1,30 @@
-"""Background work of the bot: vector-index catch-up (after each write, and on a timer)."""
+"""Background work of the bot: the periodic vector-index catch-up and the startup repair.
+
+Drains after each write are started by the engine itself (the unit of work's after-commit
+handler), whoever made the write."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from ..engine.service import CognitionEngine
 
 logger = logging.getLogger("cognition")
 
-_tasks: set[asyncio.Task[int]] = set()
-
 
 def schedule_outbox_drain(engine: CognitionEngine) -> None:
-    """Apply fresh writes to the vector index soon, without making the caller wait."""
-    task = asyncio.get_running_loop().create_task(engine.drain_outbox())
-    _tasks.add(task)
-    task.add_done_callback(_finished)
-
-
-def _finished(task: asyncio.Task[int]) -> None:
-    _tasks.discard(task)
-    if not task.cancelled() and task.exception() is not None:
-        logger.error("[cognition] stage=outbox drain failed: %r", task.exception())
+    """Apply fresh writes to the vector index soon (the engine already does after each commit)."""
+    engine.index.schedule_drain()
 
 
 async def wait_for_background(engine: CognitionEngine | None = None) -> None:
-    """Tests and shutdown: wait until scheduled drains (and the engine's background checks)
-    have finished, so that no task holds a database connection when the bot stops."""
-    while _tasks:
-        await asyncio.gather(*list(_tasks), return_exceptions=True)
+    """Tests and shutdown: wait until the engine's background drains and bank checks have
+    finished, so that no task holds a database connection when the bot stops. Without an
+    engine: the process's engine, if one was built."""
+    if engine is None:
+        from ..runtime import current_engine
+
+        engine = current_engine()
     if engine is not None:
         await engine.settle()
 

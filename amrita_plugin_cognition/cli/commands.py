@@ -12,15 +12,13 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import click
-
-from ..config import ConfigurationError
 
 
 def _in_bot_process() -> bool:
@@ -33,6 +31,16 @@ def _in_bot_process() -> bool:
 def _fail(message: str) -> None:
     click.echo(f"错误: {message}", err=True)
     sys.exit(1)
+
+
+def _run(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """Run a command's coroutine; a plugin error ends the command with its one-line reason."""
+    from ..errors import CognitionError
+
+    try:
+        return asyncio.run(main())
+    except CognitionError as error:
+        _fail(error.zh)
 
 
 def _emit(report: dict[str, Any], as_json: bool | None, render) -> None:  # type: ignore[no-untyped-def]
@@ -88,11 +96,7 @@ def status_command(home: Path | None, as_json: bool | None) -> None:
         engine = await _open_engine()
         return await engine.status()
 
-    try:
-        report = asyncio.run(run())
-    except ConfigurationError as error:
-        _fail(error.zh)
-    _emit(report, as_json, _render_status)
+    _emit(_run(run), as_json, _render_status)
 
 
 def _render_status(report: dict[str, Any]) -> str:
@@ -101,15 +105,23 @@ def _render_status(report: dict[str, Any]) -> str:
         f"嵌入指纹: {report['fingerprint']}",
         f"当前嵌入器: {report['configured_embedder']}",
         f"有效记忆: {report['active_total']}  按类别: {report['memories']}",
-        f"外发队列: 待处理 {report['outbox']['pending']} 条，失败重试中 {report['outbox']['failing']} 条"
+        f"外发队列: 待处理 {report['outbox']['pending']} 条，失败重试中 {report['outbox']['failing']} 条，"
+        f"已放弃 {report['outbox']['dead']} 条"
         + (f"，最早 {report['outbox']['oldest']}" if report["outbox"]["oldest"] else ""),
         f"向量索引: {index['backend']} 第 {index['generation']} 代，"
         + (
-            f"健康，向量 {index.get('vectors')} 条，缺 {index.get('missing')} 条"
+            f"健康，向量 {index.get('vectors')} 条，缺 {index.get('missing')} 条，多余 {index.get('stale')} 条"
             if index.get("healthy")
             else f"不可用: {index.get('error')}"
         ),
     ]
+    for label, ids in {**index.get("missing_ids", {}), **index.get("stale_ids", {})}.items():
+        kind = "缺" if label in index.get("missing_ids", {}) else "多余"
+        lines.append(f"  {kind} {label}: {', '.join(f'#{memory_id}' for memory_id in ids)}")
+    if index.get("missing") or index.get("stale"):
+        lines.append("  运行 ambot cognition repair 修复")
+    if report["outbox"]["dead"]:
+        lines.append("  运行 ambot cognition outbox retry 重试已放弃的索引任务")
     for scope in report["top_scopes"]:
         lines.append(f"  {scope['bot']} {scope['scope']}: {scope['active']}")
     return "\n".join(lines)
@@ -128,7 +140,7 @@ def reindex_command(home: Path | None, yes: bool) -> None:
         with rebuild_progress() as progress:
             return await engine.reindex(progress=progress)
 
-    report = asyncio.run(run())
+    report = _run(run)
     click.echo(
         f"重建完成：第 {report.generation_before} 代 → 第 {report.generation_after} 代；"
         f"数据库有效记忆 {report.sql_active} 条，重建前向量 {report.vectors_before} 条，"
@@ -153,7 +165,7 @@ def backup_create(home: Path | None, output: Path | None) -> None:
     async def run():  # type: ignore[no-untyped-def]
         return await backup.create_backup(await _open_engine(), output)
 
-    info = asyncio.run(run())
+    info = _run(run)
     counts = "，".join(f"{table} {count} 条" for table, count in info.counts.items())
     click.echo(f"备份完成：{info.path}（{counts}）")
 
@@ -165,13 +177,14 @@ def backup_list(home: Path | None) -> None:
     from ..engine import backup
 
     async def run():  # type: ignore[no-untyped-def]
-        return backup.list_backups(await _open_engine())
+        return await backup.list_backups(await _open_engine())
 
-    infos = asyncio.run(run())
+    infos = _run(run)
     if not infos:
         click.echo("还没有备份")
     for info in infos:
-        click.echo(f"{info.path.name}  {info.created_at}  {info.counts}")
+        counts = "，".join(f"{table} {count}" for table, count in info.counts.items())
+        click.echo(f"{info.path.name}  {info.created_at}  {info.size / 1024:.1f} KiB  {counts}")
 
 
 @backup_group.command("restore")
@@ -181,7 +194,6 @@ def backup_list(home: Path | None) -> None:
 def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
     """用备份替换当前数据（此后遗忘的内容不会恢复），并用当前模型重建向量索引"""
     from ..engine import backup
-    from ..errors import CognitionError
 
     if not yes and not click.confirm("恢复会替换当前全部记忆数据，继续吗？", default=False):
         _fail("已取消")
@@ -191,15 +203,105 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
         with rebuild_progress() as progress:
             return await backup.restore_backup(engine, file, progress)
 
-    try:
-        report = asyncio.run(run())
-    except CognitionError as error:
-        _fail(error.zh)
+    report = _run(run)
     click.echo(
         f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
         f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"
         f"遗忘屏障 {report['barrier']} 条，向量 {report['vectors']} 条"
     )
+
+
+@cognition.command("repair")
+@home_option
+def repair_command(home: Path | None) -> None:
+    """按编号核对向量索引与数据库：补排缺失的向量，删除多余的向量"""
+
+    async def run():  # type: ignore[no-untyped-def]
+        engine = await _open_engine()
+        report = await engine.repair_index()
+        applied = await engine.drain_outbox()
+        return report, applied
+
+    report, applied = _run(run)
+    click.echo(
+        f"核对第 {report.generation} 代：缺 {report.missing_count} 条（已补排 {report.requeued} 条，"
+        f"已写入 {applied} 条），多余 {report.extra_count} 条（已删除 {report.deleted} 条）"
+    )
+
+
+@cognition.group("outbox")
+def outbox_group() -> None:
+    """向量索引外发队列"""
+
+
+@outbox_group.command("retry")
+@home_option
+def outbox_retry(home: Path | None) -> None:
+    """重试所有已放弃（多次失败）的向量索引任务"""
+
+    async def run():  # type: ignore[no-untyped-def]
+        engine = await _open_engine()
+        revived = await engine.retry_dead_outbox()
+        return revived, await engine.drain_outbox()
+
+    revived, applied = _run(run)
+    click.echo(f"已重新排队 {revived} 条，本次写入索引 {applied} 条")
+
+
+@cognition.group("memo")
+def memo_group() -> None:
+    """会话置顶备忘录的历史版本"""
+
+
+def _scope_argument(value: str):  # type: ignore[no-untyped-def]
+    from ..domain.records import Scope
+
+    try:
+        return Scope.parse(value)
+    except ValueError as error:
+        raise click.BadParameter("会话写作 group:<群号> 或 private:<QQ号>") from error
+
+
+@memo_group.command("history")
+@click.argument("bot")
+@click.argument("scope")
+@home_option
+def memo_history(bot: str, scope: str, home: Path | None) -> None:
+    """列出某会话备忘录的历史版本（BOT 为机器人 QQ 号，SCOPE 如 group:20001）"""
+    from ..engine import notes
+
+    target = _scope_argument(scope)
+
+    async def run():  # type: ignore[no-untyped-def]
+        return await notes.memo_revisions(await _open_engine(), bot, target)
+
+    revisions = _run(run)
+    if not revisions:
+        click.echo("没有历史版本")
+    for revision in revisions:
+        preview = revision.content.replace("\n", " / ")[:60]
+        click.echo(
+            f"#{revision.id}  写于 {revision.written_at:%Y-%m-%d %H:%M}（{revision.written_by or '-'}），"
+            f"{revision.replaced_at:%Y-%m-%d %H:%M} 被 {revision.replaced_by or '-'} 替换：{preview}"
+        )
+
+
+@memo_group.command("restore")
+@click.argument("bot")
+@click.argument("scope")
+@click.argument("revision", type=int)
+@home_option
+def memo_restore(bot: str, scope: str, revision: int, home: Path | None) -> None:
+    """把某会话备忘录恢复为历史版本 REVISION（当前内容会先存为一个历史版本）"""
+    from ..engine import notes
+
+    target = _scope_argument(scope)
+
+    async def run():  # type: ignore[no-untyped-def]
+        return await notes.restore_memo(await _open_engine(), bot, target, revision)
+
+    content = _run(run)
+    click.echo(f"已恢复 {target.key} 的备忘录（{len(content)} 字）")
 
 
 @cognition.command("eval")

@@ -1,31 +1,34 @@
-"""Backups of the authority store: every memory (history included), memo, pin and forget barrier
-in one gzipped JSON-lines file. Restore replaces this plugin's rows, keeps every barrier (those in
-the backup and those made since: nothing forgotten comes back), rebuilds the keyword index and
-re-embeds everything with the current model."""
+"""Backups of the authority store: every memory (history included), memo and its revisions, pin
+and forget barrier in one gzipped JSON-lines file. Restore replaces this plugin's rows, keeps
+every barrier (those in the backup and those made since: nothing forgotten comes back), rebuilds
+the keyword index and re-embeds everything with the current model.
+
+The file is written and read on a worker thread, a page at a time: the event loop never waits on
+the disk or on gzip.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, select, text
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from ..domain.records import MemoryStatus
+from ..domain.events import IndexWorkQueued, StoreReplaced
 from ..errors import InvalidInput
-from ..store import keyword, repository
-from ..store.models import BarrierRow, MemoRow, MemoryRow, OutboxRow, PinRow
-from .service import CognitionEngine, log_event
+from ..store import backup as store_backup
+from .logs import log_event
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
 
 FORMAT = "amrita_plugin_cognition.backup"
 VERSION = 1
 PAGE = 2000
-TABLES: dict[str, Any] = {"memory": MemoryRow, "memo": MemoRow, "pin": PinRow, "barrier": BarrierRow}
 
 
 @dataclass(slots=True)
@@ -33,26 +36,8 @@ class BackupInfo:
     path: Path
     created_at: str
     counts: dict[str, int]
-
-
-def _encode(row: Any) -> dict[str, Any]:
-    values = {}
-    for column in row.__table__.columns:
-        value = getattr(row, column.key)
-        values[column.key] = value.isoformat() if isinstance(value, datetime) else value
-    return values
-
-
-def _decode(model: Any, values: dict[str, Any]) -> Any:
-    decoded = {}
-    for column in model.__table__.columns:
-        if column.key not in values:
-            continue
-        value = values[column.key]
-        if value is not None and column.type.python_type is datetime:
-            value = datetime.fromisoformat(value)
-        decoded[column.key] = value
-    return model(**decoded)
+    #: Size of the file in bytes.
+    size: int = 0
 
 
 def backup_dir(engine: CognitionEngine) -> Path:
@@ -61,41 +46,43 @@ def backup_dir(engine: CognitionEngine) -> Path:
     return engine.data_dir / "backups"
 
 
+def _write_lines(handle: IO[str], items: list[dict[str, Any]]) -> None:
+    handle.write("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items))
+
+
 async def create_backup(engine: CognitionEngine, destination: Path | None = None) -> BackupInfo:
     created = datetime.now(UTC)
     folder = backup_dir(engine)
-    folder.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
     path = destination or folder / f"cognition-{created:%Y%m%d-%H%M%S}.jsonl.gz"
     partial = path.with_name(path.name + ".partial")
     counts: dict[str, int] = {}
-    with gzip.open(partial, "wt", encoding="utf-8") as handle:
-        handle.write(json.dumps({"format": FORMAT, "version": VERSION, "created_at": created.isoformat()}) + "\n")
-        for table, model in TABLES.items():
+    handle = await asyncio.to_thread(gzip.open, partial, "wt", encoding="utf-8")
+    try:
+        header = {"format": FORMAT, "version": VERSION, "created_at": created.isoformat()}
+        await asyncio.to_thread(_write_lines, handle, [header])  # type: ignore[arg-type]
+        for table in store_backup.TABLES:
             counts[table] = 0
             last_id = 0
             while True:
-                async with engine.session() as session:
-                    rows = list(
-                        (
-                            await session.execute(
-                                select(model).where(model.id > last_id).order_by(model.id).limit(PAGE)
-                            )
-                        ).scalars()
-                    )
+                async with engine.unit_of_work() as uow:
+                    rows = await store_backup.page(uow.session, table, last_id, PAGE)
                 if not rows:
                     break
-                for row in rows:
-                    handle.write(json.dumps({"table": table, "row": _encode(row)}, ensure_ascii=False) + "\n")
+                lines = [{"table": table, "row": row} for row in rows]
+                await asyncio.to_thread(_write_lines, handle, lines)  # type: ignore[arg-type]
                 counts[table] += len(rows)
-                last_id = rows[-1].id
-        handle.write(json.dumps({"end": counts}) + "\n")
-    partial.replace(path)
+                last_id = rows[-1]["id"]
+        await asyncio.to_thread(_write_lines, handle, [{"end": counts}])  # type: ignore[arg-type]
+    finally:
+        await asyncio.to_thread(handle.close)
+    await asyncio.to_thread(partial.replace, path)
     log_event("backup", path=path, **counts)
-    return BackupInfo(path, created.isoformat(), counts)
+    return BackupInfo(path, created.isoformat(), counts, path.stat().st_size)
 
 
 def read_header(path: Path) -> tuple[dict[str, Any], dict[str, int] | None]:
-    """The header and the closing counts (None when the file is truncated)."""
+    """The header and the closing counts (None when the file is truncated). Blocking."""
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         header = json.loads(handle.readline())
         if header.get("format") != FORMAT:
@@ -108,85 +95,57 @@ def read_header(path: Path) -> tuple[dict[str, Any], dict[str, int] | None]:
     return header, end
 
 
-def list_backups(engine: CognitionEngine) -> list[BackupInfo]:
+def _list_backups(folder: Path) -> list[BackupInfo]:
     infos = []
-    for path in sorted(backup_dir(engine).glob("cognition-*.jsonl.gz")):
+    for path in sorted(folder.glob("cognition-*.jsonl.gz")):
         try:
             header, end = read_header(path)
         except (OSError, ValueError, InvalidInput):
             continue
         if end is not None:
-            infos.append(BackupInfo(path, header["created_at"], end))
+            infos.append(BackupInfo(path, header["created_at"], end, path.stat().st_size))
     return infos
 
 
-async def _reset_sequences(session: AsyncSession) -> None:
-    if repository.dialect_name(session) != "postgresql":
-        return
-    for model in (*TABLES.values(), OutboxRow):
-        table = model.__tablename__
-        highest = f"COALESCE((SELECT MAX(id) FROM {table}), 0)"
-        if model is MemoryRow:  # ids of forgotten memories are never handed out again
-            highest = f"GREATEST({highest}, COALESCE((SELECT MAX(memory_id) FROM cognition_barrier), 0))"
-        await session.execute(text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), {highest} + 1, false)"))
+async def list_backups(engine: CognitionEngine) -> list[BackupInfo]:
+    return await asyncio.to_thread(_list_backups, backup_dir(engine))
+
+
+def _rows(path: Path) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """The file's rows in chunks of ``PAGE`` (read on a worker thread by the caller)."""
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        handle.readline()
+        chunk: list[tuple[str, dict[str, Any]]] = []
+        for line in handle:
+            item = json.loads(line)
+            if "end" in item:
+                break
+            chunk.append((item["table"], item["row"]))
+            if len(chunk) >= PAGE:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
 
 async def restore_backup(
     engine: CognitionEngine, path: Path, progress: Callable[[int, int], None] | None = None
 ) -> dict[str, int]:
     """Replace this plugin's data with the backup's, then rebuild both indices."""
-    _, end = read_header(path)
+    _, end = await asyncio.to_thread(read_header, path)
     if end is None:
         raise InvalidInput(f"{path.name} 不完整（缺少结尾记录），拒绝恢复")
-    restored = {table: 0 for table in TABLES}
-    skipped_forgotten = 0
-    async with engine.session() as session:
-        current_barriers = list((await session.execute(select(BarrierRow))).scalars())
-        barred_hashes = {row.content_hash for row in current_barriers}
-        barred_ids = {row.memory_id for row in current_barriers if row.memory_id is not None}
-        for model in (OutboxRow, MemoryRow, MemoRow, PinRow, BarrierRow):
-            await session.execute(delete(model))
-        await keyword.clear(session)
-        kept_barriers: set[tuple[int | None, str]] = set()
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            handle.readline()
-            for line in handle:
-                item = json.loads(line)
-                if "end" in item:
-                    break
-                table, values = item["table"], item["row"]
-                if table == "memory" and (values["content_hash"] in barred_hashes or values["id"] in barred_ids):
-                    skipped_forgotten += 1
-                    continue
-                if table == "barrier":
-                    kept_barriers.add((values.get("memory_id"), values["content_hash"]))
-                session.add(_decode(TABLES[table], values))
-                restored[table] += 1
-        for barrier in current_barriers:  # forgets made after the backup stay in force
-            if (barrier.memory_id, barrier.content_hash) not in kept_barriers:
-                session.add(
-                    BarrierRow(
-                        memory_id=barrier.memory_id,
-                        content_hash=barrier.content_hash,
-                        bot_id=barrier.bot_id,
-                        reason=barrier.reason,
-                        created_at=barrier.created_at,
-                    )
-                )
-        await session.flush()
-        active = list(
-            (
-                await session.execute(
-                    select(MemoryRow).where(MemoryRow.status == MemoryStatus.ACTIVE.value).order_by(MemoryRow.id)
-                )
-            ).scalars()
-        )
-        await repository.index_keywords(session, active)
-        await _reset_sequences(session)
-        count = (await session.execute(select(func.count()).select_from(MemoryRow))).scalar_one()
-        await session.commit()
-    engine.forget_emptiness()
-    engine.notes_cache.clear()
+    chunks = _rows(path)
+    async with engine.unit_of_work() as uow:
+        restore = store_backup.Restore(uow.session)
+        await restore.begin()
+        while chunk := await asyncio.to_thread(next, chunks, None):
+            restore.add(chunk)
+        count = await restore.finish()
+        uow.record(StoreReplaced(), IndexWorkQueued())
+        await uow.commit()
     report = await engine.reindex(progress=progress)
-    log_event("restore", path=path, memories=count, skipped_forgotten=skipped_forgotten, vectors=report.vectors_after)
-    return {**restored, "skipped_forgotten": skipped_forgotten, "vectors": report.vectors_after}
+    log_event(
+        "restore", path=path, memories=count, skipped_forgotten=restore.skipped_forgotten, vectors=report.vectors_after
+    )
+    return {**restore.restored, "skipped_forgotten": restore.skipped_forgotten, "vectors": report.vectors_after}

@@ -6,6 +6,8 @@ angle brackets in stored text are replaced by look-alike full-width ones before 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import re
 import time
@@ -17,12 +19,17 @@ from zoneinfo import ZoneInfo
 
 import jinja2
 
+from ..domain.clock import aware_or_now
 from ..domain.records import ChatContext
-from ..store import repository
+from ..store import notes as notes_store
+from .logs import log_event
 from .notes import Pin, cache_memo_and_pins, cached_memo_and_pins
-from .service import CognitionEngine, RecallResult, aware_or_now, log_event
+from .ranking import RecallResult
+from .service import CognitionEngine
 
 TEMPLATE_NAME = "memory_block.jinja"
+#: Share of the turn's budget recall may use; the rest is the margin for rendering the block.
+RECALL_BUDGET_SHARE = 0.9
 _CJK = re.compile(r"[\u3000-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
@@ -68,8 +75,8 @@ async def _turn_documents(
     key, sees, probe = engine.emptiness_probe(context) if want_recall else ("", False, None)
     if notes is not None and probe is None:
         return notes[0], notes[1], bool(sees)
-    async with engine.session() as session:
-        documents = await repository.turn_documents(session, context.bot_id, context.scope, probe)
+    async with engine.unit_of_work() as uow:
+        documents = await notes_store.turn_documents(uow.session, context.bot_id, context.scope, probe)
     if notes is None:
         notes = documents.memo, [Pin(pin_id, content, at) for pin_id, content, at in documents.pins]
         cache_memo_and_pins(engine, context, *notes)
@@ -77,6 +84,25 @@ async def _turn_documents(
         sees = bool(documents.sees_memories)
         engine.remember_chat_sees(key, sees)
     return notes[0], notes[1], bool(sees)
+
+
+async def _recall_within_budget(
+    engine: CognitionEngine, context: ChatContext, queries: list[str], now: datetime, started: float
+) -> RecallResult:
+    """Recall in what is left of the turn's budget (``hook_timeout_seconds``, minus a margin so
+    that the memo and pins already read are always injected). The vector side has its own,
+    shorter deadline inside recall; past the whole budget the turn goes on with no recalled
+    memory rather than losing the memo and pins too."""
+    budget = engine.config.hook_timeout_seconds
+    remaining = budget * RECALL_BUDGET_SHARE - (time.perf_counter() - started)
+    try:
+        return await asyncio.wait_for(
+            engine.recall(context, queries, now=now, vector_deadline=budget * engine.config.vector_budget_share),
+            timeout=max(0.0, remaining),
+        )
+    except TimeoutError:
+        log_event("build_context", level=logging.WARNING, recall="timeout", budget_s=budget, scope=context.scope.key)
+        return RecallResult([], "timeout")
 
 
 async def build_context(
@@ -90,7 +116,7 @@ async def build_context(
     now = aware_or_now(now)
     zone = ZoneInfo(engine.config.timezone)
     memo, pins, seen = await _turn_documents(engine, context, bool(queries))
-    recalled = await engine.recall(context, queries, now=now) if seen else RecallResult([], "full")
+    recalled = await _recall_within_budget(engine, context, queries, now, started) if seen else RecallResult([])
     if not memo and not pins and not recalled.hits:
         return BuiltContext("", 0, recalled.mode, (time.perf_counter() - started) * 1000)
     memories = [

@@ -1,20 +1,34 @@
-"""The pinned memo and the pins of a chat: small documents the bot keeps for itself."""
+"""The pinned memo and the pins of a chat: small documents the bot keeps for itself.
+
+Who may do what is ``domain/permissions.py``: everyone reads and appends to the memo and adds
+pins; replacing the memo in a group, and changing or deleting someone else's pin, needs the
+author (pins), a group admin, the owner or a bot admin. Every write takes the chat's write lock
+first (``UnitOfWork.lock_scope``), so an append never races a replacement and the pin limit
+holds across processes. Each replaced memo version is kept (``memo_revisions_keep``) and can be
+restored.
+"""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
+from ..domain import permissions
 from ..domain.admission import admit
-from ..domain.records import ChatContext, normalise_text
+from ..domain.clock import as_utc, aware_or_now
+from ..domain.events import NotesChanged
+from ..domain.records import ChatContext, Scope, normalise_text
 from ..errors import InvalidInput, LimitExceeded, NotFound
-from ..store import repository
-from .service import CognitionEngine, aware_or_now
+from ..store import notes as store
+from ..store.unit_of_work import UnitOfWork
+from .caches import notes_key
+
+if TYPE_CHECKING:
+    from ..store.models import MemoRevisionRow, PinRow
+    from .service import CognitionEngine
 
 PIN_MAX_CHARS = 200
-#: How long the hook may serve a chat's memo and pins without asking the database.
-NOTES_CACHE_SECONDS = 10.0
 
 
 @dataclass(slots=True)
@@ -22,6 +36,17 @@ class Pin:
     id: int
     content: str
     updated_at: datetime
+    created_by: str = ""
+
+
+@dataclass(slots=True)
+class MemoRevision:
+    id: int
+    content: str
+    written_at: datetime
+    written_by: str
+    replaced_at: datetime
+    replaced_by: str
 
 
 def _admitted(text: str) -> str:
@@ -31,63 +56,75 @@ def _admitted(text: str) -> str:
     return text
 
 
+def _pin(row: PinRow) -> Pin:
+    return Pin(row.id, row.content, as_utc(row.updated_at), row.created_by)  # type: ignore[arg-type]
+
+
+def _revision(row: MemoRevisionRow) -> MemoRevision:
+    return MemoRevision(
+        row.id,
+        row.content,
+        as_utc(row.written_at),  # type: ignore[arg-type]
+        row.written_by,
+        as_utc(row.replaced_at),  # type: ignore[arg-type]
+        row.replaced_by,
+    )
+
+
 async def read_memo(engine: CognitionEngine, context: ChatContext) -> str:
-    async with engine.session() as session:
-        row = await repository.get_memo(session, context.bot_id, context.scope)
+    async with engine.unit_of_work() as uow:
+        row = await store.get_memo(uow.session, context.bot_id, context.scope)
     return row.content if row else ""
 
 
 def cached_memo_and_pins(engine: CognitionEngine, context: ChatContext) -> tuple[str, list[Pin]] | None:
     """A chat's memo and pins from the short-lived per-chat cache (None on a miss). This
-    process's own memo and pin writes clear the entry at once; writes by another process show
-    within ``NOTES_CACHE_SECONDS``."""
-    cached = engine.notes_cache.get(_notes_key(context))
-    if cached is None or cached[0] <= time.monotonic():
+    process's own writes clear the entry at once (after commit); writes by another process show
+    within the cache's lifetime."""
+    cached = engine.caches.notes.get(notes_key(context.bot_id, context.scope))
+    if cached is None:
         return None
-    return cached[1], list(cached[2])
+    return cached[0], list(cached[1])
 
 
 def cache_memo_and_pins(engine: CognitionEngine, context: ChatContext, memo: str, pins: list[Pin]) -> None:
-    engine.notes_cache[_notes_key(context)] = (time.monotonic() + NOTES_CACHE_SECONDS, memo, tuple(pins))
+    engine.caches.notes[notes_key(context.bot_id, context.scope)] = (memo, tuple(pins))
 
 
-def _notes_key(context: ChatContext) -> str:
-    return f"{context.bot_id}|{context.scope.key}"
-
-
-def _changed(engine: CognitionEngine, context: ChatContext) -> None:
-    engine.notes_cache.pop(_notes_key(context), None)
-    engine.forget_emptiness()
-
-
-def _pin(row: repository.PinRow) -> Pin:
-    return Pin(row.id, row.content, repository.as_utc(row.updated_at))  # type: ignore[arg-type]
+async def _write_memo(
+    uow: UnitOfWork, engine: CognitionEngine, context: ChatContext, value: str, now: datetime
+) -> None:
+    await store.write_memo(
+        uow.session, context.bot_id, context.scope, value, context.user_id, now, engine.config.memo_revisions_keep
+    )
+    uow.record(NotesChanged(context.bot_id, context.scope))
+    await uow.commit()
 
 
 async def update_memo(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> str:
     """Replace the whole memo. Too long: refused with the current and the maximum length."""
-    value = content.strip()
+    permissions.check_replace_memo(context)
+    value = normalise_text_block(content)
     limit = engine.config.memo_max_chars
     if len(value) > limit:
         current = len(await read_memo(engine, context))
         raise LimitExceeded(f"备忘录最多 {limit} 字，新内容 {len(value)} 字；当前备忘录 {current} 字，请精简后整体替换")
     _admitted(value)
-    async with engine.session() as session:
-        await repository.set_memo(session, context.bot_id, context.scope, value, context.user_id, aware_or_now(now))
-        await session.commit()
-    _changed(engine, context)
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(context.bot_id, context.scope)
+        await _write_memo(uow, engine, context, value, aware_or_now(now))
     return value
 
 
 async def append_memo(engine: CognitionEngine, context: ChatContext, addition: str, now: datetime | None = None) -> str:
-    value = addition.strip()
+    value = normalise_text_block(addition)
     if not value:
         raise InvalidInput("追加内容不能为空")
     _admitted(value)
     limit = engine.config.memo_max_chars
-    async with engine.scope_lock(context.bot_id, context.scope), engine.session() as session:
-        await repository.lock_scope(session, context.bot_id, context.scope)
-        row = await repository.get_memo(session, context.bot_id, context.scope)
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(context.bot_id, context.scope)
+        row = await store.get_memo(uow.session, context.bot_id, context.scope)
         current = row.content if row else ""
         combined = f"{current}\n{value}" if current else value
         if len(combined) > limit:
@@ -95,10 +132,38 @@ async def append_memo(engine: CognitionEngine, context: ChatContext, addition: s
                 f"追加后备忘录将有 {len(combined)} 字，超过上限 {limit} 字（当前 {len(current)} 字）；"
                 "请用整体替换精简备忘录"
             )
-        await repository.set_memo(session, context.bot_id, context.scope, combined, context.user_id, aware_or_now(now))
-        await session.commit()
-    _changed(engine, context)
+        await _write_memo(uow, engine, context, combined, aware_or_now(now))
     return combined
+
+
+async def memo_revisions(engine: CognitionEngine, bot_id: str, scope: Scope) -> list[MemoRevision]:
+    """A chat's kept memo versions, newest first."""
+    async with engine.unit_of_work() as uow:
+        return [_revision(row) for row in await store.memo_revisions(uow.session, bot_id, scope)]
+
+
+async def restore_memo(
+    engine: CognitionEngine, bot_id: str, scope: Scope, revision_id: int, by: str = "cli", now: datetime | None = None
+) -> str:
+    """Make a kept version the current memo again (the current one becomes a revision, so the
+    restore can itself be undone). Bot admins only: the CLI and the Python API."""
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(bot_id, scope)
+        revision = await store.memo_revision(uow.session, bot_id, scope, revision_id)
+        if revision is None:
+            raise NotFound(f"{scope.key} 没有编号为 {revision_id} 的备忘录版本")
+        content = revision.content
+        await store.write_memo(
+            uow.session, bot_id, scope, content, by, aware_or_now(now), max(1, engine.config.memo_revisions_keep)
+        )
+        uow.record(NotesChanged(bot_id, scope))
+        await uow.commit()
+    return content
+
+
+def normalise_text_block(text: str) -> str:
+    """A memo keeps its lines; each line is normalised like any stored text."""
+    return "\n".join(line for line in (normalise_text(part) for part in text.strip().splitlines()) if line)
 
 
 def _pin_text(content: str) -> str:
@@ -111,56 +176,49 @@ def _pin_text(content: str) -> str:
 
 
 async def list_pins(engine: CognitionEngine, context: ChatContext) -> list[Pin]:
-    async with engine.session() as session:
-        rows = await repository.list_pins(session, context.bot_id, context.scope)
+    async with engine.unit_of_work() as uow:
+        rows = await store.list_pins(uow.session, context.bot_id, context.scope)
     return [_pin(row) for row in rows]
 
 
 async def add_pin(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> Pin:
     value = _pin_text(content)
-    now = aware_or_now(now)
     limit = engine.config.pins_max_per_scope
-    async with engine.scope_lock(context.bot_id, context.scope), engine.session() as session:
-        await repository.lock_scope(session, context.bot_id, context.scope)
-        existing = await repository.list_pins(session, context.bot_id, context.scope)
-        if len(existing) >= limit:
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(context.bot_id, context.scope)
+        if await store.count_pins(uow.session, context.bot_id, context.scope) >= limit:
             raise LimitExceeded(f"本会话的提醒已达上限 {limit} 条，请先删除已完成的提醒")
-        row = repository.PinRow(
-            bot_id=context.bot_id,
-            scope_kind=context.scope.kind,
-            scope_id=context.scope.id,
-            content=value,
-            created_at=now,
-            updated_at=now,
-            created_by=context.user_id,
-        )
-        session.add(row)
-        await session.commit()
-        _changed(engine, context)
-        return Pin(row.id, row.content, now)
+        row = await store.add_pin(uow.session, context.bot_id, context.scope, value, context.user_id, aware_or_now(now))
+        uow.record(NotesChanged(context.bot_id, context.scope))
+        await uow.commit()
+        return _pin(row)
+
+
+async def _changeable_pin(uow: UnitOfWork, context: ChatContext, pin_id: int) -> PinRow:
+    row = await store.get_pin(uow.session, context.bot_id, context.scope, pin_id)
+    if row is None:
+        raise NotFound(f"没有找到编号为 {pin_id} 的提醒")
+    permissions.check_change_pin(context, pin_id, row.created_by)
+    return row
 
 
 async def update_pin(
     engine: CognitionEngine, context: ChatContext, pin_id: int, content: str, now: datetime | None = None
 ) -> Pin:
     value = _pin_text(content)
-    now = aware_or_now(now)
-    async with engine.session() as session:
-        row = await repository.get_pin(session, context.bot_id, context.scope, pin_id)
-        if row is None:
-            raise NotFound(f"没有找到编号为 {pin_id} 的提醒")
-        row.content = value
-        row.updated_at = now
-        await session.commit()
-        _changed(engine, context)
-        return Pin(row.id, row.content, now)
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(context.bot_id, context.scope)
+        row = await _changeable_pin(uow, context, pin_id)
+        store.update_pin(row, value, aware_or_now(now))
+        uow.record(NotesChanged(context.bot_id, context.scope))
+        await uow.commit()
+        return _pin(row)
 
 
 async def delete_pin(engine: CognitionEngine, context: ChatContext, pin_id: int) -> None:
-    async with engine.session() as session:
-        row = await repository.get_pin(session, context.bot_id, context.scope, pin_id)
-        if row is None:
-            raise NotFound(f"没有找到编号为 {pin_id} 的提醒")
-        await session.delete(row)
-        await session.commit()
-    _changed(engine, context)
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(context.bot_id, context.scope)
+        row = await _changeable_pin(uow, context, pin_id)
+        await store.delete_pin(uow.session, row)
+        uow.record(NotesChanged(context.bot_id, context.scope))
+        await uow.commit()

@@ -6,7 +6,9 @@ built from the same tokens (with positions, so term frequency counts) under a GI
 by ``ts_rank``. Visibility is part of the match itself: scope and person tokens are indexed next
 to the words, so the index never scans another chat's postings.
 
-Only active facts are indexed; superseding or forgetting a fact removes its row.
+Only active facts are indexed; superseding or forgetting a fact removes its row. No token
+longer than ``MAX_TOKEN_BYTES`` reaches either database (PostgreSQL refuses words of 2 KiB), so
+the same text indexes and matches the same way on both.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ..domain.records import Scope
-from ..domain.tokenize import keyword_tokens
+from ..domain.tokenize import cap_token, keyword_tokens
 
 FTS_TABLE = "cognition_memory_fts"
 PG_TABLE = "cognition_memory_kw"
@@ -117,10 +119,15 @@ def _pg_quote(token: str) -> str:
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def _bounded(terms: Iterable[str]) -> list[str]:
+    """Distinct non-empty terms, each cut to ``MAX_TOKEN_BYTES`` as ``keyword_tokens`` cuts them."""
+    return list(dict.fromkeys(cap_token(term) for term in terms if term))
+
+
 def _pg_tsvector_literal(tokens: Sequence[str]) -> str:
     positions: dict[str, list[int]] = {}
     for position, token in enumerate(tokens, start=1):
-        positions.setdefault(token, []).append(min(position, 16383))
+        positions.setdefault(cap_token(token), []).append(min(position, 16383))
     return " ".join(f"{_pg_quote(tok)}:{','.join(map(str, pos[:256]))}" for tok, pos in positions.items())
 
 
@@ -239,6 +246,7 @@ async def search(
     session: AsyncSession, visibility: KeywordFilter, terms: Sequence[str], limit: int
 ) -> list[tuple[int, float]]:
     """Best ``limit`` (memory id, score) pairs, higher score = better match."""
+    terms = _bounded(terms)
     if not terms or (not visibility.scope_tokens and not visibility.person_tokens):
         return []
     if _dialect(session) == "sqlite":

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import DateTime, Select, and_, cast, delete, func, literal, null, or_, select, text, union_all, update
+from sqlalchemy import Select, and_, delete, func, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..domain.clock import as_utc
 from ..domain.records import (
     TURN_WINDOW_SECONDS,
     Importance,
@@ -25,19 +26,8 @@ from ..domain.records import (
     normalise_text,
     strip_speaker,
 )
-from . import keyword
-from .models import BarrierRow, MemoRow, MemoryRow, MetaRow, OutboxRow, PinRow
-
-
-def as_utc(moment: datetime | None) -> datetime | None:
-    """SQLite returns naive datetimes; everything stored is UTC."""
-    if moment is None:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+from . import keyword, outbox
+from .models import BarrierRow, MemoRow, MemoryRow, PinRow
 
 
 def to_record(row: Any) -> MemoryRecord:
@@ -70,15 +60,6 @@ def dialect_name(session: AsyncSession) -> str:
     return session.get_bind().dialect.name
 
 
-async def lock_scope(session: AsyncSession, bot_id: str, scope: Scope) -> None:
-    """Serialise writers of one scope for the rest of the transaction (PostgreSQL advisory lock;
-    SQLite has a single writer and the engine adds an in-process lock)."""
-    if dialect_name(session) == "postgresql":
-        await session.execute(
-            text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"cognition:{bot_id}:{scope.key}"}
-        )
-
-
 def _scope_clause(bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
     return and_(MemoryRow.bot_id == bot_id, MemoryRow.scope_kind == scope.kind, MemoryRow.scope_id == scope.id)
 
@@ -97,23 +78,6 @@ async def barred_hashes(session: AsyncSession, hashes: Sequence[str]) -> set[str
         return set()
     result = await session.execute(select(BarrierRow.content_hash).where(BarrierRow.content_hash.in_(set(hashes))))
     return {row[0] for row in result}
-
-
-def _enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime) -> None:
-    session.add(
-        OutboxRow(
-            memory_id=row.id,
-            operation=operation,
-            bot_id=row.bot_id,
-            scope_kind=row.scope_kind,
-            scope_id=row.scope_id,
-            attempts=0,
-            last_error="",
-            state="pending",
-            next_attempt_at=None,
-            created_at=now,
-        )
-    )
 
 
 def keyword_document(row: MemoryRow, context: str = "") -> keyword.KeywordDocument:
@@ -218,13 +182,13 @@ async def insert_memories(
     session.add_all(rows)
     await session.flush()
     for row in rows:
-        _enqueue(session, row, "upsert", now)
+        outbox.enqueue(session, row, "upsert", now)
     windows = await index_keywords(session, rows)
     # A new turn changes its neighbours' windows: their vectors are re-embedded too.
     fresh = {row.id for row in rows}
     for item in windows:
         if item.row.id not in fresh:
-            _enqueue(session, item.row, "upsert", now)
+            outbox.enqueue(session, item.row, "upsert", now)
     return rows
 
 
@@ -315,30 +279,6 @@ async def rows_by_ids(session: AsyncSession, memory_ids: Sequence[int]) -> list[
     return list(result.scalars())
 
 
-async def update_memory_text(
-    session: AsyncSession,
-    row: MemoryRow,
-    new_text: str,
-    importance: str | None,
-    tags: list[str] | None,
-    now: datetime,
-) -> None:
-    """Edit a fact in place (tool/command edits of one's own memory); reindexes it."""
-    row.text = normalise_text(new_text)
-    row.content_hash = content_hash(row.bot_id, Scope(row.scope_kind, row.scope_id), row.text)  # type: ignore[arg-type]
-    if importance is not None:
-        row.importance = importance
-    if tags is not None:
-        row.tags = json.dumps(list(dict.fromkeys(tags)), ensure_ascii=False)
-    row.updated_at = now
-    await session.flush()
-    if row.kind == MemoryKind.TURN.value and row.happened_at is not None:
-        await refresh_turn_windows(session, [_TurnPlace.of(row)], now, {row.id})  # it and its neighbours
-    else:
-        await keyword.index_documents(session, [keyword_document(row)])
-        _enqueue(session, row, "upsert", now)
-
-
 @dataclass(frozen=True, slots=True)
 class _TurnPlace:
     """Where a conversation turn sat (kept before the row is changed or deleted)."""
@@ -370,33 +310,88 @@ async def refresh_turn_windows(
     windows = await _turn_neighbourhood(session, places, changed_ids or set())
     await _index_windows(session, windows)
     for item in windows:
-        _enqueue(session, item.row, "upsert", now)
+        outbox.enqueue(session, item.row, "upsert", now)
 
 
-async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: datetime) -> None:
-    """Mark ``old`` replaced by ``new``; it leaves both indices, stays in SQL as history."""
-    old.status = MemoryStatus.SUPERSEDED.value
-    old.superseded_by = new.id
-    old.invalid_at = now
-    old.updated_at = now
+async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: datetime) -> bool:
+    """Mark ``old`` replaced by ``new`` if it is still active (one conditional update: of two
+    corrections racing, exactly one wins). It leaves both indices and stays in SQL as history.
+    Returns False, changing nothing, when ``old`` was no longer active."""
+    result = await session.execute(
+        update(MemoryRow)
+        .where(MemoryRow.id == old.id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .values(status=MemoryStatus.SUPERSEDED.value, superseded_by=new.id, invalid_at=now, updated_at=now)
+        .execution_options(synchronize_session="fetch")
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return False
     await keyword.remove_documents(session, [old.id])
-    _enqueue(session, old, "delete", now)
+    outbox.enqueue(session, old, "delete", now)
     await refresh_turn_windows(session, _turn_places([old]), now)
+    return True
 
 
-async def forget(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, now: datetime) -> None:
-    """The one true removal: the row goes, a barrier (id + content hash) stays."""
-    for row in rows:
+async def lineage(session: AsyncSession, memory_id: int) -> list[MemoryRow]:
+    """The versions a fact replaced, directly or through earlier corrections (oldest last)."""
+    found: list[MemoryRow] = []
+    frontier = [memory_id]
+    while frontier:
+        result = await session.execute(select(MemoryRow).where(MemoryRow.superseded_by.in_(frontier)))
+        rows = [row for row in result.scalars() if row.id not in {seen.id for seen in found}]
+        found.extend(rows)
+        frontier = [row.id for row in rows]
+    return found
+
+
+async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: datetime) -> list[int]:
+    """The one true removal, of a still-active fact and every version it replaced: the rows go,
+    a barrier (id + content hash) stays for each, so neither a restore nor a re-import brings
+    an old version back. Returns the ids removed; empty, changing nothing, when ``row`` was no
+    longer active (corrected or forgotten meanwhile)."""
+    result = await session.execute(
+        delete(MemoryRow)
+        .where(MemoryRow.id == row.id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return []
+    rows = [row, *await lineage(session, row.id)]
+    for item in rows:
         session.add(
             BarrierRow(
-                memory_id=row.id, content_hash=row.content_hash, bot_id=row.bot_id, reason=reason, created_at=now
+                memory_id=item.id, content_hash=item.content_hash, bot_id=item.bot_id, reason=reason, created_at=now
             )
         )
-        _enqueue(session, row, "delete", now)
-    places = _turn_places(rows)
-    await keyword.remove_documents(session, [row.id for row in rows])
-    await session.execute(delete(MemoryRow).where(MemoryRow.id.in_([row.id for row in rows])))
-    await refresh_turn_windows(session, places, now)
+    outbox.enqueue(session, row, "delete", now)
+    older = [item.id for item in rows[1:]]
+    if older:
+        await session.execute(
+            delete(MemoryRow).where(MemoryRow.id.in_(older)).execution_options(synchronize_session=False)
+        )
+    await keyword.remove_documents(session, [row.id])
+    await refresh_turn_windows(session, _turn_places([row]), now)
+    return [item.id for item in rows]
+
+
+async def forget_many(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, now: datetime) -> list[int]:
+    """``forget`` of several active facts (importers, delete-all); the ones no longer active are
+    skipped."""
+    removed: list[int] = []
+    for row in rows:
+        removed.extend(await forget(session, row, reason, now))
+    return removed
+
+
+async def barrier_for(session: AsyncSession, memory_id: int) -> bool:
+    """Whether ``memory_id`` was forgotten."""
+    found = await session.execute(select(BarrierRow.id).where(BarrierRow.memory_id == memory_id).limit(1))
+    return found.first() is not None
+
+
+async def successor_of(session: AsyncSession, memory_id: int) -> int | None:
+    """The id of the version that replaced ``memory_id``, if it was corrected."""
+    found = await session.execute(select(MemoryRow.superseded_by).where(MemoryRow.id == memory_id))
+    return found.scalar_one_or_none()
 
 
 def visible_memories_query(
@@ -459,116 +454,64 @@ async def groups_with_person(session: AsyncSession, bot_id: str, user_id: str) -
     return [row[0] for row in result]
 
 
-# --- memo and pins -------------------------------------------------------------------------
+async def list_visible(
+    session: AsyncSession, query: Select[Any], offset: int, limit: int
+) -> tuple[list[MemoryRecord], int]:
+    """One page of ``query`` (``visible_memories_query``), newest first, and its total."""
+    total = (await session.execute(select(func.count()).select_from(query.subquery()))).scalar_one()
+    rows = (await session.execute(query.order_by(MemoryRow.id.desc()).offset(offset).limit(limit))).scalars()
+    return [to_record(row) for row in rows], int(total)
 
 
-async def get_memo(session: AsyncSession, bot_id: str, scope: Scope) -> MemoRow | None:
+async def count_all_active(session: AsyncSession) -> int:
     result = await session.execute(
-        select(MemoRow).where(MemoRow.bot_id == bot_id, MemoRow.scope_kind == scope.kind, MemoRow.scope_id == scope.id)
+        select(func.count()).select_from(MemoryRow).where(MemoryRow.status == MemoryStatus.ACTIVE.value)
     )
-    return result.scalar_one_or_none()
+    return int(result.scalar_one())
 
 
-async def set_memo(session: AsyncSession, bot_id: str, scope: Scope, content: str, by: str, now: datetime) -> None:
-    row = await get_memo(session, bot_id, scope)
-    if row is None:
-        session.add(
-            MemoRow(
-                bot_id=bot_id, scope_kind=scope.kind, scope_id=scope.id, content=content, updated_at=now, updated_by=by
-            )
-        )
-    else:
-        row.content = content
-        row.updated_at = now
-        row.updated_by = by
-
-
-@dataclass(slots=True)
-class TurnDocuments:
-    memo: str
-    #: (pin id, content, updated at), in id order.
-    pins: list[tuple[int, str, datetime]]
-    #: Whether any fact is visible (None when not probed).
-    sees_memories: bool | None
-
-
-async def turn_documents(session: AsyncSession, bot_id: str, scope: Scope, probe: Select[Any] | None) -> TurnDocuments:
-    """A chat's memo, its pins and (optionally) whether ``probe`` finds a visible fact, in ONE
-    statement: on the per-turn path each statement costs several thread hops in aiosqlite."""
-    parts = [
-        select(literal("memo").label("part"), MemoRow.id.label("ref"), MemoRow.content.label("body"),
-               MemoRow.updated_at.label("at"))
-        .where(MemoRow.bot_id == bot_id, MemoRow.scope_kind == scope.kind, MemoRow.scope_id == scope.id),
-        select(literal("pin"), PinRow.id, PinRow.content, PinRow.updated_at)
-        .where(PinRow.bot_id == bot_id, PinRow.scope_kind == scope.kind, PinRow.scope_id == scope.id),
-    ]  # fmt: skip
-    if probe is not None:
-        found = probe.with_only_columns(MemoryRow.id).limit(1).subquery()
-        parts.append(select(literal("probe"), found.c.id, literal(""), cast(null(), DateTime(timezone=True))))
-    rows = (await session.execute(union_all(*parts))).all()
-    memo = next((row.body for row in rows if row.part == "memo"), "")
-    pins = sorted((int(row.ref), row.body, as_utc(row.at)) for row in rows if row.part == "pin")
-    sees = any(row.part == "probe" for row in rows) if probe is not None else None
-    return TurnDocuments(memo, pins, sees)  # type: ignore[arg-type]
-
-
-async def list_pins(session: AsyncSession, bot_id: str, scope: Scope) -> list[PinRow]:
+async def active_page(session: AsyncSession, after_id: int, size: int) -> list[MemoryRow]:
+    """Active facts with ids above ``after_id``, in id order (paged scans: reindex, repair)."""
     result = await session.execute(
-        select(PinRow)
-        .where(PinRow.bot_id == bot_id, PinRow.scope_kind == scope.kind, PinRow.scope_id == scope.id)
-        .order_by(PinRow.id)
+        select(MemoryRow)
+        .where(MemoryRow.id > after_id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .order_by(MemoryRow.id)
+        .limit(size)
     )
     return list(result.scalars())
 
 
-async def get_pin(session: AsyncSession, bot_id: str, scope: Scope, pin_id: int) -> PinRow | None:
+async def active_ids(session: AsyncSession, memory_ids: Sequence[int]) -> set[int]:
+    """Which of ``memory_ids`` are active facts."""
+    if not memory_ids:
+        return set()
     result = await session.execute(
-        select(PinRow).where(
-            PinRow.id == pin_id, PinRow.bot_id == bot_id, PinRow.scope_kind == scope.kind, PinRow.scope_id == scope.id
-        )
+        select(MemoryRow.id).where(MemoryRow.id.in_(set(memory_ids)), MemoryRow.status == MemoryStatus.ACTIVE.value)
     )
-    return result.scalar_one_or_none()
+    return {int(row[0]) for row in result}
 
 
-# --- outbox --------------------------------------------------------------------------------
+async def enqueue_upserts(session: AsyncSession, rows: Sequence[MemoryRow], now: datetime) -> None:
+    """Queue index work for facts whose vectors are missing (repair)."""
+    for row in rows:
+        outbox.enqueue(session, row, "upsert", now)
 
 
-async def pending_outbox(session: AsyncSession, limit: int) -> list[OutboxRow]:
-    result = await session.execute(select(OutboxRow).order_by(OutboxRow.id).limit(limit))
-    return list(result.scalars())
+async def memory_counts(session: AsyncSession) -> list[tuple[str, str, int]]:
+    """(scope kind, status, count) over the whole store."""
+    result = await session.execute(
+        select(MemoryRow.scope_kind, MemoryRow.status, func.count()).group_by(MemoryRow.scope_kind, MemoryRow.status)
+    )
+    return [(kind, status, int(count)) for kind, status, count in result.tuples()]
 
 
-async def outbox_lag(session: AsyncSession) -> tuple[int, datetime | None]:
-    result = await session.execute(select(func.count(), func.min(OutboxRow.created_at)).select_from(OutboxRow))
-    count, oldest = result.one()
-    return int(count), as_utc(oldest)
-
-
-async def complete_outbox(session: AsyncSession, outbox_ids: Sequence[int]) -> None:
-    if outbox_ids:
-        await session.execute(delete(OutboxRow).where(OutboxRow.id.in_(list(outbox_ids))))
-
-
-async def fail_outbox(session: AsyncSession, outbox_ids: Sequence[int], error: str) -> None:
-    if outbox_ids:
-        await session.execute(
-            update(OutboxRow)
-            .where(OutboxRow.id.in_(list(outbox_ids)))
-            .values(attempts=OutboxRow.attempts + 1, last_error=error[:500])
-        )
-
-
-# --- meta ----------------------------------------------------------------------------------
-
-
-async def get_meta(session: AsyncSession, key: str) -> str | None:
-    row = await session.get(MetaRow, key)
-    return None if row is None else row.value
-
-
-async def set_meta(session: AsyncSession, key: str, value: str) -> None:
-    row = await session.get(MetaRow, key)
-    if row is None:
-        session.add(MetaRow(key=key, value=value))
-    else:
-        row.value = value
+async def largest_scopes(session: AsyncSession, limit: int) -> list[tuple[str, str, str, int]]:
+    """(bot, scope kind, scope id, active facts) of the chats with the most facts."""
+    result = await session.execute(
+        select(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id, func.count())
+        .where(MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .group_by(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id)
+        .order_by(func.count().desc())
+        .limit(limit)
+    )
+    return [(bot, kind, scope_id, int(count)) for bot, kind, scope_id, count in result.tuples()]

@@ -1,0 +1,74 @@
+"""Who may change what: one pure policy for memories, the pinned memo and pins.
+
+Every entry point (tools, ``/memory``, the CLI through the Python API, later capabilities) asks
+these functions; none decides on its own. Identity and role come from the event
+(``ChatContext``), never from an LLM argument. A refusal raises ``PermissionDenied`` (or
+``InvalidInput`` when the request itself is one the plugin never carries out) with a Chinese
+message for the chat.
+
+The rules:
+
+* **Memories.** In a private chat, a user changes the facts of that chat and forgets group facts
+  said by or about them. In a group, a fact of the group is changed or forgotten by the person who
+  said it or whom it is about, by a group admin or owner, or by a bot admin. A correction writes
+  new text where it is typed: text typed in one chat never becomes a fact of another chat, so a
+  correction is only made in the chat the fact belongs to (a group fact is corrected in its
+  group; from a private chat it can be forgotten, not rewritten).
+* **Pinned memo.** Everyone in the chat reads it and appends to it; replacing it as a whole (which
+  can erase what others wrote) needs a group admin, the owner or a bot admin in a group.
+* **Pins.** Everyone adds pins; a pin is edited or deleted by its author, a group admin, the owner
+  or a bot admin.
+"""
+
+from __future__ import annotations
+
+from ..errors import InvalidInput, PermissionDenied
+from .records import ChatContext, MemoryRecord
+
+
+def _about(context: ChatContext, record: MemoryRecord) -> bool:
+    return context.user_id in (record.speaker_id, record.subject_id)
+
+
+def may_forget_memory(context: ChatContext, record: MemoryRecord) -> bool:
+    if record.bot_id != context.bot_id:
+        return False
+    if record.scope == context.scope:
+        return not context.scope.is_group or context.can_moderate_group or _about(context, record)
+    # from a private chat: the user's own group facts
+    return not context.scope.is_group and record.scope.is_group and _about(context, record)
+
+
+def check_forget_memory(context: ChatContext, record: MemoryRecord) -> None:
+    if not may_forget_memory(context, record):
+        raise PermissionDenied("只有群管理员、群主、机器人管理员或这条记忆的本人可以删除它")
+
+
+def check_correct_memory(context: ChatContext, record: MemoryRecord) -> None:
+    """A correction is a forget of the old text plus new text written here: both must be allowed."""
+    if record.scope != context.scope:
+        if record.scope.is_group and not context.scope.is_group:
+            raise InvalidInput(
+                f"记忆 #{record.id} 属于群聊，私聊里写的内容不会写进群记忆；请在该群里更正，或在这里删除它"
+            )
+        raise InvalidInput(f"记忆 #{record.id} 不属于当前会话，只能在它所属的会话里更正")
+    if not may_forget_memory(context, record):
+        raise PermissionDenied("只有群管理员、群主、机器人管理员或这条记忆的本人可以修改它")
+
+
+def may_replace_memo(context: ChatContext) -> bool:
+    return not context.scope.is_group or context.can_moderate_group
+
+
+def check_replace_memo(context: ChatContext) -> None:
+    if not may_replace_memo(context):
+        raise PermissionDenied("群备忘录只能由群管理员、群主或机器人管理员整体替换；普通成员可以追加内容")
+
+
+def may_change_pin(context: ChatContext, author_id: str) -> bool:
+    return not context.scope.is_group or context.can_moderate_group or author_id == context.user_id
+
+
+def check_change_pin(context: ChatContext, pin_id: int, author_id: str) -> None:
+    if not may_change_pin(context, author_id):
+        raise PermissionDenied(f"提醒 #{pin_id} 由别人添加，只有添加者、群管理员、群主或机器人管理员可以修改或删除")

@@ -1,0 +1,121 @@
+"""What a turn may skip, remembered briefly and in bounded memory.
+
+The hook runs on every message, so three answers are cached per process:
+
+* per bot account, whether its bank holds anything at all (checked in the background, never in
+  a turn's path; ``bank_known_empty``);
+* per chat, whether it sees any fact (a chat that sees none skips recall and the embedding);
+* per chat, its pinned memo and pins.
+
+Every cache is a ``cachetools`` TTL/LRU cache with a fixed size, so the process's memory stays
+flat whatever the number of chats (``bench/cache_memory.py``). Local writes invalidate through
+the unit of work's after-commit events; other processes' writes are seen within
+``CHAT_TTL_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from cachetools import LRUCache, TTLCache
+
+from ..domain.events import Event, MemoriesChanged, NotesChanged, StoreReplaced
+from ..domain.records import Scope
+from .logs import log_event
+
+#: How long a chat's answers (sees facts or not, memo and pins) are trusted.
+CHAT_TTL_SECONDS = 10.0
+#: Chats whose answers are kept at once (each entry is a few hundred bytes at most).
+CHAT_CACHE_SIZE = 20_000
+BANK_CACHE_SIZE = 1_024
+
+
+class TurnCaches:
+    def __init__(self) -> None:
+        #: Visibility key -> whether the chat sees some fact.
+        self.chat_sees: TTLCache[str, bool] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
+        #: "bot|scope" -> (memo, pins) of a chat.
+        self.notes: TTLCache[str, tuple[str, tuple[Any, ...]]] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
+        #: Bot id -> (bank holds nothing, monotonic time of the check).
+        self.bank_state: LRUCache[str, tuple[bool, float]] = LRUCache(maxsize=BANK_CACHE_SIZE)
+        self._bank_probes: dict[str, asyncio.Task[None]] = {}
+        #: Bumped by every local write, so that a probe that raced a write is not believed.
+        self._write_epoch = 0
+
+    # ---------------------------------------------------------------- invalidation
+
+    def apply(self, events: Sequence[Event]) -> None:
+        """After-commit handler: drop what the committed change may have made stale."""
+        for event in events:
+            if isinstance(event, StoreReplaced):
+                self.chat_sees.clear()
+                self.notes.clear()
+                self.facts_changed()
+            elif isinstance(event, MemoriesChanged):
+                self.facts_changed()
+            elif isinstance(event, NotesChanged):
+                self.notes.pop(notes_key(event.bot_id, event.scope), None)
+                self.facts_changed()
+
+    def facts_changed(self) -> None:
+        """A local write may fill a chat (or a whole bank) that was known to be empty."""
+        for key in [key for key, sees in self.chat_sees.items() if not sees]:
+            self.chat_sees.pop(key, None)
+        self.bank_state.clear()
+        self._write_epoch += 1
+
+    # ---------------------------------------------------------------- per chat
+
+    def chat_sees_known(self, key: str) -> bool | None:
+        return self.chat_sees.get(key)
+
+    def remember_chat_sees(self, key: str, sees: bool) -> None:
+        self.chat_sees[key] = sees
+
+    # ---------------------------------------------------------------- per bot account
+
+    def bank_known_empty(self, bot_id: str, probe: Callable[[], Awaitable[bool]]) -> bool:
+        """True when this bot's bank held nothing at the last check (then the turn needs no
+        database). The check (``probe``: does the bank hold anything?) runs in the background at
+        a bot's first turn, then once the answer is older than ``CHAT_TTL_SECONDS``."""
+        state = self.bank_state.get(bot_id)
+        if state is None or time.monotonic() - state[1] > CHAT_TTL_SECONDS:
+            self._probe_soon(bot_id, probe)
+        return state is not None and state[0]
+
+    async def settle(self) -> None:
+        """Wait for the background bank checks (before shutdown: none may hold a connection)."""
+        while self._bank_probes:
+            await asyncio.gather(*list(self._bank_probes.values()), return_exceptions=True)
+
+    @property
+    def probing(self) -> bool:
+        return bool(self._bank_probes)
+
+    def _probe_soon(self, bot_id: str, probe: Callable[[], Awaitable[bool]]) -> None:
+        running = self._bank_probes.get(bot_id)
+        if running is not None and not running.done() and running.get_loop() is asyncio.get_running_loop():
+            return
+        self._bank_probes[bot_id] = asyncio.ensure_future(self._probe(bot_id, probe))
+
+    async def _probe(self, bot_id: str, probe: Callable[[], Awaitable[bool]]) -> None:
+        epoch = self._write_epoch
+        try:
+            holds = await probe()
+        except Exception as error:  # a probe failing only keeps the slow, correct path
+            self.bank_state.pop(bot_id, None)
+            log_event("bank_probe", level=logging.WARNING, error=str(error)[:200])
+        else:
+            if epoch == self._write_epoch:
+                self.bank_state[bot_id] = (not holds, time.monotonic())
+        finally:
+            if self._bank_probes.get(bot_id) is asyncio.current_task():
+                del self._bank_probes[bot_id]
+
+
+def notes_key(bot_id: str, scope: Scope) -> str:
+    return f"{bot_id}|{scope.key}"

@@ -1,0 +1,141 @@
+"""Correcting and forgetting facts, and listing them for the people who may see them.
+
+A correction writes a new record and supersedes the old one only if it is still active (one
+conditional update in the same transaction); forgetting removes a still-active fact together with
+every version it replaced, leaving a barrier for each. Of two changes racing on one fact, one wins
+and the other is told, in Chinese, that the fact was changed or deleted meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from ..domain import permissions
+from ..domain.admission import admit
+from ..domain.clock import aware_or_now
+from ..domain.events import IndexWorkQueued, MemoriesChanged
+from ..domain.records import ChatContext, Importance, MemoryDraft, MemoryRecord, MemoryStatus, content_hash
+from ..domain.visibility import visibility_for
+from ..errors import ConcurrentChange, InvalidInput, NotFound
+from ..store import repository
+from ..store.models import MemoryRow
+from ..store.unit_of_work import UnitOfWork
+from .logs import log_event
+from .writes import REFUSAL_MESSAGES, checked_text, target_scope
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+
+async def _lock_for(uow: UnitOfWork, context: ChatContext, memory_id: int) -> None:
+    """Lock this chat and, when it is another one (a private chat forgetting a group fact),
+    the chat the fact belongs to: both in one call, before anything is read for the change."""
+    rows = await repository.get_rows(uow.session, context.bot_id, [memory_id])
+    row = rows.get(memory_id)
+    scopes = [context.scope]
+    if row is not None:
+        scopes.append(repository.to_record(row).scope)
+    await uow.session.rollback()  # nothing read before the lock may be trusted
+    await uow.lock_scope(context.bot_id, *scopes)
+
+
+async def _load_visible(uow: UnitOfWork, context: ChatContext, memory_id: int) -> MemoryRow:
+    """The active fact ``memory_id`` if this chat may see it; else why not, in Chinese."""
+    rows = await repository.get_rows(uow.session, context.bot_id, [memory_id])
+    row = rows.get(memory_id)
+    if row is None:
+        if await repository.barrier_for(uow.session, memory_id):
+            raise NotFound(f"记忆 #{memory_id} 已被删除")
+        raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
+    if not visibility_for(context, "strict").allows(repository.to_record(row)):
+        raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
+    if row.status != MemoryStatus.ACTIVE.value:
+        newer = f"，新版本是 #{row.superseded_by}" if row.superseded_by else ""
+        raise ConcurrentChange(f"记忆 #{memory_id} 已被修改{newer}；请对新版本操作")
+    return row
+
+
+async def update_memory(
+    engine: CognitionEngine,
+    context: ChatContext,
+    memory_id: int,
+    text: str,
+    importance: Importance | None = None,
+    tags: Sequence[str] | None = None,
+    now: datetime | None = None,
+) -> MemoryRecord:
+    """Correct a fact: a new record supersedes the old one (history stays inspectable)."""
+    new_text = checked_text(engine, text)
+    verdict = admit(new_text)
+    if not verdict.admit:
+        raise InvalidInput(verdict.message)
+    now = aware_or_now(now)
+    async with engine.unit_of_work() as uow:
+        await _lock_for(uow, context, memory_id)
+        old = await _load_visible(uow, context, memory_id)
+        old_record = repository.to_record(old)
+        permissions.check_correct_memory(context, old_record)
+        digest = content_hash(context.bot_id, old_record.scope, new_text)
+        if digest in await repository.barred_hashes(uow.session, [digest]):
+            raise InvalidInput(REFUSAL_MESSAGES["forgotten"])
+        draft = MemoryDraft(
+            text=new_text,
+            scope=old_record.scope,
+            speaker_id=old.speaker_id,
+            speaker_name=old.speaker_name,
+            subject_id=old.subject_id,
+            subject_name=old.subject_name,
+            kind=old.kind,  # type: ignore[arg-type]
+            tags=list(tags) if tags is not None else old_record.tags,
+            importance=importance or old_record.importance,
+            provenance=old.provenance,  # type: ignore[arg-type]
+            source={**old_record.source, "supersedes": old.id, "edited_by": context.user_id},
+            happened_at=old_record.happened_at,
+        )
+        (new_row,) = await repository.insert_memories(uow.session, context.bot_id, [draft], now)
+        if not await repository.supersede(uow.session, old, new_row, now):
+            raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，本次更正未保存")
+        uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
+        await uow.commit()
+    log_event("correct", memory_id=memory_id, new_id=new_row.id, scope=old_record.scope.key)
+    return repository.to_record(new_row)
+
+
+async def forget_memory(
+    engine: CognitionEngine, context: ChatContext, memory_id: int, now: datetime | None = None
+) -> MemoryRecord:
+    """Forget a fact and every version it replaced (a barrier for each: nothing comes back)."""
+    async with engine.unit_of_work() as uow:
+        await _lock_for(uow, context, memory_id)
+        row = await _load_visible(uow, context, memory_id)
+        record = repository.to_record(row)
+        permissions.check_forget_memory(context, record)
+        removed = await repository.forget(uow.session, row, reason=f"by:{context.user_id}", now=aware_or_now(now))
+        if not removed:
+            raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，请重新查看")
+        uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
+        await uow.commit()
+    log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed))
+    return record
+
+
+async def list_memories(
+    engine: CognitionEngine,
+    context: ChatContext,
+    target: Literal["user", "group"],
+    offset: int = 0,
+    limit: int = 10,
+) -> tuple[list[MemoryRecord], int]:
+    """Newest first. ``user``: the speaker's own facts visible here; ``group``: the chat's."""
+    if not 1 <= limit <= 50:
+        raise InvalidInput("limit 必须在 1 到 50 之间")
+    if offset < 0:
+        raise InvalidInput("offset 不能为负数")
+    scope = target_scope(context, target)
+    query = repository.visible_memories_query(context.bot_id, [scope], context.user_id if not scope.is_group else None)
+    if target == "user":
+        query = query.where((MemoryRow.speaker_id == context.user_id) | (MemoryRow.subject_id == context.user_id))
+    async with engine.unit_of_work() as uow:
+        return await repository.list_visible(uow.session, query, offset, limit)

@@ -1,0 +1,349 @@
+"""Keeping the derived vector index in step with the authority store.
+
+* **Generation.** The active vector generation is a row of SQL meta. Every process re-reads it
+  before it writes (each outbox batch) and at most every ``GENERATION_TTL_SECONDS`` before it
+  searches, and at once when an index call fails; so a reindex by another process (the CLI with
+  a Chroma server) is followed within seconds, and a batch applied to a generation that was
+  switched meanwhile is applied again to the new one.
+* **Outbox.** Each row has its own attempts: a failing fact (or a failing chat's collection) is
+  retried with backoff and finally kept as dead, while the others go on.
+* **Repair.** ``missing_and_extra`` compares, by id, what SQL holds active with what a generation
+  stores; ``repair`` re-queues the missing and deletes the extra (at startup and by command).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ..domain.events import IndexWorkQueued
+from ..domain.records import MemoryKind, MemoryStatus, Scope
+from ..errors import EmbedderUnavailable, IndexUnavailable
+from ..store import meta, outbox, repository
+from ..store.models import MemoryRow, OutboxRow
+from .logs import log_event
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+OUTBOX_BATCH = 256
+#: How long a process trusts its copy of the active generation before searching.
+GENERATION_TTL_SECONDS = 2.0
+#: After this many single rows in a row fail, the index is taken to be down: the rest of the
+#: batch is counted as failed without being tried (no hammering a dead index row by row).
+CONSECUTIVE_FAILURES_DOWN = 3
+
+IndexFailure = (EmbedderUnavailable, IndexUnavailable)
+_Key = tuple[str, Scope]
+
+
+@dataclass(slots=True)
+class RepairReport:
+    generation: int
+    #: (bot, scope key) -> ids active in SQL but not stored in the index.
+    missing: dict[str, list[int]] = field(default_factory=dict)
+    #: (bot, scope key) -> ids stored in the index that are not active in SQL.
+    extra: dict[str, list[int]] = field(default_factory=dict)
+    #: Collections of no known chat (name -> vectors); left alone, reported.
+    unmapped: dict[str, int] = field(default_factory=dict)
+    requeued: int = 0
+    deleted: int = 0
+
+    @property
+    def missing_count(self) -> int:
+        return sum(len(ids) for ids in self.missing.values())
+
+    @property
+    def extra_count(self) -> int:
+        return sum(len(ids) for ids in self.extra.values())
+
+
+class IndexSync:
+    def __init__(self, engine: CognitionEngine) -> None:
+        self._engine = engine
+        self.generation = 1
+        self._generation_read = 0.0
+        #: The generation a running reindex is building (the outbox writes to it too).
+        self.building_generation: int | None = None
+        #: Held while index work is applied: drains, and a reindex's page reads and upserts.
+        self.lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[int]] = set()
+        #: A scheduled drain is waiting for the lock (one such is enough).
+        self._drain_waiting = False
+
+    # ---------------------------------------------------------------- generation
+
+    async def current_generation(self, force: bool = False) -> int:
+        """The active generation, re-read from SQL when older than the TTL (or when forced)."""
+        if force or time.monotonic() - self._generation_read > GENERATION_TTL_SECONDS:
+            async with self._engine.unit_of_work() as uow:
+                stored = await meta.get(uow.session, meta.GENERATION)
+            self._set_generation(int(stored or 1))
+        return self.generation
+
+    def _set_generation(self, generation: int) -> None:
+        if generation != self.generation:
+            log_event("generation", before=self.generation, after=generation)
+        self.generation = generation
+        self._generation_read = time.monotonic()
+
+    async def switch_generation(self, generation: int, fingerprint: str) -> None:
+        async with self._engine.unit_of_work() as uow:
+            await meta.put(uow.session, meta.GENERATION, str(generation))
+            await meta.put(uow.session, meta.FINGERPRINT, fingerprint)
+            await uow.commit()
+        self._set_generation(generation)
+
+    # ---------------------------------------------------------------- background drains
+
+    def after_commit(self, events: Sequence[Any]) -> None:
+        if any(isinstance(event, IndexWorkQueued) for event in events):
+            self.schedule_drain()
+
+    def schedule_drain(self) -> None:
+        """Apply fresh writes to the vector index soon, without making the writer wait."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: the next drain (timer, command) picks the work up
+            return
+        if self._drain_waiting:
+            return  # a drain that has not started yet will see this work too
+        self._drain_waiting = True
+        task = loop.create_task(self.drain(scheduled=True))
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[int]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            self._drain_waiting = False
+        if not task.cancelled() and task.exception() is not None:
+            log_event("outbox", level=logging.ERROR, drain_failed=repr(task.exception())[:300])
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self._tasks)
+
+    async def settle(self) -> None:
+        """Wait until scheduled drains have finished (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # ---------------------------------------------------------------- outbox
+
+    async def drain(
+        self, max_batches: int | None = None, scheduled: bool = False, now: datetime | None = None
+    ) -> int:
+        """Apply due index work. Returns how many outbox rows were applied. A row that fails is
+        retried later with backoff (dead after ``outbox_max_attempts``); the others go on.
+        ``now`` decides which rows are due (the current time by default)."""
+        applied = 0
+        batches = 0
+        async with self.lock:
+            if scheduled:
+                self._drain_waiting = False
+            while max_batches is None or batches < max_batches:
+                batches += 1
+                generation = await self.current_generation(force=True)
+                moment = now or datetime.now(UTC)
+                async with self._engine.unit_of_work() as uow:
+                    pending = await outbox.due(uow.session, moment, OUTBOX_BATCH)
+                    if not pending:
+                        break
+                    ids = [entry.memory_id for entry in pending]
+                    rows = {row.id: row for row in await repository.rows_by_ids(uow.session, ids)}
+                done, failures = await self._apply(pending, rows, generation)
+                if await self.current_generation(force=True) != generation:
+                    continue  # switched meanwhile by another process: apply again to the new one
+                async with self._engine.unit_of_work() as uow:
+                    await outbox.complete(uow.session, done)
+                    retried, dead = await outbox.fail(
+                        uow.session, failures, moment, self._engine.config.outbox_max_attempts
+                    )
+                    await uow.commit()
+                applied += len(done)
+                if failures:
+                    first = next(iter(failures.values()))
+                    log_event(
+                        "outbox",
+                        level=logging.WARNING,
+                        failed=len(failures),
+                        retry=retried,
+                        dead=dead,
+                        error=first[:200],
+                    )
+                if not done:
+                    break  # nothing went through: the index (or embedder) is down; backoff decides
+        return applied
+
+    async def _apply(
+        self, pending: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int
+    ) -> tuple[list[int], dict[int, str]]:
+        """Apply each chat's entries together; when a chat's batch fails, its entries one by one
+        (a fact that cannot be indexed must not hold back its chat). Returns the outbox ids done
+        and the failures (outbox id -> error)."""
+        groups: dict[_Key, list[OutboxRow]] = {}
+        for entry in pending:
+            groups.setdefault((entry.bot_id, Scope(entry.scope_kind, entry.scope_id)), []).append(entry)  # type: ignore[arg-type]
+        done: list[int] = []
+        failures: dict[int, str] = {}
+        consecutive = 0
+        for key, entries in groups.items():
+            if consecutive >= CONSECUTIVE_FAILURES_DOWN:
+                failures.update((entry.id, "index unavailable (not tried)") for entry in entries)
+                continue
+            try:
+                await self._apply_group(key, entries, rows, generation)
+            except IndexFailure as error:
+                if len(entries) == 1:
+                    failures[entries[0].id] = str(error)
+                    consecutive += 1
+                    continue
+            else:
+                done.extend(entry.id for entry in entries)
+                consecutive = 0
+                continue
+            for entry in entries:
+                if consecutive >= CONSECUTIVE_FAILURES_DOWN:
+                    failures[entry.id] = "index unavailable (not tried)"
+                    continue
+                try:
+                    await self._apply_group(key, [entry], rows, generation)
+                except IndexFailure as error:
+                    failures[entry.id] = str(error)
+                    consecutive += 1
+                else:
+                    done.append(entry.id)
+                    consecutive = 0
+        return done, failures
+
+    async def _apply_group(
+        self, key: _Key, entries: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int
+    ) -> None:
+        """To the live generation; during a reindex, to the generation being built first (it
+        must succeed) and to the live one as well, best effort (its model may be the old one)."""
+        if self.building_generation is None:
+            await self._apply_to(key, entries, rows, generation)
+            return
+        await self._apply_to(key, entries, rows, self.building_generation)
+        try:
+            await self._apply_to(key, entries, rows, generation)
+        except IndexFailure as error:
+            log_event("outbox", level=logging.WARNING, live_generation_skipped=str(error)[:200])
+
+    async def _apply_to(
+        self, key: _Key, entries: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int
+    ) -> None:
+        upserts: list[MemoryRow] = []
+        deletes: list[int] = []
+        for entry in entries:
+            row = rows.get(entry.memory_id)
+            if row is not None and row.status == MemoryStatus.ACTIVE.value:
+                upserts.append(row)
+            else:
+                deletes.append(entry.memory_id)
+        if upserts:
+            await self.upsert_rows({key: upserts}, generation)
+        if deletes:
+            bot_id, scope = key
+            vectors = self._engine.vectors
+            await asyncio.to_thread(vectors.delete, generation, bot_id, scope, sorted(set(deletes)))
+
+    async def _embedding_texts(self, bot_id: str, scope: Scope, rows: list[MemoryRow]) -> list[str]:
+        """What is embedded for each row: its text, or for a conversation turn its window."""
+        turn_times = [row.happened_at for row in rows if row.kind == MemoryKind.TURN.value and row.happened_at]
+        windows: dict[int, str] = {}
+        if turn_times:
+            async with self._engine.unit_of_work() as uow:
+                found = await repository.turn_windows(uow.session, bot_id, scope, min(turn_times), max(turn_times))
+            windows = {item.row.id: item.embedding_text for item in found}
+        return [windows.get(row.id, row.text) for row in rows]
+
+    async def upsert_rows(self, groups: dict[_Key, list[MemoryRow]], generation: int) -> None:
+        for (bot_id, scope), scope_rows in groups.items():
+            unique = list({row.id: row for row in scope_rows}.values())
+            vectors = await self._engine.embedder.embed(await self._embedding_texts(bot_id, scope, unique))
+            metadatas: list[dict[str, str | int | float | bool]] = [
+                {"speaker_id": row.speaker_id, "subject_id": row.subject_id, "importance": row.importance}
+                for row in unique
+            ]
+            await asyncio.to_thread(
+                self._engine.vectors.upsert, generation, bot_id, scope, [row.id for row in unique], vectors, metadatas
+            )
+
+    # ---------------------------------------------------------------- verification and repair
+
+    async def missing_and_extra(self, generation: int | None = None) -> RepairReport:
+        """Compare, by id, the active facts in SQL with what ``generation`` stores."""
+        generation = generation or await self.current_generation(force=True)
+        report = RepairReport(generation)
+        expected: dict[_Key, set[int]] = {}
+        last_id = 0
+        while True:
+            async with self._engine.unit_of_work() as uow:
+                page = await repository.active_page(uow.session, last_id, 5000)
+            if not page:
+                break
+            last_id = page[-1].id
+            for row in page:
+                expected.setdefault((row.bot_id, Scope(row.scope_kind, row.scope_id)), set()).add(row.id)  # type: ignore[arg-type]
+        listing = await asyncio.to_thread(self._engine.vectors.stored_ids, generation, list(expected))
+        stored = listing.by_scope
+        for name, ids in listing.unmapped.items():  # a collection of no chat SQL knows
+            report.unmapped[name] = len(ids)
+        for key in expected.keys() | stored.keys():
+            label = f"{key[0]}|{key[1].key}"
+            missing = sorted(expected.get(key, set()) - stored.get(key, set()))
+            extra = sorted(stored.get(key, set()) - expected.get(key, set()))
+            if missing:
+                report.missing[label] = missing
+            if extra:
+                report.extra[label] = extra
+        return report
+
+    async def repair(self, generation: int | None = None, direct: bool = False) -> RepairReport:
+        """Re-queue the missing facts and delete the extra vectors of ``generation``. ``direct``
+        (a reindex, before it switches): index the missing ones now instead of queueing them."""
+        report = await self.missing_and_extra(generation)
+        for label, ids in report.extra.items():
+            bot_id, _, scope_key = label.partition("|")
+            scope = Scope.parse(scope_key)
+            await asyncio.to_thread(self._engine.vectors.delete, report.generation, bot_id, scope, ids)
+            report.deleted += len(ids)
+        missing_ids = [memory_id for ids in report.missing.values() for memory_id in ids]
+        for start in range(0, len(missing_ids), 1000):
+            chunk = missing_ids[start : start + 1000]
+            async with self._engine.unit_of_work() as uow:
+                rows = await repository.rows_by_ids(uow.session, chunk)
+                if direct:
+                    groups: dict[_Key, list[MemoryRow]] = {}
+                    for row in rows:
+                        groups.setdefault((row.bot_id, Scope(row.scope_kind, row.scope_id)), []).append(row)  # type: ignore[arg-type]
+                else:
+                    await repository.enqueue_upserts(uow.session, rows, datetime.now(UTC))
+                    uow.record(IndexWorkQueued())
+                    await uow.commit()
+            if direct:
+                await self.upsert_rows(groups, report.generation)
+            report.requeued += len(rows)
+        if report.missing or report.extra:
+            log_event(
+                "repair",
+                level=logging.WARNING,
+                generation=report.generation,
+                missing=report.missing_count,
+                extra=report.extra_count,
+            )
+        return report
+
+    async def retry_dead(self) -> int:
+        async with self._engine.unit_of_work() as uow:
+            count = await outbox.retry_dead(uow.session)
+            uow.record(IndexWorkQueued())
+            await uow.commit()
+        return count

@@ -1,0 +1,64 @@
+"""The store's health at a glance: fingerprint, counts, outbox lag and dead rows, index health
+with the missing vectors counted by id, and the LLM gateway's counters."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..domain.records import MemoryStatus
+from ..errors import IndexUnavailable
+from ..store import outbox, repository
+from .reindex import stored_fingerprint
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+#: Missing or stale ids listed per chat in the report (the counts are always complete).
+LISTED_IDS = 20
+
+
+async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, Any]:
+    async with engine.unit_of_work() as uow:
+        counts = await repository.memory_counts(uow.session)
+        scopes = await repository.largest_scopes(uow.session, 20)
+        lag = await outbox.summary(uow.session)
+    fingerprint = await stored_fingerprint(engine)
+    generation = await engine.index.current_generation(force=True)
+    active_total = sum(count for _, state, count in counts if state == MemoryStatus.ACTIVE.value)
+    index: dict[str, Any] = {"backend": engine.vectors.description, "generation": generation}
+    try:
+        await asyncio.to_thread(engine.vectors.heartbeat)
+        index["vectors"] = await asyncio.to_thread(engine.vectors.total_count, generation)
+        if check_ids:
+            report = await engine.index.missing_and_extra(generation)
+            index["missing"] = report.missing_count
+            index["stale"] = report.extra_count
+            index["missing_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.missing.items()}
+            index["stale_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.extra.items()}
+        index["healthy"] = True
+    except IndexUnavailable as error:
+        index["healthy"] = False
+        index["error"] = error.zh
+        index["detail"] = str(error)[:300]
+    by_kind: dict[str, dict[str, int]] = {}
+    for kind, state, count in counts:
+        by_kind.setdefault(kind, {})[state] = count
+    return {
+        "fingerprint": fingerprint.as_dict() if fingerprint else None,
+        "configured_embedder": engine.embedder.fingerprint.as_dict(),
+        "memories": by_kind,
+        "active_total": active_total,
+        "top_scopes": [
+            {"bot": bot, "scope": f"{kind}:{scope_id}", "active": count} for bot, kind, scope_id, count in scopes
+        ],
+        "outbox": {
+            "pending": lag.pending,
+            "oldest": lag.oldest.isoformat() if lag.oldest else None,
+            "failing": lag.failing,
+            "dead": lag.dead,
+            "last_error": lag.last_error or None,
+        },
+        "index": index,
+        "llm": engine.llm.snapshot() if engine.llm is not None else {},
+    }

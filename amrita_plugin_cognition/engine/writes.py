@@ -1,0 +1,181 @@
+"""Writing facts: the one write path (admission, barrier, dedupe, limit, authority + indices)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from ..domain.admission import admit
+from ..domain.clock import aware_or_now
+from ..domain.events import IndexWorkQueued, MemoriesChanged
+from ..domain.records import (
+    ChatContext,
+    Importance,
+    MemoryDraft,
+    MemoryKind,
+    MemoryRecord,
+    Scope,
+    content_hash,
+    is_conversation_turn,
+    normalise_text,
+)
+from ..errors import InvalidInput, LimitExceeded, NotFound
+from ..store import repository
+from .logs import log_event
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+
+@dataclass(slots=True)
+class WriteResult:
+    written: list[MemoryRecord] = field(default_factory=list)
+    #: (draft index, text, reason) of every refused draft; reasons: credential, do_not_remember,
+    #: forgotten, duplicate, too_long, empty.
+    refused: list[tuple[int, str, str]] = field(default_factory=list)
+    #: draft index -> id of the record that holds it (new, or the existing duplicate).
+    record_ids: dict[int, int] = field(default_factory=dict)
+
+
+REFUSAL_MESSAGES = {
+    "forgotten": "这条内容此前已被要求遗忘，不会再记录",
+    "duplicate": "已有一条相同的记忆，无需重复记录",
+}
+
+
+def checked_text(engine: CognitionEngine, text: str) -> str:
+    value = normalise_text(text)
+    if not value:
+        raise InvalidInput("内容不能为空")
+    if len(value) > engine.config.memory_max_chars:
+        raise LimitExceeded(f"内容过长：{len(value)} 字，单条记忆上限 {engine.config.memory_max_chars} 字")
+    return value
+
+
+def _screen(engine: CognitionEngine, drafts: Sequence[MemoryDraft], result: WriteResult) -> dict[Scope, list]:
+    """Drafts that pass the text checks and admission, by scope; the others are refused."""
+    by_scope: dict[Scope, list[tuple[int, MemoryDraft]]] = {}
+    for index, draft in enumerate(drafts):
+        try:
+            draft.text = checked_text(engine, draft.text)
+        except InvalidInput as error:
+            result.refused.append((index, draft.text, "too_long" if isinstance(error, LimitExceeded) else "empty"))
+            continue
+        verdict = admit(draft.text)
+        if not verdict.admit:
+            result.refused.append((index, draft.text, verdict.reason))
+            continue
+        if draft.kind == MemoryKind.FACT and is_conversation_turn(draft.text, draft.speaker_name):
+            draft.kind = MemoryKind.TURN
+        by_scope.setdefault(draft.scope, []).append((index, draft))
+    return by_scope
+
+
+async def remember(
+    engine: CognitionEngine, bot_id: str, drafts: Sequence[MemoryDraft], now: datetime | None = None
+) -> WriteResult:
+    """Write facts. Each scope's drafts are one unit of work that takes the chat's write lock
+    before it counts, so the per-chat limit holds under concurrent writers in any process."""
+    started = time.perf_counter()
+    now = aware_or_now(now)
+    result = WriteResult()
+    for scope, scope_drafts in _screen(engine, drafts, result).items():
+        async with engine.unit_of_work() as uow:
+            await uow.lock_scope(bot_id, scope)
+            session = uow.session
+            hashes = [content_hash(bot_id, scope, draft.text) for _, draft in scope_drafts]
+            barred = await repository.barred_hashes(session, hashes)
+            existing = await repository.find_active_duplicate(session, bot_id, hashes)
+            accepted: list[tuple[int, MemoryDraft]] = []
+            first_of_hash: dict[str, int] = {}
+            repeats: list[tuple[int, str]] = []
+            for (index, draft), digest in zip(scope_drafts, hashes, strict=True):
+                if digest in barred:
+                    result.refused.append((index, draft.text, "forgotten"))
+                elif digest in existing:
+                    result.refused.append((index, draft.text, "duplicate"))
+                    result.record_ids[index] = existing[digest]
+                elif digest in first_of_hash:
+                    result.refused.append((index, draft.text, "duplicate"))
+                    repeats.append((index, digest))
+                else:
+                    first_of_hash[digest] = index
+                    accepted.append((index, draft))
+            if not accepted:
+                continue
+            active = await repository.count_active(session, bot_id, scope)
+            if active + len(accepted) > engine.config.memories_max_per_scope:
+                raise LimitExceeded(
+                    f"本会话记忆已达上限 {engine.config.memories_max_per_scope} 条（现有 {active} 条），"
+                    "请先删除不需要的记忆"
+                )
+            rows = await repository.insert_memories(session, bot_id, [draft for _, draft in accepted], now)
+            uow.record(IndexWorkQueued(), MemoriesChanged(bot_id))
+            await uow.commit()
+            for (index, _), row in zip(accepted, rows, strict=True):
+                result.record_ids[index] = row.id
+                result.written.append(repository.to_record(row))
+            for index, digest in repeats:
+                result.record_ids[index] = result.record_ids[first_of_hash[digest]]
+    log_event("remember", started, written=len(result.written), refused=len(result.refused))
+    return result
+
+
+def target_scope(context: ChatContext, target: str) -> Scope:
+    """The scope a tool's ``user``/``group`` target means here. "user" facts learned in a group
+    stay in that group (a private fact never reaches a group; a group fact is visible from the
+    user's private chat through person matching)."""
+    if target not in ("user", "group"):
+        raise InvalidInput("scope 只能是 user 或 group")
+    if target == "group" and not context.scope.is_group:
+        raise InvalidInput("当前是私聊，没有群记忆；请使用 scope=user")
+    return context.scope
+
+
+async def write_memory(
+    engine: CognitionEngine,
+    context: ChatContext,
+    target: Literal["user", "group"],
+    text: str,
+    importance: Importance = Importance.MEDIUM,
+    tags: Sequence[str] = (),
+    now: datetime | None = None,
+) -> MemoryRecord:
+    """An explicit memory from a tool call, in the chat's own scope."""
+    scope = target_scope(context, target)
+    draft = MemoryDraft(
+        text=text,
+        scope=scope,
+        speaker_id=context.user_id,
+        speaker_name=context.user_name,
+        subject_id=context.user_id if target == "user" else "",
+        subject_name=context.user_name if target == "user" else "",
+        importance=importance,
+        tags=[tag.strip() for tag in tags if tag.strip()],
+        source={"via": "tool"},
+    )
+    checked_text(engine, text)
+    result = await remember(engine, context.bot_id, [draft], now=now)
+    if result.written:
+        return result.written[0]
+    reason = result.refused[0][2] if result.refused else "unknown"
+    if reason in ("credential", "do_not_remember"):
+        raise InvalidInput(admit(text).message)
+    raise InvalidInput(REFUSAL_MESSAGES.get(reason, f"未能记录：{reason}"))
+
+
+async def supersede(
+    engine: CognitionEngine, bot_id: str, old_id: int, new_id: int, now: datetime | None = None
+) -> None:
+    """Mark ``old_id`` as replaced by ``new_id`` (importers and the harness; same bot only)."""
+    async with engine.unit_of_work() as uow:
+        rows = await repository.get_rows(uow.session, bot_id, [old_id, new_id])
+        if old_id not in rows or new_id not in rows:
+            raise NotFound(f"没有找到编号为 {old_id if old_id not in rows else new_id} 的记忆")
+        if not await repository.supersede(uow.session, rows[old_id], rows[new_id], aware_or_now(now)):
+            raise NotFound(f"记忆 #{old_id} 已不是有效记忆（已被更正或删除）")
+        uow.record(IndexWorkQueued(), MemoriesChanged(bot_id))
+        await uow.commit()

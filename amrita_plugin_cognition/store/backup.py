@@ -1,0 +1,127 @@
+"""The store side of backups: every table read in id pages, and a restore that replaces the
+plugin's rows in one transaction while every forget barrier stays in force."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.records import MemoryStatus
+from . import keyword
+from .models import BarrierRow, MemoRevisionRow, MemoRow, MemoryRow, OutboxRow, PinRow
+from .repository import index_keywords
+
+#: Tables a backup carries, by the name used in the file.
+TABLES: dict[str, Any] = {
+    "memory": MemoryRow,
+    "memo": MemoRow,
+    "memo_revision": MemoRevisionRow,
+    "pin": PinRow,
+    "barrier": BarrierRow,
+}
+
+
+def encode(row: Any) -> dict[str, Any]:
+    values = {}
+    for column in row.__table__.columns:
+        value = getattr(row, column.key)
+        values[column.key] = value.isoformat() if isinstance(value, datetime) else value
+    return values
+
+
+def decode(model: Any, values: dict[str, Any]) -> Any:
+    decoded = {}
+    for column in model.__table__.columns:
+        if column.key not in values:
+            continue
+        value = values[column.key]
+        if value is not None and column.type.python_type is datetime:
+            value = datetime.fromisoformat(value)
+        decoded[column.key] = value
+    return model(**decoded)
+
+
+async def page(session: AsyncSession, table: str, after_id: int, size: int) -> list[dict[str, Any]]:
+    model = TABLES[table]
+    rows = (await session.execute(select(model).where(model.id > after_id).order_by(model.id).limit(size))).scalars()
+    return [encode(row) for row in rows]
+
+
+@dataclass(slots=True)
+class Restore:
+    """One restore in progress, inside the caller's transaction: ``begin``, ``add`` every row of
+    the file, ``finish``."""
+
+    session: AsyncSession
+    restored: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
+    skipped_forgotten: int = 0
+    _barriers: list[BarrierRow] = field(default_factory=list)
+    _barred_hashes: set[str] = field(default_factory=set)
+    _barred_ids: set[int] = field(default_factory=set)
+    _kept: set[tuple[int | None, str]] = field(default_factory=set)
+
+    async def begin(self) -> None:
+        """Remember today's barriers, then empty the plugin's tables."""
+        self._barriers = list((await self.session.execute(select(BarrierRow))).scalars())
+        self._barred_hashes = {row.content_hash for row in self._barriers}
+        self._barred_ids = {row.memory_id for row in self._barriers if row.memory_id is not None}
+        for model in (OutboxRow, MemoryRow, MemoRow, MemoRevisionRow, PinRow, BarrierRow):
+            await self.session.execute(delete(model))
+        await keyword.clear(self.session)
+
+    def add(self, items: Iterable[tuple[str, dict[str, Any]]]) -> None:
+        """Rows of the backup; a fact forgotten by id or content (then or since) is skipped."""
+        for table, values in items:
+            if table not in TABLES:
+                continue
+            if table == "memory" and (
+                values["content_hash"] in self._barred_hashes or values["id"] in self._barred_ids
+            ):
+                self.skipped_forgotten += 1
+                continue
+            if table == "barrier":
+                self._kept.add((values.get("memory_id"), values["content_hash"]))
+            self.session.add(decode(TABLES[table], values))
+            self.restored[table] += 1
+
+    async def finish(self) -> int:
+        """Put back the barriers made after the backup, rebuild the keyword index and the id
+        sequences. Returns the number of memory rows now stored."""
+        for barrier in self._barriers:
+            if (barrier.memory_id, barrier.content_hash) not in self._kept:
+                self.session.add(
+                    BarrierRow(
+                        memory_id=barrier.memory_id,
+                        content_hash=barrier.content_hash,
+                        bot_id=barrier.bot_id,
+                        reason=barrier.reason,
+                        created_at=barrier.created_at,
+                    )
+                )
+        await self.session.flush()
+        active = list(
+            (
+                await self.session.execute(
+                    select(MemoryRow).where(MemoryRow.status == MemoryStatus.ACTIVE.value).order_by(MemoryRow.id)
+                )
+            ).scalars()
+        )
+        await index_keywords(self.session, active)
+        await _reset_sequences(self.session)
+        return int((await self.session.execute(select(func.count()).select_from(MemoryRow))).scalar_one())
+
+
+async def _reset_sequences(session: AsyncSession) -> None:
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    for model in (*TABLES.values(), OutboxRow):
+        table = model.__tablename__
+        highest = f"COALESCE((SELECT MAX(id) FROM {table}), 0)"
+        if model is MemoryRow:  # ids of forgotten memories are never handed out again
+            highest = f"GREATEST({highest}, COALESCE((SELECT MAX(memory_id) FROM cognition_barrier), 0))"
+        await session.execute(text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), {highest} + 1, false)"))

@@ -1,0 +1,123 @@
+"""The outbox of vector-index work.
+
+An outbox row is written in the same transaction as the fact it concerns. Each row is tried on
+its own schedule: a failure counts an attempt and sets the next one with exponential backoff
+(``domain/backoff.py``); after ``max_attempts`` it is "dead": kept with its error, counted by
+``status``, revived by ``retry_dead``. A failing row never holds back the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.backoff import gives_up, next_attempt
+from ..domain.clock import as_utc
+from .models import MemoryRow, OutboxRow
+
+PENDING = "pending"
+DEAD = "dead"
+
+
+def enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime) -> None:
+    session.add(
+        OutboxRow(
+            memory_id=row.id,
+            operation=operation,
+            bot_id=row.bot_id,
+            scope_kind=row.scope_kind,
+            scope_id=row.scope_id,
+            attempts=0,
+            last_error="",
+            state=PENDING,
+            next_attempt_at=None,
+            created_at=now,
+        )
+    )
+
+
+async def due(session: AsyncSession, now: datetime, limit: int) -> list[OutboxRow]:
+    """Pending rows whose next attempt is due, oldest first."""
+    result = await session.execute(
+        select(OutboxRow)
+        .where(OutboxRow.state == PENDING, or_(OutboxRow.next_attempt_at.is_(None), OutboxRow.next_attempt_at <= now))
+        .order_by(OutboxRow.id)
+        .limit(limit)
+    )
+    return list(result.scalars())
+
+
+async def complete(session: AsyncSession, outbox_ids: Sequence[int]) -> None:
+    if outbox_ids:
+        await session.execute(delete(OutboxRow).where(OutboxRow.id.in_(list(outbox_ids))))
+
+
+async def fail(session: AsyncSession, failures: Mapping[int, str], now: datetime, max_attempts: int) -> tuple[int, int]:
+    """Count one failed attempt for each row (id -> error): backoff, or dead after the last
+    attempt. Returns (rows to retry later, rows now dead)."""
+    if not failures:
+        return 0, 0
+    rows = (await session.execute(select(OutboxRow).where(OutboxRow.id.in_(list(failures))))).scalars()
+    retried = dead = 0
+    for row in rows:
+        attempts = row.attempts + 1
+        values: dict[str, object] = {"attempts": attempts, "last_error": failures[row.id][:500]}
+        if gives_up(attempts, max_attempts):
+            values.update(state=DEAD, next_attempt_at=None)
+            dead += 1
+        else:
+            values["next_attempt_at"] = next_attempt(now, attempts)
+            retried += 1
+        await session.execute(update(OutboxRow).where(OutboxRow.id == row.id).values(**values))
+    return retried, dead
+
+
+async def retry_dead(session: AsyncSession) -> int:
+    """Give every dead row a fresh set of attempts. Returns how many."""
+    result = await session.execute(
+        update(OutboxRow)
+        .where(OutboxRow.state == DEAD)
+        .values(state=PENDING, attempts=0, next_attempt_at=None)
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class OutboxSummary:
+    pending: int
+    oldest: datetime | None
+    #: Pending rows that have failed at least once (waiting for their next attempt).
+    failing: int
+    dead: int
+    last_error: str
+
+
+async def summary(session: AsyncSession) -> OutboxSummary:
+    counts = dict(
+        (await session.execute(select(OutboxRow.state, func.count()).group_by(OutboxRow.state))).tuples().all()
+    )
+    oldest = (
+        await session.execute(select(func.min(OutboxRow.created_at)).where(OutboxRow.state == PENDING))
+    ).scalar_one()
+    failing = (
+        await session.execute(
+            select(func.count()).select_from(OutboxRow).where(OutboxRow.state == PENDING, OutboxRow.attempts > 0)
+        )
+    ).scalar_one()
+    last_error = (
+        await session.execute(
+            select(OutboxRow.last_error).where(OutboxRow.attempts > 0).order_by(OutboxRow.id.desc()).limit(1)
+        )
+    ).scalar_one_or_none()
+    return OutboxSummary(
+        pending=int(counts.get(PENDING, 0)),
+        oldest=as_utc(oldest),
+        failing=int(failing),
+        dead=int(counts.get(DEAD, 0)),
+        last_error=last_error or "",
+    )

@@ -1,0 +1,134 @@
+"""The unit of work: one transaction of the authority store, and its effects after commit.
+
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(bot_id, scope)          # when counting before writing
+        rows = await repository.insert_memories(uow.session, ...)
+        uow.record(IndexWorkQueued(), MemoriesChanged(bot_id))
+        await uow.commit()                           # then the after-commit handlers run
+
+Leaving the block without ``commit()`` rolls back and runs nothing. Handlers run after the
+commit, in order, each at most once per event; a failing handler is logged and never undoes the
+committed change.
+
+``lock_scope`` serialises the writers of one chat for the rest of the transaction, within this
+process (an asyncio lock) and across processes: PostgreSQL takes an advisory transaction lock;
+SQLite takes its database write lock *before* the caller reads anything, so a count followed by
+an insert (the per-chat limits) or a read followed by a write (a memo append) is never
+interleaved with another process's (pysqlite starts a transaction only at the first write, so a
+read done earlier would sit outside it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any
+
+from cachetools import LRUCache
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.events import Event
+from ..domain.records import Scope
+
+logger = logging.getLogger("cognition")
+
+#: Called as ``factory(expire_on_commit=False)`` (``nonebot_plugin_orm.get_session`` or an
+#: ``async_sessionmaker``): records are read after commit, never lazily refreshed.
+SessionFactory = Callable[..., AsyncSession]
+#: Receives the events of one committed unit of work.
+AfterCommit = Callable[[Sequence[Event]], None]
+
+
+class ScopeLocks:
+    """In-process locks per (bot, chat), bounded: a chat's lock is dropped once 4,096 other chats
+    were used after it. Should that happen while it is held, a newcomer gets a fresh lock and
+    waits on the database lock instead (``take_write_lock``), which serialises them all the same."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._locks: LRUCache[str, asyncio.Lock] = LRUCache(maxsize=size)
+
+    def get(self, bot_id: str, scope: Scope) -> asyncio.Lock:
+        key = f"{bot_id}:{scope.key}"
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+class UnitOfWork:
+    def __init__(self, session_factory: SessionFactory, after_commit: AfterCommit, scope_locks: ScopeLocks) -> None:
+        self._session_factory = session_factory
+        self._after_commit = after_commit
+        self._scope_locks = scope_locks
+        self._events: list[Event] = []
+        self._stack = AsyncExitStack()
+        self._locked: set[str] = set()
+        self.session: AsyncSession
+
+    async def __aenter__(self) -> UnitOfWork:
+        self.session = await self._stack.enter_async_context(self._session_factory(expire_on_commit=False))
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        # Closing the session rolls back whatever was not committed; the objects read stay
+        # usable (detached, not expired), so a read-only unit of work hands its rows out.
+        self._events.clear()
+        await self._stack.aclose()
+
+    def record(self, *events: Event) -> None:
+        """Effects to run once this unit of work has committed."""
+        self._events.extend(events)
+
+    async def lock_scope(self, bot_id: str, *scopes: Scope) -> None:
+        """Take the write lock of each chat for the rest of the transaction (see the module
+        docstring). Several chats are locked in one call, in a fixed order, so two units of work
+        never wait on each other; a unit of work locks once, before it writes."""
+        if self._locked:
+            raise RuntimeError("a unit of work takes its scope locks once, all in one call")
+        keys = sorted({f"{bot_id}:{scope.key}" for scope in scopes})
+        by_key = {f"{bot_id}:{scope.key}": scope for scope in scopes}
+        for key in keys:
+            await self._stack.enter_async_context(self._scope_locks.get(bot_id, by_key[key]))
+            self._locked.add(key)
+        for key in keys:
+            await take_write_lock(self.session, f"cognition:{key}")
+
+    async def commit(self) -> None:
+        await self.session.commit()
+        events, self._events = list(dict.fromkeys(self._events)), []
+        if events:
+            try:
+                self._after_commit(events)
+            except Exception:  # the change is committed; an effect failing must not hide that
+                logger.exception("[cognition] stage=after_commit failed events=%s", events)
+
+
+async def take_write_lock(session: AsyncSession, key: str) -> None:
+    """Serialise this transaction with every other one that takes the same key, in any process."""
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
+        return
+    # SQLite: the first write statement takes the database's write lock (and opens the
+    # transaction); updating no row is enough. Other writers wait (busy timeout) until commit.
+    await session.execute(text("UPDATE cognition_meta SET value = value WHERE key = :key"), {"key": key})
+
+
+def unit_of_work_factory(
+    session_factory: SessionFactory, after_commit: AfterCommit, scope_locks: ScopeLocks | None = None
+) -> Callable[[], UnitOfWork]:
+    locks = scope_locks or ScopeLocks()
+
+    def make() -> UnitOfWork:
+        return UnitOfWork(session_factory, after_commit, locks)
+
+    return make
+
+
+def events_of_kind(events: Sequence[Event], kind: type[Any]) -> list[Any]:
+    return [event for event in events if isinstance(event, kind)]
