@@ -4,27 +4,47 @@ Sources, later ones win: the defaults below; a TOML file (``cognition.toml`` in 
 config folder, or the path in ``COGNITION_CONFIG``); environment variables
 ``COGNITION_<KEY>`` for top-level keys and ``COGNITION_<SECTION>__<KEY>`` for nested ones
 (``COGNITION_EMBEDDER__PROVIDER=openai``). Values of the form ``${NAME}`` are read from the
-environment, so secrets such as API keys need not sit in the file.
+environment, so secrets such as API keys need not sit in the file; an unset ``NAME`` is an error.
+
+Unknown keys are refused, naming the file (or environment variable), the dotted key and the
+nearest valid key. Environment variables with the prefix whose first part is no configuration
+key (``COGNITION_ENGINE_ONLY``, ``COGNITION_HOME`` …) belong to other parts of the project and
+are ignored; one that names a section with an unknown key (``COGNITION_EMBEDDER__PROVDIER``) is
+refused like a key in the file.
 """
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from .errors import ConfigurationError
 from .llm.settings import LLMSettings
 
 CONFIG_FILE_NAME = "cognition.toml"
 ENV_PREFIX = "COGNITION_"
+#: The one prefixed variable that is not an override: where the file is.
+CONFIG_ENV = f"{ENV_PREFIX}CONFIG"
+
+logger = logging.getLogger("cognition")
 
 
-class EmbedderSettings(BaseModel):
+class _Settings(BaseModel):
+    """Base of every settings section: a key the model does not know is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbedderSettings(_Settings):
     provider: Literal["local", "openai", "ollama"] = "local"
     url: str = ""
     api_key: str = ""
@@ -39,7 +59,7 @@ class EmbedderSettings(BaseModel):
     query_cache_seconds: float = Field(300.0, ge=0)
 
 
-class ChromaSettings(BaseModel):
+class ChromaSettings(_Settings):
     mode: Literal["embedded", "server"] = "embedded"
     #: Embedded: folder (relative paths are under the data folder).
     path: str = "chroma"
@@ -53,7 +73,7 @@ class ChromaSettings(BaseModel):
     call_timeout_seconds: float = Field(120.0, ge=1, le=3600)
 
 
-class RecallSettings(BaseModel):
+class RecallSettings(_Settings):
     top_k: int = Field(8, ge=1, le=50)
     candidates: int = Field(50, ge=5, le=500)
     #: "score": weighted sum of normalised scores (measured best); "rrf": reciprocal-rank fusion.
@@ -78,7 +98,7 @@ class RecallSettings(BaseModel):
     current_private_boost: float = Field(1.25, ge=1)
 
 
-class CognitionConfig(BaseModel):
+class CognitionConfig(_Settings):
     #: Master switch of the plugin (hook, tools, commands).
     enable: bool = True
     #: "strict": each group sees only its own memories; "open": groups see each other's too.
@@ -135,27 +155,135 @@ class CognitionConfig(BaseModel):
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _expand_env(value: Any, environ: dict[str, str]) -> Any:
+@dataclass(frozen=True)
+class _Source:
+    """Where a value came from, as named in error messages."""
+
+    zh: str
+    en: str
+
+    @classmethod
+    def file(cls, path: Path) -> _Source:
+        return cls(f"配置文件 {path}", str(path))
+
+    @classmethod
+    def env(cls, name: str) -> _Source:
+        return cls(f"环境变量 {name}", f"environment variable {name}")
+
+
+def _section_model(field: FieldInfo) -> type[BaseModel] | None:
+    """The settings model of a section field (``embedder``, ``recall`` …), else None."""
+    annotation = field.annotation
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _all_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    keys: list[str] = []
+    for name, field in model.model_fields.items():
+        keys.append(prefix + name)
+        section = _section_model(field)
+        if section is not None:
+            keys.extend(_all_keys(section, f"{prefix}{name}."))
+    return keys
+
+
+def _nearest_key(key: str, model: type[BaseModel], prefix: str) -> str | None:
+    """The valid key closest to ``key``: a similar one in the same section, else a key of the
+    same or a similar name elsewhere (``top_k`` written at the top level → ``recall.top_k``)."""
+    close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+    if close:
+        return prefix + close[0]
+    elsewhere = _all_keys(CognitionConfig)
+    same_name = [dotted for dotted in elsewhere if dotted.rsplit(".", 1)[-1] == key]
+    if same_name:
+        return same_name[0]
+    close = difflib.get_close_matches(key, elsewhere, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _unknown_key_error(source: _Source, unknown: list[tuple[str, str | None]]) -> ConfigurationError:
+    zh_parts = [f"未知配置项 {key}" + (f"（是不是 {nearest}？）" if nearest else "") for key, nearest in unknown]
+    en_parts = [
+        f"unknown config key {key}" + (f" (did you mean {nearest}?)" if nearest else "") for key, nearest in unknown
+    ]
+    return ConfigurationError(f"{source.zh}：{'；'.join(zh_parts)}", en=f"{source.en}: {'; '.join(en_parts)}")
+
+
+def _unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[tuple[str, str | None]]:
+    """Every key of ``data`` (recursively, through sections) that ``model`` does not define,
+    with the nearest valid key."""
+    unknown: list[tuple[str, str | None]] = []
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            unknown.append((prefix + key, _nearest_key(key, model, prefix)))
+            continue
+        section = _section_model(field)
+        if section is not None and isinstance(value, dict):
+            unknown.extend(_unknown_keys(value, section, f"{prefix}{key}."))
+    return unknown
+
+
+def _expand_env(value: Any, environ: dict[str, str], where: str, source: _Source) -> Any:
+    """Replace ``${NAME}`` with the variable's value; an unset variable is an error."""
     if isinstance(value, str):
-        return _ENV_REF.sub(lambda match: environ.get(match.group(1), ""), value)
+
+        def substitute(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in environ:
+                raise ConfigurationError(
+                    f"{source.zh}：配置项 {where} 引用的环境变量 {name} 未设置",
+                    en=f"{source.en}: config key {where} refers to environment variable {name}, which is not set",
+                )
+            return environ[name]
+
+        return _ENV_REF.sub(substitute, value)
     if isinstance(value, dict):
-        return {key: _expand_env(item, environ) for key, item in value.items()}
+        return {
+            key: _expand_env(item, environ, f"{where}.{key}" if where else str(key), source)
+            for key, item in value.items()
+        }
     if isinstance(value, list):
-        return [_expand_env(item, environ) for item in value]
+        return [_expand_env(item, environ, f"{where}[{index}]", source) for index, item in enumerate(value)]
     return value
 
 
-def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+    """The overrides in the environment, and which variable set each key path.
+
+    A variable whose first part is no top-level key is not an override (other parts of the
+    project use the prefix too) and is ignored; one that goes into a section and names an
+    unknown key there is an error.
+    """
     overrides: dict[str, Any] = {}
-    for name, raw in environ.items():
-        if not name.startswith(ENV_PREFIX) or name == f"{ENV_PREFIX}CONFIG":
+    origins: dict[tuple[str, ...], str] = {}
+    for name in sorted(environ):
+        if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
             continue
-        path = name[len(ENV_PREFIX) :].lower().split("__")
+        path = tuple(name[len(ENV_PREFIX) :].lower().split("__"))
+        if path[0] not in CognitionConfig.model_fields:
+            logger.debug("[cognition] stage=config env=%s ignored=not_a_config_key", name)
+            continue
+        model: type[BaseModel] | None = CognitionConfig
+        for depth, part in enumerate(path):
+            if model is None:  # below a plain value or a table such as chroma.headers
+                break
+            prefix = "".join(f"{step}." for step in path[:depth])
+            field = model.model_fields.get(part)
+            if field is None:
+                raise _unknown_key_error(_Source.env(name), [(prefix + part, _nearest_key(part, model, prefix))])
+            model = _section_model(field)
         target = overrides
         for part in path[:-1]:
-            target = target.setdefault(part, {})
-        target[path[-1]] = _parse_env_value(raw)
-    return overrides
+            nested = target.setdefault(part, {})
+            if not isinstance(nested, dict):  # a whole section was set too; the longer path wins
+                nested = target[part] = {}
+            target = nested
+        target[path[-1]] = _expand_env(_parse_env_value(environ[name]), environ, ".".join(path), _Source.env(name))
+        origins[path] = name
+    return overrides, origins
 
 
 def _parse_env_value(raw: str) -> Any:
@@ -176,25 +304,49 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _source_of(location: tuple[str, ...], origins: dict[tuple[str, ...], str], file: _Source | None) -> _Source | None:
+    """Who set the key at ``location``: the environment variable that covers it, else the file
+    (None: a default, e.g. a validator that looks at several keys)."""
+    for depth in range(len(location), 0, -1):
+        name = origins.get(location[:depth])
+        if name is not None:
+            return _Source.env(name)
+    return file
+
+
 def load_config(path: Path | None = None, environ: dict[str, str] | None = None) -> CognitionConfig:
-    """Read the configuration from ``path`` (if it exists) and the environment."""
+    """Read the configuration from ``path`` (if it exists) and the environment.
+
+    Raises ``ConfigurationError`` naming the file or variable and the key: invalid TOML, an
+    unknown key (with the nearest valid one), an unset ``${NAME}``, or an invalid value.
+    """
     environ = dict(os.environ) if environ is None else environ
-    if path is None and environ.get(f"{ENV_PREFIX}CONFIG"):
-        path = Path(environ[f"{ENV_PREFIX}CONFIG"])
+    if path is None and environ.get(CONFIG_ENV):
+        path = Path(environ[CONFIG_ENV])
     data: dict[str, Any] = {}
+    file_source: _Source | None = None
     if path is not None and path.exists():
+        file_source = _Source.file(path)
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as error:
             raise ConfigurationError(
                 f"配置文件 {path} 不是有效的 TOML：{error}", en=f"{path}: not valid TOML: {error}"
             ) from error
-    data = _deep_merge(data, _env_overrides(environ))
+        unknown = _unknown_keys(data, CognitionConfig)
+        if unknown:
+            raise _unknown_key_error(file_source, unknown)
+        data = _expand_env(data, environ, "", file_source)
+    overrides, origins = _env_overrides(environ)
+    data = _deep_merge(data, overrides)
     try:
-        return CognitionConfig.model_validate(_expand_env(data, environ))
+        return CognitionConfig.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
+        location = tuple(str(part) for part in first["loc"])
+        where = ".".join(location)
+        source = _source_of(location, origins, file_source)
+        zh_prefix, en_prefix = (f"{source.zh}：", f"{source.en}: ") if source else ("", "")
         raise ConfigurationError(
-            f"配置项 {where} 无效：{first['msg']}", en=f"config key {where}: {first['msg']}"
+            f"{zh_prefix}配置项 {where} 无效：{first['msg']}", en=f"{en_prefix}config key {where}: {first['msg']}"
         ) from error

@@ -13,7 +13,9 @@ from nonebot.log import LoguruHandler, logger
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from ..runtime import current_engine, get_engine, mark_unavailable, plugin_config  # noqa: E402
+from ..engine.service import CognitionEngine  # noqa: E402
+from ..errors import CognitionError, EngineUnavailable  # noqa: E402
+from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
 from . import commands, hook, tools  # noqa: E402,F401
 from .jobs import outbox_catch_up, wait_for_background  # noqa: E402
 
@@ -26,28 +28,26 @@ if not any(isinstance(handler, LoguruHandler) for handler in _cognition_logger.h
     _cognition_logger.setLevel(logging.INFO)
     _cognition_logger.propagate = False
 
+#: The operator may be asked on the terminal only while the bot starts; a start retried later
+#: (from a chat turn, after a config fix) must not wait for a person.
+_starting = False
 
-def _confirm_on_terminal(message: str) -> bool:
-    if not sys.stdin or not sys.stdin.isatty():
+
+async def _confirm_on_terminal(message: str) -> bool:
+    if not _starting or not sys.stdin or not sys.stdin.isatty():
         return False
-    answer = input(f"[cognition] {message}\n重建向量索引？[y/N] ")
+    answer = await asyncio.to_thread(input, f"[cognition] {message}\n重建向量索引？[y/N] ")
     return answer.strip().lower() in ("y", "yes")
 
 
-@get_driver().on_startup
-async def _start_engine() -> None:
-    try:
-        engine = await get_engine()
-        outcome = await engine.check_fingerprint(confirm=_confirm_on_terminal)
-        logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
-    except Exception as error:
-        mark_unavailable(str(error))
-        logger.opt(exception=error).error("[cognition] stage=startup failed; memory stays unavailable until fixed")
-        return
+async def _prepare_engine(engine: CognitionEngine) -> None:
+    """Startup step of every engine start: the embedding fingerprint check, then the catch-up job."""
+    outcome = await engine.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
+    logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
     scheduler.add_job(
         outbox_catch_up,
         "interval",
-        seconds=plugin_config().outbox_interval_seconds,
+        seconds=engine.config.outbox_interval_seconds,
         args=[engine],
         id="cognition_outbox_catch_up",
         replace_existing=True,
@@ -56,13 +56,37 @@ async def _start_engine() -> None:
     )
 
 
+@get_driver().on_startup
+async def _start_engine() -> None:
+    """Start memory with the bot. When it cannot start (the reason is logged once by the
+    runtime), the bot runs without it and ``get_engine()`` starts it once the cause is gone."""
+    global _starting
+    add_startup_step(_prepare_engine)
+    engine = current_engine()
+    if engine is not None:  # started before the driver (a CLI command, a test): prepare it now
+        try:
+            await _prepare_engine(engine)
+        except CognitionError as error:
+            logger.warning(f"[cognition] stage=startup prepare=failed error={error}")
+        except Exception as error:  # unexpected: the bot still starts, with the traceback logged
+            logger.opt(exception=error).error("[cognition] stage=startup prepare=failed")
+        return
+    _starting = True
+    try:
+        await get_engine()
+    except EngineUnavailable:
+        return
+    finally:
+        _starting = False
+
+
 @get_driver().on_bot_connect
 async def _prepare_bot_account(bot: Bot) -> None:
     """Learn in the background whether this account's memory bank is empty, so that even its
     first turn needs no database when it is (engine.bank_known_empty)."""
     try:
         engine = await get_engine()
-    except Exception:  # startup already logged why memory is unavailable
+    except EngineUnavailable:  # the runtime logged why memory is unavailable
         return
     engine.bank_known_empty(bot.self_id)
 

@@ -13,7 +13,8 @@ from nonebot.adapters.onebot.v11 import MessageEvent
 
 from ..domain.records import ChatContext
 from ..engine.context import build_context
-from ..runtime import get_engine
+from ..errors import EngineUnavailable
+from ..runtime import current_engine, get_engine, warn_limited
 from .context import chat_context, message_time
 
 logger = logging.getLogger("cognition")
@@ -21,6 +22,9 @@ logger = logging.getLogger("cognition")
 #: The last few plain texts per chat, for the "short query gets a line of context" rule.
 _recent_inputs: dict[str, deque[str]] = {}
 _RECENT_KEEP = 3
+#: While memory is not up yet, a turn waits at most this long for it to start (the start goes
+#: on in the background; later turns find it ready).
+START_WAIT_SECONDS = 5.0
 
 
 def recall_queries(context: ChatContext, text: str, short_chars: int) -> list[str]:
@@ -52,7 +56,19 @@ def inject(event: PreCompletionEvent, block: str) -> None:
 async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> None:
     started = time.perf_counter()
     try:
-        engine = await get_engine()
+        try:
+            if current_engine() is not None:  # the usual case: no timer around a ready engine
+                engine = await get_engine()
+            else:
+                engine = await asyncio.wait_for(get_engine(), timeout=START_WAIT_SECONDS)
+        except EngineUnavailable as error:  # expected until the cause is fixed: no traceback
+            warn_limited(error.reason, "[cognition] stage=hook available=0 error=%s; turns go on without memory", error)
+            return
+        except TimeoutError:
+            warn_limited(
+                "hook:starting", "[cognition] stage=hook available=0 starting=1; this turn goes on without memory"
+            )
+            return
         context = await chat_context(None, nb_event, with_permissions=False)
         if not engine.config.enable or context.scope.key in engine.config.disabled_scopes:
             return
