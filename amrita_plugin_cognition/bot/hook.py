@@ -9,6 +9,7 @@ from collections import deque
 
 from amrita_core import PreCompletionEvent, on_precompletion
 from amrita_core.types import TextContent
+from cachetools import LRUCache
 from nonebot.adapters.onebot.v11 import MessageEvent
 
 from ..domain.records import ChatContext
@@ -20,7 +21,8 @@ from .context import chat_context, message_time
 logger = logging.getLogger("cognition")
 
 #: The last few plain texts per chat, for the "short query gets a line of context" rule.
-_recent_inputs: dict[str, deque[str]] = {}
+#: Bounded: the oldest chats' lines are dropped once this many chats have spoken since.
+_recent_inputs: LRUCache[str, deque[str]] = LRUCache(maxsize=20_000)
 _RECENT_KEEP = 3
 #: While memory is not up yet, a turn waits at most this long for it to start (the start goes
 #: on in the background; later turns find it ready).
@@ -30,7 +32,9 @@ START_WAIT_SECONDS = 5.0
 def recall_queries(context: ChatContext, text: str, short_chars: int) -> list[str]:
     """The current input as recall queries; a short one is prefixed with the previous line."""
     key = f"{context.bot_id}:{context.scope.key}"
-    history = _recent_inputs.setdefault(key, deque(maxlen=_RECENT_KEEP))
+    history = _recent_inputs.get(key)
+    if history is None:
+        history = _recent_inputs[key] = deque(maxlen=_RECENT_KEEP)
     previous = history[-1] if history else ""
     if text:
         history.append(text)

@@ -7,6 +7,7 @@ from pathlib import Path
 from ..config import CognitionConfig
 from ..index.embedders import Embedder, build_embedder
 from ..index.vector import ChromaVectorIndex
+from ..llm.gateway import LLMGateway
 from .service import CognitionEngine, SessionFactory
 
 
@@ -23,4 +24,5 @@ def build_engine(
         embedder=embedder or build_embedder(config.embedder),
         vector_index=ChromaVectorIndex(config.chroma, data_dir),
         data_dir=data_dir,
+        llm=LLMGateway(config.llm),
     )

@@ -1,0 +1,479 @@
+"""The LLM gateway: every LLM call of the plugin goes through one :class:`LLMGateway`.
+
+A call renders a Jinja2 template from ``prompt/`` (:mod:`.prompts`), runs on an explicit
+amrita_core model preset (:mod:`.presets`), gives each attempt ``timeout_seconds``, retries
+failed attempts with exponential backoff and jitter (tenacity), and counts calls, failures,
+retries, tokens and latency per purpose (``snapshot()`` for status output). When every attempt
+failed it raises :class:`~amrita_plugin_cognition.errors.LLMUnavailable`.
+
+Two entry points: :meth:`LLMGateway.complete_text` (plain text) and
+:meth:`LLMGateway.complete_structured`, where the model must call one function whose parameter
+schema is projected from a pydantic model (amrita_core's own projection, so every protocol
+adapter can send it) and whose arguments are validated by that model. A missing or invalid call
+is a failed attempt; the next attempt carries what was wrong (``prompt/structured_retry.jinja``).
+
+Calls go through amrita_core's public call functions (``call_completion``, ``tools_caller``) with
+``preset=`` always given and a copy of Amrita's configuration in which the gateway owns retries:
+the OpenAI SDK's own retries are off and amrita_core's preset fallback gets a single round, so
+every attempt runs on the configured preset. amrita_core is imported lazily: this module can be
+imported (and the gateway built) outside the bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
+
+from ..errors import LLMUnavailable
+from .presets import PresetResolver, resolve_amrita_preset
+from .prompts import PromptTemplates, RenderedPrompt, default_templates
+from .settings import LLMSettings
+
+if TYPE_CHECKING:
+    from amrita_core import AmritaConfig, ModelPreset, ToolFunctionSchema, UniResponseUsage
+    from amrita_core.types import CONTENT_LIST_TYPE
+
+__all__ = ["LLMGateway", "PurposeCounters", "StructuredT"]
+
+logger = logging.getLogger("cognition")
+
+StructuredT = TypeVar("StructuredT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
+
+RETRY_TEMPLATE = "structured_retry.jinja"
+#: HTTP statuses that another attempt cannot fix (bad request, key, permission, model name).
+PERMANENT_STATUSES = frozenset({400, 401, 403, 404, 422})
+#: Errors that are not the provider's: a bad request built here, a bug, a broken install.
+PERMANENT_ERRORS = (ValueError, TypeError, LookupError, AttributeError, ImportError)
+MAX_ERROR_CHARS = 300
+MAX_FEEDBACK_ARGUMENT_CHARS = 2000
+MAX_FEEDBACK_ERRORS = 8
+
+#: Why an attempt failed → the Chinese words used in ``LLMUnavailable.zh``.
+FAILURE_ZH = {
+    "timeout": "请求超时",
+    "error": "请求失败",
+    "empty": "模型没有给出回答",
+    "invalid_output": "模型的回答格式不对",
+    "preset": "找不到模型预设",
+}
+
+
+def _log(stage: str, started: float | None = None, level: int = logging.INFO, **fields: Any) -> None:
+    parts = [f"stage={stage}"]
+    if started is not None:
+        parts.append(f"elapsed_ms={(time.perf_counter() - started) * 1000:.1f}")
+    parts.extend(f"{key}={value}" for key, value in fields.items())
+    logger.log(level, "[cognition] %s", " ".join(parts))
+
+
+def _quote(text: str) -> str:
+    """A log value: one line, bounded, quoted when it has spaces."""
+    line = " ".join(text.split())[:MAX_ERROR_CHARS]
+    return json.dumps(line, ensure_ascii=False) if " " in line or not line else line
+
+
+@dataclass(slots=True)
+class PurposeCounters:
+    """What the gateway did for one purpose (``historian``, ``profile_merge``, …) since start."""
+
+    #: Gateway calls (one call = all its attempts).
+    calls: int = 0
+    #: Calls that ended in ``LLMUnavailable``.
+    failures: int = 0
+    #: Attempts after the first one, over all calls.
+    retries: int = 0
+    #: Attempts that hit ``timeout_seconds``.
+    timeouts: int = 0
+    #: Structured attempts whose tool call was missing or invalid.
+    invalid_outputs: int = 0
+    #: Tokens the provider reported (every attempt that got an answer, usable or not).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    #: Wall time of all calls, retries and backoff included.
+    latency_seconds: float = 0.0
+    #: English reason of the last failed call ("" when none failed).
+    last_error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["latency_seconds"] = round(self.latency_seconds, 3)
+        return data
+
+
+class _AttemptFailed(Exception):
+    """One attempt that produced no usable answer (internal: the gateway raises LLMUnavailable)."""
+
+    def __init__(self, kind: str, en: str, *, retryable: bool = True, problem: str = "", arguments: str = "") -> None:
+        super().__init__(en)
+        self.kind = kind
+        self.en = en
+        self.retryable = retryable
+        #: For an invalid structured answer: what was wrong and what the model sent, told to it
+        #: on the next attempt.
+        self.problem = problem
+        self.arguments = arguments
+
+
+def _exception_chain(error: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _failure_from(error: Exception) -> _AttemptFailed:
+    """Classify what an amrita_core call raised (often a ``FallbackFailed`` around the real error)."""
+    chain = _exception_chain(error)
+    cause = next((item for item in chain if type(item).__name__ != "FallbackFailed"), error)
+    description = f"{type(cause).__name__}: {cause}"
+    if any(isinstance(item, TimeoutError) or "Timeout" in type(item).__name__ for item in chain):
+        return _AttemptFailed("timeout", description)
+    statuses = [getattr(item, "status_code", None) for item in chain]
+    status = next((value for value in statuses if isinstance(value, int)), None)
+    permanent = status in PERMANENT_STATUSES or (status is None and isinstance(cause, PERMANENT_ERRORS))
+    return _AttemptFailed("error", description, retryable=not permanent)
+
+
+@dataclass(slots=True)
+class _Call:
+    """One gateway call in progress: where it runs, what it has used, what went wrong last."""
+
+    purpose: str
+    prompt: RenderedPrompt
+    preset: ModelPreset
+    config: AmritaConfig
+    counters: PurposeCounters
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    last_failure: _AttemptFailed | None = None
+
+    def record_usage(self, usage: UniResponseUsage | None) -> None:
+        if usage is None:
+            return
+        prompt_tokens = int(usage.prompt_tokens or 0)
+        completion_tokens = int(usage.completion_tokens or 0)
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.counters.prompt_tokens += prompt_tokens
+        self.counters.completion_tokens += completion_tokens
+
+
+class LLMGateway:
+    """Every LLM call of the plugin: explicit preset, template prompt, timeout, retries, counters.
+
+    ``resolve_preset`` replaces the default preset lookup (:func:`.presets.resolve_amrita_preset`);
+    ``templates`` replaces the plugin's own ``prompt/`` folder.
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        resolve_preset: PresetResolver | None = None,
+        templates: PromptTemplates | None = None,
+    ) -> None:
+        self.settings = settings
+        self._resolve_preset = resolve_preset or resolve_amrita_preset
+        self._templates = templates or default_templates()
+        self._counters: dict[str, PurposeCounters] = {}
+
+    # ------------------------------------------------------------------ public surface
+
+    def render(self, template: str, context: Mapping[str, Any] | None = None) -> RenderedPrompt:
+        """The messages ``template`` produces with ``context`` (what a call would send)."""
+        return self._templates.render(template, context)
+
+    async def complete_text(self, purpose: str, template: str, context: Mapping[str, Any] | None = None) -> str:
+        """The model's text answer to the rendered ``template``; :class:`LLMUnavailable` when every
+        attempt failed (error, timeout, empty answer)."""
+        prompt = self.render(template, context)
+        return await self._call(purpose, prompt, self._answer_text)
+
+    async def complete_structured(
+        self,
+        purpose: str,
+        template: str,
+        context: Mapping[str, Any] | None,
+        *,
+        output: type[StructuredT],
+        tool_name: str,
+        tool_description: str | None = None,
+    ) -> StructuredT:
+        """Ask the model to call ``tool_name`` with arguments described and validated by ``output``.
+
+        The template sees ``tool_name`` too (unless the context sets it). The function's
+        description is ``tool_description`` or the model's docstring; field descriptions come from
+        ``Field(description=...)``. A missing call, invalid JSON or arguments that fail validation
+        are a failed attempt, retried with the problem fed back; :class:`LLMUnavailable` when every
+        attempt failed.
+        """
+        tool = self.tool_schema(output, tool_name, tool_description)
+        prompt = self.render(template, {"tool_name": tool_name, **(context or {})})
+
+        async def answer(call: _Call) -> StructuredT:
+            return await self._answer_structured(call, tool, output)
+
+        return await self._call(purpose, prompt, answer)
+
+    @staticmethod
+    def tool_schema(output: type[BaseModel], tool_name: str, tool_description: str | None = None) -> ToolFunctionSchema:
+        """The amrita_core function schema of ``output`` (what the model is offered)."""
+        from amrita_core import FunctionDefinitionSchema, ToolFunctionSchema, function_definition_from_pydantic
+
+        projected = function_definition_from_pydantic(output, name=tool_name)
+        definition = FunctionDefinitionSchema(
+            name=tool_name,
+            description=tool_description or projected.description,
+            parameters=projected.parameters,
+        )
+        return ToolFunctionSchema(type="function", function=definition, strict=False)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain counters for ``status`` output: settings, one entry per purpose, and the totals."""
+        total = PurposeCounters()
+        for counters in self._counters.values():
+            total.calls += counters.calls
+            total.failures += counters.failures
+            total.retries += counters.retries
+            total.timeouts += counters.timeouts
+            total.invalid_outputs += counters.invalid_outputs
+            total.prompt_tokens += counters.prompt_tokens
+            total.completion_tokens += counters.completion_tokens
+            total.latency_seconds += counters.latency_seconds
+        totals = total.as_dict()
+        del totals["last_error"]
+        return {
+            "preset": self.settings.preset,
+            "timeout_seconds": self.settings.timeout_seconds,
+            "max_retries": self.settings.max_retries,
+            "purposes": {purpose: counters.as_dict() for purpose, counters in sorted(self._counters.items())},
+            "total": totals,
+        }
+
+    # ------------------------------------------------------------------ one call, its attempts
+
+    async def _call(
+        self, purpose: str, prompt: RenderedPrompt, answer: Callable[[_Call], Awaitable[ResultT]]
+    ) -> ResultT:
+        counters = self._counters.setdefault(purpose, PurposeCounters())
+        counters.calls += 1
+        started = time.perf_counter()
+        try:
+            preset = await self._resolve_preset(self.settings.preset)
+        except LLMUnavailable as error:
+            counters.failures += 1
+            counters.last_error = str(error)
+            counters.latency_seconds += time.perf_counter() - started
+            _log("llm_call", started, logging.ERROR, purpose=purpose, outcome="preset", error=_quote(str(error)))
+            raise
+        call = _Call(purpose, prompt, preset, self._core_config(), counters)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.settings.max_retries + 1),
+            wait=self._backoff(),
+            retry=retry_if_exception(lambda error: isinstance(error, _AttemptFailed) and error.retryable),
+            before_sleep=lambda state: self._before_sleep(call, state),
+            reraise=True,
+        )
+        attempts = 0
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempts = attempt.retry_state.attempt_number
+                    if attempts > 1:
+                        counters.retries += 1
+                    result = await self._attempt(call, answer)
+                    _log(
+                        "llm_call",
+                        started,
+                        purpose=purpose,
+                        template=prompt.template,
+                        preset=preset.name,
+                        model=preset.model,
+                        outcome="ok",
+                        attempts=attempts,
+                        prompt_tokens=call.prompt_tokens,
+                        completion_tokens=call.completion_tokens,
+                    )
+                    return result
+        except _AttemptFailed as failure:
+            counters.failures += 1
+            counters.last_error = f"{failure.kind}: {failure.en}"
+            _log(
+                "llm_call",
+                started,
+                logging.ERROR,
+                purpose=purpose,
+                template=prompt.template,
+                preset=preset.name,
+                model=preset.model,
+                outcome=failure.kind,
+                attempts=attempts,
+                error=_quote(failure.en),
+            )
+            raise LLMUnavailable(
+                f"语言模型暂不可用（{FAILURE_ZH.get(failure.kind, '请求失败')}，已尝试 {attempts} 次）",
+                en=f"llm unavailable: {purpose} failed after {attempts} attempt(s) on preset "
+                f"{preset.name!r}: {failure.kind}: {failure.en}",
+            ) from failure
+        finally:
+            counters.latency_seconds += time.perf_counter() - started
+        raise AssertionError("tenacity stopped without a result or an error")  # pragma: no cover
+
+    async def _attempt(self, call: _Call, answer: Callable[[_Call], Awaitable[ResultT]]) -> ResultT:
+        """One attempt within ``timeout_seconds``; every failure becomes an ``_AttemptFailed``."""
+        try:
+            return await asyncio.wait_for(answer(call), timeout=self.settings.timeout_seconds)
+        except _AttemptFailed as invalid:
+            self._note_failure(call, invalid)
+            raise
+        except TimeoutError as error:
+            timed_out = _AttemptFailed("timeout", f"no answer within {self.settings.timeout_seconds:g}s")
+            self._note_failure(call, timed_out)
+            raise timed_out from error
+        except Exception as error:
+            failed = _failure_from(error)
+            self._note_failure(call, failed)
+            raise failed from error
+
+    @staticmethod
+    def _note_failure(call: _Call, failure: _AttemptFailed) -> None:
+        call.last_failure = failure
+        if failure.kind == "timeout":
+            call.counters.timeouts += 1
+        elif failure.kind == "invalid_output":
+            call.counters.invalid_outputs += 1
+
+    def _backoff(self) -> Any:
+        """Exponential backoff (``initial·2ⁿ`` capped at ``max``) plus up to ``initial`` of jitter."""
+        initial = self.settings.backoff_initial_seconds
+        ceiling = max(self.settings.backoff_max_seconds, initial)
+        return wait_exponential(multiplier=initial, max=ceiling) + wait_random(0, initial)
+
+    def _before_sleep(self, call: _Call, state: RetryCallState) -> None:
+        failure = call.last_failure
+        _log(
+            "llm_attempt",
+            level=logging.WARNING,
+            purpose=call.purpose,
+            preset=call.preset.name,
+            attempt=state.attempt_number,
+            outcome=failure.kind if failure else "error",
+            retry_in_ms=f"{(state.next_action.sleep if state.next_action else 0.0) * 1000:.0f}",
+            error=_quote(failure.en if failure else ""),
+        )
+
+    def _core_config(self) -> AmritaConfig:
+        """Amrita's configuration for one call: the bot's (or the defaults), with retries left to us."""
+        from amrita_core import AmritaConfig, get_config
+
+        try:
+            base = get_config()
+        except RuntimeError:  # amrita_core not initialised (outside the bot): its defaults
+            base = AmritaConfig()
+        llm = base.llm.model_copy(
+            update={
+                "llm_timeout": max(1, math.ceil(self.settings.timeout_seconds)),
+                "max_retries": 0,
+                "max_fallbacks": 1,
+            }
+        )
+        return base.model_copy(update={"llm": llm})
+
+    # ------------------------------------------------------------------ the two kinds of answer
+
+    @staticmethod
+    def _messages(prompt: RenderedPrompt, extra_user: str | None = None) -> CONTENT_LIST_TYPE:
+        from amrita_core.types import Message
+
+        messages: CONTENT_LIST_TYPE = []
+        if prompt.system:
+            messages.append(Message(role="system", content=prompt.system))
+        messages.append(Message(role="user", content=prompt.user))
+        if extra_user:
+            messages.append(Message(role="user", content=extra_user))
+        return messages
+
+    async def _answer_text(self, call: _Call) -> str:
+        from amrita_core import call_completion, get_last_response
+        from amrita_core.utils import remove_think_tag
+
+        messages = self._messages(call.prompt)
+        response = await get_last_response(call_completion(messages, preset=call.preset, config=call.config))
+        call.record_usage(response.usage)
+        text = response.content or ""
+        if call.preset.config.cot_model:
+            text = remove_think_tag(text)
+        text = text.strip()
+        if not text:
+            raise _AttemptFailed("empty", "the model answered with no text")
+        return text
+
+    def _retry_feedback(self, call: _Call, tool_name: str) -> str | None:
+        failure = call.last_failure
+        if failure is None or failure.kind != "invalid_output":
+            return None
+        return self.render(
+            RETRY_TEMPLATE,
+            {"tool_name": tool_name, "problem": failure.problem, "arguments": failure.arguments},
+        ).user
+
+    async def _answer_structured(self, call: _Call, tool: ToolFunctionSchema, output: type[StructuredT]) -> StructuredT:
+        from amrita_core import tools_caller
+
+        tool_name = tool.function.name
+        messages = self._messages(call.prompt, self._retry_feedback(call, tool_name))
+        response = await tools_caller(
+            messages, [tool], preset=call.preset, tool_choice=self._tool_choice(call.preset, tool), config=call.config
+        )
+        call.record_usage(response.usage)
+        matching = [item for item in response.tool_calls or [] if item.function.name == tool_name]
+        if not matching:
+            called = ", ".join(item.function.name for item in response.tool_calls or []) or "nothing"
+            raise _AttemptFailed(
+                "invalid_output",
+                f"expected a call to {tool_name}, the model called {called}",
+                problem=f"没有调用函数 `{tool_name}`（实际调用：{called}）。",
+            )
+        arguments = matching[0].function.arguments or ""
+        try:
+            return output.model_validate_json(arguments)
+        except ValidationError as error:
+            details = [
+                f"- {'.'.join(str(part) for part in item['loc']) or '(参数整体)'}：{item['msg']}"
+                for item in error.errors()[:MAX_FEEDBACK_ERRORS]
+            ]
+            raise _AttemptFailed(
+                "invalid_output",
+                f"invalid arguments for {tool_name}: {error.error_count()} error(s): "
+                + "; ".join(line[2:] for line in details),
+                problem="参数不符合要求：\n" + "\n".join(details),
+                arguments=arguments[:MAX_FEEDBACK_ARGUMENT_CHARS],
+            ) from error
+
+    @staticmethod
+    def _tool_choice(preset: ModelPreset, tool: ToolFunctionSchema) -> Any:
+        """Force the one function, except on native-thinking presets, whose providers reject a
+        forced choice (the same downgrade amrita_core's agent makes); the prompt asks for it then."""
+        thinking = preset.thinking_config
+        if thinking is not None and (thinking.thinking_type == "enabled" or bool(thinking.enable_thinking)):
+            return "auto"
+        return tool
