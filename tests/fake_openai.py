@@ -2,15 +2,18 @@
 
 Chat completions follow a script: each request pops the next scripted reply if there is one
 (a tool call or a text), else answers with ``FINAL_TEXT``; a request that offers tools but has
-no scripted reply answers with no tool call. ``/v1/embeddings`` and Ollama's ``/api/embed``
-return deterministic vectors derived from the text (or fail while ``embeddings_down`` is set).
-Every request body is recorded.
+no scripted reply answers with no tool call. ``chat_delays`` holds each following chat request
+for that many seconds before it answers (one entry per request: timeouts); ``chat_usage``, when
+set, is the token usage every chat completion reports. ``/v1/embeddings`` and Ollama's ``/api/embed``
+return deterministic vectors derived from the text (or fail while ``embeddings_down`` is set;
+each answers ``embeddings_delay`` seconds late, 0 by default). Every request body is recorded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections import deque
 from typing import Any
 
@@ -43,6 +46,11 @@ class FakeOpenAI:
         self.embedding_requests: list[dict[str, Any]] = []
         self.script: deque[dict[str, Any]] = deque()
         self.embeddings_down = False
+        self.chat_delays: deque[float] = deque()
+        self.chat_usage: dict[str, int] | None = None
+        #: Seconds every embeddings request waits before it answers (a slow embedder).
+        self.embeddings_delay = 0.0
+        self._resets = 0
         self._lock = threading.Lock()
         self.server = LoopbackServer(lambda method, path, body: self.answer(path, body), name="fake-openai")
         self.port = self.server.port
@@ -50,27 +58,47 @@ class FakeOpenAI:
         self.root_url = self.server.root_url
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self.embeddings_delay and self._is_embedding(path):
+            resets = self._resets
+            time.sleep(self.embeddings_delay)  # outside the lock: other requests are answered meanwhile
+            if resets != self._resets:  # the test that was slowed down is over: leave no trace in the next
+                return 503, {"error": {"message": "stale delayed request"}}
         with self._lock:
-            if path.endswith("/embeddings") or path.endswith("/api/embed"):
-                self.embedding_requests.append(body)
-                if self.embeddings_down:
-                    return 503, {"error": {"message": "embeddings down"}}
-                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                vectors = [fake_vector(text, body.get("dimensions") or self.dimension) for text in texts]
-                if path.endswith("/api/embed"):
-                    return 200, {"model": body.get("model"), "embeddings": vectors}
-                return 200, {
-                    "object": "list",
-                    "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
-                    "model": body.get("model"),
-                }
-            self.chat_requests.append(body)
-            if self.script:
-                message = self.script.popleft()
-                return 200, completion(message, MODEL)
-            if body.get("tools"):
-                return 200, completion({"role": "assistant", "content": "无需工具"}, MODEL)
-            return 200, completion({"role": "assistant", "content": FINAL_TEXT}, MODEL)
+            delay = self.chat_delays.popleft() if self.chat_delays and not self._is_embedding(path) else 0.0
+            reply = self._reply(path, body)
+        if delay:
+            time.sleep(delay)
+        return reply
+
+    @staticmethod
+    def _is_embedding(path: str) -> bool:
+        return path.endswith("/embeddings") or path.endswith("/api/embed")
+
+    def _reply(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self._is_embedding(path):
+            self.embedding_requests.append(body)
+            if self.embeddings_down:
+                return 503, {"error": {"message": "embeddings down"}}
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            vectors = [fake_vector(text, body.get("dimensions") or self.dimension) for text in texts]
+            if path.endswith("/api/embed"):
+                return 200, {"model": body.get("model"), "embeddings": vectors}
+            return 200, {
+                "object": "list",
+                "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                "model": body.get("model"),
+            }
+        self.chat_requests.append(body)
+        if self.script:
+            message = self.script.popleft()
+        elif body.get("tools"):
+            message = {"role": "assistant", "content": "无需工具"}
+        else:
+            message = {"role": "assistant", "content": FINAL_TEXT}
+        answer = completion(message, MODEL)
+        if self.chat_usage is not None:
+            answer["usage"] = dict(self.chat_usage)
+        return 200, answer
 
     def reset(self) -> None:
         with self._lock:
@@ -78,6 +106,10 @@ class FakeOpenAI:
             self.embedding_requests.clear()
             self.script.clear()
             self.embeddings_down = False
+            self.embeddings_delay = 0.0
+            self._resets += 1
+            self.chat_delays.clear()
+            self.chat_usage = None
 
     def start(self) -> None:
         self.server.start()

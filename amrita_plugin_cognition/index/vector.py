@@ -6,158 +6,90 @@ scope is searched alone, so the cost of a query depends on that chat's size only
 name is the generation plus a hash of (bot, scope): ``reindex`` builds generation N+1 beside N
 and the authority store's meta row switches between them in one transaction.
 
-All methods are blocking; the engine calls them from worker threads. With the embedded client
-every call runs on one daemon thread of its own (``EmbeddedCalls``), one at a time:
-
-* Chroma's embedded (Rust) client holds the GIL for the whole of a write (measured: an upsert
-  of 5,000 vectors left another Python thread 4 ticks of 1 ms in 12 s), so running calls side by
-  side gains nothing, and it has an open report of a deadlock under concurrent writes and
-  queries (chroma-core/chroma#4038).
-* A call that does not return within ``chroma.call_timeout_seconds`` is given up: the caller
-  gets ``IndexUnavailable`` (recall goes on keyword-only, writes stay in the outbox), every
-  later call fails at once instead of queueing behind it, and the index is usable again as soon
-  as the stuck call returns. The thread is a daemon, so a call that never returns cannot keep
-  the process from exiting either.
+All methods are blocking; each runs on a thread of the index with a deadline
+(``chroma.call_timeout_seconds``), in both modes (``index/calls.py``): past it the caller gets
+``IndexUnavailable`` (recall goes on keyword-only, writes stay in the outbox), whether Chroma is
+dead, hung or slow. A server is reached through an HTTP client whose requests time out at the
+same deadline; an embedded folder is held by one process at a time (``index/owner.py``).
+A collection Chroma says does not exist while this index had it open (dropped, usually by a
+reindex in another process that switched the generation) raises ``CollectionMissing``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import logging
-import queue
 import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial, wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import httpx
 import numpy as np
+from cachetools import LRUCache
 
 from ..config import ChromaSettings
 from ..domain.records import Scope
-from ..errors import IndexUnavailable
+from ..errors import IndexLocked, IndexUnavailable
+from .calls import IndexCalls
+from .collections import (
+    BOT_KEY,
+    COLLECTION_METADATA,
+    COLLECTION_PREFIX,
+    SCOPE_KEY,
+    SYNC_EVERY,
+    CollectionMissing,
+    Listed,
+    StoredIds,
+    collection_name,
+    generation_of,
+    is_missing,
+    owner_of,
+)
+from .owner import FolderHold, hold_folder
 
-COLLECTION_PREFIX = "cog"
-#: Chroma keeps every write in its log (one SQLite table for all collections, no index by
-#: collection) until the collection's HNSW index is saved, by default after 1,000 writes: a chat
-#: with fewer memories never is, its writes stay in the log for good, and loading its collection
-#: scans the whole log. Measured (300 collections of 100 vectors written 5 at a time): default,
-#: 30,000 log rows and a first query per collection p50 92 ms, build 263 s; saved every 10
-#: writes, 300 log rows, first query 11 ms, build 93 s; a single write to a 20,000-vector
-#: collection p50 10.7 ms either way (max 36 ms when it saves).
-SYNC_EVERY = 10
-COLLECTION_METADATA = {"hnsw:space": "cosine", "hnsw:sync_threshold": SYNC_EVERY, "hnsw:batch_size": SYNC_EVERY}
+__all__ = [
+    "COLLECTION_METADATA",
+    "COLLECTION_PREFIX",
+    "SYNC_EVERY",
+    "ChromaVectorIndex",
+    "CollectionMissing",
+    "EmbeddedCalls",
+    "IndexLocked",
+    "IndexUnavailable",
+    "StoredIds",
+    "VectorHit",
+    "collection_name",
+]
+
+#: Ids per ``get`` page: Chroma refuses more than about 32,700 ids or results in one call.
+ID_PAGE_SIZE = 10_000
+#: Collection handles kept open per index (least recently used dropped; reopened on demand).
+COLLECTION_HANDLES = 4096
+#: Collections per ``list_collections`` page (each page is one index call with its deadline).
+COLLECTION_PAGE_SIZE = 1_000
+#: Server mode: calls that may run side by side (each waits on HTTP, not on the CPU).
+SERVER_WORKERS = 8
+#: Server mode: an HTTP request times out at this share of the call's deadline, so a hung
+#: server's call ends by itself, with the reason, before its caller gives up on it.
+HTTP_TIMEOUT_SHARE = 0.9
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 logger = logging.getLogger("cognition")
 
-
-_Job = tuple[str, Callable[[], object], "Future[object]"]
-
-
-class EmbeddedCalls:
-    """Runs calls one at a time on a daemon thread, each with a deadline (module docstring)."""
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._start = threading.Lock()
-        #: What the thread is running, since when (monotonic), and for whom, while it runs something.
-        self._current: tuple[str, float, Future[object]] | None = None
-        #: Why calls fail at once: a call outlived its deadline and has not returned yet.
-        self.stalled: str | None = None
-
-    def run(self, operation: str, call: Callable[[], _R]) -> _R:
-        if threading.current_thread() is self._thread:  # a call made by another call
-            return call()
-        future = self._submit(operation, call)
-        try:
-            return future.result(timeout=self.timeout)  # type: ignore[return-value]
-        except FutureTimeout:
-            if not future.cancel() and future.done():  # answered just now
-                return future.result()  # type: ignore[return-value]
-            raise self._gave_up(operation, future) from None
-
-    async def run_async(self, operation: str, call: Callable[[], _R]) -> _R:
-        """``run`` for a caller on the event loop: the loop waits for the index thread itself,
-        two thread hand-offs per call instead of four through a worker thread."""
-        future = self._submit(operation, call)
-        waiter = asyncio.wrap_future(future)
-        try:
-            done, _ = await asyncio.wait({waiter}, timeout=self.timeout)
-        except asyncio.CancelledError:
-            waiter.cancel()  # a call still queued will not run
-            raise
-        if done:
-            return waiter.result()  # type: ignore[return-value]
-        if not future.cancel() and future.done():  # answered just now
-            return future.result()  # type: ignore[return-value]
-        waiter.cancel()
-        raise self._gave_up(operation, future)
-
-    def _submit(self, operation: str, call: Callable[[], _R]) -> Future[object]:
-        if self.stalled is not None:
-            raise IndexUnavailable(en=self.stalled)
-        future: Future[object] = Future()
-        self._jobs.put((operation, call, future))
-        self._ensure_thread()
-        return future
-
-    def _gave_up(self, operation: str, future: Future[object]) -> IndexUnavailable:
-        """The call got no answer in time: cancelled while still queued (it will not run), or
-        running past its deadline, which stalls the index until it returns."""
-        current = self._current
-        if current is not None and (current[2] is future or time.monotonic() - current[1] >= self.timeout):
-            self.stalled = (
-                f"embedded Chroma: {current[0]} has not returned for {self.timeout:.0f} s; "
-                "vector search is off until it does (restart the bot if it stays so)"
-            )
-            logger.error("[cognition] stage=vector_index %s", self.stalled)
-        return IndexUnavailable(en=f"embedded Chroma: {operation} got no answer within {self.timeout:.0f} s")
-
-    def _ensure_thread(self) -> None:
-        if self._thread is not None:
-            return
-        with self._start:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._serve, name="cognition-chroma", daemon=True)
-                self._thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            operation, call, future = self._jobs.get()
-            if not future.set_running_or_notify_cancel():
-                continue
-            self._current = (operation, time.monotonic(), future)
-            try:
-                result = call()
-            except BaseException as error:  # handed to the caller
-                future.set_exception(error)
-            else:
-                future.set_result(result)
-            finally:
-                self._current = None
-                if self.stalled is not None:
-                    logger.warning("[cognition] stage=vector_index recovered: %s returned", operation)
-                    self.stalled = None
+#: The embedded index's call thread, by its old name (tests and benches use it).
+EmbeddedCalls = IndexCalls
 
 
 def _on_index_thread(method: Callable[_P, _R]) -> Callable[_P, _R]:
-    """An embedded index runs the call on its own thread, with a deadline (module docstring)."""
+    """The call runs on a thread of the index, with its deadline (index/calls.py)."""
 
     @wraps(method)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         index = args[0]
         assert isinstance(index, ChromaVectorIndex)
-        if index._settings.mode == "server":
-            return method(*args, **kwargs)
-        return index.embedded_calls.run(method.__name__, partial(method, *args, **kwargs))
+        return index.calls.run(method.__name__, partial(method, *args, **kwargs))
 
     return call
 
@@ -170,35 +102,36 @@ class VectorHit:
     vector: np.ndarray | None = None
 
 
-def collection_name(generation: int, bot_id: str, scope: Scope) -> str:
-    digest = hashlib.sha1(f"{bot_id}\x1f{scope.key}".encode()).hexdigest()[:20]
-    return f"{COLLECTION_PREFIX}{generation}-{digest}"
-
-
-def _generation_of(name: str) -> int | None:
-    if not name.startswith(COLLECTION_PREFIX):
-        return None
-    head = name[len(COLLECTION_PREFIX) :].split("-", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
 class ChromaVectorIndex:
     """Embedded (persistent folder) or server Chroma, behind one small interface."""
 
-    def __init__(self, settings: ChromaSettings, data_dir: Path) -> None:
+    def __init__(self, settings: ChromaSettings, data_dir: Path, call_timeout: float | None = None) -> None:
         self._settings = settings
         self._data_dir = data_dir
         self._client: Any = None
-        self._collections: dict[str, Any] = {}
+        #: Open collection handles, bounded: a bot in 100,000 chats keeps only the recent ones.
+        self._collections: LRUCache[str, Any] = LRUCache(maxsize=COLLECTION_HANDLES)
+        #: The handle cache is shared by the server mode's worker threads (cachetools is not
+        #: thread-safe).
+        self._handles_lock = threading.Lock()
         self._lock = threading.Lock()
-        self.embedded_calls = EmbeddedCalls(settings.call_timeout_seconds)
+        self._hold: FolderHold | None = None
+        timeout = settings.call_timeout_seconds if call_timeout is None else call_timeout
+        if settings.mode == "server":
+            self.calls = IndexCalls(timeout, SERVER_WORKERS, name="cognition-chroma-http", label="Chroma server")
+        else:
+            self.calls = IndexCalls(timeout, 1, name="cognition-chroma", label="embedded Chroma")
 
-    async def off_loop(self, operation: str, call: Callable[[], _R]) -> _R:
-        """Run blocking index work for a caller on the event loop: embedded, on the index thread
-        (the index calls inside it run there directly); against a server, on a worker thread."""
-        if self._settings.mode == "server":
-            return await asyncio.to_thread(call)
-        return await self.embedded_calls.run_async(operation, call)
+    @property
+    def embedded_calls(self) -> IndexCalls:
+        """The index's call threads (the old name; in server mode too)."""
+        return self.calls
+
+    async def off_loop(self, operation: str, call: Callable[[], _R], timeout: float | None = None) -> _R:
+        """Run blocking index work for a caller on the event loop, on the index's threads (the
+        index calls inside it run there directly), all of it within ``timeout`` (default and at
+        most ``chroma.call_timeout_seconds``). Raises ``IndexUnavailable`` past the deadline."""
+        return await self.calls.run_async(operation, call, timeout)
 
     @property
     def description(self) -> str:
@@ -211,56 +144,129 @@ class ChromaVectorIndex:
         path = Path(self._settings.path)
         return path if path.is_absolute() else self._data_dir / path
 
+    @_on_index_thread
+    def open(self) -> None:
+        """Connect now instead of at the first call: against a server, check that it answers;
+        embedded, take the folder (``IndexLocked`` when another process holds it)."""
+        self._connect()
+
     def _connect(self):  # type: ignore[no-untyped-def]
         if self._client is not None:
             return self._client
-        with self._lock:
+        if not self._lock.acquire(timeout=self.calls.timeout):
+            raise IndexUnavailable(en=f"chroma ({self.description}): still connecting")
+        try:
             if self._client is None:
-                import chromadb
-                from chromadb.config import Settings
+                self._client = self._open_server() if self._settings.mode == "server" else self._open_embedded()
+            return self._client
+        finally:
+            self._lock.release()
 
-                chroma_settings = Settings(anonymized_telemetry=False, allow_reset=False)
-                try:
-                    if self._settings.mode == "server":
-                        self._client = chromadb.HttpClient(
-                            host=self._settings.host,
-                            port=self._settings.port,
-                            ssl=self._settings.ssl,
-                            headers=self._settings.headers or None,
-                            settings=chroma_settings,
-                            tenant=self._settings.tenant,
-                            database=self._settings.database,
-                        )
-                    else:
-                        self._path().mkdir(parents=True, exist_ok=True)
-                        self._client = chromadb.PersistentClient(
-                            path=str(self._path()),
-                            settings=chroma_settings,
-                            tenant=self._settings.tenant,
-                            database=self._settings.database,
-                        )
-                except Exception as error:  # chromadb raises many unrelated types here
-                    raise IndexUnavailable(en=f"cannot open Chroma ({self.description}): {error}") from error
-        return self._client
+    def _chroma_settings(self):  # type: ignore[no-untyped-def]
+        from chromadb.config import Settings
+
+        return Settings(anonymized_telemetry=False, allow_reset=False)
+
+    def _open_embedded(self):  # type: ignore[no-untyped-def]
+        import chromadb
+
+        if self._hold is None:
+            self._hold = hold_folder(self._path())  # IndexLocked: another process has it
+        try:
+            return chromadb.PersistentClient(
+                path=str(self._path()),
+                settings=self._chroma_settings(),
+                tenant=self._settings.tenant,
+                database=self._settings.database,
+            )
+        except Exception as error:  # chromadb raises many unrelated types here
+            raise IndexUnavailable(en=f"cannot open Chroma ({self.description}): {error}") from error
+
+    def _open_server(self):  # type: ignore[no-untyped-def]
+        import chromadb
+
+        # chromadb's HTTP client waits without limit (httpx ``timeout=None``), including in its
+        # constructor (identity, tenant and database checks): ask the server first, with the
+        # deadline, so a hung server is found here and not inside the constructor.
+        scheme = "https" if self._settings.ssl else "http"
+        url = f"{scheme}://{self._settings.host}:{self._settings.port}/api/v2/heartbeat"
+        try:
+            httpx.get(url, headers=self._settings.headers or None, timeout=self._http_timeout).raise_for_status()
+            client = chromadb.HttpClient(
+                host=self._settings.host,
+                port=self._settings.port,
+                ssl=self._settings.ssl,
+                headers=self._settings.headers or None,
+                settings=self._chroma_settings(),
+                tenant=self._settings.tenant,
+                database=self._settings.database,
+            )
+        except Exception as error:  # chromadb raises many unrelated types here
+            raise IndexUnavailable(en=f"cannot reach Chroma ({self.description}): {error}") from error
+        _limit_http_requests(client, self._http_timeout)
+        return client
+
+    @property
+    def _http_timeout(self) -> float:
+        return self.calls.timeout * HTTP_TIMEOUT_SHARE
+
+    def close(self) -> None:
+        """Let go of the index: close the Chroma client and, embedded, release the folder.
+
+        Raises ``IndexUnavailable`` (and keeps the folder) if a stuck call is still using it:
+        the process's exit releases it then."""
+        if self.calls.on_index_thread():
+            self._close_client()
+        else:
+            self.calls.run("close", self._close_client)
+        if self._hold is not None:
+            self._hold.release()
+            self._hold = None
+
+    def _close_client(self) -> None:
+        with self._lock, self._handles_lock:
+            client, self._client = self._client, None
+            self._collections.clear()
+        if client is not None:
+            try:
+                client.close()
+            except Exception as error:  # closing is best effort; the folder is released after
+                logger.warning("[cognition] stage=vector_index close failed: %s", error)
 
     def _collection(self, name: str, create: bool):  # type: ignore[no-untyped-def]
-        cached = self._collections.get(name)
+        """The collection ``name``; with ``create=False`` None if it does not exist."""
+        return self._open_collection(name, create, None)
+
+    def _open_collection(self, name: str, create: bool, owner: tuple[str, Scope] | None):  # type: ignore[no-untyped-def]
+        with self._handles_lock:
+            cached = self._collections.get(name)
         if cached is not None:
             return cached
         client = self._connect()
         try:
             if create:
-                collection = client.get_or_create_collection(
-                    name, metadata=COLLECTION_METADATA, embedding_function=None
-                )
+                metadata: dict[str, str | int] = dict(COLLECTION_METADATA)
+                if owner is not None:  # the name is a hash: keep who it belongs to (stored_ids)
+                    metadata |= {BOT_KEY: owner[0], SCOPE_KEY: owner[1].key}
+                collection = client.get_or_create_collection(name, metadata=metadata, embedding_function=None)
             else:
                 collection = client.get_collection(name, embedding_function=None)
         except Exception as error:
-            if not create and type(error).__name__ in ("NotFoundError", "InvalidCollectionException"):
+            if not create and is_missing(error):
                 return None
             raise IndexUnavailable(en=f"chroma collection {name}: {error}") from error
-        self._collections[name] = collection
+        with self._handles_lock:
+            self._collections[name] = collection
         return collection
+
+    def _failed(self, operation: str, name: str, error: Exception) -> IndexUnavailable:
+        """The error to raise for a failed Chroma call on collection ``name``."""
+        if is_missing(error):
+            with self._handles_lock:
+                self._collections.pop(name, None)  # a stale handle: the collection was dropped
+            return CollectionMissing(name, f"{operation}: {error}")
+        self._reset_client()
+        return IndexUnavailable(en=f"chroma {operation} on {name}: {error}")
 
     @_on_index_thread
     def heartbeat(self) -> None:
@@ -273,7 +279,7 @@ class ChromaVectorIndex:
             raise IndexUnavailable(en=f"chroma heartbeat failed: {error}") from error
 
     def _reset_client(self) -> None:
-        with self._lock:
+        with self._lock, self._handles_lock:
             self._client = None
             self._collections.clear()
 
@@ -290,33 +296,28 @@ class ChromaVectorIndex:
         if not ids:
             return
         name = collection_name(generation, bot_id, scope)
+        collection = self._open_collection(name, True, (bot_id, scope))
         try:
-            collection = self._collection(name, create=True)
             collection.upsert(
                 ids=[str(memory_id) for memory_id in ids],
                 embeddings=np.asarray(vectors, dtype=np.float32),
                 metadatas=list(metadatas),
             )
-        except IndexUnavailable:
-            raise
         except Exception as error:
-            self._reset_client()
-            raise IndexUnavailable(en=f"chroma upsert into {name}: {error}") from error
+            raise self._failed("upsert", name, error) from error
 
     @_on_index_thread
     def delete(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:
         if not ids:
             return
         name = collection_name(generation, bot_id, scope)
+        collection = self._collection(name, create=False)
+        if collection is None:
+            return
         try:
-            collection = self._collection(name, create=False)
-            if collection is not None:
-                collection.delete(ids=[str(memory_id) for memory_id in ids])
-        except IndexUnavailable:
-            raise
+            collection.delete(ids=[str(memory_id) for memory_id in ids])
         except Exception as error:
-            self._reset_client()
-            raise IndexUnavailable(en=f"chroma delete from {name}: {error}") from error
+            raise self._failed("delete", name, error) from error
 
     @_on_index_thread
     def query(
@@ -327,23 +328,27 @@ class ChromaVectorIndex:
         vector: np.ndarray,
         limit: int,
         where: dict[str, object] | None = None,
+        *,
+        missing_ok: bool = True,
     ) -> list[VectorHit]:
+        """The nearest vectors of one chat. A collection that does not exist gives no hits, or
+        ``CollectionMissing`` with ``missing_ok=False``; one this index had open and that has
+        since been dropped always raises ``CollectionMissing``."""
         name = collection_name(generation, bot_id, scope)
-        try:
-            collection = self._collection(name, create=False)
-            if collection is None:
+        collection = self._collection(name, create=False)
+        if collection is None:
+            if missing_ok:
                 return []
+            raise CollectionMissing(name)
+        try:
             result = collection.query(
                 query_embeddings=np.asarray(vector, dtype=np.float32)[None, :],
                 n_results=limit,
                 where=where or None,
                 include=["distances", "embeddings"],
             )
-        except IndexUnavailable:
-            raise
         except Exception as error:
-            self._reset_client()
-            raise IndexUnavailable(en=f"chroma query on {name}: {error}") from error
+            raise self._failed("query", name, error) from error
         ids = result["ids"][0] if result["ids"] else []
         distances = result["distances"][0] if result.get("distances") else []
         embeddings = result.get("embeddings")
@@ -353,28 +358,42 @@ class ChromaVectorIndex:
             for memory_id, distance, vector in zip(ids, distances, vectors, strict=True)
         ]
 
-    @_on_index_thread
     def count(self, generation: int, bot_id: str, scope: Scope) -> int:
-        collection = self._collection(collection_name(generation, bot_id, scope), create=False)
-        return 0 if collection is None else int(collection.count())
+        return self._count_collection(collection_name(generation, bot_id, scope))
 
-    @_on_index_thread
     def collections(self) -> list[tuple[str, int | None]]:
         """Every collection this plugin owns, with its generation."""
+        return [(listed.name, listed.generation) for listed in self._listing()]
+
+    def _listing(self) -> Iterator[Listed]:
+        offset = 0
+        while True:
+            page = self._list_page(offset, COLLECTION_PAGE_SIZE)
+            yield from (listed for listed in page[0] if listed is not None)
+            if page[1] < COLLECTION_PAGE_SIZE:
+                return
+            offset += page[1]
+
+    @_on_index_thread
+    def _list_page(self, offset: int, limit: int) -> tuple[list[Listed | None], int]:
+        """One page of ``list_collections``: ours (None for others) and how many Chroma gave."""
         try:
-            names: Iterable[object] = self._connect().list_collections()
+            items: Sequence[object] = self._connect().list_collections(limit=limit, offset=offset)
         except IndexUnavailable:
             raise
         except Exception as error:
             self._reset_client()
             raise IndexUnavailable(en=f"chroma list_collections: {error}") from error
-        result: list[tuple[str, int | None]] = []
-        for item in names:
-            name = item if isinstance(item, str) else getattr(item, "name", str(item))
-            generation = _generation_of(name)
-            if generation is not None:
-                result.append((name, generation))
-        return result
+        page: list[Listed | None] = []
+        for item in items:
+            name = item if isinstance(item, str) else str(getattr(item, "name", item))
+            generation = generation_of(name)
+            page.append(
+                None
+                if generation is None
+                else Listed(name, generation, owner_of(name, generation, getattr(item, "metadata", None)))
+            )
+        return page, len(items)
 
     def total_count(self, generation: int) -> int:
         """Vectors in every collection of ``generation`` (one index call per collection, so a
@@ -384,7 +403,59 @@ class ChromaVectorIndex:
     @_on_index_thread
     def _count_collection(self, name: str) -> int:
         collection = self._collection(name, create=False)
-        return 0 if collection is None else int(collection.count())
+        if collection is None:
+            return 0
+        try:
+            return int(collection.count())
+        except Exception as error:
+            raise self._failed("count", name, error) from error
+
+    def stored_ids(self, generation: int, known_scopes: Iterable[tuple[str, Scope]] = ()) -> StoredIds:
+        """The memory ids stored in every collection of ``generation``, by (bot, scope).
+
+        A collection's (bot, scope) comes from its metadata, or for a collection made before the
+        metadata was written, from ``known_scopes`` (e.g. every pair SQL has facts for); the
+        rest are listed by name in ``unmapped``. Each page of ids is one index call. A collection
+        dropped meanwhile raises ``CollectionMissing``."""
+        known = {collection_name(generation, bot_id, scope): (bot_id, scope) for bot_id, scope in known_scopes}
+        result = StoredIds()
+        for listed in self._listing():
+            if listed.generation != generation:
+                continue
+            ids = self._all_ids(listed.name)
+            owner = listed.owner or known.get(listed.name)
+            if owner is None:
+                result.unmapped[listed.name] = ids
+            else:
+                result.by_scope.setdefault(owner, set()).update(ids)
+        return result
+
+    def collection_ids(self, generation: int, bot_id: str, scope: Scope) -> set[int]:
+        """The memory ids stored for one chat (none if it has no collection)."""
+        return self._all_ids(collection_name(generation, bot_id, scope), missing_ok=True)
+
+    def _all_ids(self, name: str, missing_ok: bool = False) -> set[int]:
+        ids: set[int] = set()
+        offset = 0
+        while True:
+            page = self._id_page(name, offset, ID_PAGE_SIZE, missing_ok)
+            ids.update(page)
+            if len(page) < ID_PAGE_SIZE:
+                return ids
+            offset += len(page)
+
+    @_on_index_thread
+    def _id_page(self, name: str, offset: int, limit: int, missing_ok: bool) -> list[int]:
+        collection = self._collection(name, create=False)
+        if collection is None:
+            if missing_ok:
+                return []
+            raise CollectionMissing(name)
+        try:
+            result = collection.get(limit=limit, offset=offset, include=[])
+        except Exception as error:
+            raise self._failed("get", name, error) from error
+        return [int(memory_id) for memory_id in result["ids"]]
 
     def drop_generations(self, keep: int) -> int:
         """Delete every collection of a generation other than ``keep``; returns how many."""
@@ -395,8 +466,23 @@ class ChromaVectorIndex:
 
     @_on_index_thread
     def _drop_collection(self, name: str) -> None:
+        with self._handles_lock:
+            self._collections.pop(name, None)
         try:
             self._connect().delete_collection(name)
+        except IndexUnavailable:
+            raise
         except Exception as error:
+            if is_missing(error):
+                return  # already gone
             raise IndexUnavailable(en=f"chroma delete_collection {name}: {error}") from error
-        self._collections.pop(name, None)
+
+
+def _limit_http_requests(client: Any, seconds: float) -> None:
+    """Give the HTTP session inside chromadb's client (created with no timeout) a timeout per
+    request, so a call given up on at its deadline also ends by itself on a hung server."""
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(seconds)
+    else:  # the deadline still holds for the caller; only the given-up thread may linger
+        logger.warning("[cognition] stage=vector_index cannot set the Chroma HTTP timeout (client internals changed)")

@@ -1,0 +1,73 @@
+"""A thread for work a caller waits for with a deadline (the local model's query embeddings)."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TypeVar, cast
+
+from ..errors import EmbedderUnavailable
+
+#: Jobs that may wait for the lane; more are refused at once.
+QUERY_QUEUE_SIZE = 8
+
+_R = TypeVar("_R")
+_LaneJob = tuple[Callable[[], object], "Future[object]"]
+
+
+class QueryLane:
+    """One daemon thread with a short queue for work a caller waits for with a deadline.
+
+    A caller that gives up stops waiting; its job, if still queued, never runs, and one already
+    running finishes on the lane (it cannot be interrupted). Threads never pile up: there is one,
+    and when the queue is full a new job is refused at once."""
+
+    def __init__(self, name: str, capacity: int = QUERY_QUEUE_SIZE) -> None:
+        self._name = name
+        self._jobs: queue.Queue[_LaneJob] = queue.Queue(maxsize=capacity)
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
+
+    async def run(self, call: Callable[[], _R], timeout: float, what: str) -> _R:
+        """``call()`` on the lane; ``EmbedderUnavailable`` if it has no answer within ``timeout``."""
+        future: Future[object] = Future()
+        try:
+            self._jobs.put_nowait((call, future))
+        except queue.Full:
+            raise EmbedderUnavailable(en=f"{what}: {self._jobs.maxsize} queries already waiting") from None
+        self._ensure_thread()
+        waiter = asyncio.wrap_future(future)
+        try:
+            done, _ = await asyncio.wait({waiter}, timeout=timeout)
+        except asyncio.CancelledError:
+            waiter.cancel()  # still queued: it will not run
+            raise
+        if done:
+            return cast(_R, waiter.result())
+        if not future.cancel() and future.done():  # answered just now
+            return cast(_R, future.result())
+        waiter.cancel()
+        raise EmbedderUnavailable(en=f"{what}: no answer within {timeout:.3g} s")
+
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
+                self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            call, future = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = call()
+            except BaseException as error:  # handed to the caller
+                future.set_exception(error)
+            else:
+                future.set_result(result)

@@ -1,0 +1,130 @@
+"""One owner per embedded Chroma folder: a second process is refused at once, with the holder's
+pid and what to do, and never touches the folder; the folder is free again when the holder exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from amrita_plugin_cognition.config import ChromaSettings
+from amrita_plugin_cognition.domain.records import Scope
+from amrita_plugin_cognition.index.owner import LOCK_FILE_NAME, OWNER_FILE_NAME
+from amrita_plugin_cognition.index.vector import ChromaVectorIndex, IndexLocked, IndexUnavailable
+
+REPO = Path(__file__).resolve().parents[1]
+SCOPE = Scope("group", "20001")
+WHAT_TO_DO = "请先停止机器人，或在机器人运行时使用不需要向量索引的命令"
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {repo!r})
+    from pathlib import Path
+    import numpy as np
+    from amrita_plugin_cognition.config import ChromaSettings
+    from amrita_plugin_cognition.domain.records import Scope
+    from amrita_plugin_cognition.index.vector import ChromaVectorIndex
+
+    folder = Path({folder!r})
+    index = ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(folder)), folder)
+    vectors = np.eye(3, 8, dtype=np.float32)
+    index.upsert(1, "b1", Scope("group", "20001"), [1, 2, 3], vectors, [{{"kind": "fact"}}] * 3)
+    print("holding", flush=True)
+    sys.stdin.readline()  # until the test says so
+    """
+)
+
+
+def _index(folder: Path) -> ChromaVectorIndex:
+    return ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(folder)), folder)
+
+
+def _start_holder(folder: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.format(repo=str(REPO), folder=str(folder))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()  # blocks until the holder wrote its vectors
+    if line.strip() != "holding":
+        process.kill()
+        pytest.fail(f"the holder process did not start (exit {process.wait(30)})")
+    return process
+
+
+def test_a_second_process_is_refused_with_the_holder_s_pid_and_the_data_stays_intact(tmp_path: Path) -> None:
+    folder = tmp_path / "chroma"
+    holder = _start_holder(folder)
+    try:
+        second = _index(folder)
+        started = time.monotonic()
+        with pytest.raises(IndexLocked) as caught:
+            second.open()
+        assert time.monotonic() - started < 1  # at once, not after a wait
+        assert f"进程号 {holder.pid}" in caught.value.zh and WHAT_TO_DO in caught.value.zh
+        assert f"pid {holder.pid}" in str(caught.value) and str(folder) in str(caught.value)
+        # every call is refused the same way, and none waits on the folder
+        with pytest.raises(IndexLocked):
+            second.query(1, "b1", SCOPE, np.ones(8, dtype=np.float32), 5)
+        assert json.loads((folder / OWNER_FILE_NAME).read_text(encoding="utf-8"))["pid"] == holder.pid
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()  # the holder exits normally
+        holder.wait(60)
+    # the holder is gone: the folder is free, and what it wrote is all there
+    index = _index(folder)
+    index.open()
+    assert index.count(1, "b1", SCOPE) == 3
+    hits = index.query(1, "b1", SCOPE, np.eye(3, 8, dtype=np.float32)[1], 1)
+    assert [hit.memory_id for hit in hits] == [2]
+    assert json.loads((folder / OWNER_FILE_NAME).read_text(encoding="utf-8"))["pid"] == os.getpid()
+    index.close()
+    assert not (folder / OWNER_FILE_NAME).exists()
+
+
+def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
+    folder = tmp_path / "chroma"
+    holder = _start_holder(folder)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(30)
+    assert (folder / OWNER_FILE_NAME).exists()  # stale: the kernel dropped the lock itself
+    index = _index(folder)
+    index.open()
+    assert index.count(1, "b1", SCOPE) == 3
+    index.close()
+
+
+def test_indexes_of_one_process_share_the_folder_until_the_last_one_closes(tmp_path: Path) -> None:
+    from filelock import FileLock, Timeout
+
+    folder = tmp_path / "chroma"
+    first, second = _index(folder), _index(folder)
+    first.upsert(1, "b1", SCOPE, [1], np.ones((1, 8), dtype=np.float32), [{"kind": "fact"}])
+    assert second.count(1, "b1", SCOPE) == 1  # the same process: no refusal
+    outsider = FileLock(str(folder / LOCK_FILE_NAME), timeout=0)  # as another process would try
+    first.close()
+    with pytest.raises(Timeout):
+        outsider.acquire(timeout=0)  # the second index still holds it
+    assert second.count(1, "b1", SCOPE) == 1
+    second.close()
+    outsider.acquire(timeout=0)  # free once the last index closed
+    outsider.release()
+
+
+def test_a_server_index_takes_no_lock(tmp_path: Path) -> None:
+    index = ChromaVectorIndex(ChromaSettings(mode="server", host="127.0.0.1", port=9), tmp_path)
+    with pytest.raises(IndexUnavailable):  # nothing listens there; only the folder matters here
+        index.open()
+    assert not any(tmp_path.rglob(LOCK_FILE_NAME))
