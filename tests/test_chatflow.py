@@ -217,14 +217,14 @@ async def test_a_connecting_account_learns_that_its_bank_is_empty(app: App) -> N
 
     engine = await _engine()
     fresh = "987650001"
-    assert fresh not in engine._bank_state
+    assert fresh not in engine.caches.bank_state
     async with app.test_api() as ctx:
         ctx.create_bot(base=Bot, adapter=ctx.create_adapter(base=Adapter), self_id=fresh)
         for _ in range(250):  # the connect hook checks in the background
-            if fresh in engine._bank_state:
+            if fresh in engine.caches.bank_state:
                 break
             await asyncio.sleep(0.02)
-        assert engine._bank_state[fresh][0] is True  # known before the account's first turn
+        assert engine.caches.bank_state[fresh][0] is True  # known before the account's first turn
         assert engine.bank_known_empty(fresh)
 
 

@@ -14,7 +14,7 @@ require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from ..engine.service import CognitionEngine  # noqa: E402
-from ..errors import CognitionError, EngineUnavailable  # noqa: E402
+from ..errors import CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
 from . import commands, hook, tools  # noqa: E402,F401
 from .jobs import outbox_catch_up, wait_for_background  # noqa: E402
@@ -41,9 +41,11 @@ async def _confirm_on_terminal(message: str) -> bool:
 
 
 async def _prepare_engine(engine: CognitionEngine) -> None:
-    """Startup step of every engine start: the embedding fingerprint check, then the catch-up job."""
+    """Startup step of every engine start: the embedding fingerprint check, a repair pass of the
+    vector index in the background (missing vectors re-queued by id), then the catch-up job."""
     outcome = await engine.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
     logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
+    engine.index.repair_soon()
     scheduler.add_job(
         outbox_catch_up,
         "interval",
@@ -99,3 +101,10 @@ async def _finish_background_work() -> None:
         await asyncio.wait_for(wait_for_background(current_engine()), timeout=SHUTDOWN_WAIT_SECONDS)
     except TimeoutError:
         logger.warning(f"[cognition] stage=shutdown background work still running after {SHUTDOWN_WAIT_SECONDS} s")
+        return
+    engine = current_engine()
+    if engine is not None:
+        try:
+            await engine.close()  # an embedded index folder is free for the CLI at once
+        except IndexUnavailable as error:  # a stuck call still holds it: the exit releases it
+            logger.warning(f"[cognition] stage=shutdown index_close={error}")

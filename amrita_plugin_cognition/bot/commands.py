@@ -6,7 +6,10 @@ loaded it owns ``/memory``, and this plugin answers to ``/cogmem`` only.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
+import time
 
 from nonebot import get_plugin, on_command
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
@@ -14,16 +17,23 @@ from nonebot.matcher import Matcher
 from nonebot.params import CommandArg
 from nonebot.rule import Rule
 
-from ..domain.records import ChatContext, MemoryRecord
+from ..domain.records import ChatContext, MemoryRecord, clean_text
 from ..engine import notes
-from ..errors import CognitionError
+from ..engine.service import CognitionEngine
+from ..errors import CognitionError, InvalidInput
 from ..runtime import get_engine
 from .context import chat_context
-from .jobs import schedule_outbox_drain
 
 logger = logging.getLogger("cognition")
 
 PAGE_SIZE = 10
+#: Largest id the databases hold (signed 64-bit), and the last page whose offset fits in it.
+DATABASE_ID_MAX = 2**63 - 1
+PAGE_MAX = DATABASE_ID_MAX // PAGE_SIZE
+SEARCH_MAX_CHARS = 200
+TIMEOUT_MESSAGE = "记忆服务响应超时，本次操作未完成"
+INTERNAL_ERROR_MESSAGE = "记忆服务内部错误，已记录日志；本次操作未完成"
+_ASCII_DIGITS = re.compile("[0-9]+")
 OTHER_MEMORY_PLUGIN = "amrita_plugin_memory"
 
 USAGE = (
@@ -49,13 +59,24 @@ def _line(record: MemoryRecord) -> str:
     return f"#{record.id} [{when}] {record.text}"
 
 
-async def _list(engine, context: ChatContext, target: str, page_text: str) -> str:  # type: ignore[no-untyped-def]
-    if page_text and not page_text.isdigit():
-        return "页码必须是正整数"
-    page = int(page_text or "1")
-    if page < 1:
-        return "页码必须是正整数"
-    records, total = await engine.list_memories(context, target, (page - 1) * PAGE_SIZE, PAGE_SIZE)
+def parse_number(text: str, *, what: str, example: str, maximum: int) -> int:
+    """A positive integer written in ASCII digits, at most ``maximum``; else ``InvalidInput``.
+
+    ``str.isdigit`` is not enough: it accepts ``²`` and other digits ``int`` refuses, and an id
+    beyond 64 bits overflows the database driver."""
+    if not _ASCII_DIGITS.fullmatch(text):
+        raise InvalidInput(f"{what}必须是正整数（阿拉伯数字），例如 {example}")
+    number = int(text)
+    if not 1 <= number <= maximum:
+        raise InvalidInput(f"{what}必须在 1 到 {maximum} 之间，例如 {example}")
+    return number
+
+
+async def _list(engine: CognitionEngine, context: ChatContext, target: str, page_text: str) -> str:
+    page = (
+        parse_number(page_text, what="页码", example=f"/memory {target} list 2", maximum=PAGE_MAX) if page_text else 1
+    )
+    records, total = await engine.list_memories(context, target, (page - 1) * PAGE_SIZE, PAGE_SIZE)  # type: ignore[arg-type]
     if total == 0:
         return "还没有记忆" if target == "user" else "本群还没有记忆"
     pages = (total + PAGE_SIZE - 1) // PAGE_SIZE
@@ -65,11 +86,11 @@ async def _list(engine, context: ChatContext, target: str, page_text: str) -> st
     return "\n".join([header, *(_line(record) for record in records)])
 
 
-async def _search(engine, context: ChatContext, target: str, query: str) -> str:  # type: ignore[no-untyped-def]
+async def _search(engine: CognitionEngine, context: ChatContext, target: str, query: str) -> str:
     if not query:
-        return "请提供搜索关键词，例如 /memory user search 火锅"
-    if len(query) > 200:
-        return "关键词过长（上限 200 字）"
+        return f"请提供搜索关键词，例如 /memory {target} search 火锅"
+    if len(query) > SEARCH_MAX_CHARS:
+        return f"关键词过长：{len(query)} 字，上限 {SEARCH_MAX_CHARS} 字"
     result = await engine.recall(context, [query], top_k=50)
     if target == "user":
         hits = [hit for hit in result.hits if context.user_id in (hit.record.speaker_id, hit.record.subject_id)]
@@ -80,48 +101,66 @@ async def _search(engine, context: ChatContext, target: str, query: str) -> str:
     return "\n".join(["找到的记忆：", *(_line(hit.record) for hit in hits[:PAGE_SIZE])])
 
 
-async def _delete(engine, context: ChatContext, target: str, id_text: str) -> str:  # type: ignore[no-untyped-def]
-    if not id_text.isdigit():
-        return "请提供要删除的记忆编号（数字），例如 /memory user delete 12"
-    memory_id = int(id_text)
-    if target == "group":
-        if not context.scope.is_group:
-            return "群记忆只能在群内删除"
-        if not context.can_moderate_group:
-            return "只有群管理员、群主或机器人管理员可以删除群记忆"
-    await engine.forget_memory(context, memory_id)
-    schedule_outbox_drain(engine)
+async def _delete(engine: CognitionEngine, context: ChatContext, target: str, id_text: str) -> str:
+    example = f"/memory {target} delete 12"
+    if not id_text:
+        return f"请提供要删除的记忆编号，例如 {example}"
+    memory_id = parse_number(id_text, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
+    if target == "group" and not context.scope.is_group:
+        return "群记忆只能在群内删除"
+    await engine.forget_memory(context, memory_id)  # who may: domain/permissions.py
     return f"已删除记忆 #{memory_id}，之后不会再被记起"
 
 
+async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: list[str]) -> str:
+    """The reply to ``/memory <words>``; refusals are answers too."""
+    context = await chat_context(bot, event)
+    if not words:
+        return USAGE
+    target, action, rest = words[0], (words[1] if len(words) > 1 else ""), " ".join(words[2:])
+    if target == "memo":
+        memo = await notes.read_memo(engine, context)
+        return f"本会话备忘录：\n{memo}" if memo else "本会话还没有备忘录"
+    if target not in ("user", "group") or action not in ("list", "search", "delete"):
+        return USAGE
+    if target == "user" and context.scope.is_group and action in ("list", "search"):
+        return "为保护隐私，个人记忆不会在群里展示，请私聊我使用这个命令"
+    if target == "group" and not context.scope.is_group:
+        return "这是私聊，没有群记忆；请在群里使用 /memory group …"
+    if action == "list":
+        return await _list(engine, context, target, rest)
+    if action == "search":
+        return await _search(engine, context, target, rest)
+    return await _delete(engine, context, target, rest)
+
+
 async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Message = CommandArg()) -> None:  # noqa: B008
-    words = argument.extract_plain_text().split()
+    """Every ``/memory`` command gets one reply, within ``tool_timeout_seconds``."""
+    words = clean_text(argument.extract_plain_text()).split()
+    started = time.perf_counter()
+    timeout = None
     try:
         engine = await get_engine()
         if not engine.config.enable:
-            await matcher.finish("记忆功能已被管理员关闭")
-        context = await chat_context(bot, event)
-        if not words:
-            await matcher.finish(USAGE)
-        target, action, rest = words[0], (words[1] if len(words) > 1 else ""), " ".join(words[2:])
-        if target == "memo":
-            memo = await notes.read_memo(engine, context)
-            await matcher.finish(f"本会话备忘录：\n{memo}" if memo else "本会话还没有备忘录")
-        if target not in ("user", "group") or action not in ("list", "search", "delete"):
-            await matcher.finish(USAGE)
-        if target == "user" and context.scope.is_group and action in ("list", "search"):
-            await matcher.finish("为保护隐私，个人记忆不会在群里展示，请私聊我使用这个命令")
-        if target == "group" and not context.scope.is_group:
-            await matcher.finish("这是私聊，没有群记忆；请在群里使用 /memory group …")
-        if action == "list":
-            answer = await _list(engine, context, target, rest)
-        elif action == "search":
-            answer = await _search(engine, context, target, rest)
+            reply = "记忆功能已被管理员关闭"
         else:
-            answer = await _delete(engine, context, target, rest)
+            timeout = engine.config.tool_timeout_seconds
+            reply = await asyncio.wait_for(answer(engine, bot, event, words), timeout=timeout)
+    except TimeoutError:
+        logger.warning(
+            "[cognition] stage=command action=%s timeout_s=%.1f elapsed_ms=%.1f; the command did not finish",
+            " ".join(words[:2]),
+            timeout or 0.0,
+            (time.perf_counter() - started) * 1000,
+        )
+        reply = TIMEOUT_MESSAGE
     except CognitionError as error:
-        answer = error.zh
-    await matcher.finish(answer)
+        logger.info("[cognition] stage=command action=%s refused=%s", " ".join(words[:2]), str(error)[:300])
+        reply = error.zh
+    except Exception:
+        logger.exception("[cognition] stage=command action=%s failed", " ".join(words[:2]))
+        reply = INTERNAL_ERROR_MESSAGE
+    await matcher.finish(reply)
 
 
 memory_command.handle()(handle)

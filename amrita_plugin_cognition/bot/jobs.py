@@ -12,11 +12,6 @@ from ..engine.service import CognitionEngine
 logger = logging.getLogger("cognition")
 
 
-def schedule_outbox_drain(engine: CognitionEngine) -> None:
-    """Apply fresh writes to the vector index soon (the engine already does after each commit)."""
-    engine.index.schedule_drain()
-
-
 async def wait_for_background(engine: CognitionEngine | None = None) -> None:
     """Tests and shutdown: wait until the engine's background drains and bank checks have
     finished, so that no task holds a database connection when the bot stops. Without an

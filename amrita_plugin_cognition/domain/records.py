@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -159,10 +160,27 @@ class MemoryRecord:
         return self.happened_at or self.recorded_at
 
 
+#: C0 control characters other than tab and newline: no meaning in chat text, and PostgreSQL
+#: refuses NUL in text columns (SQLite would store it, so both databases would differ).
+_CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """Text that any store and any embedder accepts, with its lines kept: valid UTF-8 (a lone
+    surrogate becomes U+FFFD, a split surrogate pair is joined) and no C0 control character other
+    than tab and newline (``\\r\\n`` and a lone ``\\r`` become ``\\n``, NUL and the rest are dropped)."""
+    if _SURROGATES.search(text):
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL_CHARACTERS.sub("", text)
+
+
 def normalise_text(text: str) -> str:
-    """The stored form: surrounding and repeated whitespace collapsed, every character kept as
-    said (full-width punctuation, names and numbers stay byte-identical)."""
-    return " ".join(text.split())
+    """The stored form: ``clean_text``, then surrounding and repeated whitespace collapsed; every
+    other character kept as said (full-width punctuation, names and numbers stay byte-identical)."""
+    return " ".join(clean_text(text).split())
 
 
 def content_hash(bot_id: str, scope: Scope, text: str) -> str:

@@ -4,7 +4,9 @@ Chinese has no spaces, and FTS5's trigram tokenizer cannot match two-character w
 火锅, so CJK runs are indexed as character unigrams plus bigrams. Latin words are lower-cased,
 stop words dropped and a light suffix stemmer applied, so "painted" matches "paint". Numbers
 are kept whole. The same function tokenises documents and queries, which is what makes the
-match symmetric.
+match symmetric. A token longer than ``MAX_TOKEN_BYTES`` (in UTF-8) is cut to that length, the
+same way on both sides: PostgreSQL refuses a lexeme of 2 KiB or more, and SQLite must give the
+same answers.
 """
 
 from __future__ import annotations
@@ -43,6 +45,20 @@ def stem(word: str) -> str:
     return word
 
 
+#: Longest keyword token, in UTF-8 bytes (PostgreSQL's own limit is 2047 per lexeme).
+MAX_TOKEN_BYTES = 200
+
+
+def cap_token(token: str) -> str:
+    """``token`` cut to at most ``MAX_TOKEN_BYTES`` UTF-8 bytes, never inside a character."""
+    if len(token) * 4 <= MAX_TOKEN_BYTES:
+        return token
+    encoded = token.encode("utf-8", "replace")
+    if len(encoded) <= MAX_TOKEN_BYTES:
+        return token
+    return encoded[:MAX_TOKEN_BYTES].decode("utf-8", "ignore")
+
+
 def _is_cjk(char: str) -> bool:
     return bool(re.match(rf"[{_CJK}]", char))
 
@@ -57,12 +73,12 @@ def keyword_tokens(text: str) -> list[str]:
             tokens.extend(run)
             tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
         elif run[0].isdigit():
-            tokens.append(run)
+            tokens.append(cap_token(run))
         else:
             word = run.lower().replace("'", "")
             if word in ENGLISH_STOP_WORDS or len(word) < 2:
                 continue
-            tokens.append(stem(word))
+            tokens.append(cap_token(stem(word)))
     return tokens
 
 

@@ -1,0 +1,217 @@
+"""The arguments of every LLM tool, one pydantic model per tool.
+
+The models are strict: a JSON ``true``, ``1.0`` or ``"1"`` is not an id, and no value is coerced
+into another type. Text is cleaned (``clean_text``: valid UTF-8, no NUL or other control
+characters) and stripped as it is validated. Limits that depend on the configuration (memory and
+memo lengths) read it from the validation context (``{"config": CognitionConfig}``).
+
+Messages are Simplified Chinese and name the field and the limit; ``registry.parse_arguments``
+turns a ``ValidationError`` into one ``InvalidInput``. The tool schemas the model sees are
+generated from these models (``registry.function_parameters``), so what the model is told and
+what is checked cannot drift apart. Length limits are checked here and stated in descriptions,
+not declared in the schema: Amrita would refuse a long text with its own English message
+before the tool runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic_core import PydanticCustomError
+
+from ...config import CognitionConfig
+from ...domain.records import clean_text
+from ...engine import notes
+
+#: Largest id the databases hold (SQLite INTEGER and PostgreSQL BIGINT are signed 64-bit).
+DATABASE_ID_MAX = 2**63 - 1
+QUERY_MAX_CHARS = 500
+TAG_MAX_CHARS = 20
+TAGS_MAX = 10
+OFFSET_MAX = 10**9
+
+#: Error type of the messages written here (already Chinese, already naming the field).
+COGNITION_ERROR = "cognition"
+
+
+def refuse(message: str, **context: Any) -> PydanticCustomError:
+    """A validation error whose message is shown as it is (``{name}`` placeholders filled)."""
+    return PydanticCustomError(COGNITION_ERROR, message, context or None)
+
+
+def _config(info: ValidationInfo) -> CognitionConfig | None:
+    context = info.context if isinstance(info.context, dict) else {}
+    config = context.get("config")
+    return config if isinstance(config, CognitionConfig) else None
+
+
+def _text_check(
+    *, required: bool, max_chars: int | Callable[[CognitionConfig], int] | None, keep_lines: bool = False
+) -> Callable[[str, ValidationInfo], str]:
+    def check(value: str, info: ValidationInfo) -> str:
+        value = clean_text(value)
+        value = value.strip() if keep_lines else " ".join(value.split())
+        field = info.field_name
+        if required and not value:
+            raise refuse("参数 {field} 不能为空", field=field)
+        limit = max_chars
+        if callable(limit):
+            config = _config(info)
+            limit = limit(config) if config is not None else None
+        if limit is not None and len(value) > limit:
+            raise refuse("参数 {field} 过长：{length} 字，上限 {limit} 字", field=field, length=len(value), limit=limit)
+        return value
+
+    return check
+
+
+def _tag_check(value: str) -> str:
+    value = " ".join(clean_text(value).split())
+    if len(value) > TAG_MAX_CHARS:
+        raise refuse(
+            "参数 tags 中的标签过长：{length} 字，每个标签上限 {limit} 字", length=len(value), limit=TAG_MAX_CHARS
+        )
+    return value
+
+
+def _tags_check(value: list[str] | None) -> list[str] | None:
+    return None if value is None else [tag for tag in value if tag]
+
+
+def _date_check(value: str | None, info: ValidationInfo) -> str | None:
+    if value is None:
+        return None
+    value = clean_text(value).strip()
+    if not value:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise refuse(
+            "参数 {field} 不是有效日期：{value}（示例 2026-11-30 或 2026-11-30T20:00）",
+            field=info.field_name,
+            value=value[:40],
+        ) from None
+    return value
+
+
+def _memory_chars(config: CognitionConfig) -> int:
+    return config.memory_max_chars
+
+
+def _memo_chars(config: CognitionConfig) -> int:
+    return config.memo_max_chars
+
+
+CONTENT_DESCRIPTION = "内容（保持原语言，人名和数字原样保留）"
+
+MemoryContent = Annotated[
+    str,
+    Field(description=f"{CONTENT_DESCRIPTION}；单条记忆有字数上限"),
+    AfterValidator(_text_check(required=True, max_chars=_memory_chars)),
+]
+PinContent = Annotated[
+    str,
+    Field(description=f"{CONTENT_DESCRIPTION}；最多 {notes.PIN_MAX_CHARS} 字"),
+    AfterValidator(_text_check(required=True, max_chars=notes.PIN_MAX_CHARS)),
+]
+MemoLine = Annotated[
+    str,
+    Field(description=f"{CONTENT_DESCRIPTION}；追加后备忘录不能超过字数上限"),
+    AfterValidator(_text_check(required=True, max_chars=_memo_chars, keep_lines=True)),
+]
+#: The memo's whole new text; its length is checked by the memo itself (the refusal tells the
+#: current length), and an empty text clears the memo.
+MemoText = Annotated[
+    str,
+    Field(description="完整的新备忘录内容"),
+    AfterValidator(_text_check(required=False, max_chars=None, keep_lines=True)),
+]
+MemoryId = Annotated[int, Field(ge=1, le=DATABASE_ID_MAX, description="记忆编号（正整数）")]
+PinId = Annotated[int, Field(ge=1, le=DATABASE_ID_MAX, description="提醒编号（正整数）")]
+ImportanceLevel = Literal["low", "medium", "high"]
+Tag = Annotated[str, Field(description="标签"), AfterValidator(_tag_check)]
+Tags = Annotated[
+    list[Tag] | None,
+    Field(max_length=TAGS_MAX, description=f"标签（可选，最多 {TAGS_MAX} 个，每个不超过 {TAG_MAX_CHARS} 字）"),
+    AfterValidator(_tags_check),
+]
+DateText = Annotated[str | None, AfterValidator(_date_check)]
+
+
+class ToolArguments(BaseModel):
+    """Base of the argument models: strict types, unknown keys ignored, immutable."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+class NoArguments(ToolArguments):
+    pass
+
+
+class MemoAppendArguments(ToolArguments):
+    content: MemoLine
+
+
+class MemoUpdateArguments(ToolArguments):
+    content: MemoText
+
+
+class PinAddArguments(ToolArguments):
+    content: PinContent
+
+
+class PinUpdateArguments(ToolArguments):
+    pin_id: PinId
+    content: PinContent
+
+
+class PinDeleteArguments(ToolArguments):
+    pin_id: PinId
+
+
+class MemoryWriteArguments(ToolArguments):
+    content: MemoryContent
+    scope: Literal["user", "group"] = Field(
+        description="user：关于说话人本人的事实；group：关于本群的事实（仅群聊可用）"
+    )
+    importance: ImportanceLevel = Field("medium", description="重要程度")
+    tags: Tags = None
+
+
+class MemoryReadArguments(ToolArguments):
+    query: Annotated[
+        str,
+        Field(description=f"要查找的内容（最多 {QUERY_MAX_CHARS} 字）"),
+        AfterValidator(_text_check(required=True, max_chars=QUERY_MAX_CHARS)),
+    ]
+    scope: Literal["user", "group", "all"] = Field(
+        "all", description="user：只看说话人本人的；group：只看本群的；all：全部可见（默认）"
+    )
+    top_k: Annotated[int, Field(ge=1, le=50)] | None = Field(None, description="返回条数 1-50，默认 8")
+    importance: ImportanceLevel | None = Field(None, description="只看这一重要程度（可选）")
+    tags: Tags = None
+    time_from: DateText = Field(None, description="起始日期（可选），如 2026-11-01")
+    time_to: DateText = Field(None, description="结束日期（可选），如 2026-11-30")
+
+
+class MemoryUpdateArguments(ToolArguments):
+    memory_id: MemoryId
+    content: MemoryContent
+    importance: ImportanceLevel | None = Field(None, description="新的重要程度（可选，默认不变）")
+    tags: Tags = None
+
+
+class MemoryDeleteArguments(ToolArguments):
+    memory_id: MemoryId
+
+
+class MemoryListArguments(ToolArguments):
+    scope: Literal["user", "group"] = Field(
+        description="user：关于说话人本人的事实；group：关于本群的事实（仅群聊可用）"
+    )
+    limit: int = Field(10, ge=1, le=50, description="条数 1-50，默认 10")
+    offset: int = Field(0, ge=0, le=OFFSET_MAX, description="跳过条数，默认 0")

@@ -1,0 +1,200 @@
+"""The memory tools. Scope, identity and the time of the turn come from the event, never from the
+arguments; the arguments arrive validated (``arguments.py``)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, time
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ...domain.records import ChatContext, Importance
+from ...engine import notes
+from ...engine.service import CognitionEngine, RecallFilters
+from ...errors import InvalidInput
+from .arguments import (
+    MemoAppendArguments,
+    MemoryDeleteArguments,
+    MemoryListArguments,
+    MemoryReadArguments,
+    MemoryUpdateArguments,
+    MemoryWriteArguments,
+    MemoUpdateArguments,
+    NoArguments,
+    PinAddArguments,
+    PinDeleteArguments,
+    PinUpdateArguments,
+)
+from .registry import cognition_tool
+
+logger = logging.getLogger("cognition")
+
+
+@cognition_tool("cognition_memo_read", "读取本会话的置顶备忘录（身份、稳定偏好、长期要求）。", NoArguments)
+async def memo_read(engine: CognitionEngine, context: ChatContext, args: NoArguments, now: datetime) -> dict[str, Any]:
+    memo = await notes.read_memo(engine, context)
+    return {"memo": memo, "length": len(memo), "max_length": engine.config.memo_max_chars}
+
+
+@cognition_tool(
+    "cognition_memo_append",
+    "在本会话置顶备忘录末尾追加一行。只记长期有效的信息；超出字数上限会被拒绝。",
+    MemoAppendArguments,
+)
+async def memo_append(
+    engine: CognitionEngine, context: ChatContext, args: MemoAppendArguments, now: datetime
+) -> dict[str, Any]:
+    memo = await notes.append_memo(engine, context, args.content, now=now)
+    return {"length": len(memo), "max_length": engine.config.memo_max_chars}
+
+
+@cognition_tool(
+    "cognition_memo_update",
+    "用新内容整体替换本会话置顶备忘录（先读取再改写）。超过字数上限会被拒绝并告知当前长度。",
+    MemoUpdateArguments,
+)
+async def memo_update(
+    engine: CognitionEngine, context: ChatContext, args: MemoUpdateArguments, now: datetime
+) -> dict[str, Any]:
+    memo = await notes.update_memo(engine, context, args.content, now=now)
+    return {"length": len(memo), "max_length": engine.config.memo_max_chars}
+
+
+@cognition_tool("cognition_pin_add", "给自己添加一条提醒或待办（本会话可见）。", PinAddArguments)
+async def pin_add(
+    engine: CognitionEngine, context: ChatContext, args: PinAddArguments, now: datetime
+) -> dict[str, Any]:
+    pin = await notes.add_pin(engine, context, args.content, now=now)
+    return {"pin_id": pin.id}
+
+
+@cognition_tool("cognition_pin_list", "列出本会话的全部提醒（带编号）。", NoArguments)
+async def pin_list(engine: CognitionEngine, context: ChatContext, args: NoArguments, now: datetime) -> dict[str, Any]:
+    pins = await notes.list_pins(engine, context)
+    return {"pins": [{"pin_id": pin.id, "content": pin.content} for pin in pins]}
+
+
+@cognition_tool("cognition_pin_update", "修改一条提醒的内容。", PinUpdateArguments)
+async def pin_update(
+    engine: CognitionEngine, context: ChatContext, args: PinUpdateArguments, now: datetime
+) -> dict[str, Any]:
+    pin = await notes.update_pin(engine, context, args.pin_id, args.content, now=now)
+    return {"pin_id": pin.id}
+
+
+@cognition_tool("cognition_pin_delete", "删除一条已完成或不再需要的提醒。", PinDeleteArguments)
+async def pin_delete(
+    engine: CognitionEngine, context: ChatContext, args: PinDeleteArguments, now: datetime
+) -> dict[str, Any]:
+    await notes.delete_pin(engine, context, args.pin_id)
+    return {"deleted": args.pin_id}
+
+
+@cognition_tool(
+    "cognition_memory_write",
+    "写入一条长期记忆。内容必须是完整、绝对的事实：写明是谁（昵称与QQ号）、具体日期，不用“他/昨天/这里”等相对说法。"
+    "不要记录密码、验证码、密钥、证件号等敏感信息；对方要求不要记住的内容不要写。",
+    MemoryWriteArguments,
+)
+async def memory_write(
+    engine: CognitionEngine, context: ChatContext, args: MemoryWriteArguments, now: datetime
+) -> dict[str, Any]:
+    record = await engine.write_memory(
+        context, args.scope, args.content, Importance(args.importance), args.tags or [], now=now
+    )
+    return {"memory_id": record.id}
+
+
+def resolve_time(value: str | None, zone: ZoneInfo, end_of_day: bool) -> datetime | None:
+    """A validated ISO date or time as an aware moment; a bare date covers the whole day."""
+    if not value:
+        return None
+    moment = datetime.fromisoformat(value)
+    if len(value) == 10:
+        moment = datetime.combine(moment.date(), time.max if end_of_day else time.min)
+    return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment
+
+
+@cognition_tool("cognition_memory_read", "按语义与关键词检索本会话可见的长期记忆。", MemoryReadArguments)
+async def memory_read(
+    engine: CognitionEngine, context: ChatContext, args: MemoryReadArguments, now: datetime
+) -> dict[str, Any]:
+    if args.scope == "group" and not context.scope.is_group:
+        raise InvalidInput("当前是私聊，没有群记忆；请使用 scope=user 或 all")
+    top_k = args.top_k or engine.config.recall.top_k
+    zone = ZoneInfo(engine.config.timezone)
+    time_from = resolve_time(args.time_from, zone, end_of_day=False)
+    time_to = resolve_time(args.time_to, zone, end_of_day=True)
+    warning = ""
+    if time_from and time_to and time_from > time_to:
+        time_from, time_to = time_to, time_from
+        warning = "time_from 晚于 time_to，已自动交换"
+        logger.warning("[cognition] stage=tool tool=cognition_memory_read swapped_time_range=1")
+    filters = RecallFilters(
+        importance=Importance(args.importance) if args.importance else None,
+        tags=tuple(args.tags or ()),
+        time_from=time_from,
+        time_to=time_to,
+    )
+    result = await engine.recall(
+        context, [args.query], now=now, top_k=top_k if args.scope == "all" else 50, filters=filters
+    )
+    hits = result.hits
+    if args.scope == "user":
+        hits = [hit for hit in hits if context.user_id in (hit.record.speaker_id, hit.record.subject_id)]
+    elif args.scope == "group":
+        hits = [hit for hit in hits if hit.record.scope == context.scope]
+    memories = [
+        {
+            "memory_id": hit.record.id,
+            "content": hit.record.text,
+            "time": hit.record.when.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
+            "speaker": hit.record.speaker_name or hit.record.speaker_id,
+            "importance": hit.record.importance.value,
+        }
+        for hit in hits[:top_k]
+    ]
+    answer: dict[str, Any] = {"memories": memories}
+    if warning:
+        answer["warning"] = warning
+    if result.mode != "full":
+        answer["note"] = "向量检索暂不可用，本次仅按关键词检索"
+    return answer
+
+
+@cognition_tool(
+    "cognition_memory_update",
+    "更正一条记忆：写入新内容并将旧内容标记为已被取代（历史可查）。群聊中普通成员只能改自己的记忆。",
+    MemoryUpdateArguments,
+)
+async def memory_update(
+    engine: CognitionEngine, context: ChatContext, args: MemoryUpdateArguments, now: datetime
+) -> dict[str, Any]:
+    importance = Importance(args.importance) if args.importance else None
+    record = await engine.update_memory(context, args.memory_id, args.content, importance, args.tags, now=now)
+    return {"memory_id": record.id, "supersedes": args.memory_id}
+
+
+@cognition_tool(
+    "cognition_memory_delete",
+    "永久删除（遗忘）一条记忆，之后不会再被记起。群聊中普通成员只能删除自己的记忆。",
+    MemoryDeleteArguments,
+)
+async def memory_delete(
+    engine: CognitionEngine, context: ChatContext, args: MemoryDeleteArguments, now: datetime
+) -> dict[str, Any]:
+    await engine.forget_memory(context, args.memory_id, now=now)
+    return {"deleted": args.memory_id}
+
+
+@cognition_tool(
+    "cognition_memory_list", "按时间倒序列出记忆。user：说话人本人的；group：本群的（仅群聊）。", MemoryListArguments
+)
+async def memory_list(
+    engine: CognitionEngine, context: ChatContext, args: MemoryListArguments, now: datetime
+) -> dict[str, Any]:
+    records, total = await engine.list_memories(context, args.scope, args.offset, args.limit)
+    return {
+        "total": total,
+        "memories": [{"memory_id": record.id, "content": record.text} for record in records],
+    }
