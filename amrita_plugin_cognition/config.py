@@ -69,7 +69,8 @@ class ChromaSettings(_Settings):
     headers: dict[str, str] = Field(default_factory=dict)
     tenant: str = "default_tenant"
     database: str = "default_database"
-    #: Embedded: a call that takes longer is given up and vector search is off until it returns.
+    #: Both modes: a call that takes longer is given up and vector search is off until it returns
+    #: (a hung server degrades like a dead one).
     call_timeout_seconds: float = Field(120.0, ge=1, le=3600)
 
 

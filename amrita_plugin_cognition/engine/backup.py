@@ -135,6 +135,8 @@ async def restore_backup(
     _, end = await asyncio.to_thread(read_header, path)
     if end is None:
         raise InvalidInput(f"{path.name} 不完整（缺少结尾记录），拒绝恢复")
+    # the vectors are rebuilt after the rows are replaced: make sure the index answers first
+    await asyncio.to_thread(engine.vectors.heartbeat)
     chunks = _rows(path)
     async with engine.unit_of_work() as uow:
         restore = store_backup.Restore(uow.session)

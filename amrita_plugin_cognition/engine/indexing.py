@@ -118,6 +118,20 @@ class IndexSync:
         self._tasks.add(task)
         task.add_done_callback(self._finished)
 
+    def repair_soon(self) -> None:
+        """Check the index against SQL by id in the background (at startup), repairing it."""
+        task = asyncio.get_running_loop().create_task(self._repair_quietly())
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    async def _repair_quietly(self) -> int:
+        try:
+            report = await self.repair()
+        except IndexFailure as error:  # the index is down: the outbox and the next start catch up
+            log_event("repair", level=logging.WARNING, skipped=str(error)[:200])
+            return 0
+        return report.requeued + report.deleted
+
     def _finished(self, task: asyncio.Task[int]) -> None:
         self._tasks.discard(task)
         if task.cancelled():
@@ -136,9 +150,7 @@ class IndexSync:
 
     # ---------------------------------------------------------------- outbox
 
-    async def drain(
-        self, max_batches: int | None = None, scheduled: bool = False, now: datetime | None = None
-    ) -> int:
+    async def drain(self, max_batches: int | None = None, scheduled: bool = False, now: datetime | None = None) -> int:
         """Apply due index work. Returns how many outbox rows were applied. A row that fails is
         retried later with backoff (dead after ``outbox_max_attempts``); the others go on.
         ``now`` decides which rows are due (the current time by default)."""

@@ -22,11 +22,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import aware_or_now
 from ..domain.query import query_views
-from ..domain.records import ChatContext, Scope
+from ..domain.records import ChatContext, Scope, clean_text
 from ..domain.scoring import RankingWeights, score_fusion
 from ..domain.tokenize import query_terms
 from ..domain.visibility import Visibility, visibility_for
 from ..errors import EmbedderUnavailable, IndexUnavailable
+from ..index.vector import CollectionMissing
 from ..store import keyword, repository
 from .logs import log_event
 from .ranking import (
@@ -93,192 +94,202 @@ def emptiness_probe(engine: CognitionEngine, context: ChatContext) -> tuple[str,
     return key, None, probe
 
 
-class Recall:
-    """The recall use case of one engine."""
-
-    def __init__(self, engine: CognitionEngine) -> None:
-        self._engine = engine
-
-    async def recall(
-        self,
-        context: ChatContext,
-        queries: Sequence[str],
-        now: datetime | None = None,
-        top_k: int | None = None,
-        filters: RecallFilters | None = None,
-        use_mmr: bool = True,
-        vector_deadline: float | None = None,
-    ) -> RecallResult:
-        """Hybrid recall for the current chat. A chat with nothing visible is remembered as empty
-        for a few seconds (local writes clear that), so an empty memory bank costs one small
-        query per turn, not an embedding and a vector search."""
-        engine = self._engine
-        started = time.perf_counter()
-        now = aware_or_now(now)
-        top_k = top_k or engine.config.recall.top_k
-        views = query_views(queries)
-        visibility = visibility_for(context, engine.config.scope_policy)
-        key = empty_key(visibility)
-        if not views or engine.caches.chat_sees_known(key) is False:
+async def recall(
+    engine: CognitionEngine,
+    context: ChatContext,
+    queries: Sequence[str],
+    now: datetime | None = None,
+    top_k: int | None = None,
+    filters: RecallFilters | None = None,
+    use_mmr: bool = True,
+    vector_deadline: float | None = None,
+) -> RecallResult:
+    """Hybrid recall for the current chat. A chat with nothing visible is remembered as empty
+    for a few seconds (local writes clear that), so an empty memory bank costs one small
+    query per turn, not an embedding and a vector search."""
+    started = time.perf_counter()
+    now = aware_or_now(now)
+    top_k = top_k or engine.config.recall.top_k
+    views = query_views([clean_text(query) for query in queries])
+    visibility = visibility_for(context, engine.config.scope_policy)
+    key = empty_key(visibility)
+    if not views or engine.caches.chat_sees_known(key) is False:
+        return RecallResult([], "full", (time.perf_counter() - started) * 1000)
+    if vector_deadline is None:
+        vector_deadline = engine.config.hook_timeout_seconds * engine.config.vector_budget_share
+    weights = ranking_weights(engine.config)
+    async with engine.unit_of_work() as uow:  # one session for both reads of the turn
+        found = await _candidates(engine, uow.session, visibility, views, weights, vector_deadline)
+        if found is None:
+            engine.caches.remember_chat_sees(key, False)
             return RecallResult([], "full", (time.perf_counter() - started) * 1000)
-        if vector_deadline is None:
-            vector_deadline = engine.config.hook_timeout_seconds * engine.config.vector_budget_share
-        weights = ranking_weights(engine.config)
-        async with engine.unit_of_work() as uow:  # one session for both reads of the turn
-            found = await self._candidates(uow.session, visibility, views, weights, vector_deadline)
-            if found is None:
-                engine.caches.remember_chat_sees(key, False)
-                return RecallResult([], "full", (time.perf_counter() - started) * 1000)
-            relevance, similarity, keyword_score, stored_vectors, mode = found
-            hits = await score_candidates(
-                uow.session,
-                engine.config.recall,
-                visibility,
-                relevance,
-                similarity,
-                keyword_score,
-                now,
-                weights,
-                filters,
-                "\n".join(views).casefold(),
-                keep=mmr_pool_size(top_k),
-            )
-        hits = with_feedback(hits, stored_vectors, weights)
-        if use_mmr and len(hits) > 1:
-            hits = diversify(hits, stored_vectors, top_k, weights.mmr_lambda)
-        return RecallResult(hits[:top_k], mode, (time.perf_counter() - started) * 1000)
-
-    async def _candidates(
-        self,
-        session: AsyncSession,
-        visibility: Visibility,
-        views: list[str],
-        weights: RankingWeights,
-        vector_deadline: float,
-    ) -> tuple[dict[int, float], dict[int, float], dict[int, float], dict[int, np.ndarray], str] | None:
-        """Both indices' candidates fused per query view and averaged: (relevance, similarity,
-        keyword score, stored vectors, mode); None when nothing at all is visible from here."""
-        limit = self._engine.config.recall.candidates
-        deadline = time.monotonic() + vector_deadline
-        # both sides at once: SQLite, the embedding model and Chroma each leave the event loop
-        keyword_task = asyncio.ensure_future(self._keyword_side(session, visibility, views, limit))
-        vector_task = asyncio.ensure_future(self._vector_side(visibility, views, limit, deadline))
-        try:
-            keyword_hits, person_groups, extra_groups, empty = await keyword_task
-        except BaseException:
-            vector_task.cancel()
-            raise
-        if empty:
-            vector_task.cancel()
-            return None
-        query_vectors, vector_hits, stored_vectors, failure = await vector_task
-        more = further_targets(visibility, extra_groups, person_groups) if query_vectors is not None else []
-        if more and query_vectors is not None:
-            try:
-                more_hits, more_stored = await self._search(visibility.bot_id, more, query_vectors, limit, deadline)
-            except (IndexUnavailable, TimeoutError) as error:  # the vector side as a whole failed
-                query_vectors, vector_hits, stored_vectors, failure = without_vectors(views, _why(error))
-            else:
-                stored_vectors.update(more_stored)
-                for found, extra in zip(vector_hits, more_hits, strict=True):
-                    for memory_id, value in extra.items():
-                        found[memory_id] = max(found.get(memory_id, -1.0), value)
-        mode = "full"
-        if failure is not None:
-            mode = "keyword_only"
-            log_event("recall", level=logging.WARNING, degraded=mode, error=failure[:200])
-        relevance: dict[int, float] = {}
-        similarity: dict[int, float] = {}
-        keyword_score: dict[int, float] = {}
-        for vec, kw in zip(vector_hits, keyword_hits, strict=True):
-            for memory_id, value in score_fusion(vec, kw, weights).items():
-                relevance[memory_id] = relevance.get(memory_id, 0.0) + value / len(views)
-            for memory_id, value in vec.items():
-                similarity[memory_id] = max(similarity.get(memory_id, -1.0), value)
-            for memory_id, value in kw.items():
-                keyword_score[memory_id] = max(keyword_score.get(memory_id, 0.0), value)
-        return relevance, similarity, keyword_score, stored_vectors, mode
-
-    async def _keyword_side(
-        self, session: AsyncSession, visibility: Visibility, views: list[str], limit: int
-    ) -> tuple[list[dict[int, float]], list[str], list[str], bool]:
-        """Keyword hits per view, the groups a private chat's user appears in, the other groups
-        an ``open`` group may search, and whether nothing at all is visible from here."""
-        kw_filter = keyword_filter(visibility)
-        keyword_hits = [dict(await keyword.search(session, kw_filter, query_terms(view), limit)) for view in views]
-        if not any(keyword_hits) and not await repository.any_visible(
-            session, visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
-        ):
-            return keyword_hits, [], [], True
-        person_groups = (
-            await repository.groups_with_person(session, visibility.bot_id, visibility.person_in_groups)
-            if visibility.person_in_groups
-            else []
+        relevance, similarity, keyword_score, stored_vectors, mode = found
+        hits = await score_candidates(
+            uow.session,
+            engine.config.recall,
+            visibility,
+            relevance,
+            similarity,
+            keyword_score,
+            now,
+            weights,
+            filters,
+            "\n".join(views).casefold(),
+            keep=mmr_pool_size(top_k),
         )
-        extra_groups: list[str] = []
-        if visibility.all_groups:
-            rows = await repository.rows_by_ids(session, [memory_id for hits in keyword_hits for memory_id in hits])
-            extra_groups = list(
-                dict.fromkeys(
-                    row.scope_id for row in rows if row.scope_kind == "group" and row.scope_id != visibility.current.id
-                )
-            )[:5]
-        return keyword_hits, person_groups, extra_groups, False
+    hits = with_feedback(hits, stored_vectors, weights)
+    if use_mmr and len(hits) > 1:
+        hits = diversify(hits, stored_vectors, top_k, weights.mmr_lambda)
+    return RecallResult(hits[:top_k], mode, (time.perf_counter() - started) * 1000)
 
-    async def _vector_side(self, visibility: Visibility, views: list[str], limit: int, deadline: float) -> _VectorSide:
-        """Embed the views and search the chat's own collections, by ``deadline`` (monotonic).
-        Returns the query vectors, the hits, the stored vectors and why it degraded (or None)."""
+
+async def _candidates(
+    engine: CognitionEngine,
+    session: AsyncSession,
+    visibility: Visibility,
+    views: list[str],
+    weights: RankingWeights,
+    vector_deadline: float,
+) -> tuple[dict[int, float], dict[int, float], dict[int, float], dict[int, np.ndarray], str] | None:
+    """Both indices' candidates fused per query view and averaged: (relevance, similarity,
+    keyword score, stored vectors, mode); None when nothing at all is visible from here."""
+    limit = engine.config.recall.candidates
+    deadline = time.monotonic() + vector_deadline
+    # both sides at once: SQLite, the embedding model and Chroma each leave the event loop
+    keyword_task = asyncio.ensure_future(_keyword_side(session, visibility, views, limit))
+    vector_task = asyncio.ensure_future(_vector_side(engine, visibility, views, limit, deadline))
+    try:
+        keyword_hits, person_groups, extra_groups, empty = await keyword_task
+    except BaseException:
+        vector_task.cancel()
+        raise
+    if empty:
+        vector_task.cancel()
+        return None
+    query_vectors, vector_hits, stored_vectors, failure = await vector_task
+    more = further_targets(visibility, extra_groups, person_groups) if query_vectors is not None else []
+    if more and query_vectors is not None:
         try:
-            vectors = await asyncio.wait_for(
-                self._engine.embedder.embed_queries(views), timeout=max(0.0, deadline - time.monotonic())
+            more_hits, more_stored = await _search(engine, visibility.bot_id, more, query_vectors, limit, deadline)
+        except (IndexUnavailable, TimeoutError) as error:  # the vector side as a whole failed
+            query_vectors, vector_hits, stored_vectors, failure = without_vectors(views, _why(error))
+        else:
+            stored_vectors.update(more_stored)
+            for found, extra in zip(vector_hits, more_hits, strict=True):
+                for memory_id, value in extra.items():
+                    found[memory_id] = max(found.get(memory_id, -1.0), value)
+    mode = "full"
+    if failure is not None:
+        mode = "keyword_only"
+        log_event("recall", level=logging.WARNING, degraded=mode, error=failure[:200])
+    relevance: dict[int, float] = {}
+    similarity: dict[int, float] = {}
+    keyword_score: dict[int, float] = {}
+    for vec, kw in zip(vector_hits, keyword_hits, strict=True):
+        for memory_id, value in score_fusion(vec, kw, weights).items():
+            relevance[memory_id] = relevance.get(memory_id, 0.0) + value / len(views)
+        for memory_id, value in vec.items():
+            similarity[memory_id] = max(similarity.get(memory_id, -1.0), value)
+        for memory_id, value in kw.items():
+            keyword_score[memory_id] = max(keyword_score.get(memory_id, 0.0), value)
+    return relevance, similarity, keyword_score, stored_vectors, mode
+
+
+async def _keyword_side(
+    session: AsyncSession, visibility: Visibility, views: list[str], limit: int
+) -> tuple[list[dict[int, float]], list[str], list[str], bool]:
+    """Keyword hits per view, the groups a private chat's user appears in, the other groups
+    an ``open`` group may search, and whether nothing at all is visible from here."""
+    kw_filter = keyword_filter(visibility)
+    keyword_hits = [dict(await keyword.search(session, kw_filter, query_terms(view), limit)) for view in views]
+    if not any(keyword_hits) and not await repository.any_visible(
+        session, visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
+    ):
+        return keyword_hits, [], [], True
+    person_groups = (
+        await repository.groups_with_person(session, visibility.bot_id, visibility.person_in_groups)
+        if visibility.person_in_groups
+        else []
+    )
+    extra_groups: list[str] = []
+    if visibility.all_groups:
+        rows = await repository.rows_by_ids(session, [memory_id for hits in keyword_hits for memory_id in hits])
+        extra_groups = list(
+            dict.fromkeys(
+                row.scope_id for row in rows if row.scope_kind == "group" and row.scope_id != visibility.current.id
             )
-        except (EmbedderUnavailable, TimeoutError) as error:
-            return without_vectors(views, _why(error))
+        )[:5]
+    return keyword_hits, person_groups, extra_groups, False
+
+
+async def _vector_side(
+    engine: CognitionEngine, visibility: Visibility, views: list[str], limit: int, deadline: float
+) -> _VectorSide:
+    """Embed the views and search the chat's own collections, by ``deadline`` (monotonic).
+    Returns the query vectors, the hits, the stored vectors and why it degraded (or None)."""
+    try:
+        vectors = await asyncio.wait_for(
+            engine.embedder.embed_queries(views), timeout=max(0.0, deadline - time.monotonic())
+        )
+    except (EmbedderUnavailable, TimeoutError) as error:
+        return without_vectors(views, _why(error))
+    try:
+        targets = [(scope, None) for scope in visibility.scopes]
+        hits, stored = await _search(engine, visibility.bot_id, targets, vectors, limit, deadline)
+    except (IndexUnavailable, TimeoutError) as error:
+        return without_vectors(views, _why(error))
+    return vectors, hits, stored, None
+
+
+async def _search(
+    engine: CognitionEngine, bot_id: str, targets: _Targets, vectors: np.ndarray, limit: int, deadline: float
+) -> tuple[list[dict[int, float]], dict[int, np.ndarray]]:
+    """Search ``targets`` in the active generation, by ``deadline``. When the index fails or
+    a chat's collection is missing, the generation is re-read: if another process switched
+    it meanwhile (a reindex), the search runs once more in the new one."""
+    index = engine.index
+    generation = await index.current_generation()
+    for attempt in range(2):
         try:
-            targets = [(scope, None) for scope in visibility.scopes]
-            hits, stored = await self._search(visibility.bot_id, targets, vectors, limit, deadline)
-        except (IndexUnavailable, TimeoutError) as error:
-            return without_vectors(views, _why(error))
-        return vectors, hits, stored, None
+            hits, stored, missing = await asyncio.wait_for(
+                engine.vectors.off_loop(
+                    "query", partial(_vector_search, engine, generation, bot_id, targets, vectors, limit)
+                ),
+                timeout=max(0.0, deadline - time.monotonic()),
+            )
+        except IndexUnavailable:
+            if attempt or await index.current_generation(force=True) == generation:
+                raise
+        else:
+            if not missing or attempt or await index.current_generation(force=True) == generation:
+                return hits, stored
+        generation = index.generation
+    raise AssertionError("unreachable")
 
-    async def _search(
-        self, bot_id: str, targets: _Targets, vectors: np.ndarray, limit: int, deadline: float
-    ) -> tuple[list[dict[int, float]], dict[int, np.ndarray]]:
-        """Search ``targets`` in the active generation, by ``deadline``; when the index fails and
-        another process switched the generation meanwhile, once more in the new one."""
-        index = self._engine.index
-        generation = await index.current_generation()
-        for attempt in range(2):
+
+def _vector_search(
+    engine: CognitionEngine, generation: int, bot_id: str, targets: _Targets, vectors: np.ndarray, limit: int
+) -> tuple[list[dict[int, float]], dict[int, np.ndarray], bool]:
+    """Per query view: memory id -> cosine similarity over ``targets``; the stored vector of
+    every hit (MMR uses them); and whether a target's collection was missing. Blocking: runs
+    on the index's thread."""
+    results: list[dict[int, float]] = []
+    stored: dict[int, np.ndarray] = {}
+    missing = False
+    for vector in vectors:
+        found: dict[int, float] = {}
+        for scope, where in targets:
             try:
-                return await asyncio.wait_for(
-                    self._engine.vectors.off_loop(
-                        "query", partial(self._vector_search, generation, bot_id, targets, vectors, limit)
-                    ),
-                    timeout=max(0.0, deadline - time.monotonic()),
-                )
-            except IndexUnavailable:
-                fresh = await index.current_generation(force=True)
-                if attempt or fresh == generation:
-                    raise
-                generation = fresh
-        raise AssertionError("unreachable")
-
-    def _vector_search(
-        self, generation: int, bot_id: str, targets: _Targets, vectors: np.ndarray, limit: int
-    ) -> tuple[list[dict[int, float]], dict[int, np.ndarray]]:
-        """Per query view: memory id -> cosine similarity over ``targets``; plus the stored vector
-        of every hit (MMR uses them). Blocking: runs on the index's thread."""
-        results: list[dict[int, float]] = []
-        stored: dict[int, np.ndarray] = {}
-        for vector in vectors:
-            found: dict[int, float] = {}
-            for scope, where in targets:
-                for hit in self._engine.vectors.query(generation, bot_id, scope, vector, limit, where):
-                    found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.similarity)
-                    if hit.vector is not None:
-                        stored[hit.memory_id] = hit.vector
-            results.append(found)
-        return results, stored
+                hits = engine.vectors.query(generation, bot_id, scope, vector, limit, where, missing_ok=False)
+            except CollectionMissing:
+                missing = True
+                continue
+            for hit in hits:
+                found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.similarity)
+                if hit.vector is not None:
+                    stored[hit.memory_id] = hit.vector
+        results.append(found)
+    return results, stored, missing
 
 
 def _why(error: BaseException) -> str:

@@ -27,10 +27,11 @@ effects whoever makes it. Nothing here imports NoneBot matchers or Amrita chat i
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Select
@@ -38,18 +39,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..config import CognitionConfig
 from ..domain.events import Event
-from ..domain.records import ChatContext, Importance, MemoryDraft, MemoryRecord
+from ..domain.records import ChatContext
 from ..domain.scoring import mmr_select
-from ..index.embedders import CachedQueryEmbedder, Embedder, Fingerprint
+from ..errors import IndexUnavailable
+from ..index.embedders import CachedQueryEmbedder, Embedder
 from ..index.vector import ChromaVectorIndex
 from ..store import keyword, meta, repository
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
-from . import corrections, reindex, status, writes
+from . import corrections as _corrections
+from . import recall as _recall
+from . import reindex as _reindex
+from . import status as _status
+from . import writes as _writes
 from .caches import TurnCaches
 from .indexing import IndexSync, RepairReport
+from .logs import log_event
 from .ranking import RecallFilters, RecallHit, RecallResult
-from .recall import Recall, emptiness_probe
-from .reindex import Confirm, ReindexReport
+from .recall import emptiness_probe
+from .reindex import ReindexReport
 from .writes import WriteResult
 
 if TYPE_CHECKING:
@@ -87,7 +94,6 @@ class CognitionEngine:
         self.caches = TurnCaches()
         self.index = IndexSync(self)
         self._scope_locks = ScopeLocks()
-        self._recall = Recall(self)
 
     # ------------------------------------------------------------------ store access
 
@@ -115,6 +121,15 @@ class CognitionEngine:
             await uow.commit()
         await self.index.current_generation(force=True)
         await asyncio.to_thread(_warm_up_kernels)
+        try:  # embedded: take the folder now, so that a second process is refused at once
+            await asyncio.to_thread(self.vectors.open)
+        except IndexUnavailable as error:  # recall is keyword-only and writes wait until it answers
+            log_event("vector_index", level=logging.WARNING, unavailable=str(error)[:300])
+
+    async def close(self) -> None:
+        """Let go of the vector index (an embedded folder is released for other processes)."""
+        await self.settle()
+        await asyncio.to_thread(self.vectors.close)
 
     @property
     def generation(self) -> int:
@@ -126,57 +141,20 @@ class CognitionEngine:
             await self.index.settle()
             await self.caches.settle()
 
-    # ------------------------------------------------------------------ facts
+    # ------------------------------------------------------------------ use cases
+    # Each is a function of its module taking the engine first: bound here as a method.
 
-    async def remember(self, bot_id: str, drafts: Sequence[MemoryDraft], now: datetime | None = None) -> WriteResult:
-        return await writes.remember(self, bot_id, drafts, now)
-
-    async def supersede(self, bot_id: str, old_id: int, new_id: int, now: datetime | None = None) -> None:
-        await writes.supersede(self, bot_id, old_id, new_id, now)
-
-    async def write_memory(
-        self,
-        context: ChatContext,
-        target: Literal["user", "group"],
-        text: str,
-        importance: Importance = Importance.MEDIUM,
-        tags: Sequence[str] = (),
-        now: datetime | None = None,
-    ) -> MemoryRecord:
-        return await writes.write_memory(self, context, target, text, importance, tags, now)
-
-    async def update_memory(
-        self,
-        context: ChatContext,
-        memory_id: int,
-        text: str,
-        importance: Importance | None = None,
-        tags: Sequence[str] | None = None,
-        now: datetime | None = None,
-    ) -> MemoryRecord:
-        return await corrections.update_memory(self, context, memory_id, text, importance, tags, now)
-
-    async def forget_memory(self, context: ChatContext, memory_id: int, now: datetime | None = None) -> MemoryRecord:
-        return await corrections.forget_memory(self, context, memory_id, now)
-
-    async def list_memories(
-        self, context: ChatContext, target: Literal["user", "group"], offset: int = 0, limit: int = 10
-    ) -> tuple[list[MemoryRecord], int]:
-        return await corrections.list_memories(self, context, target, offset, limit)
-
-    # ------------------------------------------------------------------ recall
-
-    async def recall(
-        self,
-        context: ChatContext,
-        queries: Sequence[str],
-        now: datetime | None = None,
-        top_k: int | None = None,
-        filters: RecallFilters | None = None,
-        use_mmr: bool = True,
-        vector_deadline: float | None = None,
-    ) -> RecallResult:
-        return await self._recall.recall(context, queries, now, top_k, filters, use_mmr, vector_deadline)
+    remember = _writes.remember
+    supersede = _writes.supersede
+    write_memory = _writes.write_memory
+    update_memory = _corrections.update_memory
+    forget_memory = _corrections.forget_memory
+    list_memories = _corrections.list_memories
+    recall = _recall.recall
+    reindex = _reindex.reindex
+    stored_fingerprint = _reindex.stored_fingerprint
+    check_fingerprint = _reindex.check_fingerprint
+    status = _status.status
 
     def emptiness_probe(self, context: ChatContext) -> tuple[str, bool | None, Select[Any] | None]:
         return emptiness_probe(self, context)
@@ -202,18 +180,6 @@ class CognitionEngine:
 
     async def retry_dead_outbox(self) -> int:
         return await self.index.retry_dead()
-
-    async def reindex(self, progress: Any = None, page_size: int = 1000) -> ReindexReport:
-        return await reindex.reindex(self, progress, page_size)
-
-    async def stored_fingerprint(self) -> Fingerprint | None:
-        return await reindex.stored_fingerprint(self)
-
-    async def check_fingerprint(self, confirm: Confirm | None = None) -> str:
-        return await reindex.check_fingerprint(self, confirm)
-
-    async def status(self, check_ids: bool = True) -> dict[str, Any]:
-        return await status.status(self, check_ids)
 
 
 def _warm_up_kernels() -> None:
