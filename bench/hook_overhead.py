@@ -127,7 +127,9 @@ def main() -> None:
         def new_chat_expired(round_index: int):  # type: ignore[no-untyped-def]
             def chat(index: int) -> ChatContext:
                 # as every 10 s: the empty-bank answer is stale, the turn re-checks in the background
-                engine._bank_state = {bot: (empty, 0.0) for bot, (empty, _) in engine._bank_state.items()}
+                states = engine.caches.bank_state
+                for bot, (empty, _) in list(states.items()):
+                    states[bot] = (empty, 0.0)
                 return ChatContext(
                     "bench-bot", Scope("group", str(2_000_000 * (round_index + 1) + index)), "40001", "小明"
                 )
