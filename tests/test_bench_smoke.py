@@ -56,3 +56,16 @@ def test_hook_overhead_quick_prints_percentiles() -> None:
             rf"empty bank, {pattern}\s+turns: p50 {NUMBER} ms\s+p95 {NUMBER} ms .*\(target <= 2;", output
         ), output
     assert "stage medians" in output, output
+
+
+def test_cache_memory_quick_prints_rss_table_ratio_and_cache_sizes() -> None:
+    output = run_script("cache_memory.py")
+    assert re.search(rf"RSS baseline right after engine start .*: {NUMBER} MiB", output), output
+    for chats in ("0", "1,000", "2,500", "5,000"):
+        assert re.search(rf"^\s+{chats}\s+{NUMBER}\s+[+-]{NUMBER}\s+{NUMBER}\s+chat_sees \d+/\d+", output, re.M), output
+    assert re.search(
+        rf"RSS growth 2,500 -> 5,000 chats: [+-]{NUMBER} MiB; ratio RSS@5,000 / RSS@2,500 = {NUMBER}", output
+    ), output
+    sizes = re.search(r"len\(engine.caches.chat_sees\) = (\d+)/(\d+), len\(engine.caches.notes\) = (\d+)/(\d+)", output)
+    assert sizes and int(sizes.group(1)) <= int(sizes.group(2)) and int(sizes.group(3)) <= int(sizes.group(4)), output
+    assert re.search(rf"new-chat turn: median {NUMBER} ms\s+p95 {NUMBER} ms", output), output

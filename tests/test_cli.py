@@ -75,3 +75,27 @@ def test_status_on_a_standalone_home(tmp_path: Path) -> None:
     status = only_json(result.stdout)
     assert status["active_total"] == 0 and status["outbox"]["pending"] == 0
     assert status["index"]["healthy"] is True and status["configured_embedder"]["protocol"] == "local"
+
+
+def test_reindex_beside_a_process_holding_the_embedded_index_refuses_and_status_says_who(tmp_path: Path) -> None:
+    """`ambot cognition reindex --yes` while the bot runs: the embedded folder is the bot's; the
+    command says so and leaves it alone instead of dropping the bot's collections."""
+    from test_index_owner import _start_holder
+
+    home = tmp_path / "home"
+    folder = home / "data" / "amrita_plugin_cognition" / "chroma"
+    holder = _start_holder(folder)
+    try:
+        result = run_cli("reindex", "--yes", "--home", str(home))
+        assert result.returncode == 1, result.stdout + result.stderr[-2000:]
+        assert f"进程号 {holder.pid}" in result.stderr
+        status = run_cli("status", "--json", "--home", str(home))
+        assert status.returncode == 0, status.stderr[-2000:]
+        index = only_json(status.stdout)["index"]
+        assert index["healthy"] is False and f"进程号 {holder.pid}" in index["error"]
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        holder.wait(30)
+    assert run_cli("reindex", "--yes", "--home", str(home)).returncode == 0  # free again

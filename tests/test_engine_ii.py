@@ -174,3 +174,14 @@ async def test_a_pin_is_changed_by_its_author_or_an_admin_only(tmp_root, chroma_
     await notes.update_pin(engine, author, pin.id, "周四交周报")
     await notes.delete_pin(engine, group(bot, "20001", "10002", role="owner"), pin.id)
     assert await notes.list_pins(engine, author) == []
+
+
+async def test_sqlite_runs_with_a_write_ahead_log(tmp_root, chroma_port, backend) -> None:
+    """Readers never hold a commit back (the rollback journal made commits wait for them)."""
+    from sqlalchemy import text
+
+    if backend == "server":
+        pytest.skip("a SQLite setting")
+    engine = await make_engine(tmp_root, chroma_port)
+    async with engine.session() as session:
+        assert (await session.execute(text("PRAGMA journal_mode"))).scalar_one().lower() == "wal"

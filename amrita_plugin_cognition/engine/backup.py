@@ -20,8 +20,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..domain.events import IndexWorkQueued, StoreReplaced
 from ..errors import InvalidInput
+from ..logs import log_event
 from ..store import backup as store_backup
-from .logs import log_event
 
 if TYPE_CHECKING:
     from .service import CognitionEngine

@@ -25,7 +25,7 @@ from cachetools import LRUCache, TTLCache
 
 from ..domain.events import Event, MemoriesChanged, NotesChanged, StoreReplaced
 from ..domain.records import Scope
-from .logs import log_event
+from ..logs import log_event
 
 #: How long a chat's answers (sees facts or not, memo and pins) are trusted.
 CHAT_TTL_SECONDS = 10.0

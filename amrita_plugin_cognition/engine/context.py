@@ -21,8 +21,8 @@ import jinja2
 
 from ..domain.clock import aware_or_now
 from ..domain.records import ChatContext
+from ..logs import log_event
 from ..store import notes as notes_store
-from .logs import log_event
 from .notes import Pin, cache_memo_and_pins, cached_memo_and_pins
 from .ranking import RecallResult
 from .service import CognitionEngine

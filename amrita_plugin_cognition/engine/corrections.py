@@ -19,10 +19,10 @@ from ..domain.events import IndexWorkQueued, MemoriesChanged
 from ..domain.records import ChatContext, Importance, MemoryDraft, MemoryRecord, MemoryStatus, content_hash
 from ..domain.visibility import visibility_for
 from ..errors import ConcurrentChange, InvalidInput, NotFound
+from ..logs import log_event
 from ..store import repository
 from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
-from .logs import log_event
 from .writes import REFUSAL_MESSAGES, checked_text, target_scope
 
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from ..domain.events import IndexWorkQueued
 from ..domain.records import MemoryKind, MemoryStatus, Scope
 from ..errors import EmbedderUnavailable, IndexUnavailable
+from ..logs import log_event
 from ..store import meta, outbox, repository
 from ..store.models import MemoryRow, OutboxRow
-from .logs import log_event
 
 if TYPE_CHECKING:
     from .service import CognitionEngine

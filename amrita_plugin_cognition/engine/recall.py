@@ -28,8 +28,8 @@ from ..domain.tokenize import query_terms
 from ..domain.visibility import Visibility, visibility_for
 from ..errors import EmbedderUnavailable, IndexUnavailable
 from ..index.vector import CollectionMissing
+from ..logs import log_event
 from ..store import keyword, repository
-from .logs import log_event
 from .ranking import (
     RecallFilters,
     RecallResult,

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from ..domain.records import Scope
 from ..errors import EngineUnavailable
 from ..index.embedders import Fingerprint
+from ..logs import log_event
 from ..store import meta, repository
 from ..store.models import MemoryRow
-from .logs import log_event
 
 if TYPE_CHECKING:
     from .service import CognitionEngine

@@ -44,7 +44,8 @@ from ..domain.scoring import mmr_select
 from ..errors import IndexUnavailable
 from ..index.embedders import CachedQueryEmbedder, Embedder
 from ..index.vector import ChromaVectorIndex
-from ..store import keyword, meta, repository
+from ..logs import log_event
+from ..store import keyword, meta, repository, sqlite
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import corrections as _corrections
 from . import recall as _recall
@@ -53,7 +54,6 @@ from . import status as _status
 from . import writes as _writes
 from .caches import TurnCaches
 from .indexing import IndexSync, RepairReport
-from .logs import log_event
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
@@ -84,16 +84,27 @@ class CognitionEngine:
         data_dir: Path | None = None,
         llm: LLMGateway | None = None,
     ) -> None:
+        self.llm = llm
         self.config = config
         #: The plugin's data folder (backups live here); None for engines without one.
         self.data_dir = data_dir
         self._session_factory = session_factory
         self.embedder = CachedQueryEmbedder(embedder, ttl_seconds=config.embedder.query_cache_seconds)
         self.vectors = vector_index
-        self.llm = llm
         self.caches = TurnCaches()
         self.index = IndexSync(self)
         self._scope_locks = ScopeLocks()
+
+    @property
+    def config(self) -> CognitionConfig:
+        return self._config
+
+    @config.setter
+    def config(self, value: CognitionConfig) -> None:
+        """A reloaded configuration applies to the engine and its LLM gateway alike."""
+        self._config = value
+        if self.llm is not None:
+            self.llm.settings = value.llm
 
     # ------------------------------------------------------------------ store access
 
@@ -114,6 +125,8 @@ class CognitionEngine:
     async def start(self) -> None:
         """Make sure derived schema objects exist, load the active vector generation, and compile
         the MMR kernel off the event loop (its first call would otherwise compile on a turn)."""
+        async with self.unit_of_work() as uow:
+            await sqlite.use_write_ahead_log(uow.session)
         async with self.unit_of_work() as uow:
             await keyword.ensure_schema(uow.session)
             if await meta.get(uow.session, meta.GENERATION) is None:

@@ -23,8 +23,8 @@ from ..domain.records import (
     normalise_text,
 )
 from ..errors import InvalidInput, LimitExceeded, NotFound
+from ..logs import log_event
 from ..store import repository
-from .logs import log_event
 
 if TYPE_CHECKING:
     from .service import CognitionEngine

@@ -83,18 +83,10 @@ class IndexCalls:
         two thread hand-offs per call instead of four through a worker thread."""
         deadline = self._deadline(timeout)
         future = self._submit(operation, call)
-        waiter = asyncio.wrap_future(future)
-        try:
-            done, _ = await asyncio.wait({waiter}, timeout=deadline)
-        except asyncio.CancelledError:
-            waiter.cancel()  # a call still queued will not run
-            raise
-        if done:
-            return cast(_R, waiter.result())
-        if not future.cancel() and future.done():  # answered just now
-            return cast(_R, future.result())
-        waiter.cancel()
-        raise self._gave_up(operation, future, deadline)
+        result = await wait_future(future, deadline)
+        if result is MISSED:
+            raise self._gave_up(operation, future, deadline)
+        return cast(_R, result)
 
     def _deadline(self, timeout: float | None) -> float:
         return self.timeout if timeout is None else min(max(timeout, 0.0), self.timeout)
@@ -162,3 +154,25 @@ class IndexCalls:
             if self.stalled is not None and not self._stuck:
                 logger.warning("[cognition] stage=vector_index recovered: %s returned", operation)
                 self.stalled = None
+
+
+#: What ``wait_future`` returns when the call had no answer in time.
+MISSED = object()
+
+
+async def wait_future(future: Future[object], timeout: float) -> object:
+    """Wait from the event loop for a call running on a thread, at most ``timeout``: its result,
+    or ``MISSED``. The call is cancelled if it has not started (a queued call of a caller who gave
+    up or was cancelled never runs); one already running finishes on its thread."""
+    waiter = asyncio.wrap_future(future)
+    try:
+        done, _ = await asyncio.wait({waiter}, timeout=timeout)
+    except asyncio.CancelledError:
+        waiter.cancel()
+        raise
+    if done:
+        return waiter.result()
+    if not future.cancel() and future.done():  # answered just now
+        return future.result()
+    waiter.cancel()
+    return MISSED

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import threading
 from collections.abc import Callable
@@ -10,6 +9,7 @@ from concurrent.futures import Future
 from typing import TypeVar, cast
 
 from ..errors import EmbedderUnavailable
+from .calls import MISSED, wait_future
 
 #: Jobs that may wait for the lane; more are refused at once.
 QUERY_QUEUE_SIZE = 8
@@ -39,18 +39,10 @@ class QueryLane:
         except queue.Full:
             raise EmbedderUnavailable(en=f"{what}: {self._jobs.maxsize} queries already waiting") from None
         self._ensure_thread()
-        waiter = asyncio.wrap_future(future)
-        try:
-            done, _ = await asyncio.wait({waiter}, timeout=timeout)
-        except asyncio.CancelledError:
-            waiter.cancel()  # still queued: it will not run
-            raise
-        if done:
-            return cast(_R, waiter.result())
-        if not future.cancel() and future.done():  # answered just now
-            return cast(_R, future.result())
-        waiter.cancel()
-        raise EmbedderUnavailable(en=f"{what}: no answer within {timeout:.3g} s")
+        result = await wait_future(future, timeout)
+        if result is MISSED:
+            raise EmbedderUnavailable(en=f"{what}: no answer within {timeout:.3g} s")
+        return cast(_R, result)
 
     def _ensure_thread(self) -> None:
         if self._thread is not None:

@@ -233,6 +233,14 @@ class ChromaVectorIndex:
             except Exception as error:  # closing is best effort; the folder is released after
                 logger.warning("[cognition] stage=vector_index close failed: %s", error)
 
+    def _existing(self, name: str, missing_ok: bool):  # type: ignore[no-untyped-def]
+        """The collection ``name`` if it exists; else None, or ``CollectionMissing`` unless
+        ``missing_ok``."""
+        collection = self._collection(name, create=False)
+        if collection is None and not missing_ok:
+            raise CollectionMissing(name)
+        return collection
+
     def _collection(self, name: str, create: bool):  # type: ignore[no-untyped-def]
         """The collection ``name``; with ``create=False`` None if it does not exist."""
         return self._open_collection(name, create, None)
@@ -335,11 +343,9 @@ class ChromaVectorIndex:
         ``CollectionMissing`` with ``missing_ok=False``; one this index had open and that has
         since been dropped always raises ``CollectionMissing``."""
         name = collection_name(generation, bot_id, scope)
-        collection = self._collection(name, create=False)
+        collection = self._existing(name, missing_ok)
         if collection is None:
-            if missing_ok:
-                return []
-            raise CollectionMissing(name)
+            return []
         try:
             result = collection.query(
                 query_embeddings=np.asarray(vector, dtype=np.float32)[None, :],
@@ -446,11 +452,9 @@ class ChromaVectorIndex:
 
     @_on_index_thread
     def _id_page(self, name: str, offset: int, limit: int, missing_ok: bool) -> list[int]:
-        collection = self._collection(name, create=False)
+        collection = self._existing(name, missing_ok)
         if collection is None:
-            if missing_ok:
-                return []
-            raise CollectionMissing(name)
+            return []
         try:
             result = collection.get(limit=limit, offset=offset, include=[])
         except Exception as error:

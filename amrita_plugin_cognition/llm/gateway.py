@@ -41,6 +41,7 @@ from tenacity import (
 )
 
 from ..errors import LLMUnavailable
+from ..logs import log_event
 from .presets import PresetResolver, resolve_amrita_preset
 from .prompts import PromptTemplates, RenderedPrompt, default_templates
 from .settings import LLMSettings
@@ -73,14 +74,6 @@ FAILURE_ZH = {
     "invalid_output": "模型的回答格式不对",
     "preset": "找不到模型预设",
 }
-
-
-def _log(stage: str, started: float | None = None, level: int = logging.INFO, **fields: Any) -> None:
-    parts = [f"stage={stage}"]
-    if started is not None:
-        parts.append(f"elapsed_ms={(time.perf_counter() - started) * 1000:.1f}")
-    parts.extend(f"{key}={value}" for key, value in fields.items())
-    logger.log(level, "[cognition] %s", " ".join(parts))
 
 
 def _quote(text: str) -> str:
@@ -283,7 +276,7 @@ class LLMGateway:
             counters.failures += 1
             counters.last_error = str(error)
             counters.latency_seconds += time.perf_counter() - started
-            _log("llm_call", started, logging.ERROR, purpose=purpose, outcome="preset", error=_quote(str(error)))
+            log_event("llm_call", started, logging.ERROR, purpose=purpose, outcome="preset", error=_quote(str(error)))
             raise
         call = _Call(purpose, prompt, preset, self._core_config(), counters)
         retrying = AsyncRetrying(
@@ -301,7 +294,7 @@ class LLMGateway:
                     if attempts > 1:
                         counters.retries += 1
                     result = await self._attempt(call, answer)
-                    _log(
+                    log_event(
                         "llm_call",
                         started,
                         purpose=purpose,
@@ -317,7 +310,7 @@ class LLMGateway:
         except _AttemptFailed as failure:
             counters.failures += 1
             counters.last_error = f"{failure.kind}: {failure.en}"
-            _log(
+            log_event(
                 "llm_call",
                 started,
                 logging.ERROR,
@@ -370,7 +363,7 @@ class LLMGateway:
 
     def _before_sleep(self, call: _Call, state: RetryCallState) -> None:
         failure = call.last_failure
-        _log(
+        log_event(
             "llm_attempt",
             level=logging.WARNING,
             purpose=call.purpose,
