@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.exc import OperationalError
+
 from ..domain.events import IndexWorkQueued
 from ..domain.records import MemoryKind, MemoryStatus, Scope
 from ..errors import EmbedderUnavailable, IndexUnavailable
@@ -136,8 +138,11 @@ class IndexSync:
         self._tasks.discard(task)
         if task.cancelled():
             self._drain_waiting = False
-        if not task.cancelled() and task.exception() is not None:
-            log_event("outbox", level=logging.ERROR, drain_failed=repr(task.exception())[:300])
+        error = None if task.cancelled() else task.exception()
+        if isinstance(error, OperationalError):  # e.g. SQLite busy under a burst of writes
+            log_event("outbox", level=logging.WARNING, drain_deferred=str(error)[:200], next="timer or next write")
+        elif error is not None:
+            log_event("outbox", level=logging.ERROR, drain_failed=repr(error)[:300])
 
     @property
     def has_work(self) -> bool:
