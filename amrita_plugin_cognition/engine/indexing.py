@@ -27,7 +27,7 @@ from ..domain.events import IndexWorkQueued
 from ..domain.records import MemoryKind, MemoryStatus, Scope
 from ..errors import EmbedderUnavailable, IndexUnavailable
 from ..logs import log_event
-from ..store import meta, outbox, repository
+from ..store import meta, outbox, repository, turns
 from ..store.models import MemoryRow, OutboxRow
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ class IndexSync:
         windows: dict[int, str] = {}
         if turn_times:
             async with self._engine.unit_of_work() as uow:
-                found = await repository.turn_windows(uow.session, bot_id, scope, min(turn_times), max(turn_times))
+                found = await turns.turn_windows(uow.session, bot_id, scope, min(turn_times), max(turn_times))
             windows = {item.row.id: item.embedding_text for item in found}
         return [windows.get(row.id, row.text) for row in rows]
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.records import MemoryStatus
 from . import keyword
 from .models import BarrierRow, MemoRevisionRow, MemoRow, MemoryRow, OutboxRow, PinRow
-from .repository import index_keywords
+from .turns import index_keywords
 
 #: Tables a backup carries, by the name used in the file.
 TABLES: dict[str, Any] = {

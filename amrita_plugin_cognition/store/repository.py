@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Select, and_, delete, func, or_, select, union_all, update
@@ -15,18 +14,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import as_utc
 from ..domain.records import (
-    TURN_WINDOW_SECONDS,
     Importance,
     MemoryDraft,
-    MemoryKind,
     MemoryRecord,
     MemoryStatus,
     Scope,
     content_hash,
     normalise_text,
-    strip_speaker,
 )
-from . import keyword, outbox
+from . import keyword, outbox, turns
 from .models import BarrierRow, MemoRow, MemoryRow, PinRow
 
 
@@ -56,19 +52,11 @@ def to_record(row: Any) -> MemoryRecord:
     )
 
 
-def dialect_name(session: AsyncSession) -> str:
-    return session.get_bind().dialect.name
-
-
-def _scope_clause(bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
-    return and_(MemoryRow.bot_id == bot_id, MemoryRow.scope_kind == scope.kind, MemoryRow.scope_id == scope.id)
-
-
 async def count_active(session: AsyncSession, bot_id: str, scope: Scope) -> int:
     result = await session.execute(
         select(func.count())
         .select_from(MemoryRow)
-        .where(_scope_clause(bot_id, scope), MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .where(turns.scope_clause(bot_id, scope), MemoryRow.status == MemoryStatus.ACTIVE.value)
     )
     return int(result.scalar_one())
 
@@ -78,74 +66,6 @@ async def barred_hashes(session: AsyncSession, hashes: Sequence[str]) -> set[str
         return set()
     result = await session.execute(select(BarrierRow.content_hash).where(BarrierRow.content_hash.in_(set(hashes))))
     return {row[0] for row in result}
-
-
-def keyword_document(row: MemoryRow, context: str = "") -> keyword.KeywordDocument:
-    return keyword.KeywordDocument(
-        memory_id=row.id,
-        bot_id=row.bot_id,
-        scope=Scope(row.scope_kind, row.scope_id),  # type: ignore[arg-type]
-        text=row.text,
-        people=[row.speaker_id, row.subject_id],
-        context=context,
-    )
-
-
-@dataclass(slots=True)
-class TurnWindow:
-    """A conversation turn with its neighbours in the same chat (closer than the window)."""
-
-    row: MemoryRow
-    previous: MemoryRow | None
-    following: MemoryRow | None
-
-    @property
-    def keyword_context(self) -> str:
-        return " ".join(strip_speaker(row.text) for row in (self.previous, self.following) if row is not None)
-
-    @property
-    def embedding_text(self) -> str:
-        return "\n".join(row.text for row in (self.previous, self.row, self.following) if row is not None)
-
-
-async def turn_windows(
-    session: AsyncSession, bot_id: str, scope: Scope, since: datetime, until: datetime
-) -> list[TurnWindow]:
-    """Every active turn of a chat that happened in [since, until], with its neighbours."""
-    since, until = as_utc(since) or since, as_utc(until) or until
-    margin = timedelta(seconds=TURN_WINDOW_SECONDS)
-    result = await session.execute(
-        select(MemoryRow)
-        .where(
-            _scope_clause(bot_id, scope),
-            MemoryRow.status == MemoryStatus.ACTIVE.value,
-            MemoryRow.kind == MemoryKind.TURN.value,
-            MemoryRow.happened_at >= since - margin,
-            MemoryRow.happened_at <= until + margin,
-        )
-        .order_by(MemoryRow.happened_at, MemoryRow.id)
-    )
-    turns = list(result.scalars())
-    windows = []
-    for index, row in enumerate(turns):
-        when = as_utc(row.happened_at)
-        if when is None or not since <= when <= until:
-            continue
-        previous = turns[index - 1] if index > 0 else None
-        following = turns[index + 1] if index + 1 < len(turns) else None
-        windows.append(
-            TurnWindow(
-                row=row,
-                previous=previous if previous is not None and _close(previous, row) else None,
-                following=following if following is not None and _close(row, following) else None,
-            )
-        )
-    return windows
-
-
-def _close(earlier: MemoryRow, later: MemoryRow) -> bool:
-    first, second = as_utc(earlier.happened_at), as_utc(later.happened_at)
-    return first is not None and second is not None and (second - first).total_seconds() < TURN_WINDOW_SECONDS
 
 
 async def insert_memories(
@@ -183,56 +103,13 @@ async def insert_memories(
     await session.flush()
     for row in rows:
         outbox.enqueue(session, row, "upsert", now)
-    windows = await index_keywords(session, rows)
+    windows = await turns.index_keywords(session, rows)
     # A new turn changes its neighbours' windows: their vectors are re-embedded too.
     fresh = {row.id for row in rows}
     for item in windows:
         if item.row.id not in fresh:
             outbox.enqueue(session, item.row, "upsert", now)
     return rows
-
-
-async def index_keywords(session: AsyncSession, rows: Sequence[MemoryRow]) -> list[TurnWindow]:
-    """Write the keyword rows of active ``rows``: facts as they are, conversation turns with their
-    neighbours' words, and those neighbours again with the new turn's words. Returns the turn
-    windows written (the neighbours' included: their vectors change too)."""
-    await keyword.index_documents(session, [keyword_document(row) for row in rows if row.kind != MemoryKind.TURN.value])
-    windows = await _turn_neighbourhood(session, _turn_places(rows), {row.id for row in rows})
-    await _index_windows(session, windows)
-    return windows
-
-
-async def _index_windows(session: AsyncSession, windows: Sequence[TurnWindow]) -> None:
-    """Each turn's keyword row with its neighbours' words as context."""
-    await keyword.index_documents(session, [keyword_document(item.row, item.keyword_context) for item in windows])
-
-
-async def _turn_neighbourhood(
-    session: AsyncSession, places: Sequence[_TurnPlace], changed_ids: set[int]
-) -> list[TurnWindow]:
-    """The windows of the turns at ``places`` that are still stored and of the turns next to
-    them; for a place whose turn is gone (forgotten, superseded), of the turns on either side
-    of the gap, which are now next to each other."""
-    margin = timedelta(seconds=TURN_WINDOW_SECONDS)
-    grouped: dict[tuple[str, Scope], list[_TurnPlace]] = {}
-    for place in places:
-        grouped.setdefault((place.bot_id, place.scope), []).append(place)
-    picked: dict[int, TurnWindow] = {}
-    for (bot_id, scope), group in grouped.items():
-        times = [as_utc(place.happened_at) or place.happened_at for place in group]
-        windows = await turn_windows(session, bot_id, scope, min(times) - margin, max(times) + margin)
-        stored = {item.row.id for item in windows}
-        for item in windows:
-            if {item.row.id, getattr(item.previous, "id", None), getattr(item.following, "id", None)} & changed_ids:
-                picked[item.row.id] = item
-        for place, when in zip(group, times, strict=True):
-            if place.memory_id in stored:
-                continue
-            before = [item for item in windows if (as_utc(item.row.happened_at) or when) <= when]
-            after = [item for item in windows if (as_utc(item.row.happened_at) or when) >= when]
-            for item in before[-1:] + after[:1]:
-                picked[item.row.id] = item
-    return list(picked.values())
 
 
 async def find_active_duplicate(session: AsyncSession, bot_id: str, hashes: Sequence[str]) -> dict[str, int]:
@@ -279,40 +156,6 @@ async def rows_by_ids(session: AsyncSession, memory_ids: Sequence[int]) -> list[
     return list(result.scalars())
 
 
-@dataclass(frozen=True, slots=True)
-class _TurnPlace:
-    """Where a conversation turn sat (kept before the row is changed or deleted)."""
-
-    memory_id: int
-    bot_id: str
-    scope: Scope
-    happened_at: datetime
-
-    @staticmethod
-    def of(row: MemoryRow) -> _TurnPlace:
-        scope = Scope(row.scope_kind, row.scope_id)  # type: ignore[arg-type]
-        return _TurnPlace(row.id, row.bot_id, scope, row.happened_at)  # type: ignore[arg-type]
-
-
-def _turn_places(rows: Sequence[MemoryRow]) -> list[_TurnPlace]:
-    return [_TurnPlace.of(row) for row in rows if row.kind == MemoryKind.TURN.value and row.happened_at is not None]
-
-
-async def refresh_turn_windows(
-    session: AsyncSession, places: Sequence[_TurnPlace], now: datetime, changed_ids: set[int] | None = None
-) -> None:
-    """After turns were edited (their ids in ``changed_ids``), replaced or forgotten: the turns
-    next to them get their keyword context again and are re-embedded (outbox), so that no window
-    keeps the words of a turn that is gone or changed."""
-    if not places:
-        return
-    await session.flush()
-    windows = await _turn_neighbourhood(session, places, changed_ids or set())
-    await _index_windows(session, windows)
-    for item in windows:
-        outbox.enqueue(session, item.row, "upsert", now)
-
-
 async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: datetime) -> bool:
     """Mark ``old`` replaced by ``new`` if it is still active (one conditional update: of two
     corrections racing, exactly one wins). It leaves both indices and stays in SQL as history.
@@ -327,7 +170,7 @@ async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: 
         return False
     await keyword.remove_documents(session, [old.id])
     outbox.enqueue(session, old, "delete", now)
-    await refresh_turn_windows(session, _turn_places([old]), now)
+    await turns.refresh_turn_windows(session, turns.turn_places([old]), now)
     return True
 
 
@@ -369,29 +212,14 @@ async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: dateti
             delete(MemoryRow).where(MemoryRow.id.in_(older)).execution_options(synchronize_session=False)
         )
     await keyword.remove_documents(session, [row.id])
-    await refresh_turn_windows(session, _turn_places([row]), now)
+    await turns.refresh_turn_windows(session, turns.turn_places([row]), now)
     return [item.id for item in rows]
-
-
-async def forget_many(session: AsyncSession, rows: Sequence[MemoryRow], reason: str, now: datetime) -> list[int]:
-    """``forget`` of several active facts (importers, delete-all); the ones no longer active are
-    skipped."""
-    removed: list[int] = []
-    for row in rows:
-        removed.extend(await forget(session, row, reason, now))
-    return removed
 
 
 async def barrier_for(session: AsyncSession, memory_id: int) -> bool:
     """Whether ``memory_id`` was forgotten."""
     found = await session.execute(select(BarrierRow.id).where(BarrierRow.memory_id == memory_id).limit(1))
     return found.first() is not None
-
-
-async def successor_of(session: AsyncSession, memory_id: int) -> int | None:
-    """The id of the version that replaced ``memory_id``, if it was corrected."""
-    found = await session.execute(select(MemoryRow.superseded_by).where(MemoryRow.id == memory_id))
-    return found.scalar_one_or_none()
 
 
 def visible_memories_query(
@@ -479,16 +307,6 @@ async def active_page(session: AsyncSession, after_id: int, size: int) -> list[M
         .limit(size)
     )
     return list(result.scalars())
-
-
-async def active_ids(session: AsyncSession, memory_ids: Sequence[int]) -> set[int]:
-    """Which of ``memory_ids`` are active facts."""
-    if not memory_ids:
-        return set()
-    result = await session.execute(
-        select(MemoryRow.id).where(MemoryRow.id.in_(set(memory_ids)), MemoryRow.status == MemoryStatus.ACTIVE.value)
-    )
-    return {int(row[0]) for row in result}
 
 
 async def enqueue_upserts(session: AsyncSession, rows: Sequence[MemoryRow], now: datetime) -> None:

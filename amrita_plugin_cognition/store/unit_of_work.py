@@ -25,7 +25,6 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any
 
 from cachetools import LRUCache
 from sqlalchemy import text
@@ -117,18 +116,3 @@ async def take_write_lock(session: AsyncSession, key: str) -> None:
     # SQLite: the first write statement takes the database's write lock (and opens the
     # transaction); updating no row is enough. Other writers wait (busy timeout) until commit.
     await session.execute(text("UPDATE cognition_meta SET value = value WHERE key = :key"), {"key": key})
-
-
-def unit_of_work_factory(
-    session_factory: SessionFactory, after_commit: AfterCommit, scope_locks: ScopeLocks | None = None
-) -> Callable[[], UnitOfWork]:
-    locks = scope_locks or ScopeLocks()
-
-    def make() -> UnitOfWork:
-        return UnitOfWork(session_factory, after_commit, locks)
-
-    return make
-
-
-def events_of_kind(events: Sequence[Event], kind: type[Any]) -> list[Any]:
-    return [event for event in events if isinstance(event, kind)]
