@@ -211,31 +211,22 @@ class IndexSync:
         failures: dict[int, str] = {}
         consecutive = 0
         for key, entries in groups.items():
-            if consecutive >= CONSECUTIVE_FAILURES_DOWN:
-                failures.update((entry.id, "index unavailable (not tried)") for entry in entries)
-                continue
-            try:
-                await self._apply_group(key, entries, rows, generation)
-            except IndexFailure as error:
-                if len(entries) == 1:
-                    failures[entries[0].id] = str(error)
-                    consecutive += 1
-                    continue
-            else:
-                done.extend(entry.id for entry in entries)
-                consecutive = 0
-                continue
-            for entry in entries:
+            batches = [list(entries)]
+            while batches:
+                batch = batches.pop(0)
                 if consecutive >= CONSECUTIVE_FAILURES_DOWN:
-                    failures[entry.id] = "index unavailable (not tried)"
+                    failures.update((entry.id, "index unavailable (not tried)") for entry in batch)
                     continue
                 try:
-                    await self._apply_group(key, [entry], rows, generation)
+                    await self._apply_group(key, batch, rows, generation)
                 except IndexFailure as error:
-                    failures[entry.id] = str(error)
+                    if len(batch) > 1:  # find the entry that fails: the chat's entries one by one
+                        batches = [[entry] for entry in batch] + batches
+                        continue
+                    failures[batch[0].id] = str(error)
                     consecutive += 1
                 else:
-                    done.append(entry.id)
+                    done.extend(entry.id for entry in batch)
                     consecutive = 0
         return done, failures
 
