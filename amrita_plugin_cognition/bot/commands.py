@@ -106,8 +106,6 @@ async def _delete(engine: CognitionEngine, context: ChatContext, target: str, id
     if not id_text:
         return f"请提供要删除的记忆编号，例如 {example}"
     memory_id = parse_number(id_text, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
-    if target == "group" and not context.scope.is_group:
-        return "群记忆只能在群内删除"
     await engine.forget_memory(context, memory_id)  # who may: domain/permissions.py
     return f"已删除记忆 #{memory_id}，之后不会再被记起"
 
