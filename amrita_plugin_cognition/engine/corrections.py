@@ -71,6 +71,7 @@ async def update_memory(
     verdict = admit(new_text)
     if not verdict.admit:
         raise InvalidInput(verdict.message)
+    new_text = verdict.text  # a secret inside is replaced by [已隐去]
     now = aware_or_now(now)
     async with engine.unit_of_work() as uow:
         await _lock_for(uow, context, memory_id)

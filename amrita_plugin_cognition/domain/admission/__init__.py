@@ -1,0 +1,113 @@
+"""Admission: what must never be stored. Rule based, runs on every write path.
+
+Two reasons to refuse an observation: it carries a credential (a password, key, token, cookie,
+connection string, one-time code, security answer, recovery code, card or identity number), or the
+speaker asked not to remember it. Both are judged by what is there, not by a keyword: a secret is a
+value of the right shape next to its cue (``credentials``), a request is an intent about the memory
+itself (``intent``).
+
+A secret inside a sentence that says something else worth keeping does not cost the sentence: the
+verdict admits it with the secret replaced by ``[已隐去]`` (``redacted``; callers store ``text``).
+A secret alone, or with little else, is refused. A request not to remember refuses the whole
+observation. ``redact`` hides secrets for logs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .credentials import Secret, find_secrets
+from .intent import asks_not_to_remember
+from .normalise import clauses, fold
+
+__all__ = ["PLACEHOLDER", "AdmissionVerdict", "admit", "find_secrets", "redact"]
+
+PLACEHOLDER = "[已隐去]"
+
+# A redacted sentence is kept when its clauses without a secret carry at least this much content
+# (CJK characters and ASCII words, after the boilerplate below is removed).
+MIN_REST_UNITS = 6
+
+_BOILERPLATE = re.compile(
+    r"【[^】]*】|\[[^\]]*\]"
+    r"|(?:千万|请|请你|记得)?(?:别|不要|切勿|请勿|勿)(?:告诉|外传|泄露|泄漏|转发|说出去|给)(?:给)?(?:别人|任何人|其他人|他人|外人)?"
+    r"|保密|(?:[\d一二三四五六七八九十两]+\s*分钟)?(?:内)?有效(?:期)?|请尽快\S{0,4}|如非本人操作\S*|请忽略|用于\S{0,4}"
+    r"|(?:帮我|你|请)?(?:记|存)(?:一下|住|好|着|下)|收好|记得保存|存好|别忘了"
+    r"|谢谢|多谢|好的|收到|ok|我的|你的|他的|她的|就是|这是|这个|那个|给你|发你|贴给你|帮我|一下|发过来|刚收到"
+    r"|验证码|校验码|动态码|短信|取件码|提取码|授权码|密码|口令|账号|帐号|用户名|卡号|身份证号?|证件号|银行卡|信用卡|密保|问题"
+    r"|答案|恢复码|备用码|密钥|秘钥|私钥|令牌|连接串|连接字符串",
+    re.IGNORECASE,
+)
+_FILLER_CHARS = re.compile(r"[的了吧啊呀哦嗯呢吗么哈嘛啦咯噢哇是为我你他她它这那个]")
+_UNITS = re.compile(r"[\u4e00-\u9fff]|[A-Za-z]{2,}|\d+")
+
+_MESSAGES = {
+    "credential": "内容疑似包含密码、密钥、验证码或证件/卡号等敏感凭据，按规定不予记忆",
+    "do_not_remember": "对方要求不要记住这件事，已遵从不予记忆",
+}
+_REDACTED_MESSAGE = "内容中的密码、密钥、验证码或证件/卡号等敏感凭据已隐去，其余内容照常记忆"
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionVerdict:
+    """``admit``: store ``text``. ``reason``: "credential" | "do_not_remember" | "".
+
+    ``text`` is what to store: the text as said, or with secrets replaced by ``[已隐去]``
+    (``redacted``, reason "credential"); empty when refused.
+    """
+
+    admit: bool
+    reason: str = ""
+    text: str = ""
+    redacted: bool = False
+
+    @property
+    def stored_as_is(self) -> bool:
+        return self.admit and not self.redacted
+
+    @property
+    def message(self) -> str:
+        if self.redacted:
+            return _REDACTED_MESSAGE
+        return _MESSAGES.get(self.reason, "")
+
+
+def admit(text: str) -> AdmissionVerdict:
+    """Judge one observation."""
+    folded = fold(text)
+    if asks_not_to_remember(folded):
+        return AdmissionVerdict(False, "do_not_remember")
+    secrets = find_secrets(folded)
+    if not secrets:
+        return AdmissionVerdict(True, "", text)
+    if _rest_units(folded, secrets) < MIN_REST_UNITS:
+        return AdmissionVerdict(False, "credential")
+    return AdmissionVerdict(True, "credential", _replace(text, secrets), redacted=True)
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[已隐去]``: safe to log."""
+    return _replace(text, find_secrets(fold(text)))
+
+
+def _replace(text: str, secrets: list[Secret]) -> str:
+    parts: list[str] = []
+    position = 0
+    for secret in secrets:
+        parts.append(text[position : secret.start])
+        parts.append(PLACEHOLDER)
+        position = secret.end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _rest_units(text: str, secrets: list[Secret]) -> int:
+    """Content left in the clauses that hold no secret."""
+    total = 0
+    for start, end in clauses(text):
+        if any(secret.start < end and start < secret.end for secret in secrets):
+            continue
+        rest = _FILLER_CHARS.sub("", _BOILERPLATE.sub(" ", text[start:end]))
+        total += len(_UNITS.findall(rest))
+    return total

@@ -1,0 +1,171 @@
+"""Requests not to remember: an intent about the bot's memory, not the word 记.
+
+A request is a negation whose scope holds a memory verb (别记/不要存/别入库/不要留档/别写进记忆), an
+explicit wish (不想让你记住), a retraction (当我没说/就当没听见), an order to forget what was said
+(听完就忘了吧/把刚才那段忘掉) or to delete it from the memory. The object decides: a grudge (记仇),
+a mistake (别记错/记混), notes, a diary or accounts (记笔记/记日记/记账), money or files (别存钱/
+照片别存在手机里) are not the bot's memory; "别忘了带伞" and "帮我记住" ask the opposite.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .normalise import clauses
+
+_I = re.IGNORECASE
+
+_NEGATION = re.compile(
+    r"(?:(?<![要用需])不要|(?<!用)不用|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
+    r"|(?:能不能|可以|可不可以|能否|可否)不(?![要用必])"
+    r"|(?<![特区分告级类性离识辨差鉴派道送诀判惜])(?<!(?<![这那])个)别(?![人的处墅扭致针名克样家号称离具]))"
+)
+_MEMORY_PLACE = r"(?:你的?|我的?)?(?:长期)?(?:记忆|小本本|本本|本子|备忘录?|数据库|库|档案|脑子)"
+_VERB = re.compile(
+    rf"(?P<verb>(?:写|加|放|塞|收|录|记|存|留)(?:进|入|到|在){_MEMORY_PLACE}"
+    r"|(?:写|记|存|放|加|录)进去|(?:入|进)(?:你的?)?(?:记忆|库|数据库|小本本)"
+    r"|保存|储存|存储|留档|留底|留存|留记录|留下记录|留痕迹?|入库|录入|收录|归档|存档|记录|记忆|记|存)"
+)
+# Weak verbs that mean "put into the memory" only when the clause names the memory.
+_PUT = re.compile(r"(?P<verb>留|放|写|加|塞)")
+_NAMES_MEMORY = re.compile(r"记忆|小本本|本本|备忘|档案")
+
+# Before 记, a character that makes another word: 登记, 笔记, 日记, 牢记, 惦记, 忘记 ...
+_COMPOUND_BEFORE_JI = set("登书标笔日牢惦速熟默切谨铭忘追补印胎暗表杂游传札手簿大")
+# After 记: a grudge, a mistake, notes and accounts, or "can't".
+_JI_OTHER_SENSE = re.compile(
+    r"仇|恨|坏话|错|混|反|岔|串|漏|账|日记|笔记|单词|分|过|名|考勤|工时|流水|性|者|忆犹|载|号|挂|不|在心|心|到心|牢|得(?:那么|这么|太|很)"
+)
+_CUN_OTHER_SENSE = re.compile(r"钱|款|折|粮|货|电话|号码|联系人|通讯录")
+_CUN_PLACE = re.compile(r"(?:在|到|进)(?!你|记忆|小本本|本本|本子|备忘|数据库|库|脑子|档案|里面|去|进去)")
+_DEGREE = re.compile(r"(?:得)?(?:那么|这么|太|那样|这样)")
+_OBJECT_NOT_MEMORY = re.compile(
+    r"钱|存款|照片|图片|视频|文件|文档|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
+    r"|cookie|明文|密文|密码|货|材料|物料|商品|库存|零件|游戏|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
+    r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|图|表格|截图|网页",
+    _I,
+)
+_FILL_NOT_ABOUT_MEMORY = re.compile(r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总")
+_MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
+_REPORTED = re.compile(
+    r"(?:老师|他|她|妈|爸|领导|老板|教授|同学|朋友|网上|书上|医生|教练|师傅|学长|学姐)(?:说|讲|让|叫|要求)(?!的)"
+    r"|(?:跟|对|和)[^，。]{1,4}(?:说|讲)(?!的)"
+)
+
+_WISH = re.compile(
+    r"(?:不想|不希望|不愿意?|不要|别)(?:让|把)?(?:这个|这件事|这事|这些话?|它|我说的话?)?(?:让|被)(?:你|它|机器人|bot|ai)?(?:给)?"
+    r"(?:记|存|保存|写进|录)"
+    r"|(?:不想|不希望|不愿意?)(?:你|它|机器人)(?:把|将)?(?:这个|这些|这件事|这事|它|我说的话?)?(?:给)?(?:记|存|保存|写进|录)",
+    _I,
+)
+_HEARD_AND_FORGET = re.compile(r"(?:听|看|说|读)(?:完|过|了)(?:了)?(?:以后|之后)?(?:就|便)?(?:忘|算)")
+_IMPERATIVE_TAIL = re.compile(r"^(?:了|掉|记)?(?:它|这个)?(?:吧|哈|啊|呀|就行|就好)|^了吧|^掉吧")
+_UNSAY = re.compile(
+    r"(?<![应相适正每恰担我他她])(?:就当|权当|你就当|你当|当)(?:我)?(?:今天|刚才|刚刚|之前)?(?:什么都|啥都)?(?:没|没有|从没|从来没)(?:说|讲|提|问|发)"
+    r"|(?<![应相适正每恰担我他她])(?:就当|权当|你就当|当)(?:你)?(?:没|没有)(?:听|看)(?:见|到|过)"
+)
+_AS_IF = re.compile(r"^\S{0,4}?(?:一样|似的|一般)")
+_DEICTIC = (
+    r"(?:这个事|这个|这些|这事儿?|这件事|这段(?:话|对话)?|这句(?:话)?|那句(?:话)?|那段(?:话)?"
+    r"|刚才(?:的|说的)?(?:那句|那段|那些|那条|对话|话)?|刚刚(?:说的)?(?:那些话|那些|话)?|上面(?:那段|的|这些)?"
+    r"|我(?:刚才|刚刚|今天|之前)?说的(?:话|那些)?)"
+)
+_FORGET_THAT = re.compile(rf"(?P<ba>把)?{_DEICTIC}(?P<you>你|您)?(?:都|就|也|全)?(?P<me>给我)?(?:忘了|忘掉|忘记)")
+_FORGET_WHAT_I_SAID = re.compile(
+    r"(?:忘了|忘掉|忘记)(?:我)?(?:刚才|刚刚|今天|之前|上面)?(?:说|讲|提|告诉你)的(?:话|事|那些|内容)?"
+)
+_DELETE = re.compile(r"删|抹掉|抹去|去掉|清除|移除")
+
+_EN_OBJECT = r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))\b"
+_EN_DONT = re.compile(
+    r"(?<![a-z'])(?:please\s+|pls\s+)?(?:don'?t|do\s+not|never)\s+(?:ever\s+)?"
+    rf"(?:(?:remember|memori[sz]e|record|save|store|log|keep|write\s+down|note(?:\s+down)?)\s+{_EN_OBJECT}"
+    rf"|(?:write|note|jot)\s+{_EN_OBJECT}\s+down"
+    r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e))",
+    _I,
+)
+_EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
+_EN_FORGET = re.compile(
+    r"(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+i|all\s+(?:of\s+)?this|i\s+said|my\s+last)\b",
+    _I,
+)
+_EN_NOT_FORGET = re.compile(
+    r"(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d)\s*$", _I
+)
+_EN_OFF_RECORD = re.compile(r"\boff\s+the\s+record\b", _I)
+
+
+def asks_not_to_remember(text: str) -> bool:
+    """Whether ``text`` (already folded) asks the bot not to keep it."""
+    if _english(text) or _WISH.search(text):
+        return True
+    return any(_clause_asks(text[start:end]) for start, end in clauses(text))
+
+
+def _english(text: str) -> bool:
+    if _EN_OFF_RECORD.search(text):
+        return True
+    for match in _EN_DONT.finditer(text):
+        if "want" in match.group().lower() or not _EN_SUBJECT.search(text[: match.start()]):
+            return True
+    return any(not _EN_NOT_FORGET.search(text[: match.start()]) for match in _EN_FORGET.finditer(text))
+
+
+def _clause_asks(clause: str) -> bool:
+    unsay = _UNSAY.search(clause)
+    if (unsay and not _AS_IF.match(clause[unsay.end() :])) or _forgets(clause):
+        return True
+    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause):
+        return True
+    return any(_negated_memory_verb(clause, negation) for negation in _NEGATION.finditer(clause))
+
+
+def _forgets(clause: str) -> bool:
+    for match in _HEARD_AND_FORGET.finditer(clause):
+        before = clause[: match.start()]
+        if before.endswith("我") or ("我" in before[-3:] and "你" not in before):
+            continue
+        if "你" in before or "您" in before or _IMPERATIVE_TAIL.match(clause[match.end() :]):
+            return True
+    for match in _FORGET_THAT.finditer(clause):
+        tail = clause[match.end() :]
+        if tail.startswith(("吗", "么")):
+            continue
+        before_ba = clause[: match.start()]
+        if (
+            _IMPERATIVE_TAIL.match(tail)
+            or re.match(r"^(?:它|掉)", tail)
+            or match.group("me")
+            or match.group("you")
+            or (match.group("ba") and not before_ba.endswith("我"))
+        ):
+            return True
+    for match in _FORGET_WHAT_I_SAID.finditer(clause):
+        before = clause[max(0, match.start() - 2) : match.start()]
+        if re.search(r"别|不要|不能|没|我|你|要", before) or re.search(r"[吗？?]\s*$", clause):
+            continue
+        return True
+    return False
+
+
+def _negated_memory_verb(clause: str, negation: re.Match[str]) -> bool:
+    window = clause[negation.end() : negation.end() + 12]
+    match = _VERB.search(window)
+    if match is None and _NAMES_MEMORY.search(clause):
+        match = _PUT.search(window)
+    if match is None:
+        return False
+    verb, fill = match.group("verb"), window[: match.start()]
+    post = clause[negation.end() + match.end() : negation.end() + match.end() + 8]
+    topic = clause[: negation.start()]
+    if _FILL_NOT_ABOUT_MEMORY.search(fill) or _REPORTED.search(topic) or _DEGREE.match(post):
+        return False
+    if _OBJECT_NOT_MEMORY.search(topic[-8:] + "|" + fill + "|" + post[:6]):
+        return False
+    if verb == "记":
+        before = fill[-1:] or clause[negation.end() - 1 : negation.end()]
+        if before in _COMPOUND_BEFORE_JI or _JI_OTHER_SENSE.match(post) or re.search(r"仇|恨|坏话|错|不好", post[:4]):
+            return False
+    if verb == "存" and (_CUN_OTHER_SENSE.search(post[:5]) or _CUN_PLACE.match(post)):
+        return False
+    return not (verb == "存档" and not _MEMORY_TOPIC.search(topic + post))

@@ -1,0 +1,51 @@
+"""Length-preserving folding and clause spans, shared by the secret and intent rules.
+
+Every rule runs on ``fold(text)``, which keeps each character at its index, so a span found in the
+folded text is the same span in the text as said (redaction replaces it there).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Traditional forms of the characters the rules look for, folded one to one onto the simplified.
+_TRADITIONAL = (
+    "碼驗證號賬帳鑰記別錄讓說憶儲錢憑護資庫檔寫刪裡這個條聽過沒當講問們話"
+    "後會為還給幫將確認權貨單態動憑據碼銀補辦凍結卡應該統設換舊"
+)
+_SIMPLIFIED = (
+    "码验证号账账钥记别录让说忆储钱凭护资库档写删里这个条听过没当讲问们话"
+    "后会为还给帮将确认权货单态动凭据码银补办冻结卡应该统设换旧"
+)
+
+
+def _build_table() -> dict[int, str]:
+    table = {0xFF01 + offset: chr(0x21 + offset) for offset in range(0x5E)}  # full-width ASCII
+    for space in (0x00A0, 0x3000, 0x202F, 0x205F, *range(0x2000, 0x200B)):
+        table[space] = " "
+    table.update({ord(old): new for old, new in zip(_TRADITIONAL, _SIMPLIFIED, strict=True)})
+    return table
+
+
+_TABLE = _build_table()
+
+# A clause ends at sentence or clause punctuation (the colon does not end one: "密码：x").
+_CLAUSE_BREAK = re.compile(r"[，。！？；\n]|[!?;,](?=\s|$|[^\x00-\x7f])|\.(?=\s|$)|…+")
+
+
+def fold(text: str) -> str:
+    """Full-width ASCII to ASCII, traditional cue characters to simplified; same length."""
+    return text.translate(_TABLE)
+
+
+def clauses(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each non-empty clause, in order."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _CLAUSE_BREAK.finditer(text):
+        if match.start() > start:
+            spans.append((start, match.start()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return [(begin, end) for begin, end in spans if text[begin:end].strip()]

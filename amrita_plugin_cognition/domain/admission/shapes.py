@@ -1,0 +1,123 @@
+"""What a secret value looks like: checksums, entropy and the shape of a token.
+
+A cue word alone proves nothing ("密码忘了"); these checks decide whether the token next to it is a
+value worth hiding.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from datetime import date
+
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_ID_CHECK = "10X98765432"
+
+# Words that follow a password cue in talk about passwords, not as the password itself.
+_STOPWORDS = """
+    a an the is was are be been not no yes too very so and or of to for in on at by with from as it
+    this that these those my your his her our their its same different also still again here there
+    only just please ok okay wrong incorrect correct invalid valid expired required reset change
+    changed changes update updated manager managers policy policies rule rules strength length field
+    input box form page hint hash hashed hashes hashing salt salted plaintext plain text encrypted
+    encryption decrypt protected protection less free recovery login logon error errors fail failed
+    weak strong must should can cannot will would may might need needs needed generator generated
+    null none empty nil undefined true false string varchar char int integer md5 sha1 sha256 sha512
+    bcrypt scrypt argon2 argon2id pbkdf2 aes rsa des base64 json xml utf8 bitwarden lastpass keepass
+    keepassxc 1password dashlane keychain vault authenticator enabled disabled wifi wlan qq app apps web
+    ios android iphone ipad mac macos windows linux email gmail steam wechat icloud apple google chrome
+    safari edge firefox github gitlab bug bugs api sdk ssh vpn bios pc
+"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+_PLACEHOLDER = re.compile(
+    r"^(?:x{2,}|\*+|\.{2,}|…+|_+|-+|#+|\?+|<[^>]*>|\{[^}]*\}|\$\{[^}]*\}|%[^%]*%|\[[^\]]*\]"
+    r"|your[_-]?\w*|my[_-]\w*|password|passwd|pass|pwd|secret|token"
+    r"|apikey|api[_-]?key|example|dummy|placeholder|redacted|hidden|none|null|nil|true|false|\w*xxx\w*)$",
+    re.IGNORECASE,
+)
+
+
+def luhn_valid(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2:
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return total % 10 == 0
+
+
+def id_card_date_valid(value: str) -> bool:
+    """An 18-character resident identity number has a plausible region and birth date."""
+    if len(value) != 18 or not value[:17].isdigit() or value[0] not in "12345678":
+        return False
+    try:
+        born = date(int(value[6:10]), int(value[10:12]), int(value[12:14]))
+    except ValueError:
+        return False
+    return 1900 <= born.year <= date.today().year
+
+
+def id_card_checksum_valid(value: str) -> bool:
+    """ISO 7064 MOD 11-2 check character of an 18-character resident identity number."""
+    if len(value) != 18 or not value[:17].isdigit():
+        return False
+    total = sum(int(char) * weight for char, weight in zip(value[:17], _ID_WEIGHTS, strict=True))
+    return _ID_CHECK[total % 11] == value[17].upper()
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    if not value:
+        return 0.0
+    counts = Counter(value)
+    return -sum(count / len(value) * math.log2(count / len(value)) for count in counts.values())
+
+
+def char_classes(value: str) -> int:
+    """How many of lower case, upper case, digits and symbols the value uses."""
+    return (
+        any(char.islower() for char in value)
+        + any(char.isupper() for char in value)
+        + any(char.isdigit() for char in value)
+        + any(not char.isalnum() for char in value)
+    )
+
+
+def is_placeholder(value: str) -> bool:
+    return bool(_PLACEHOLDER.match(value.strip("'\"`"))) or len(set(value)) <= 1
+
+
+def plausible_password(value: str, *, explicit: bool) -> bool:
+    """A token after a password cue is a password. ``explicit``: joined by 是/:/= rather than a space."""
+    if len(value) < 3 or len(value) > 64 or is_placeholder(value) or value.lower() in STOPWORDS:
+        return False
+    has_digit = any(char.isdigit() for char in value)
+    has_symbol = any(not char.isalnum() for char in value)
+    if value.isdigit():
+        return len(value) >= 4
+    if not explicit:
+        return has_digit or has_symbol
+    return has_digit or has_symbol or len(value) >= 4
+
+
+def strong_password(value: str) -> bool:
+    """Shaped like a password whatever words surround it: long enough, letters with digits or symbols."""
+    if len(value) < 6 or is_placeholder(value) or value.lower() in STOPWORDS:
+        return False
+    has_alpha = any(char.isalpha() for char in value)
+    return has_alpha and char_classes(value) >= 2 and any(not char.isalpha() for char in value)
+
+
+def high_entropy_key(value: str, *, minimum: int = 16) -> bool:
+    """A generated key or token: long, varied, not a word or a number."""
+    core = value[2:] if value[:2].lower() == "0x" else value
+    if len(core) < minimum or is_placeholder(core) or core.isdigit() or core.isalpha():
+        return False
+    if len(set(core)) < 8:
+        return False
+    return entropy(core) >= 3.0

@@ -1,0 +1,246 @@
+"""Admission: secrets are found by their value next to a cue, requests not to remember by their
+intent about the memory; ordinary talk full of cue words is stored as said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from amrita_plugin_cognition.cli.evaluation import run_admission_eval
+from amrita_plugin_cognition.domain.admission import PLACEHOLDER, AdmissionVerdict, admit, redact
+
+pytestmark = pytest.mark.embedded_only
+
+DATA = Path(__file__).parent / "data"
+
+
+def _refused(text: str, reason: str) -> AdmissionVerdict:
+    verdict = admit(text)
+    assert not verdict.admit, text
+    assert verdict.reason == reason, (text, verdict.reason)
+    assert verdict.message and verdict.text == "" and not verdict.redacted and not verdict.stored_as_is
+    return verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        # login cookies and key=value session tokens
+        ("Cookie: SESSDATA=7e1f2a3b%2C1736000000%2Cc9d8e*71; bili_jct=0b87a2d0c952eaa6", "SESSDATA"),
+        ("sessionid=5ag91PzodEytQX3zwfz4PvElgSQiPMOC", "5ag91PzodEytQX3zwfz4PvElgSQiPMOC"),
+        ("Authorization: Bearer 0Z0lUwEYe1zxAXS04OewApBlpNiU8oKV8MK8", "0Z0lUwEYe1zxAXS04OewApBlpNiU8oKV8MK8"),
+        # connection strings with a password inside
+        ("postgres://admin:pg_Adm1n@db.example.com:5432/app", "pg_Adm1n"),
+        ("redis://:foobared2024@10.0.0.3:6379", "foobared2024"),
+        ("root:Passw0rd@tcp(127.0.0.1:3306)/shop?parseTime=true", "Passw0rd"),
+        ("Server=10.0.0.8;Database=hr;User Id=sa;Password=Sa_12345;", "Sa_12345"),
+        # an account and its password side by side
+        ("账号 zhangsan 密码 abc123456", "abc123456"),
+        ("qq 12345678 / mima woaini1314", "woaini1314"),
+        ("号：hanmeimei88 mm：hmm_0808", "hmm_0808"),
+        # passwords in several phrasings
+        ("我的密码是 hunter2，别告诉别人", "hunter2"),
+        ("淘宝密码改成了 tb@Love520", "tb@Love520"),
+        ("hunter2 是我 Steam 的密码", "hunter2"),
+        # one-time codes whatever the sender calls them
+        ("验证码 583920 五分钟内有效", "583920"),
+        ("【淘宝】验证码 620948，用于登录，5分钟内有效", "620948"),
+        ("动态码 904172", "904172"),
+        ("丰巢取件码 58213094", "58213094"),
+        ("382910 是验证码", "382910"),
+        # security-question answers
+        ("密保问题答案是：阳光小学", "阳光小学"),
+        ("密保问题：你母亲的姓名？答案：赵桂芳", "赵桂芳"),
+        # two-factor recovery codes
+        ("恢复码：8zmqh-arhp2 8d7ei-d89uv c4aew-kiny2", "8d7ei-d89uv"),
+        # vendor keys without a well-known prefix, and prefixed ones
+        ("api key: 7b00b1c83fbc8897a2f3f6c61013e31b", "7b00b1c83fbc8897a2f3f6c61013e31b"),
+        ("github token 828b0c39a89919f171578b38a728272fd3cd280c", "828b0c39a89919f171578b38a728272fd3cd280c"),
+        ("我的 api key 是 sk-abcdefghijklmnopqrstuvwx", "sk-abcdefghijklmnopqrstuvwx"),
+        # private key blocks
+        (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQVYBGZ1k2sBDAC7\n-----END PGP PRIVATE KEY BLOCK-----",
+            "lQVYBGZ1k2sBDAC7",
+        ),
+        # bank cards: Luhn-valid without a cue, any 15-19 digits with one
+        ("6228322750142177", "6228322750142177"),
+        ("4392 0758 6470 3160", "4392 0758 6470 3160"),
+        ("银行卡号 6222 0212 3456 7890 123", "6222 0212 3456 7890 123"),
+        # identity numbers: a valid check character without a cue
+        ("11010519491231002X", "11010519491231002X"),
+        ("我的身份证号是 210102197606172149", "210102197606172149"),
+    ],
+)
+def test_each_secret_shape_is_refused_when_it_is_all_there_is(text: str, secret: str) -> None:
+    _refused(text, "credential")
+    assert secret not in redact(text) and PLACEHOLDER in redact(text)
+
+
+def test_a_secret_inside_a_sentence_worth_keeping_is_hidden_and_the_rest_kept() -> None:
+    verdict = admit("下午三点开会，会议室密码 8866，记得带电脑")
+    assert verdict.admit and verdict.redacted and verdict.reason == "credential"
+    assert not verdict.stored_as_is
+    assert verdict.text == f"下午三点开会，会议室密码 {PLACEHOLDER}，记得带电脑"
+    assert "8866" not in verdict.text and verdict.message
+
+    verdict = admit("报名信息：陈明，身份证 610113199711019595，电话 13800001234")
+    assert verdict.admit and verdict.redacted
+    assert "610113199711019595" not in verdict.text and "陈明" in verdict.text
+
+    verdict = admit("游戏号 shadow_king 密码 sk778899，帮我上去做下日常")
+    assert verdict.admit and verdict.redacted
+    assert "shadow_king" not in verdict.text and "sk778899" not in verdict.text and "做下日常" in verdict.text
+
+
+def test_a_secret_with_only_boilerplate_around_it_is_refused() -> None:
+    _refused("【招商银行】验证码 583920，五分钟内有效，请勿泄露", "credential")
+    _refused("帮我记一下，我的QQ密码是 abc123456", "credential")
+    _refused("验证码发过来了，是 948273", "credential")
+
+
+def test_redact_for_logs_never_keeps_the_secret() -> None:
+    text = "db: postgresql://app_user:Vx92!kq@10.2.3.4:5432/shop, token=JRMDXEkcwJ0nZv5hUnCghUVVvPHX8HLJj6RP"
+    logged = redact(text)
+    assert "Vx92!kq" not in logged and "JRMDXEkcwJ0nZv5hUnCghUVVvPHX8HLJj6RP" not in logged
+    assert "app_user" in logged and "10.2.3.4" in logged and logged.count(PLACEHOLDER) == 2
+    assert redact("我最近在学 Python 的 asyncio") == "我最近在学 Python 的 asyncio"
+    # full-width forms are judged like their ASCII forms, the text keeps its own characters
+    assert redact("密码：ｈｕｎｔｅｒ２０２４") == f"密码：{PLACEHOLDER}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个别记下来：我下周要去医院复查",
+        "这条别入库：我最近在看心理医生",
+        "我不想让你记住这件事，我被裁员了",
+        "这个不算数别存：我打算辞职",
+        "下面这段你听完就忘了吧，我工资其实只有四千",
+        "不要留档，我上周去了趟派出所",
+        "这段删了，别保存",
+        "当我没说，刚才那个是气话",
+        "不要写进记忆：我有抑郁症",
+        "别把这个存到你的记忆里",
+        "把刚才的对话忘掉",
+        "从你的记忆里删掉这条",
+        "這個別記：我在戒菸",
+        "don't remember this, I'm moving next week",
+        "off the record: I failed the exam",
+    ],
+)
+def test_requests_not_to_remember_refuse_the_whole_observation(text: str) -> None:
+    _refused(text, "do_not_remember")
+
+
+def test_a_request_not_to_remember_wins_over_redaction() -> None:
+    _refused("别记这个：下午开会，会议室密码 8866，记得带电脑", "do_not_remember")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # talk about passwords without one
+        "密码忘了怎么办",
+        "公司要求每 90 天改一次密码",
+        "我把所有密码都交给 Bitwarden 管了",
+        "保险箱的密码锁坏了，要找锁匠",
+        "最近在读《达芬奇密码》",
+        "这学期的密码学课老师讲得太快了",
+        "密码至少要 8 位，还得有大小写",
+        "你的密码不会也是 123456 吧",
+        "数据库里的密码要用 bcrypt 存，别存明文",
+        # codes, tokens and keys without a value
+        "验证码一直收不到",
+        "短信验证码 60 秒才能重发一次",
+        "这个月 token 用完了",
+        "max_tokens 设成 4096 就够了",
+        "API key 泄露了要第一时间去后台吊销",
+        "连接串格式是 postgres://user:password@host:port/db",
+        "postgres://localhost:5432/test 连不上",
+        # 记/存/忘 in other senses, and the opposite request
+        "你别记仇啊，我昨天不是故意的",
+        "别记混了，我是周四的飞机不是周三",
+        "我每天晚上都记日记",
+        "开始记流水账，每笔开销都写下来",
+        "这顿饭算我的，不用记账",
+        "老师说这个公式不用记，考试会给",
+        "别存钱了，通货膨胀太厉害",
+        "照片别存在手机里，容易丢",
+        "这批货先别入库，质检还没过",
+        "别忘了带伞",
+        "记得提醒我周五交报告",
+        "帮我记住：我对花生过敏",
+        "那个渣男你就忘了吧",
+        "我把这事忘了，你再说一遍",
+        "I don't remember where I parked",
+        # numbers that are not secrets
+        "身份证丢了，得回老家补办",
+        "银行卡被冻结了，说是有异常交易",
+        "订单号 7382853117477217 一直没发货",
+        "我的QQ号是 2749301856，加我",
+        "我手机号换了，新号 13912345678",
+        "commit 756aa04ab22031598926e8019792f4cece678874 引入了这个 bug",
+        "报错日志里 request_id=f543d19d-24c1-4271-991b-2a00592f8e2a，帮我查查",
+        "这个 18 位数 210102198910289917 是测试数据，校验位不对",
+        "-----BEGIN PUBLIC KEY----- 这个是公钥，可以贴",
+    ],
+)
+def test_hard_negatives_are_stored_as_said(text: str) -> None:
+    verdict = admit(text)
+    assert verdict.admit and verdict.stored_as_is and verdict.reason == "" and verdict.text == text, verdict
+
+
+def test_shape_decides_not_the_cue() -> None:
+    # Luhn: the same digits with the check digit changed are an order number, not a card
+    assert not admit("5187819093786579").admit
+    assert admit("5187819093786578").stored_as_is
+    # MOD 11-2: a valid check character is an id card without a cue; a wrong one is not
+    assert not admit("这个号 110105197512236450 你看下").admit
+    assert admit("这个号 110105197512236451 你看下").stored_as_is
+    # with the cue an id-shaped number is refused even with a typo in the check character
+    assert not admit("身份证号 110105197512236451").admit
+    # 40 hex characters: a commit without a key cue, a token with one
+    digest = "4c090cea7a24129199532290b5cd33e9fec3d7c6"
+    assert admit(f"回滚到 {digest}").stored_as_is
+    assert not admit(f"token: {digest}").admit
+    # a one-time code is 4-8 digits near a code cue; a service number or a count is not
+    assert admit("验证码收不到，打了 10086 也没用").stored_as_is
+    assert not admit("你的验证码是 7730，别给别人").admit
+
+
+@pytest.mark.parametrize(
+    ("name", "credential_recall"),
+    [("admission_small.jsonl", 0.99), ("admission_zh.jsonl", 0.99), ("admission_zh_holdout.jsonl", 0.98)],
+)
+def test_evaluation_targets(name: str, credential_recall: float) -> None:
+    """Targets: credential recall >= 0.99, do-not-remember recall >= 0.95, false rejections <= 2 %.
+
+    The held-out file was measured once, untuned: credential recall 70/71 = 0.9859 (a 32-letter
+    AppSecret with no digit is not taken for a key), under the 0.99 target; the floor here is that
+    measurement, and ``test_held_out_credential_target`` records the gap.
+    """
+    report = run_admission_eval(DATA / name)
+    assert report["recall_by_reason"]["credential"] >= credential_recall, report
+    assert report["recall_by_reason"]["do_not_remember"] >= 0.95, report
+    assert report["false_rejection_rate"] <= 0.02, report
+
+
+@pytest.mark.xfail(strict=True, reason="held-out credential recall 0.9859 at its one measurement (see above)")
+def test_held_out_credential_target() -> None:
+    report = run_admission_eval(DATA / "admission_zh_holdout.jsonl")
+    assert report["recall_by_reason"]["credential"] >= 0.99, report
+
+
+def test_evaluation_counts_a_redaction_as_caught_and_as_a_false_rejection(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    sentence = "下午三点开会，会议室密码 8866，记得带电脑"
+    cases.write_text(
+        f'{{"id": "1", "text": "{sentence}", "admit": false, "reason": "credential"}}\n'
+        f'{{"id": "2", "text": "{sentence}", "admit": true}}\n'
+        f'{{"id": "3", "text": "{sentence}", "admit": false, "reason": "do_not_remember"}}\n',
+        "utf-8",
+    )
+    report = run_admission_eval(cases)
+    assert report["recall_by_reason"] == {"credential": 1.0, "do_not_remember": 0.0}
+    assert report["false_rejection_rate"] == 1.0
