@@ -1,0 +1,58 @@
+"""``eval gate``: the absoluteness gate against labelled facts (../shared/EVAL.md, ``gate``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..domain.gate import check_fact
+from .evaluation import EvalInputError, _require, read_jsonl
+
+MAX_FAILURES = 20
+
+
+def _rate(numerator: int, denominator: int) -> float:
+    return round(numerator / denominator, 4) if denominator else 0.0
+
+
+def run_gate_eval(path: Path) -> dict[str, Any]:
+    """Judge every ``text``; ``absolute: true`` expects a pass, ``false`` expects a flag.
+
+    false_positive_rate = absolute facts flagged / absolute facts;
+    false_negative_rate = relative facts passed / relative facts (0.0 when a class is empty).
+    """
+    cases = correct = absolute_cases = relative_cases = false_positives = false_negatives = 0
+    failures: list[dict[str, Any]] = []
+    for number, obj in read_jsonl(path):
+        case_id = str(_require(obj, "id", (str, int), number))
+        text = _require(obj, "text", str, number)
+        expected = _require(obj, "absolute", bool, number)
+        verdict = check_fact(text)
+        cases += 1
+        if expected:
+            absolute_cases += 1
+            false_positives += not verdict.ok
+        else:
+            relative_cases += 1
+            false_negatives += verdict.ok
+        if verdict.ok == expected:
+            correct += 1
+        elif len(failures) < MAX_FAILURES:
+            failures.append(
+                {
+                    "id": case_id,
+                    "text": text,
+                    "expected": expected,
+                    "problems": [{"kind": problem.kind, "word": problem.word} for problem in verdict.problems],
+                }
+            )
+    if cases == 0:
+        raise EvalInputError(0, "no cases")
+    return {
+        "kind": "gate",
+        "cases": cases,
+        "accuracy": _rate(correct, cases),
+        "false_positive_rate": _rate(false_positives, absolute_cases),
+        "false_negative_rate": _rate(false_negatives, relative_cases),
+        "failures": failures,
+    }
