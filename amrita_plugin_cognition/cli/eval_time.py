@@ -1,0 +1,85 @@
+"""Evaluation of the relative-time resolver (``domain.timeresolve``) on a JSONL file.
+
+Each line: ``{"id": "t1", "now": "2026-11-30T12:00:00+08:00", "text": "我昨天下午三点到的",
+"expect_date": "2026-11-29"}``; ``expect_date`` is the date of the first relative expression, or null when
+nothing relative should be resolved (the key must be present).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from ..domain.timeresolve import first_date
+from .evaluation import EvalInputError, _require, read_jsonl
+
+MAX_FAILURES = 20
+
+
+def _now(obj: dict[str, Any], number: int) -> datetime:
+    raw = _require(obj, "now", str, number)
+    try:
+        # Python 3.10's fromisoformat does not read a trailing "Z"
+        moment = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw)
+    except ValueError as error:
+        raise EvalInputError(number, f"now {raw!r} is not ISO 8601") from error
+    if moment.tzinfo is None:
+        raise EvalInputError(number, f"now {raw!r} has no UTC offset")
+    return moment
+
+
+def _expected(obj: dict[str, Any], number: int) -> date | None:
+    if "expect_date" not in obj:
+        raise EvalInputError(number, "missing field 'expect_date'")
+    raw = obj["expect_date"]
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise EvalInputError(number, "field 'expect_date' must be a YYYY-MM-DD string or null")
+    try:
+        return date.fromisoformat(raw)
+    except ValueError as error:
+        raise EvalInputError(number, f"expect_date {raw!r} is not YYYY-MM-DD") from error
+
+
+def run_time_eval(path: Path) -> dict[str, Any]:
+    """Accuracy of ``first_date`` against the expected dates of every line of ``path``."""
+    cases = correct = false_resolutions = misses = wrong_dates = 0
+    failures: list[dict[str, Any]] = []
+    for number, obj in read_jsonl(path):
+        case_id = str(_require(obj, "id", (str, int), number))
+        now = _now(obj, number)
+        text = _require(obj, "text", str, number)
+        expected = _expected(obj, number)
+        got = first_date(text, now)
+        cases += 1
+        if got == expected:
+            correct += 1
+            continue
+        if expected is None:
+            false_resolutions += 1
+        elif got is None:
+            misses += 1
+        else:
+            wrong_dates += 1
+        if len(failures) < MAX_FAILURES:
+            failures.append(
+                {
+                    "id": case_id,
+                    "text": text,
+                    "expected": expected.isoformat() if expected else None,
+                    "got": got.isoformat() if got else None,
+                }
+            )
+    if cases == 0:
+        raise EvalInputError(0, "no cases")
+    return {
+        "kind": "time",
+        "cases": cases,
+        "accuracy": round(correct / cases, 4),
+        "false_resolutions": false_resolutions,
+        "misses": misses,
+        "wrong_dates": wrong_dates,
+        "failures": failures,
+    }

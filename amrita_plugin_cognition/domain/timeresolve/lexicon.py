@@ -1,0 +1,395 @@
+"""Word tables for the relative-time resolver: numerals, parts of the day, festivals, guards and markers.
+
+Everything here is data. The rules that use it live in ``rules.py``; the scanning loop in ``scanner.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import cn2an
+
+# --- numerals --------------------------------------------------------------------------------------------------
+
+#: A count written with Arabic digits or Chinese numerals (``几`` is vague and deliberately absent).
+NUMBER = r"(?:\d{1,4}|[零〇一二两三四五六七八九十百廿]{1,5}|俩)"
+#: Any character that may belong to a number; a count must not be glued to one on its left.
+NUMBER_CHARS = "0123456789零〇一二两三四五六七八九十百千万廿几俩半多数"
+#: A day of the month, 1-31.
+DAY_OF_MONTH = (
+    r"(?:[12]\d|3[01]|0?[1-9]|[一二]?十[一二三四五六七八九]?|三十一?|廿[一二三四五六七八九]?|[一二三四五六七八九])"
+)
+#: A month, 1-12.
+MONTH_NUMBER = r"(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
+
+_SMALL_DIGITS = set("一二两三四五六七八九")
+
+
+def parse_number(raw: str) -> int | None:
+    """Integer value of a count; None for approximations such as ``一两`` / ``三四`` or anything unparsable."""
+    if raw.isdigit():
+        return int(raw)
+    if raw == "俩":
+        return 2
+    if any(a in _SMALL_DIGITS and b in _SMALL_DIGITS for a, b in itertools.pairwise(raw)):
+        return None  # 一两天, 三四个月: a range, not a point
+    try:
+        value = cn2an.cn2an(raw.replace("两", "二"), "smart")
+    except (ValueError, KeyError, IndexError):
+        return None
+    return int(value) if float(value).is_integer() else None
+
+
+# --- weekdays and parts of the day -----------------------------------------------------------------------------
+
+WEEKDAY_CHARS = "一二三四五六日天1234567"
+WEEKDAY_INDEX = (
+    {char: index for index, char in enumerate("一二三四五六")}
+    | {"日": 6, "天": 6}
+    | {str(number): number - 1 for number in range(1, 8)}
+)
+WEEKDAY_NAMES = "一二三四五六日"
+
+#: Parts of the day that may follow a day expression (今天下午, 周五晚上); longest first.
+PARTS_OF_DAY = (
+    "早上",
+    "早晨",
+    "清晨",
+    "上午",
+    "中午",
+    "下午",
+    "傍晚",
+    "晚上",
+    "晚间",
+    "夜里",
+    "夜间",
+    "半夜",
+    "凌晨",
+)
+
+# --- festivals -------------------------------------------------------------------------------------------------
+
+_SOLAR_TERMS = (
+    "清明",
+    "立春",
+    "立夏",
+    "立秋",
+    "立冬",
+    "春分",
+    "秋分",
+    "夏至",
+    "冬至",
+    "谷雨",
+    "惊蛰",
+    "霜降",
+    "处暑",
+    "芒种",
+)
+
+#: Canonical festival -> how to compute it: ("fixed", month, day) | ("lunar", month, day) | ("eve",)
+#: | ("term", name) | ("nth_weekday", month, weekday, n).
+FESTIVALS: dict[str, tuple[object, ...]] = {
+    "元旦": ("fixed", 1, 1),
+    "情人节": ("fixed", 2, 14),
+    "妇女节": ("fixed", 3, 8),
+    "植树节": ("fixed", 3, 12),
+    "白色情人节": ("fixed", 3, 14),
+    "愚人节": ("fixed", 4, 1),
+    "劳动节": ("fixed", 5, 1),
+    "青年节": ("fixed", 5, 4),
+    "儿童节": ("fixed", 6, 1),
+    "建党节": ("fixed", 7, 1),
+    "建军节": ("fixed", 8, 1),
+    "教师节": ("fixed", 9, 10),
+    "国庆": ("fixed", 10, 1),
+    "万圣节": ("fixed", 10, 31),
+    "双十一": ("fixed", 11, 11),
+    "双十二": ("fixed", 12, 12),
+    "平安夜": ("fixed", 12, 24),
+    "圣诞": ("fixed", 12, 25),
+    "春节": ("lunar", 1, 1),
+    "除夕": ("eve",),
+    "元宵": ("lunar", 1, 15),
+    "龙抬头": ("lunar", 2, 2),
+    "端午": ("lunar", 5, 5),
+    "七夕": ("lunar", 7, 7),
+    "中元": ("lunar", 7, 15),
+    "中秋": ("lunar", 8, 15),
+    "重阳": ("lunar", 9, 9),
+    "腊八": ("lunar", 12, 8),
+    "小年": ("lunar", 12, 23),
+    "母亲节": ("nth_weekday", 5, 6, 2),
+    "父亲节": ("nth_weekday", 6, 6, 3),
+    "感恩节": ("nth_weekday", 11, 3, 4),
+    **{term: ("term", term) for term in _SOLAR_TERMS},
+}
+
+#: Spoken form -> (canonical festival, qualifier). Qualifiers: "" | "前" | "后".
+FESTIVAL_ALIASES: dict[str, tuple[str, str]] = {
+    **{name: (name, "") for name in FESTIVALS},
+    **{
+        name + "节": (name, "")
+        for name in FESTIVALS
+        if not name.endswith(("节", "夜")) and FESTIVALS[name][0] != "term"
+    },
+    "清明节": ("清明", ""),
+    "三八节": ("妇女节", ""),
+    "女神节": ("妇女节", ""),
+    "五一": ("劳动节", ""),
+    "六一": ("儿童节", ""),
+    "六一儿童节": ("儿童节", ""),
+    "五一劳动节": ("劳动节", ""),
+    "十一假期": ("国庆", ""),
+    "十一长假": ("国庆", ""),
+    "十一黄金周": ("国庆", ""),
+    "十一国庆": ("国庆", ""),
+    "双11": ("双十一", ""),
+    "双12": ("双十二", ""),
+    "光棍节": ("双十一", ""),
+    "圣诞节": ("圣诞", ""),
+    "七夕情人节": ("七夕", ""),
+    "鬼节": ("中元", ""),
+    "大年初一": ("春节", ""),
+    "年初一": ("春节", ""),
+    "正月初一": ("春节", ""),
+    "过年": ("春节", ""),
+    "年前": ("春节", "前"),
+    "年后": ("春节", "后"),
+    "大年三十": ("除夕", ""),
+    "年三十": ("除夕", ""),
+    "大年夜": ("除夕", ""),
+    "正月十五": ("元宵", ""),
+    "二月二": ("龙抬头", ""),
+    "五月初五": ("端午", ""),
+    "七月初七": ("七夕", ""),
+    "八月十五": ("中秋", ""),
+    "九月初九": ("重阳", ""),
+    "腊月初八": ("腊八", ""),
+    "腊月二十三": ("小年", ""),
+}
+
+#: Days after a festival during which a plain mention still means that (just past) one.
+FESTIVAL_GRACE_DAYS: dict[str, int] = {"春节": 15, "国庆": 10, "劳动节": 7}
+DEFAULT_FESTIVAL_GRACE_DAYS = 7
+
+
+def festival_pattern() -> str:
+    """Alternation of every festival alias, longest first."""
+    names = sorted(FESTIVAL_ALIASES, key=len, reverse=True)
+    return "(?:" + "|".join(re.escape(name) for name in names) + ")"
+
+
+#: Per canonical festival: text right after it that turns it into a thing (圣诞树), or right before it (吃元宵).
+FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
+    "圣诞": ("老人", "树", "帽", "袜", "歌", "装", "服", "卡", "红", "礼物"),
+    "元宵": ("粉", "馅", "好吃", "汤圆"),
+    "腊八": ("粥", "蒜", "面"),
+    "劳动节": ("广场", "路", "大道", "大街", "街", "村", "中学", "小学", "公园", "桥", "商场"),
+    "儿童节": ("广场", "路", "大道", "街", "村", "中学", "小学", "公园"),
+    "国庆": ("路", "大道", "街", "广场", "村", "中学", "小学", "公园", "桥", "阅兵"),
+    "小年": ("轻", "糕", "夜"),
+    "重阳": ("糕",),
+    "中元": ("素",),
+}
+FESTIVAL_NOT_BEFORE: dict[str, str] = {
+    "元宵": "吃煮买包卖碗个颗袋做搓",
+    "小年": "大",
+    "国庆": (  # a common given name: 张国庆
+        "张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏"
+        "吕丁沈姚卢姜崔钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾毛郝龚邵钱覃武戴莫孔汤"
+    ),
+    "春分": "青",
+}
+
+# --- exclusions ------------------------------------------------------------------------------------------------
+
+#: Titles, brands, names and set phrases that contain time words but never refer to a date.
+BLOCKED_PHRASES: tuple[str, ...] = (
+    # titles, brands and names
+    "明日方舟",
+    "明日之后",
+    "今日头条",
+    "今日说法",
+    "明日香",
+    "昨日重现",
+    "明天过后",
+    "昨日青空",
+    "清明上河图",
+    "清明时节",
+    "春节联欢晚会",
+    "夏至未至",
+    "七月与安生",
+    "四月是你的谎言",
+    "五月天",
+    "周一围",
+    "周六福",
+    "周大福",
+    "周日报",
+    # idioms and proverbs
+    "三天打鱼两天晒网",
+    "三天打鱼",
+    "两天晒网",
+    "三天两头",
+    "三天三夜",
+    "一日三秋",
+    "度日如年",
+    "日新月异",
+    "年复一年",
+    "日复一日",
+    "今非昔比",
+    "昨是今非",
+    "有朝一日",
+    "百年之后",
+    "百年以后",
+    "千年以后",
+    "千年之后",
+    "万年以后",
+    "千秋万代",
+    "前因后果",
+    "一日之计在于晨",
+    "一年之计在于春",
+    "士别三日",
+    "来日方长",
+    "花前月下",
+    "逢年过节",
+    "今日事今日毕",
+    "明日复明日",
+    "明日黄花",
+    "昨日黄花",
+    "昨日之日不可留",
+    "今朝有酒",
+    "今生今世",
+    "十月怀胎",
+    "先天不足",
+    "明天会更好",
+)
+
+#: Cues that a quoted phrase is a title: before the opening quote / right after the closing quote.
+TITLE_CUES_BEFORE = ("看", "听", "唱", "读", "玩", "叫", "名为", "电影", "歌", "书", "剧", "节目", "游戏", "番", "曲")
+TITLE_CUES_AFTER = ("这部", "这首", "这本", "这款", "这个电影", "这个游戏", "这个节目", "这个剧", "这个番", "这个歌")
+
+#: Habit markers right before a recurring expression (每周五, 每个月15号, 逢年过节, 一到周末).
+HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|个|年的?|月的?|周|星期|礼拜)?$")
+#: Habit markers right after a bare weekday / weekend (周末都在加班 = every weekend).
+HABIT_AFTER = ("都", "一般", "通常", "总是", "经常", "常常", "往往", "基本上")
+HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次")
+
+# --- compound-word guards -------------------------------------------------------------------------------------
+# A time word such as 前天 can be the tail of one word and the head of another (以前|天真, 目前|天气,
+# 然后|天亮, 如今|天下, 除去|年费, 日本|月饼). Each entry: first character -> characters that form a word with it
+# on its left; "strong" ones block outright, the others only when the right side also forms a word.
+
+LEFT_PARTNERS: dict[str, str] = {
+    "今": "如至古现而迄当",
+    "前": "以之从目眼提面此生空当先日事跟门向往战",
+    "后": "然以之最先随此背落今前往退稍而午日其过",
+    "方": "地对各双一药处配西东南北官远比秘平立多前后上下大这那哪偏良单妙",
+    "明": "光聪文透鲜英发高分简表证声标阐指失清神昌开精黎照澄严贤圣说",
+    "去": "除失过死上回下进出离逝抹减扣删拿划",
+    "本": "日基根成资书课版样剧原账笔脚范标文副正底老血赌读一",
+    "上": "马晚早网身线楼路手地天桌墙以之向往北南东西底头台车船山床私乡部阁殿",
+    "下": "马晚早网身线楼路手地天桌墙以之向往北南东西底头台车船山床私乡部阁殿剩留乡陛",
+}
+STRONG_LEFT_PARTNERS: dict[str, str] = {
+    "前": "以之目眼此生空先日事面跟",
+    "后": "然最以之今随此背落先稍而往退其",
+    "方": LEFT_PARTNERS["方"],
+    "本": LEFT_PARTNERS["本"],
+    "上": LEFT_PARTNERS["上"],
+    "下": LEFT_PARTNERS["下"],
+}
+#: Characters that make a word with the last character of the time word on its right.
+RIGHT_PARTNERS: dict[str, str] = {
+    "天": "真空气堂生使地涯然才天数赋性意色文线津猫台鹅桥安窗际命神子亮黑晴冷热暖凉阴籁庭经国王平灾敌机职",
+    "年": "费代龄级度会终货薪纪轻限头华份夜糕画鉴",
+    "早": "已就不没都也还仍无依尚犹先期点些餐饭晨安",
+    "月": "饼光亮色球季嫂宫老牙食桂下票",
+    "周": "边围目刊岁旋济",
+    "儿": "童女子",
+}
+
+# --- tense markers ---------------------------------------------------------------------------------------------
+
+FUTURE_MARKERS = (
+    "要",
+    "将",
+    "打算",
+    "准备",
+    "计划",
+    "记得",
+    "别忘",
+    "约",
+    "快到",
+    "即将",
+    "马上",
+    "等到",
+    "到时候",
+    "届时",
+    "会",
+)
+#: Characters before 要/会 that make a noun or another word (重要, 开会) rather than a future marker.
+NOT_FUTURE_BEFORE = {
+    "记得": "不还没谁",
+    "要": "重需主只必摘纲紧要",
+    "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一",
+}
+PAST_MARKERS = ("已经", "刚", "当时", "来着", "曾", "之前就")
+#: 那天 / 那次 point back in time in a statement, but forward in a question or an invitation
+#: (冬至那天回家吃饺子不 / 你生日那天一起吃饭吧).
+WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会")
+QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
+INVITATION_WORDS = ("一起", "吧", "见", "请", "来不来", "去不去", "好不好", "行不行")
+PAST_VERBS_BEFORE_DE = (
+    "去",
+    "来",
+    "到",
+    "买",
+    "看",
+    "吃",
+    "做",
+    "办",
+    "回",
+    "走",
+    "见",
+    "拿",
+    "寄",
+    "发",
+    "说",
+    "生",
+    "搬",
+    "定",
+    "订",
+    "开",
+    "修",
+    "交",
+    "签",
+    "领",
+    "收",
+    "换",
+    "借",
+    "剪",
+    "拍",
+    "洗",
+    "扔",
+    "种",
+    "考",
+    "报",
+    "装",
+    "过",
+    "认识",
+    "结婚",
+    "分手",
+    "下单",
+    "入职",
+    "离职",
+    "毕业",
+    "入学",
+)
+#: 了 that is not the perfective / change-of-state particle.
+NOT_PAST_LE_BEFORE = "为除算罢极对不得"
+#: 过 as an experiential aspect marker: after these verbs, or before these words.
+PAST_GUO_AFTER_VERB = "去来到吃看玩见买做说用住走试听学喝办打"
+PAST_GUO_BEFORE = ("了", "的", "一次", "一回", "几次")
+
+CLAUSE_BREAKS = "，,。！!？?；;\n…~～"

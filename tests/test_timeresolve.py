@@ -1,0 +1,220 @@
+"""The rule-based relative-time resolver (domain.timeresolve) and its evaluation harness."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from amrita_plugin_cognition.cli.eval_time import run_time_eval
+from amrita_plugin_cognition.cli.evaluation import EvalInputError
+from amrita_plugin_cognition.domain.timeresolve import TimeMention, anchor_hints, first_date, resolve_times
+
+pytestmark = pytest.mark.embedded_only
+
+DATA = Path(__file__).parent / "data"
+MONDAY = datetime.fromisoformat("2026-11-30T12:00:00+08:00")
+SUNDAY = datetime.fromisoformat("2026-11-29T21:00:00+08:00")
+NEW_YEARS_EVE = datetime.fromisoformat("2026-12-31T23:00:00+08:00")
+LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
+
+
+@pytest.mark.parametrize(
+    ("now", "text", "expected"),
+    [
+        (MONDAY, "我昨天下午三点到的", "2026-11-29"),
+        (MONDAY, "大后天考试", "2026-12-03"),
+        (MONDAY, "十五天后出结果", "2026-12-15"),
+        (MONDAY, "半个月后考试", "2026-12-15"),
+        (MONDAY, "三个月前入职的", "2026-08-30"),
+        (MONDAY, "上个月工资发了没", "2026-10-01"),
+        (MONDAY, "下月15号开庭", "2026-12-15"),
+        (MONDAY, "去年12月3号我们认识的", "2025-12-03"),
+        (MONDAY, "3号交材料", "2026-12-03"),  # the upcoming 3rd
+        (MONDAY, "28号那天下大雨", "2026-11-28"),  # a past clause: the most recent 28th
+        (MONDAY, "周五要交报告", "2026-12-04"),
+        (MONDAY, "下周日回来", "2026-12-13"),
+        (SUNDAY, "下周一开会", "2026-11-30"),  # weeks start on Monday
+        (SUNDAY, "周一开会", "2026-11-30"),  # this week's Monday has passed: the next one
+        (SUNDAY, "周五去的医院", "2026-11-27"),  # past clause: this week's Friday
+        (NEW_YEARS_EVE, "明天元旦", "2027-01-01"),
+        (NEW_YEARS_EVE, "一小时后就是明年了", "2027-01-01"),
+        (NEW_YEARS_EVE, "下周一上班", "2027-01-04"),
+        (LEAP, "明天2月29号", "2028-02-29"),
+        (LEAP, "月底交报告", "2028-02-29"),
+        (LEAP, "30号交", "2028-03-30"),
+        (datetime.fromisoformat("2026-01-31T09:00:00+08:00"), "一个月后", "2026-02-28"),
+        (MONDAY, "春节回家吗", "2027-02-06"),
+        (MONDAY, "除夕吃啥", "2027-02-05"),
+        (MONDAY, "去年春节", "2025-01-29"),
+        (MONDAY, "冬至吃饺子还是汤圆", "2026-12-22"),
+        (datetime.fromisoformat("2027-03-31T09:30:00+08:00"), "清明回老家扫墓", "2027-04-05"),
+        (datetime.fromisoformat("2026-10-08T12:00:00+08:00"), "国庆玩得开心吗", "2026-10-01"),
+        (datetime.fromisoformat("2026-10-08T12:00:00+08:00"), "中秋节那天下雨了", "2026-09-25"),
+        (datetime.fromisoformat("2026-04-30T18:00:00+08:00"), "母亲节送啥", "2026-05-10"),
+        (datetime.fromisoformat("2025-01-20T12:00:00+08:00"), "正月十五看花灯", "2025-02-12"),
+        (datetime.fromisoformat("2026-11-29T23:30:00-05:00"), "明天周一", "2026-11-30"),  # local date of `now`
+    ],
+)
+def test_resolves_relative_expressions(now: datetime, text: str, expected: str) -> None:
+    assert first_date(text, now) == date.fromisoformat(expected)
+
+
+def test_spans_carry_their_last_day_and_granularity() -> None:
+    (next_month,) = resolve_times("下个月去北京", MONDAY)
+    assert (next_month.date, next_month.end_date, next_month.granularity) == (
+        date(2026, 12, 1),
+        date(2026, 12, 31),
+        "month",
+    )
+    (next_week,) = resolve_times("下周一定去", MONDAY)  # 下周 + 一定, not Monday
+    assert (next_week.text, next_week.granularity, next_week.end_date) == ("下周", "week", date(2026, 12, 13))
+    (weekend,) = resolve_times("周末去哪玩", MONDAY)
+    assert (weekend.date, weekend.end_date) == (date(2026, 12, 5), date(2026, 12, 6))
+    (next_year,) = resolve_times("明年见", MONDAY)
+    assert (next_year.date, next_year.end_date, next_year.granularity) == (date(2027, 1, 1), date(2027, 12, 31), "year")
+
+
+def test_mentions_are_ordered_and_do_not_overlap() -> None:
+    text = "昨晚没睡好，明天下午去医院，下周三复查"
+    mentions = resolve_times(text, MONDAY)
+    assert [mention.text for mention in mentions] == ["昨晚", "明天下午", "下周三"]
+    assert all(text[mention.start : mention.end] == mention.text for mention in mentions)
+    assert all(left.end <= right.start for left, right in itertools.pairwise(mentions))
+    assert [mention.date for mention in mentions] == [date(2026, 11, 29), date(2026, 12, 1), date(2026, 12, 9)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "《后天》真好看",
+        "《明天会更好》这首歌很老了",
+        "《昨日重现》是我最喜欢的歌",
+        "看了“后天”，挺震撼的",
+        "我天天加班",
+        "每周五都有例会",
+        "每个月15号发工资",
+        "周一到周五上班",
+        "他周末都在打工",
+        "周杰伦出新歌了",
+        "服务很周到",
+        "这周边有啥吃的",
+        "上周目的存档还在",
+        "月饼好难吃",
+        "日本月饼",
+        "岁月静好",
+        "生日快乐",
+        "三天打鱼两天晒网",
+        "等了半天",
+        "好几天没见了",
+        "前几天感冒了",
+        "最近好累",
+        "那天你不在",
+        "以前天才少年",
+        "然后天就黑了",
+        "如今年轻人压力大",
+        "除去年费还剩两百",
+        "后天形成的习惯",
+        "明日方舟抽卡又歪了",
+        "五月天演唱会",
+        "我在三号楼等你",
+        "你几号走",
+        "星期几开会",
+        "上个号被封了",
+        "晚上吃啥",
+        "早上好",
+        "晚安",
+        "一两天后出结果",
+        "2026年12月3日开庭",
+        "2026-12-03 提交",
+        "2027年春节",
+    ],
+)
+def test_hard_negatives_resolve_to_nothing(text: str) -> None:
+    assert resolve_times(text, MONDAY) == []
+    assert first_date(text, MONDAY) is None
+
+
+def test_time_words_inside_ordinary_phrases_still_count() -> None:
+    assert first_date("明天见", MONDAY) == date(2026, 12, 1)
+    assert first_date("今天气温零下了", MONDAY) == date(2026, 11, 30)
+    assert first_date("他说“明天见”", MONDAY) == date(2026, 12, 1)  # quoted speech, not a title
+    assert first_date("我前天才知道", MONDAY) == date(2026, 11, 28)
+    assert first_date("2026年12月3日开庭，明天先碰个头", MONDAY) == date(2026, 12, 1)
+
+
+def test_anchor_hints_wording() -> None:
+    assert anchor_hints("我昨晚到的", MONDAY) == ["“昨晚” = 2026-11-29（周日）晚上"]
+    assert anchor_hints("下个月去北京，下周先开会，明年再说", MONDAY) == [
+        "“下个月” = 2026-12",
+        "“下周” = 2026-12-07至2026-12-13",
+        "“明年” = 2027",
+    ]
+    assert anchor_hints("春节前能到吗", MONDAY) == ["“春节前” = 2027-02-06（周六）之前"]
+    assert anchor_hints("明天下午和明天下午", MONDAY) == ["“明天下午” = 2026-12-01（周二）下午"]
+    assert anchor_hints("最近好累", MONDAY) == []
+
+
+def test_time_mention_absolute_formats() -> None:
+    day = TimeMention(0, 2, "今天", date(2026, 11, 29), None, "day")
+    assert day.absolute() == "2026-11-29（周日）"
+    month = TimeMention(0, 3, "下个月", date(2026, 12, 1), date(2026, 12, 31), "month")
+    assert month.absolute() == "2026-12"
+    week = TimeMention(0, 2, "下周", date(2026, 12, 7), date(2026, 12, 13), "week")
+    assert week.absolute() == "2026-12-07至2026-12-13"
+    year = TimeMention(0, 2, "明年", date(2027, 1, 1), date(2027, 12, 31), "year")
+    assert year.absolute() == "2027"
+
+
+def test_evaluation_sets_meet_the_targets() -> None:
+    for name in ("time_zh.jsonl", "time_zh_holdout.jsonl"):
+        report = run_time_eval(DATA / name)
+        assert report["kind"] == "time"
+        assert report["cases"] >= 120
+        assert report["accuracy"] >= 0.95, (name, report["failures"])
+        assert report["false_resolutions"] <= 0.02 * report["cases"], (name, report["failures"])
+        assert report["false_resolutions"] + report["misses"] + report["wrong_dates"] == round(
+            report["cases"] * (1 - report["accuracy"])
+        )
+
+
+def _write(path: Path, *objects: object) -> Path:
+    path.write_text("".join(json.dumps(item, ensure_ascii=False) + "\n" for item in objects), encoding="utf-8")
+    return path
+
+
+def test_run_time_eval_reports_failures(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "cases.jsonl",
+        {"id": "a", "now": "2026-11-30T12:00:00+08:00", "text": "昨天到的", "expect_date": "2026-11-29"},
+        {"id": "b", "now": "2026-11-30T12:00:00+08:00", "text": "明天见", "expect_date": None},
+        {"id": "c", "now": "2026-11-30T12:00:00+08:00", "text": "最近好累", "expect_date": "2026-11-29"},
+        {"id": "d", "now": "2026-11-30T12:00:00+08:00", "text": "明天见", "expect_date": "2026-11-29"},
+    )
+    report = run_time_eval(path)
+    assert report["cases"] == 4 and report["accuracy"] == 0.25
+    assert (report["false_resolutions"], report["misses"], report["wrong_dates"]) == (1, 1, 1)
+    assert report["failures"][0] == {"id": "b", "text": "明天见", "expected": None, "got": "2026-12-01"}
+
+
+def test_run_time_eval_rejects_bad_input(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n# nothing here\n", encoding="utf-8")
+    with pytest.raises(EvalInputError, match="no cases"):
+        run_time_eval(empty)
+    naive = _write(
+        tmp_path / "naive.jsonl", {"id": "a", "now": "2026-11-30T12:00:00", "text": "x", "expect_date": None}
+    )
+    with pytest.raises(EvalInputError, match=r"line 1: .*no UTC offset"):
+        run_time_eval(naive)
+    missing = _write(tmp_path / "missing.jsonl", {"id": "a", "now": "2026-11-30T12:00:00+08:00", "text": "x"})
+    with pytest.raises(EvalInputError, match="expect_date"):
+        run_time_eval(missing)
+    wrong = _write(
+        tmp_path / "wrong.jsonl", {"id": "a", "now": "2026-11-30T12:00:00+08:00", "text": "x", "expect_date": "30/11"}
+    )
+    with pytest.raises(EvalInputError, match="YYYY-MM-DD"):
+        run_time_eval(wrong)
