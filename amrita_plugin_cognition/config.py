@@ -99,6 +99,39 @@ class RecallSettings(_Settings):
     current_private_boost: float = Field(1.25, ge=1)
 
 
+class HistorianSettings(_Settings):
+    """The historian: the ``end`` tool's jobs and transcript capture, turned into absolute facts."""
+
+    #: Which turns reach the historian: "end" (only what the model hands to the ``end`` tool),
+    #: "transcript" (turns are extracted from the transcript, ``end`` only writes notes), or
+    #: "both" (``end`` when the model calls it; otherwise the turn is extracted from the transcript).
+    capture: Literal["end", "transcript", "both"] = "both"
+    #: amrita_core model preset of the historian's calls; empty = ``llm.preset`` (the chat's default).
+    preset: str = ""
+    #: Jobs in flight at once in this process.
+    max_concurrency: int = Field(4, ge=1, le=64)
+    #: How often the queue is polled (an enqueue wakes the workers at once as well).
+    poll_interval_seconds: float = Field(5.0, ge=0.2, le=3600)
+    #: A job whose lease is older than this (its worker died or hung) is recovered and run again.
+    stale_job_timeout_seconds: float = Field(600.0, ge=10, le=86400)
+    #: A failing job is retried this many times with exponential backoff, then kept as "failed".
+    job_max_retries: int = Field(3, ge=0, le=20)
+    #: Failed jobs kept (newest first) and for how long, for ``ambot cognition jobs``.
+    failed_jobs_keep: int = Field(1000, ge=0)
+    failed_jobs_keep_days: float = Field(30.0, ge=0)
+    #: Recent messages of the chat a job carries for disambiguation, each clipped to
+    #: ``source_message_max_len`` characters (the current input batch too).
+    recent_messages_k: int = Field(10, ge=0, le=100)
+    source_message_max_len: int = Field(500, ge=20, le=10000)
+    #: Transcript capture: a chat's turns without ``end`` are extracted in one call once this
+    #: many wait, or once the chat has been quiet for ``transcript_pause_seconds``.
+    transcript_batch_turns: int = Field(8, ge=1, le=100)
+    transcript_pause_seconds: float = Field(120.0, ge=1, le=86400)
+    #: Short-term notes and transcript turns kept per chat (older ones are trimmed while idle).
+    notes_keep: int = Field(200, ge=1, le=100000)
+    turns_keep: int = Field(200, ge=1, le=100000)
+
+
 class CognitionConfig(_Settings):
     #: Master switch of the plugin (hook, tools, commands).
     enable: bool = True
@@ -127,10 +160,13 @@ class CognitionConfig(_Settings):
     outbox_max_attempts: int = Field(8, ge=1, le=100)
     #: Replaced versions of each chat's pinned memo kept for ``ambot cognition memo restore``.
     memo_revisions_keep: int = Field(5, ge=0, le=100)
+    #: The chat's last short-term notes (the ``end`` tool's memos) injected each turn.
+    recent_notes_inject_k: int = Field(30, ge=0, le=500)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     chroma: ChromaSettings = Field(default_factory=ChromaSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    historian: HistorianSettings = Field(default_factory=HistorianSettings)
 
     @field_validator("timezone")
     @classmethod

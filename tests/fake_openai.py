@@ -1,7 +1,8 @@
 """A fake OpenAI-compatible server on 127.0.0.1 for the LLM and the API embedders.
 
 Chat completions follow a script: each request pops the next scripted reply if there is one
-(a tool call or a text), else answers with ``FINAL_TEXT``; a request that offers tools but has
+(a tool call or a text; ``{"__status__": 500}`` answers that HTTP error), else answers with
+``FINAL_TEXT``; a request that offers tools but has
 no scripted reply answers with no tool call. ``chat_delays`` holds each following chat request
 for that many seconds before it answers (one entry per request: timeouts); ``chat_usage``, when
 set, is the token usage every chat completion reports. ``/v1/embeddings`` and Ollama's ``/api/embed``
@@ -50,6 +51,9 @@ class FakeOpenAI:
         self.chat_usage: dict[str, int] | None = None
         #: Seconds every embeddings request waits before it answers (a slow embedder).
         self.embeddings_delay = 0.0
+        #: Answers chat requests the script does not cover: ``responder(body)`` returns an
+        #: assistant message, or None for the default answer.
+        self.responder: Any = None
         self._resets = 0
         self._lock = threading.Lock()
         self.server = LoopbackServer(lambda method, path, body: self.answer(path, body), name="fake-openai")
@@ -89,8 +93,13 @@ class FakeOpenAI:
                 "model": body.get("model"),
             }
         self.chat_requests.append(body)
+        if self.script and "__status__" in self.script[0]:  # a scripted HTTP error
+            failure = self.script.popleft()
+            return int(failure["__status__"]), {"error": {"message": failure.get("message", "scripted failure")}}
         if self.script:
             message = self.script.popleft()
+        elif self.responder is not None and (answered := self.responder(body)) is not None:
+            message = answered
         elif body.get("tools"):
             message = {"role": "assistant", "content": "无需工具"}
         else:
@@ -110,6 +119,7 @@ class FakeOpenAI:
             self._resets += 1
             self.chat_delays.clear()
             self.chat_usage = None
+            self.responder = None
 
     def start(self) -> None:
         self.server.start()

@@ -51,8 +51,13 @@ def context() -> dict[str, object]:
     return {
         "now": "2025-05-01 14:30 星期四 (Asia/Shanghai)",
         "chat": "QQ群 30001",
-        "observations": [{"id": 1, "when": "2025-05-01 14:20", "speaker": "小明(10001)", "text": OBSERVATION}],
+        "observations": [
+            {"id": 1, "when": "2025-05-01 14:20", "speaker": "小明(10001)", "text": OBSERVATION, "hints": [], "ids": []}
+        ],
         "messages": [{"when": "2025-05-01 14:19", "speaker": "小红(10002)", "text": "你最近忙啥呢？"}],
+        "perspective": "",
+        "feedback": [],
+        "previous": [],
     }
 
 

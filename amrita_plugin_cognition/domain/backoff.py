@@ -1,4 +1,4 @@
-"""Retry policy of durable background work (vector-index outbox; later the job queue): pure."""
+"""Retry policy of durable background work (the vector-index outbox and the job queue): pure."""
 
 from __future__ import annotations
 
@@ -23,3 +23,9 @@ def next_attempt(now: datetime, attempts: int, rng: random.Random | None = None)
 def gives_up(attempts: int, max_attempts: int) -> bool:
     """Whether work that has failed ``attempts`` times is dead (kept, counted, retried by hand)."""
     return attempts >= max_attempts
+
+
+def after_failure(now: datetime, attempts: int, max_attempts: int) -> datetime | None:
+    """The one retry rule of durable work (outbox rows and queued jobs alike): when work that has
+    now failed ``attempts`` times may run again, or None when it has given up."""
+    return None if gives_up(attempts, max_attempts) else next_attempt(now, attempts)

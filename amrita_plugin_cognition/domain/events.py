@@ -33,8 +33,13 @@ class NotesChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class JobsQueued:
+    """Historian jobs were enqueued: the workers should look at the queue now."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoreReplaced:
     """Everything may have changed at once (a backup was restored)."""
 
 
-Event = IndexWorkQueued | MemoriesChanged | NotesChanged | StoreReplaced
+Event = IndexWorkQueued | MemoriesChanged | NotesChanged | JobsQueued | StoreReplaced

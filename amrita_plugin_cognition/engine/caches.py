@@ -5,7 +5,7 @@ The hook runs on every message, so three answers are cached per process:
 * per bot account, whether its bank holds anything at all (checked in the background, never in
   a turn's path; ``bank_known_empty``);
 * per chat, whether it sees any fact (a chat that sees none skips recall and the embedding);
-* per chat, its pinned memo and pins.
+* per chat, its pinned memo, pins and last short-term notes.
 
 Every cache is a ``cachetools`` TTL/LRU cache with a fixed size, so the process's memory stays
 flat whatever the number of chats (``bench/cache_memory.py``). Local writes invalidate through
@@ -38,8 +38,8 @@ class TurnCaches:
     def __init__(self) -> None:
         #: Visibility key -> whether the chat sees some fact.
         self.chat_sees: TTLCache[str, bool] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
-        #: "bot|scope" -> (memo, pins) of a chat.
-        self.notes: TTLCache[str, tuple[str, tuple[Any, ...]]] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
+        #: "bot|scope" -> the memo, pins and short-term notes of a chat (``notes.ChatDocuments``).
+        self.notes: TTLCache[str, Any] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
         #: Bot id -> (bank holds nothing, monotonic time of the check).
         self.bank_state: LRUCache[str, tuple[bool, float]] = LRUCache(maxsize=BANK_CACHE_SIZE)
         self._bank_probes: dict[str, asyncio.Task[None]] = {}

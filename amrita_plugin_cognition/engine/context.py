@@ -1,4 +1,5 @@
-"""The per-turn context: pinned memo, pins and recalled memories, rendered into one block.
+"""The per-turn context: pinned memo, pins, the chat's recent notes and recalled memories, rendered
+into one block.
 
 The block is reference material. Stored text can neither close it nor open a tag of its own:
 angle brackets in stored text are replaced by look-alike full-width ones before rendering.
@@ -23,7 +24,7 @@ from ..domain.clock import aware_or_now
 from ..domain.records import ChatContext
 from ..logs import log_event
 from ..store import notes as notes_store
-from .notes import Pin, cache_memo_and_pins, cached_memo_and_pins
+from .notes import ChatDocuments, Pin, ShortNote, cache_documents, cached_documents
 from .ranking import RecallResult
 from .service import CognitionEngine
 
@@ -63,27 +64,38 @@ def _when(moment: datetime, zone: ZoneInfo) -> str:
     return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
 
 
+_NOTHING = ChatDocuments("", (), ())
+#: Notes this recent are kept longest when the block is over its budget.
+NOTES_KEPT_LONGEST = 5
+
+
 async def _turn_documents(
     engine: CognitionEngine, context: ChatContext, want_recall: bool
-) -> tuple[str, list[Pin], bool]:
-    """The memo, the pins and whether any memory is visible: from the per-chat caches, else in
-    one statement. A chat that sees no memory skips recall and the query embedding altogether;
-    on a bank known to be empty the turn touches no database."""
+) -> tuple[ChatDocuments, bool]:
+    """The memo, the pins, the recent notes and whether any memory is visible: from the per-chat
+    caches, else in one statement. A chat that sees no memory skips recall and the query
+    embedding altogether; on a bank known to be empty the turn touches no database."""
     if engine.bank_known_empty(context.bot_id):
-        return "", [], False
-    notes = cached_memo_and_pins(engine, context)
+        return _NOTHING, False
+    documents = cached_documents(engine, context)
     key, sees, probe = engine.emptiness_probe(context) if want_recall else ("", False, None)
-    if notes is not None and probe is None:
-        return notes[0], notes[1], bool(sees)
+    if documents is not None and probe is None:
+        return documents, bool(sees)
     async with engine.unit_of_work() as uow:
-        documents = await notes_store.turn_documents(uow.session, context.bot_id, context.scope, probe)
-    if notes is None:
-        notes = documents.memo, [Pin(pin_id, content, at) for pin_id, content, at in documents.pins]
-        cache_memo_and_pins(engine, context, *notes)
+        read = await notes_store.turn_documents(
+            uow.session, context.bot_id, context.scope, probe, engine.config.recent_notes_inject_k
+        )
+    if documents is None:
+        documents = ChatDocuments(
+            read.memo,
+            tuple(Pin(pin_id, content, at) for pin_id, content, at in read.pins),
+            tuple(ShortNote(content, at) for _, content, at in read.notes),
+        )
+        cache_documents(engine, context, documents)
     if probe is not None:
-        sees = bool(documents.sees_memories)
+        sees = bool(read.sees_memories)
         engine.remember_chat_sees(key, sees)
-    return notes[0], notes[1], bool(sees)
+    return documents, bool(sees)
 
 
 async def _recall_within_budget(
@@ -115,9 +127,9 @@ async def build_context(
     started = time.perf_counter()
     now = aware_or_now(now)
     zone = ZoneInfo(engine.config.timezone)
-    memo, pins, seen = await _turn_documents(engine, context, bool(queries))
+    documents, seen = await _turn_documents(engine, context, bool(queries))
     recalled = await _recall_within_budget(engine, context, queries, now, started) if seen else RecallResult([])
-    if not memo and not pins and not recalled.hits:
+    if not documents.memo and not documents.pins and not documents.notes and not recalled.hits:
         return BuiltContext("", 0, recalled.mode, (time.perf_counter() - started) * 1000)
     memories = [
         {
@@ -128,15 +140,22 @@ async def build_context(
         }
         for hit in recalled.hits
     ]
+    notes = [{"when": _when(note.at, zone), "text": neutralise(note.content)} for note in documents.notes]
     values = {
-        "memo": neutralise(memo),
-        "pins": [{"id": pin.id, "content": neutralise(pin.content)} for pin in pins],
+        "memo": neutralise(documents.memo),
+        "pins": [{"id": pin.id, "content": neutralise(pin.content)} for pin in documents.pins],
+        "notes": notes,
         "memories": memories,
     }
     text = _template().render(**values)
     budget = engine.config.recall.token_budget
-    while memories and estimate_tokens(text) > budget:
-        memories.pop()  # least relevant last
+    # Over budget: the least relevant goes first. Older notes beyond the newest few, then the
+    # lowest-ranked memories, then the remaining notes, oldest first.
+    while estimate_tokens(text) > budget and (memories or notes):
+        if len(notes) > NOTES_KEPT_LONGEST or (notes and not memories):
+            notes.pop(0)
+        else:
+            memories.pop()
         text = _template().render(**values)
     elapsed = (time.perf_counter() - started) * 1000
     log_event("build_context", started, memories=len(memories), mode=recalled.mode, scope=context.scope.key)

@@ -53,7 +53,7 @@ def _admitted(text: str) -> str:
     verdict = admit(text)
     if not verdict.admit:
         raise InvalidInput(verdict.message)
-    return text
+    return verdict.text  # a secret inside is replaced by [已隐去]
 
 
 def _pin(row: PinRow) -> Pin:
@@ -77,18 +77,32 @@ async def read_memo(engine: CognitionEngine, context: ChatContext) -> str:
     return row.content if row else ""
 
 
-def cached_memo_and_pins(engine: CognitionEngine, context: ChatContext) -> tuple[str, list[Pin]] | None:
-    """A chat's memo and pins from the short-lived per-chat cache (None on a miss). This
+@dataclass(frozen=True, slots=True)
+class ShortNote:
+    """A short-term note of the chat (the ``end`` tool's memo of one turn)."""
+
+    content: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDocuments:
+    """What every turn of a chat reads: its memo, its pins and its last short-term notes."""
+
+    memo: str
+    pins: tuple[Pin, ...]
+    notes: tuple[ShortNote, ...]
+
+
+def cached_documents(engine: CognitionEngine, context: ChatContext) -> ChatDocuments | None:
+    """A chat's memo, pins and notes from the short-lived per-chat cache (None on a miss). This
     process's own writes clear the entry at once (after commit); writes by another process show
     within the cache's lifetime."""
-    cached = engine.caches.notes.get(notes_key(context.bot_id, context.scope))
-    if cached is None:
-        return None
-    return cached[0], list(cached[1])
+    return engine.caches.notes.get(notes_key(context.bot_id, context.scope))
 
 
-def cache_memo_and_pins(engine: CognitionEngine, context: ChatContext, memo: str, pins: list[Pin]) -> None:
-    engine.caches.notes[notes_key(context.bot_id, context.scope)] = (memo, tuple(pins))
+def cache_documents(engine: CognitionEngine, context: ChatContext, documents: ChatDocuments) -> None:
+    engine.caches.notes[notes_key(context.bot_id, context.scope)] = documents
 
 
 async def _write_memo(

@@ -17,6 +17,9 @@ synchroniser); the work itself lives in modules of one concern each:
 ``notes``          pinned memo (with revisions) and pins
 ``backup``         backup files and restore
 ``context``        the per-turn block
+``turns``          the ``end`` tool (note + job) and transcript capture
+``historian``      one job's observations into absolute facts
+``workers``        leasing and running historian jobs
 =================  =====================================================================
 
 Every change runs in one unit of work (``unit_of_work()``); after it commits, the engine's
@@ -51,12 +54,15 @@ from . import corrections as _corrections
 from . import recall as _recall
 from . import reindex as _reindex
 from . import status as _status
+from . import turns as _turns
 from . import writes as _writes
 from .caches import TurnCaches
 from .indexing import IndexSync, RepairReport
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
+from .turns import RecentTurns
+from .workers import HistorianWorkers
 from .writes import WriteResult
 
 if TYPE_CHECKING:
@@ -93,6 +99,8 @@ class CognitionEngine:
         self.vectors = vector_index
         self.caches = TurnCaches()
         self.index = IndexSync(self)
+        self.historian = HistorianWorkers(self)
+        self.recent_turns = RecentTurns()
         self._scope_locks = ScopeLocks()
 
     @property
@@ -119,6 +127,7 @@ class CognitionEngine:
     def _after_commit(self, events: Sequence[Event]) -> None:
         self.caches.apply(events)
         self.index.after_commit(events)
+        self.historian.after_commit(events)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -150,7 +159,8 @@ class CognitionEngine:
 
     async def settle(self) -> None:
         """Wait for background work (drains, bank checks): before shutdown and in tests."""
-        while self.index.has_work or self.caches.probing:
+        while self.index.has_work or self.caches.probing or self.historian.in_flight:
+            await self.historian.settle()
             await self.index.settle()
             await self.caches.settle()
 
@@ -168,6 +178,8 @@ class CognitionEngine:
     stored_fingerprint = _reindex.stored_fingerprint
     check_fingerprint = _reindex.check_fingerprint
     status = _status.status
+    end_turn = _turns.end_turn
+    record_turn = _turns.record_turn
 
     def emptiness_probe(self, context: ChatContext) -> tuple[str, bool | None, Select[Any] | None]:
         return emptiness_probe(self, context)

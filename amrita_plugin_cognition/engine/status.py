@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.records import MemoryStatus
 from ..errors import IndexUnavailable
-from ..store import outbox, repository
+from ..store import jobs, outbox, repository
 from .reindex import stored_fingerprint
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         counts = await repository.memory_counts(uow.session)
         scopes = await repository.largest_scopes(uow.session, 20)
         lag = await outbox.summary(uow.session)
+        queue = await jobs.summary(uow.session)
     fingerprint = await stored_fingerprint(engine)
     generation = await engine.index.current_generation(force=True)
     active_total = sum(count for _, state, count in counts if state == MemoryStatus.ACTIVE.value)
@@ -58,6 +59,13 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
             "failing": lag.failing,
             "dead": lag.dead,
             "last_error": lag.last_error or None,
+        },
+        "jobs": {
+            "pending": queue.pending,
+            "processing": queue.processing,
+            "failed": queue.failed,
+            "oldest_pending": queue.oldest_pending.isoformat() if queue.oldest_pending else None,
+            "last_error": queue.last_error or None,
         },
         "index": index,
         "llm": engine.llm.snapshot() if engine.llm is not None else {},

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from ..domain.admission import admit
+from ..domain.admission import admit, redact
 from ..domain.clock import aware_or_now
 from ..domain.events import IndexWorkQueued, MemoriesChanged
 from ..domain.records import (
@@ -25,6 +25,7 @@ from ..domain.records import (
 from ..errors import InvalidInput, LimitExceeded, NotFound
 from ..logs import log_event
 from ..store import repository
+from ..store.unit_of_work import UnitOfWork
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -66,8 +67,9 @@ def _screen(engine: CognitionEngine, drafts: Sequence[MemoryDraft], result: Writ
             continue
         verdict = admit(draft.text)
         if not verdict.admit:
-            result.refused.append((index, draft.text, verdict.reason))
+            result.refused.append((index, redact(draft.text), verdict.reason))
             continue
+        draft.text = verdict.text  # a secret inside is replaced by [已隐去]
         if draft.kind == MemoryKind.FACT and is_conversation_turn(draft.text, draft.speaker_name):
             draft.kind = MemoryKind.TURN
         by_scope.setdefault(draft.scope, []).append((index, draft))
@@ -85,43 +87,71 @@ async def remember(
     for scope, scope_drafts in _screen(engine, drafts, result).items():
         async with engine.unit_of_work() as uow:
             await uow.lock_scope(bot_id, scope)
-            session = uow.session
-            hashes = [content_hash(bot_id, scope, draft.text) for _, draft in scope_drafts]
-            barred = await repository.barred_hashes(session, hashes)
-            existing = await repository.find_active_duplicate(session, bot_id, hashes)
-            accepted: list[tuple[int, MemoryDraft]] = []
-            first_of_hash: dict[str, int] = {}
-            repeats: list[tuple[int, str]] = []
-            for (index, draft), digest in zip(scope_drafts, hashes, strict=True):
-                if digest in barred:
-                    result.refused.append((index, draft.text, "forgotten"))
-                elif digest in existing:
-                    result.refused.append((index, draft.text, "duplicate"))
-                    result.record_ids[index] = existing[digest]
-                elif digest in first_of_hash:
-                    result.refused.append((index, draft.text, "duplicate"))
-                    repeats.append((index, digest))
-                else:
-                    first_of_hash[digest] = index
-                    accepted.append((index, draft))
-            if not accepted:
-                continue
-            active = await repository.count_active(session, bot_id, scope)
-            if active + len(accepted) > engine.config.memories_max_per_scope:
-                raise LimitExceeded(
-                    f"本会话记忆已达上限 {engine.config.memories_max_per_scope} 条（现有 {active} 条），"
-                    "请先删除不需要的记忆"
-                )
-            rows = await repository.insert_memories(session, bot_id, [draft for _, draft in accepted], now)
-            uow.record(IndexWorkQueued(), MemoriesChanged(bot_id))
-            await uow.commit()
-            for (index, _), row in zip(accepted, rows, strict=True):
-                result.record_ids[index] = row.id
-                result.written.append(repository.to_record(row))
-            for index, digest in repeats:
-                result.record_ids[index] = result.record_ids[first_of_hash[digest]]
+            if await _insert_scope(engine, uow, bot_id, scope_drafts, now, result):
+                await uow.commit()
     log_event("remember", started, written=len(result.written), refused=len(result.refused))
     return result
+
+
+async def remember_within(
+    engine: CognitionEngine, uow: UnitOfWork, bot_id: str, scope: Scope, drafts: Sequence[MemoryDraft], now: datetime
+) -> WriteResult:
+    """``remember`` for drafts of one chat inside the caller's unit of work, which has locked
+    that chat (``uow.lock_scope``, before anything else) and commits: the historian writes a
+    job's facts and completes the job in one transaction."""
+    result = WriteResult()
+    screened = _screen(engine, drafts, result)
+    if set(screened) - {scope}:
+        raise ValueError("remember_within writes the drafts of one chat only")
+    if scope in screened:
+        await _insert_scope(engine, uow, bot_id, screened[scope], now, result)
+    return result
+
+
+async def _insert_scope(
+    engine: CognitionEngine,
+    uow: UnitOfWork,
+    bot_id: str,
+    scope_drafts: Sequence[tuple[int, MemoryDraft]],
+    now: datetime,
+    result: WriteResult,
+) -> bool:
+    """Barrier, dedupe and limit checks, then the insert (no commit). False when nothing is new."""
+    session = uow.session
+    scope = scope_drafts[0][1].scope
+    hashes = [content_hash(bot_id, scope, draft.text) for _, draft in scope_drafts]
+    barred = await repository.barred_hashes(session, hashes)
+    existing = await repository.find_active_duplicate(session, bot_id, hashes)
+    accepted: list[tuple[int, MemoryDraft]] = []
+    first_of_hash: dict[str, int] = {}
+    repeats: list[tuple[int, str]] = []
+    for (index, draft), digest in zip(scope_drafts, hashes, strict=True):
+        if digest in barred:
+            result.refused.append((index, draft.text, "forgotten"))
+        elif digest in existing:
+            result.refused.append((index, draft.text, "duplicate"))
+            result.record_ids[index] = existing[digest]
+        elif digest in first_of_hash:
+            result.refused.append((index, draft.text, "duplicate"))
+            repeats.append((index, digest))
+        else:
+            first_of_hash[digest] = index
+            accepted.append((index, draft))
+    if not accepted:
+        return False
+    active = await repository.count_active(session, bot_id, scope)
+    if active + len(accepted) > engine.config.memories_max_per_scope:
+        raise LimitExceeded(
+            f"本会话记忆已达上限 {engine.config.memories_max_per_scope} 条（现有 {active} 条），请先删除不需要的记忆"
+        )
+    rows = await repository.insert_memories(session, bot_id, [draft for _, draft in accepted], now)
+    uow.record(IndexWorkQueued(), MemoriesChanged(bot_id))
+    for (index, _), row in zip(accepted, rows, strict=True):
+        result.record_ids[index] = row.id
+        result.written.append(repository.to_record(row))
+    for index, digest in repeats:
+        result.record_ids[index] = result.record_ids[first_of_hash[digest]]
+    return True
 
 
 def target_scope(context: ChatContext, target: str) -> Scope:

@@ -195,11 +195,13 @@ class LLMGateway:
         """The messages ``template`` produces with ``context`` (what a call would send)."""
         return self._templates.render(template, context)
 
-    async def complete_text(self, purpose: str, template: str, context: Mapping[str, Any] | None = None) -> str:
+    async def complete_text(
+        self, purpose: str, template: str, context: Mapping[str, Any] | None = None, *, preset: str = ""
+    ) -> str:
         """The model's text answer to the rendered ``template``; :class:`LLMUnavailable` when every
-        attempt failed (error, timeout, empty answer)."""
+        attempt failed (error, timeout, empty answer). ``preset`` overrides ``settings.preset``."""
         prompt = self.render(template, context)
-        return await self._call(purpose, prompt, self._answer_text)
+        return await self._call(purpose, prompt, self._answer_text, preset)
 
     async def complete_structured(
         self,
@@ -210,6 +212,7 @@ class LLMGateway:
         output: type[StructuredT],
         tool_name: str,
         tool_description: str | None = None,
+        preset: str = "",
     ) -> StructuredT:
         """Ask the model to call ``tool_name`` with arguments described and validated by ``output``.
 
@@ -217,7 +220,7 @@ class LLMGateway:
         description is ``tool_description`` or the model's docstring; field descriptions come from
         ``Field(description=...)``. A missing call, invalid JSON or arguments that fail validation
         are a failed attempt, retried with the problem fed back; :class:`LLMUnavailable` when every
-        attempt failed.
+        attempt failed. ``preset`` overrides ``settings.preset`` (empty: the configured one).
         """
         tool = self.tool_schema(output, tool_name, tool_description)
         prompt = self.render(template, {"tool_name": tool_name, **(context or {})})
@@ -225,7 +228,7 @@ class LLMGateway:
         async def answer(call: _Call) -> StructuredT:
             return await self._answer_structured(call, tool, output)
 
-        return await self._call(purpose, prompt, answer)
+        return await self._call(purpose, prompt, answer, preset)
 
     @staticmethod
     def tool_schema(output: type[BaseModel], tool_name: str, tool_description: str | None = None) -> ToolFunctionSchema:
@@ -265,13 +268,13 @@ class LLMGateway:
     # ------------------------------------------------------------------ one call, its attempts
 
     async def _call(
-        self, purpose: str, prompt: RenderedPrompt, answer: Callable[[_Call], Awaitable[ResultT]]
+        self, purpose: str, prompt: RenderedPrompt, answer: Callable[[_Call], Awaitable[ResultT]], preset_name: str = ""
     ) -> ResultT:
         counters = self._counters.setdefault(purpose, PurposeCounters())
         counters.calls += 1
         started = time.perf_counter()
         try:
-            preset = await self._resolve_preset(self.settings.preset)
+            preset = await self._resolve_preset(preset_name or self.settings.preset)
         except LLMUnavailable as error:
             counters.failures += 1
             counters.last_error = str(error)

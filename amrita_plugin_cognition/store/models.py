@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from nonebot_plugin_orm import Model
-from sqlalchemy import BigInteger, DateTime, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, DateTime, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
@@ -145,3 +145,78 @@ class MetaRow(Model):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class NoteRow(Model):
+    """A chat's short-term note: the ``end`` tool's memo of one turn (the last few are injected)."""
+
+    __tablename__ = "cognition_note"
+    __table_args__ = (Index("ix_cognition_note_scope", "bot_id", "scope_kind", "scope_id", "id"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[str] = mapped_column(String(64), default="")
+    user_name: Mapped[str] = mapped_column(String(128), default="")
+    content: Mapped[str] = mapped_column(Text)
+    #: The time of the message the note sums up.
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class JobRow(Model):
+    """Durable background work (historian jobs): FIFO by ``enqueued_at``, leased with an expiry.
+
+    States: "pending" (due from ``next_attempt_at``), "processing" (leased by ``lease_token``
+    until ``lease_expires_at``), "failed" (gave up after its retries; kept with its error until
+    pruned, revived by ``ambot cognition jobs retry``). A completed job is deleted in the same
+    transaction that writes its results."""
+
+    __tablename__ = "cognition_job"
+    __table_args__ = (
+        Index("ix_cognition_job_due", "state", "enqueued_at"),
+        Index("ix_cognition_job_scope", "bot_id", "scope_kind", "scope_id"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    #: "observations" (from the ``end`` tool) or "transcript" (turns that ended without it).
+    kind: Mapped[str] = mapped_column(String(16))
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[str] = mapped_column(Text)  # JSON object
+    state: Mapped[str] = mapped_column(String(12), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    enqueued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class TranscriptRow(Model):
+    """One answered turn of a chat: the input and the bot's reply. Turns that ended without the
+    ``end`` tool wait here (``pending``) until the chat pauses or the batch is full; then one
+    historian job extracts their observations. The last few turns of a chat are the recent
+    messages an ``end`` job carries for disambiguation."""
+
+    __tablename__ = "cognition_transcript"
+    __table_args__ = (
+        Index("ix_cognition_transcript_scope", "bot_id", "scope_kind", "scope_id", "id"),
+        Index("ix_cognition_transcript_pending", "pending", "bot_id", "scope_kind", "scope_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    user_id: Mapped[str] = mapped_column(String(64), default="")
+    user_name: Mapped[str] = mapped_column(String(128), default="")
+    message_id: Mapped[str] = mapped_column(String(64), default="")
+    input_text: Mapped[str] = mapped_column(Text, default="")
+    reply_text: Mapped[str] = mapped_column(Text, default="")
+    said_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: Waiting for transcript extraction (a turn that called ``end`` never is).
+    pending: Mapped[bool] = mapped_column(Boolean, default=False)

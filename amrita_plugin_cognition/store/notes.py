@@ -1,4 +1,5 @@
-"""The pinned memo (with its kept revisions) and the pins of each chat."""
+"""The pinned memo (with its kept revisions) and the pins of each chat; the per-turn read of
+memo, pins and short-term notes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import as_utc
 from ..domain.records import Scope
-from .models import MemoRevisionRow, MemoRow, MemoryRow, PinRow
+from .models import MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow
 
 
 async def get_memo(session: AsyncSession, bot_id: str, scope: Scope) -> MemoRow | None:
@@ -93,11 +94,16 @@ class TurnDocuments:
     pins: list[tuple[int, str, datetime]]
     #: Whether any fact is visible (None when not probed).
     sees_memories: bool | None
+    #: The chat's last short-term notes (id, content, time), oldest first.
+    notes: list[tuple[int, str, datetime]]
 
 
-async def turn_documents(session: AsyncSession, bot_id: str, scope: Scope, probe: Select[Any] | None) -> TurnDocuments:
-    """A chat's memo, its pins and (optionally) whether ``probe`` finds a visible fact, in ONE
-    statement: on the per-turn path each statement costs several thread hops in aiosqlite."""
+async def turn_documents(
+    session: AsyncSession, bot_id: str, scope: Scope, probe: Select[Any] | None, notes_limit: int = 0
+) -> TurnDocuments:
+    """A chat's memo, its pins, its last ``notes_limit`` short-term notes and (optionally)
+    whether ``probe`` finds a visible fact, in ONE statement: on the per-turn path each
+    statement costs several thread hops in aiosqlite."""
     parts = [
         select(literal("memo").label("part"), MemoRow.id.label("ref"), MemoRow.content.label("body"),
                MemoRow.updated_at.label("at"))
@@ -108,11 +114,21 @@ async def turn_documents(session: AsyncSession, bot_id: str, scope: Scope, probe
     if probe is not None:
         found = probe.with_only_columns(MemoryRow.id).limit(1).subquery()
         parts.append(select(literal("probe"), found.c.id, literal(""), cast(null(), DateTime(timezone=True))))
+    if notes_limit > 0:
+        last = (
+            select(NoteRow.id, NoteRow.content, NoteRow.created_at)
+            .where(NoteRow.bot_id == bot_id, NoteRow.scope_kind == scope.kind, NoteRow.scope_id == scope.id)
+            .order_by(NoteRow.id.desc())
+            .limit(notes_limit)
+            .subquery()
+        )
+        parts.append(select(literal("note"), last.c.id, last.c.content, last.c.created_at))
     rows = (await session.execute(union_all(*parts))).all()
     memo = next((row.body for row in rows if row.part == "memo"), "")
     pins = sorted((int(row.ref), row.body, as_utc(row.at)) for row in rows if row.part == "pin")
+    notes = sorted((int(row.ref), row.body, as_utc(row.at)) for row in rows if row.part == "note")
     sees = any(row.part == "probe" for row in rows) if probe is not None else None
-    return TurnDocuments(memo, pins, sees)  # type: ignore[arg-type]
+    return TurnDocuments(memo, pins, sees, notes)  # type: ignore[arg-type]
 
 
 async def list_pins(session: AsyncSession, bot_id: str, scope: Scope) -> list[PinRow]:

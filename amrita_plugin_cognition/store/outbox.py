@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.backoff import gives_up, next_attempt
+from ..domain.backoff import after_failure
 from ..domain.clock import as_utc
 from .models import MemoryRow, OutboxRow
 
@@ -66,11 +66,12 @@ async def fail(session: AsyncSession, failures: Mapping[int, str], now: datetime
     for row in rows:
         attempts = row.attempts + 1
         values: dict[str, object] = {"attempts": attempts, "last_error": failures[row.id][:500]}
-        if gives_up(attempts, max_attempts):
+        retry_at = after_failure(now, attempts, max_attempts)
+        if retry_at is None:
             values.update(state=DEAD, next_attempt_at=None)
             dead += 1
         else:
-            values["next_attempt_at"] = next_attempt(now, attempts)
+            values["next_attempt_at"] = retry_at
             retried += 1
         await session.execute(update(OutboxRow).where(OutboxRow.id == row.id).values(**values))
     return retried, dead

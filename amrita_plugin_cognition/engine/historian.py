@@ -1,0 +1,451 @@
+"""The historian: one job's observations (or a transcript batch) into absolute facts.
+
+Per job: the rule-based time resolver anchors relative expressions against the message time;
+ONE LLM call (a forced tool call through the ``llm/`` gateway) rewrites every observation, or
+extracts them from a transcript batch; the gate checks every fact (pronouns, relative time and
+place, numeric ids that went missing). Failing facts, and observations no fact covers, get one
+more call with feedback naming the words and ids; what still fails is written anyway with
+``absolute: false`` in its source and a warning (``force`` lets a fact through when only
+look-alike words tripped the gate and no id drifted; a fact that lost an id is replaced by its
+observation as said). Nothing observed is silently dropped.
+
+Facts go through the memory bank's write path (admission, barriers, dedupe) in the chat's scope,
+whatever the model wrote, with provenance ``inferred`` and the job and message ids; the job is
+deleted in the same transaction (``store/jobs.finish``), so a job run twice writes its facts once.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any, Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, Field
+
+from ..domain.clock import aware_or_now
+from ..domain.gate import GateVerdict, check_fact, explicit_ids
+from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance, Scope
+from ..domain.timeresolve import anchor_hints, first_date
+from ..errors import LLMUnavailable
+from ..logs import log_event
+from ..store import jobs
+from .turns import BOT_SPEAKER, OBSERVATIONS_JOB, memory_on
+from .writes import WriteResult, remember_within
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+REWRITE_TEMPLATE = "historian_rewrite.jinja"
+EXTRACT_TEMPLATE = "historian_extract.jinja"
+TOOL_NAME = "cognition_record_facts"
+_MENTION = re.compile(r"QQ号(\d{5,12})")
+_WEEKDAYS = "一二三四五六日"
+
+
+class RewrittenFact(BaseModel):
+    text: str = Field(description="一条完整、绝对的事实：具体人名附QQ号、具体日期，不用代词和相对时间地点")
+    sources: list[int] = Field(default_factory=list, description="这条事实来自哪些编号（观察或对话）")
+    kind: Literal["fact", "event", "preference", "plan", "decision"] = Field("fact", description="事实的类别")
+    happened_on: str = Field("", description="事情发生或计划发生的日期 YYYY-MM-DD；不确定则留空")
+    subject_id: str = Field("", description="这条事实主要关于谁（QQ号）；关于群或不确定则留空")
+
+
+class RewriteAnswer(BaseModel):
+    """提交改写后的全部事实。"""
+
+    facts: list[RewrittenFact] = Field(default_factory=list, description="全部事实")
+
+
+@dataclass(slots=True)
+class Source:
+    """One numbered thing the facts come from: an observation, or a transcript turn."""
+
+    number: int
+    text: str
+    speaker_id: str
+    speaker_name: str
+    at: datetime
+    message_ids: list[str]
+    hints: list[str]
+    ids: set[str]
+
+
+@dataclass(slots=True)
+class FinalFact:
+    text: str
+    sources: list[int]
+    kind: str
+    happened_at: datetime | None
+    subject_id: str
+    absolute: bool = True
+    warning: str = ""
+
+
+@dataclass(slots=True)
+class JobReport:
+    job_id: int
+    outcome: str  # "done" | "skipped" | "lost"
+    llm_calls: int = 0
+    written: int = 0
+    downgraded: int = 0
+    refused: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def _moment(value: str, fallback: datetime) -> datetime:
+    try:
+        moment = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return fallback
+    return moment if moment.tzinfo else moment.replace(tzinfo=fallback.tzinfo)
+
+
+def _local_time(payload: dict[str, Any], zone: ZoneInfo) -> datetime:
+    return _moment(str(payload.get("time", {}).get("utc", "")), datetime.now(zone)).astimezone(zone)
+
+
+def _sources(kind: str, payload: dict[str, Any], zone: ZoneInfo) -> list[Source]:
+    said = _local_time(payload, zone)
+    if kind == OBSERVATIONS_JOB:
+        speaker = payload.get("speaker", {})
+        return [
+            Source(
+                number=number,
+                text=text,
+                speaker_id=str(speaker.get("id", "")),
+                speaker_name=str(speaker.get("name", "")),
+                at=said,
+                message_ids=[str(item) for item in payload.get("message_ids", [])],
+                hints=anchor_hints(text, said),
+                ids=explicit_ids(text),
+            )
+            for number, text in enumerate(payload.get("observations", []), start=1)
+        ]
+    sources = []
+    for number, turn in enumerate(payload.get("turns", []), start=1):
+        at = _moment(str(turn.get("at", "")), said).astimezone(zone)
+        text = str(turn.get("input", ""))
+        sources.append(
+            Source(
+                number=number,
+                text=text,
+                speaker_id=str(turn.get("speaker_id", "")),
+                speaker_name=str(turn.get("speaker", "")),
+                at=at,
+                message_ids=[str(turn.get("message_id", ""))] if turn.get("message_id") else [],
+                hints=anchor_hints(text, at),
+                ids=explicit_ids(text),
+            )
+        )
+    return sources
+
+
+def _when(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} 星期{_WEEKDAYS[moment.weekday()]}"
+
+
+def _person(person_id: str, name: str) -> str:
+    return f"QQ号{person_id}（昵称{name}）" if person_id else name or "未知"
+
+
+def _chat_label(scope: Scope) -> str:
+    return f"QQ群{scope.id}" if scope.is_group else f"与QQ号{scope.id}的私聊"
+
+
+def _prompt_context(
+    kind: str, scope: Scope, payload: dict[str, Any], sources: list[Source], now: datetime, zone: ZoneInfo
+) -> dict[str, Any]:
+    recent = [
+        {
+            "when": _when(_moment(str(message.get("at", "")), now).astimezone(zone)),
+            "speaker": _person(str(message.get("speaker_id", "")), str(message.get("speaker", ""))),
+            "text": str(message.get("text", "")),
+        }
+        for message in [*payload.get("recent", []), *payload.get("batch", [])]
+    ]
+    items = [
+        {
+            "id": source.number,
+            "when": _when(source.at),
+            "speaker": _person(source.speaker_id, source.speaker_name),
+            "text": source.text,
+            "hints": source.hints,
+            "ids": sorted(source.ids),
+        }
+        for source in sources
+    ]
+    context: dict[str, Any] = {
+        "now": f"{_when(now.astimezone(zone))} ({zone.key})",
+        "chat": _chat_label(scope),
+        "messages": recent,
+        "perspective": str(payload.get("perspective", "")),
+        "feedback": [],
+        "previous": [],
+    }
+    if kind == OBSERVATIONS_JOB:
+        context["observations"] = items
+    else:
+        turns = payload.get("turns", [])
+        context["turns"] = [
+            {**item, "reply": str(turns[index].get("reply", "")) if index < len(turns) else ""}
+            for index, item in enumerate(items)
+        ]
+        context["bot"] = BOT_SPEAKER
+    return context
+
+
+# --------------------------------------------------------------------------- checking
+
+
+def _required_ids(fact: RewrittenFact, by_number: dict[int, Source]) -> set[str]:
+    sources = [by_number[number] for number in fact.sources if number in by_number]
+    return set().union(*(source.ids for source in sources)) if sources else set()
+
+
+def _verdicts(answer: RewriteAnswer, by_number: dict[int, Source]) -> list[GateVerdict]:
+    return [check_fact(fact.text, _required_ids(fact, by_number)) for fact in answer.facts]
+
+
+def _feedback(
+    answer: RewriteAnswer, verdicts: list[GateVerdict], uncovered: list[Source], extracting: bool
+) -> list[str]:
+    lines = []
+    for fact, verdict in zip(answer.facts, verdicts, strict=True):
+        if not verdict.ok:
+            lines.append(f"事实“{fact.text}”：{verdict.feedback()}")
+    if not extracting:
+        for source in uncovered:
+            lines.append(f"观察#{source.number}“{source.text}”没有对应的事实，请改写它（每条观察至少一条事实）")
+    return lines
+
+
+def _uncovered(answer: RewriteAnswer, sources: list[Source]) -> list[Source]:
+    covered = {number for fact in answer.facts for number in fact.sources}
+    return [source for source in sources if source.number not in covered]
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _happened_at(fact: RewrittenFact, by_number: dict[int, Source], fallback: datetime) -> datetime | None:
+    zone = fallback.tzinfo
+    try:
+        day = date.fromisoformat(fact.happened_on.strip()) if fact.happened_on.strip() else None
+    except ValueError:
+        day = None
+    if day is None:
+        for number in fact.sources:
+            source = by_number.get(number)
+            if source is not None:
+                day = first_date(source.text, source.at)
+                if day is not None:
+                    break
+    if day is None:
+        return None
+    return datetime(day.year, day.month, day.day, 12, tzinfo=zone)
+
+
+def _final_facts(
+    answer: RewriteAnswer, verdicts: list[GateVerdict], sources: list[Source], force: bool, extracting: bool
+) -> list[FinalFact]:
+    by_number = {source.number: source for source in sources}
+    fallback = sources[0].at if sources else datetime.now().astimezone()
+    facts: list[FinalFact] = []
+    for fact, verdict in zip(answer.facts, verdicts, strict=True):
+        known = [number for number in fact.sources if number in by_number]
+        final = FinalFact(
+            text=fact.text,
+            sources=known,
+            kind=fact.kind,
+            happened_at=_happened_at(fact, by_number, fallback),
+            subject_id=fact.subject_id.strip(),
+        )
+        if not verdict.ok:
+            words = "、".join(problem.word for problem in verdict.problems)
+            if verdict.id_drift:
+                # the rewrite lost an id: keep what was said, as said, rather than a wrong id
+                original = "；".join(by_number[number].text for number in known) or fact.text
+                final.text, final.absolute = original, False
+                final.warning = f"id drift ({words}); the observation is kept as said"
+            elif force:
+                final.warning = f"forced past the gate ({words})"
+            else:
+                final.absolute, final.warning = False, f"not absolute after a retry ({words})"
+        facts.append(final)
+    if not extracting:
+        for source in _uncovered(answer, sources):
+            facts.append(
+                FinalFact(
+                    text=source.text,
+                    sources=[source.number],
+                    kind="fact",
+                    happened_at=_happened_at(
+                        RewrittenFact(text=source.text, sources=[source.number]), by_number, fallback
+                    ),
+                    subject_id="",
+                    absolute=False,
+                    warning="no rewrite after a retry; the observation is kept as said",
+                )
+            )
+    return facts
+
+
+def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source]) -> list[MemoryDraft]:
+    by_number = {source.number: source for source in sources}
+    drafts = []
+    for fact in facts:
+        first = by_number[fact.sources[0]] if fact.sources else (sources[0] if sources else None)
+        speaker_id = first.speaker_id if first else ""
+        speaker_name = first.speaker_name if first else ""
+        mentioned = set(_MENTION.findall(fact.text))
+        subject_id = fact.subject_id if fact.subject_id in mentioned | {speaker_id} else ""
+        if not subject_id and len(mentioned) == 1:
+            subject_id = next(iter(mentioned))
+        source: dict[str, object] = {
+            "via": "historian",
+            "job": held.job_id,
+            "job_kind": held.kind,
+            "messages": sorted({mid for number in fact.sources for mid in by_number[number].message_ids}),
+            "absolute": fact.absolute,
+        }
+        if fact.warning:
+            source["warning"] = fact.warning
+        drafts.append(
+            MemoryDraft(
+                text=fact.text,
+                scope=held.scope,  # the chat it was said in, whatever the model wrote
+                speaker_id=speaker_id,
+                speaker_name=speaker_name,
+                subject_id=subject_id or speaker_id,
+                subject_name=speaker_name if (subject_id or speaker_id) == speaker_id else "",
+                kind=MemoryKind(fact.kind),
+                importance=Importance.MEDIUM,
+                provenance=Provenance.INFERRED,
+                source=source,
+                happened_at=fact.happened_at,
+            )
+        )
+    return drafts
+
+
+# --------------------------------------------------------------------------- the job
+
+
+async def _ask(engine: CognitionEngine, kind: str, context: dict[str, Any]) -> RewriteAnswer:
+    assert engine.llm is not None
+    extracting = kind != OBSERVATIONS_JOB
+    return await engine.llm.complete_structured(
+        "historian_extract" if extracting else "historian_rewrite",
+        EXTRACT_TEMPLATE if extracting else REWRITE_TEMPLATE,
+        context,
+        output=RewriteAnswer,
+        tool_name=TOOL_NAME,
+        preset=engine.config.historian.preset,
+    )
+
+
+async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | None = None) -> JobReport:
+    """Run one leased job to its end: facts written and the job deleted in one transaction.
+    Raises on failure (the caller counts the attempt); ``lost`` when the lease was taken over."""
+    started = time.perf_counter()
+    report = JobReport(held.job_id, "done")
+    if not memory_on(engine, held.bot_id, held.scope):
+        facts: list[FinalFact] = []
+        sources: list[Source] = []
+        report.outcome = "skipped"
+    else:
+        if engine.llm is None:
+            raise RuntimeError("the historian needs an LLM gateway")
+        zone = ZoneInfo(engine.config.timezone)
+        extracting = held.kind != OBSERVATIONS_JOB
+        sources = _sources(held.kind, held.payload, zone)
+        context = _prompt_context(held.kind, held.scope, held.payload, sources, aware_or_now(now), zone)
+        by_number = {source.number: source for source in sources}
+        answer = await _ask(engine, held.kind, context)
+        report.llm_calls += 1
+        verdicts = _verdicts(answer, by_number)
+        feedback = _feedback(answer, verdicts, _uncovered(answer, sources), extracting)
+        if feedback:
+            context["feedback"] = feedback
+            context["previous"] = [fact.text for fact in answer.facts]
+            report.llm_calls += 1
+            try:
+                retried = await _ask(engine, held.kind, context)
+            except LLMUnavailable as error:  # the first answer stands; its failing facts are downgraded
+                log_event("historian", level=logging.WARNING, job=held.job_id, retry_failed=str(error)[:200])
+            else:
+                answer = _merge_retry(answer, verdicts, retried, sources, extracting)
+                verdicts = _verdicts(answer, by_number)
+        facts = _final_facts(answer, verdicts, sources, bool(held.payload.get("force")), extracting)
+        report.downgraded = sum(1 for fact in facts if not fact.absolute)
+        for fact in facts:
+            if fact.warning:
+                log_event("historian", job=held.job_id, warning=fact.warning[:200])
+    drafts = _drafts(held, facts, sources)
+    written = await _commit(engine, held, drafts, aware_or_now(now))
+    if written is None:
+        report.outcome = "lost"
+    else:
+        report.written = len(written.written)
+        report.refused = written.refused
+    log_event(
+        "historian",
+        started,
+        job=held.job_id,
+        kind=held.kind,
+        outcome=report.outcome,
+        calls=report.llm_calls,
+        written=report.written,
+        downgraded=report.downgraded,
+        refused=len(report.refused),
+    )
+    return report
+
+
+def _merge_retry(
+    first: RewriteAnswer, verdicts: list[GateVerdict], retried: RewriteAnswer, sources: list[Source], extracting: bool
+) -> RewriteAnswer:
+    """Keep the first answer's passing facts; the retry replaces the failing ones and covers
+    what was missing. A retry that brings nothing keeps the first answer as it was."""
+    if not retried.facts:
+        return first
+    if extracting:
+        return retried
+    failing_sources = {number for fact, verdict in zip(first.facts, verdicts, strict=True) if not verdict.ok
+                       for number in fact.sources}  # fmt: skip
+    kept = [fact for fact, verdict in zip(first.facts, verdicts, strict=True) if verdict.ok]
+    kept_texts = {fact.text for fact in kept}
+    missing = {source.number for source in _uncovered(first, sources)} | failing_sources
+    replacements = [
+        fact
+        for fact in retried.facts
+        if fact.text not in kept_texts and (not fact.sources or set(fact.sources) & missing or not missing)
+    ]
+    # the retry did not cover a failing fact at all: keep the failing one (downgraded later)
+    covered = {number for fact in replacements for number in fact.sources}
+    still = [
+        fact
+        for fact, verdict in zip(first.facts, verdicts, strict=True)
+        if not verdict.ok and not set(fact.sources) & covered
+    ]
+    return RewriteAnswer(facts=[*kept, *replacements, *still])
+
+
+async def _commit(
+    engine: CognitionEngine, held: jobs.Lease, drafts: list[MemoryDraft], now: datetime
+) -> WriteResult | None:
+    """The facts and the job's completion in one transaction; None when the lease was lost."""
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(held.bot_id, held.scope)
+        if not await jobs.finish(uow.session, held):
+            return None
+        result = await remember_within(engine, uow, held.bot_id, held.scope, drafts, now) if drafts else WriteResult()
+        await uow.commit()
+    return result

@@ -1,0 +1,290 @@
+"""The end of a turn: the ``end`` tool's note and job, and transcript capture of every turn.
+
+``end_turn`` is the hot path (principle 4): admission on the memo and observations, then ONE
+local transaction that adds the note and enqueues the historian job, and nothing else. The
+job carries what the historian needs to anchor and disambiguate: the observations, who said
+them and where, the message time in UTC, local time, epoch and zone, the current input batch
+and the chat's recent messages (each clipped). Recent messages come from a per-process cache
+of the chat's last turns, loaded from SQL once per chat.
+
+``record_turn`` runs after the reply: the turn (input and reply) joins the chat's transcript.
+With ``historian.capture`` "transcript" or "both", a turn that did not call ``end`` waits
+there, and ``flush_transcripts`` turns a chat's waiting turns into one extraction job once the
+batch is full or the chat has paused. A turn that called ``end`` is never extracted again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from ..domain.admission import admit, redact
+from ..domain.clock import as_utc, aware_or_now
+from ..domain.events import JobsQueued, NotesChanged
+from ..domain.records import ChatContext, Scope, normalise_text
+from ..logs import log_event
+from ..store import jobs, short_term
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+OBSERVATIONS_JOB = "observations"
+TRANSCRIPT_JOB = "transcript"
+#: How the bot appears as a speaker in recent messages and transcripts.
+BOT_SPEAKER = "机器人"
+
+
+@dataclass(frozen=True, slots=True)
+class InputMessage:
+    """One message of the input batch a turn answers."""
+
+    message_id: str
+    user_id: str
+    user_name: str
+    text: str
+    at: datetime
+
+
+@dataclass(slots=True)
+class EndResult:
+    note_written: bool = False
+    #: Observations handed to the historian (after admission).
+    queued: int = 0
+    #: (text, reason) of what admission kept out.
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+def memory_on(engine: CognitionEngine, bot_id: str, scope: Scope) -> bool:
+    """Whether memory is on for this chat (the master switch and the per-chat list)."""
+    return engine.config.enable and scope.key not in engine.config.disabled_scopes
+
+
+def clip(text: str, limit: int) -> str:
+    text = normalise_text(text)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
+def time_fields(moment: datetime, zone_name: str) -> dict[str, Any]:
+    """A message time as a job carries it: UTC, local, epoch and the IANA zone."""
+    utc = as_utc(moment) or moment
+    return {
+        "utc": utc.isoformat(),
+        "local": utc.astimezone(ZoneInfo(zone_name)).isoformat(),
+        "epoch": utc.timestamp(),
+        "zone": zone_name,
+    }
+
+
+def _message(speaker_id: str, speaker: str, text: str, at: datetime, limit: int) -> dict[str, Any]:
+    return {"speaker_id": speaker_id, "speaker": speaker, "text": clip(text, limit), "at": at.isoformat()}
+
+
+class RecentTurns:
+    """The last turns of each chat, as recent messages for jobs (bounded; loaded once per chat)."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        from cachetools import LRUCache
+
+        self._chats: LRUCache[str, deque[dict[str, Any]]] = LRUCache(maxsize=size)
+
+    @staticmethod
+    def key(bot_id: str, scope: Scope) -> str:
+        return f"{bot_id}|{scope.key}"
+
+    async def messages(self, engine: CognitionEngine, bot_id: str, scope: Scope) -> list[dict[str, Any]]:
+        settings = engine.config.historian
+        key = self.key(bot_id, scope)
+        cached = self._chats.get(key)
+        if cached is None:
+            async with engine.unit_of_work() as uow:
+                rows = await short_term.recent_turns(uow.session, bot_id, scope, settings.recent_messages_k)
+            cached = deque(maxlen=max(1, settings.recent_messages_k))
+            for row in rows:
+                said = as_utc(row.said_at) or row.said_at
+                limit = settings.source_message_max_len
+                cached.extend(_turn_messages(row.user_id, row.user_name, row.input_text, row.reply_text, said, limit))
+            self._chats[key] = cached
+        return list(cached)[-settings.recent_messages_k :] if settings.recent_messages_k else []
+
+    def add(self, key: str, messages: Sequence[dict[str, Any]], keep: int) -> None:
+        cached = self._chats.get(key)
+        if cached is None:
+            return  # loaded from SQL (which holds this turn) on the next use
+        if cached.maxlen != max(1, keep):
+            cached = self._chats[key] = deque(cached, maxlen=max(1, keep))
+        cached.extend(messages)
+
+
+def _turn_messages(
+    user_id: str, user_name: str, input_text: str, reply_text: str, at: datetime, limit: int
+) -> list[dict[str, Any]]:
+    messages = []
+    if input_text:
+        messages.append(_message(user_id, user_name or user_id, input_text, at, limit))
+    if reply_text:
+        messages.append(_message("", BOT_SPEAKER, reply_text, at, limit))
+    return messages
+
+
+def _admitted(texts: Sequence[str], result: EndResult) -> list[str]:
+    kept = []
+    for text in texts:
+        value = normalise_text(text)
+        if not value:
+            continue
+        verdict = admit(value)
+        if not verdict.admit:
+            result.refused.append((redact(value), verdict.reason))
+            log_event("end", refused=verdict.reason)
+            continue
+        kept.append(verdict.text)  # a secret inside is replaced by [已隐去]
+    return kept
+
+
+async def end_turn(
+    engine: CognitionEngine,
+    context: ChatContext,
+    memo: str,
+    observations: Sequence[str],
+    *,
+    batch: Sequence[InputMessage],
+    perspective: str = "",
+    force: bool = False,
+    now: datetime | None = None,
+) -> EndResult:
+    """The ``end`` tool: the memo joins the chat's notes and the observations become a job, in
+    one transaction. Both empty (or refused by admission): nothing is written."""
+    started = time.perf_counter()
+    now = aware_or_now(now)
+    result = EndResult()
+    if not memory_on(engine, context.bot_id, context.scope):
+        return result
+    settings = engine.config.historian
+    kept_memo = _admitted([memo], result)
+    kept_observations = _admitted(observations, result) if settings.capture != "transcript" else []
+    if not kept_memo and not kept_observations:
+        return result
+    payload: dict[str, Any] | None = None
+    if kept_observations:
+        limit = settings.source_message_max_len
+        payload = {
+            "observations": kept_observations,
+            "perspective": clip(perspective, 200),
+            "force": force,
+            "memo": kept_memo[0] if kept_memo else "",
+            "speaker": {"id": context.user_id, "name": context.user_name},
+            "message_ids": [message.message_id for message in batch if message.message_id],
+            "time": time_fields(now, engine.config.timezone),
+            "batch": [
+                _message(message.user_id, message.user_name, message.text, message.at, limit) for message in batch
+            ],
+            "recent": await engine.recent_turns.messages(engine, context.bot_id, context.scope),
+        }
+    async with engine.unit_of_work() as uow:
+        if kept_memo:
+            short_term.add_note(
+                uow.session, context.bot_id, context.scope, context.user_id, context.user_name, kept_memo[0], now
+            )
+            uow.record(NotesChanged(context.bot_id, context.scope))
+        if payload is not None:
+            jobs.enqueue(uow.session, OBSERVATIONS_JOB, context.bot_id, context.scope, payload, now)
+            uow.record(JobsQueued())
+        await uow.commit()
+    result.note_written = bool(kept_memo)
+    result.queued = len(kept_observations)
+    log_event("end", started, scope=context.scope.key, note=int(result.note_written), observations=result.queued)
+    return result
+
+
+async def record_turn(
+    engine: CognitionEngine,
+    context: ChatContext,
+    message: InputMessage,
+    reply: str,
+    *,
+    ended: bool,
+) -> bool:
+    """After the reply: the turn joins the chat's transcript; it waits for extraction when the
+    configuration captures transcripts and the turn did not call ``end`` (in "transcript" mode,
+    every turn). Returns whether it waits."""
+    if not memory_on(engine, context.bot_id, context.scope):
+        return False
+    settings = engine.config.historian
+    pending = settings.capture == "transcript" or (settings.capture == "both" and not ended)
+    limit = settings.source_message_max_len
+    input_text, reply_text = clip(message.text, limit), clip(reply, limit)
+    if not input_text and not reply_text:
+        return False
+    for text in (input_text, reply_text):
+        verdict = admit(text)
+        if not verdict.admit:  # a "do not remember", or a bare secret, keeps the turn out of the log
+            log_event("transcript", refused=verdict.reason, scope=context.scope.key)
+            return False
+    input_text, reply_text = redact(input_text), redact(reply_text)  # what is kept never holds a secret
+    async with engine.unit_of_work() as uow:
+        short_term.add_turn(
+            uow.session, context.bot_id, context.scope, context.user_id, context.user_name,
+            message.message_id, input_text, reply_text, message.at, pending,
+        )  # fmt: skip
+        await uow.commit()
+    engine.recent_turns.add(
+        RecentTurns.key(context.bot_id, context.scope),
+        _turn_messages(context.user_id, context.user_name, input_text, reply_text, message.at, limit),
+        settings.recent_messages_k,
+    )
+    if pending:
+        engine.historian.wake()
+    return pending
+
+
+async def flush_transcripts(engine: CognitionEngine, now: datetime | None = None, *, everything: bool = False) -> int:
+    """Turn each chat's waiting turns into extraction jobs: a full batch at once, the rest once
+    the chat has been quiet for ``transcript_pause_seconds`` (``everything``: now). Returns the
+    number of jobs enqueued."""
+    now = aware_or_now(now)
+    settings = engine.config.historian
+    pause = timedelta(seconds=settings.transcript_pause_seconds)
+    async with engine.unit_of_work() as uow:
+        waiting = await short_term.pending_chats(uow.session)
+    queued = 0
+    for chat in waiting:
+        if not memory_on(engine, chat.bot_id, chat.scope):
+            continue
+        quiet = everything or now - chat.last_at >= pause
+        batches = chat.turns // settings.transcript_batch_turns + (
+            1 if quiet and chat.turns % settings.transcript_batch_turns else 0
+        )
+        for _ in range(batches):
+            async with engine.unit_of_work() as uow:
+                await uow.lock_scope(chat.bot_id, chat.scope)
+                rows = await short_term.take_pending(
+                    uow.session, chat.bot_id, chat.scope, settings.transcript_batch_turns
+                )
+                if not rows:
+                    break
+                payload = {
+                    "turns": [
+                        {
+                            "message_id": row.message_id,
+                            "speaker_id": row.user_id,
+                            "speaker": row.user_name or row.user_id,
+                            "input": row.input_text,
+                            "reply": row.reply_text,
+                            "at": (as_utc(row.said_at) or row.said_at).isoformat(),
+                        }
+                        for row in rows
+                    ],
+                    "time": time_fields(as_utc(rows[-1].said_at) or now, engine.config.timezone),
+                }
+                jobs.enqueue(uow.session, TRANSCRIPT_JOB, chat.bot_id, chat.scope, payload, now)
+                uow.record(JobsQueued())
+                await uow.commit()
+                queued += 1
+    if queued:
+        log_event("transcript", batches=queued)
+    return queued

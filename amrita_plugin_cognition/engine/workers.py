@@ -1,0 +1,175 @@
+"""The historian's workers: lease jobs from the SQL queue and run them, a few at a time.
+
+A tick (from the bot's scheduler every ``poll_interval_seconds``, and at once after an enqueue
+commits) recovers leases that outlived ``stale_job_timeout_seconds``, turns waiting transcript
+batches into jobs, and leases as many due jobs as ``max_concurrency`` leaves room for. Each job
+runs in its own task; a failure counts an attempt (backoff, then ``failed``) and never stops the
+workers. Now and then a tick also prunes failed jobs and trims each chat's notes and turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from ..domain.clock import aware_or_now
+from ..domain.events import Event, JobsQueued
+from ..logs import log_event
+from ..store import jobs, short_term
+from .turns import flush_transcripts
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+#: Housekeeping (pruning failed jobs, trimming notes and turns) at most this often.
+HOUSEKEEPING_EVERY = timedelta(minutes=10)
+
+
+class HistorianWorkers:
+    def __init__(self, engine: CognitionEngine) -> None:
+        self._engine = engine
+        self._in_flight: dict[int, asyncio.Task[None]] = {}
+        self._ticking: asyncio.Task[None] | None = None
+        self._again = False
+        self._last_housekeeping: float | None = None
+        #: Set by the bot at startup: only then does an enqueue wake the workers by itself.
+        self.running = False
+        self.worker_id = secrets.token_hex(4)
+        self.completed = 0
+        self.failed = 0
+
+    # ---------------------------------------------------------------- waking
+
+    def after_commit(self, events: Sequence[Event]) -> None:
+        if any(isinstance(event, JobsQueued) for event in events):
+            self.wake()
+
+    def wake(self) -> None:
+        """Look at the queue soon (coalesced: one tick at a time, one more if woken meanwhile)."""
+        if not self.running:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._ticking is not None and not self._ticking.done():
+            self._again = True
+            return
+        self._ticking = loop.create_task(self._tick_loop())
+
+    async def _tick_loop(self) -> None:
+        while True:
+            self._again = False
+            try:
+                await self.tick()
+            except Exception as error:  # the next poll tries again; a tick must never kill the loop
+                log_event("historian", level=logging.WARNING, tick_failed=str(error)[:300])
+            if not self._again:
+                return
+
+    # ---------------------------------------------------------------- the tick
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    async def tick(self, now: datetime | None = None) -> int:
+        """Recover, batch, lease and start jobs. Returns how many were started."""
+        engine = self._engine
+        settings = engine.config.historian
+        moment = aware_or_now(now)
+        async with engine.unit_of_work() as uow:
+            recovered, gave_up = await jobs.recover_expired(uow.session, moment, settings.job_max_retries + 1)
+            await uow.commit()
+        if recovered or gave_up:
+            log_event("historian", level=logging.WARNING, recovered_leases=recovered, failed=gave_up)
+        if settings.capture != "end":
+            await flush_transcripts(engine, moment)
+        await self._housekeeping(moment)
+        room = settings.max_concurrency - len(self._in_flight)
+        if room <= 0:
+            return 0
+        async with engine.unit_of_work() as uow:
+            leased = await jobs.lease(uow.session, moment, room, settings.stale_job_timeout_seconds)
+            await uow.commit()
+        for held in leased:
+            self._in_flight[held.job_id] = asyncio.ensure_future(self._run(held, now))
+        return len(leased)
+
+    async def _run(self, held: jobs.Lease, now: datetime | None) -> None:
+        from . import historian  # the resolver and gate load only where jobs run
+
+        engine = self._engine
+        try:
+            report = await historian.process(engine, held, now)
+            if report.outcome == "lost":
+                log_event("historian", level=logging.WARNING, job=held.job_id, lease="lost")
+            else:
+                self.completed += 1
+        except Exception as error:
+            await self._fail(held, error, now)
+        finally:
+            self._in_flight.pop(held.job_id, None)
+        self.wake()  # room for the next one
+
+    async def _fail(self, held: jobs.Lease, error: Exception, now: datetime | None) -> None:
+        engine = self._engine
+        reason = f"{type(error).__name__}: {error}"
+        try:
+            async with engine.unit_of_work() as uow:
+                state = await jobs.fail(
+                    uow.session, held, reason, aware_or_now(now), engine.config.historian.job_max_retries + 1
+                )
+                await uow.commit()
+        except Exception as failure:  # the lease expires and the job is recovered later
+            log_event("historian", level=logging.ERROR, job=held.job_id, fail_not_recorded=str(failure)[:200])
+            return
+        if state == jobs.FAILED:
+            self.failed += 1
+        level = logging.ERROR if state == jobs.FAILED else logging.WARNING
+        log_event("historian", level=level, job=held.job_id, attempt=held.attempts + 1, state=state, error=reason[:300])
+
+    async def _housekeeping(self, now: datetime) -> None:
+        if (
+            self._last_housekeeping is not None
+            and time.monotonic() - self._last_housekeeping < HOUSEKEEPING_EVERY.total_seconds()
+        ):
+            return
+        self._last_housekeeping = time.monotonic()
+        settings = self._engine.config.historian
+        async with self._engine.unit_of_work() as uow:
+            pruned = await jobs.prune_failed(
+                uow.session, now, settings.failed_jobs_keep, settings.failed_jobs_keep_days
+            )
+            trimmed = 0
+            for bot_id, scope in await short_term.chats_over(uow.session, settings.notes_keep, settings.turns_keep):
+                trimmed += await short_term.prune(uow.session, bot_id, scope, settings.notes_keep, settings.turns_keep)
+            await uow.commit()
+        if pruned or trimmed:
+            log_event("historian", pruned_failed_jobs=pruned, trimmed_rows=trimmed)
+
+    # ---------------------------------------------------------------- driving by hand
+
+    async def settle(self) -> None:
+        """Wait for the jobs in flight and a pending tick (shutdown, tests)."""
+        while self._in_flight or (self._ticking is not None and not self._ticking.done()):
+            waiting = list(self._in_flight.values())
+            if self._ticking is not None and not self._ticking.done():
+                waiting.append(self._ticking)
+            await asyncio.gather(*waiting, return_exceptions=True)
+
+    async def run_until_idle(self, now: datetime | None = None, *, flush: bool = True, max_ticks: int = 1000) -> None:
+        """Process everything that is due now (the CLI, the demo and tests): ``flush`` also turns
+        every waiting transcript turn into a job, paused or not."""
+        if flush:
+            await flush_transcripts(self._engine, now, everything=True)
+        for _ in range(max_ticks):
+            started = await self.tick(now)
+            await self.settle()
+            if not started and not self._in_flight:
+                return

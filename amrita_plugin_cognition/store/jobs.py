@@ -1,0 +1,290 @@
+"""The durable job queue (historian work) in SQL.
+
+A job is enqueued in the transaction of the change that asks for it (the ``end`` tool's note, a
+transcript batch). Workers lease the oldest due job (FIFO by ``enqueued_at``) with a
+conditional update, so two workers, in one process or several, never hold the same job: the
+update only succeeds on a row that is still pending. A lease carries a random token and an
+expiry; a lease that outlives its expiry (the worker died or hung) is recovered while the
+queue runs, counting one attempt. A job's results are written in the same transaction that
+deletes it (``finish``, conditional on the token): a worker whose lease was taken over cannot
+commit, so a job processed twice writes its facts once. Failures retry with the backoff of
+``domain/backoff.py`` (shared with the outbox) and end as ``failed`` with the error.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.backoff import after_failure
+from ..domain.clock import as_utc
+from ..domain.records import Scope
+from .models import JobRow
+
+PENDING = "pending"
+PROCESSING = "processing"
+FAILED = "failed"
+STATES = (PENDING, PROCESSING, FAILED)
+#: A lease recovered from a worker that vanished counts as a failed attempt with this error.
+LEASE_EXPIRED = "lease expired: the worker stopped or hung"
+#: A leasing worker whose candidates were all taken by others looks again, this many times.
+_LEASE_ROUNDS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    job_id: int
+    token: str
+    kind: str
+    bot_id: str
+    scope: Scope
+    payload: dict[str, Any]
+    attempts: int
+    enqueued_at: datetime
+
+
+def enqueue(
+    session: AsyncSession, kind: str, bot_id: str, scope: Scope, payload: dict[str, Any], now: datetime
+) -> JobRow:
+    """Add a job to the caller's transaction."""
+    row = JobRow(
+        kind=kind,
+        bot_id=bot_id,
+        scope_kind=scope.kind,
+        scope_id=scope.id,
+        payload=json.dumps(payload, ensure_ascii=False, default=str),
+        state=PENDING,
+        attempts=0,
+        last_error="",
+        enqueued_at=now,
+        next_attempt_at=None,
+        lease_token=None,
+        lease_expires_at=None,
+        updated_at=now,
+    )
+    session.add(row)
+    return row
+
+
+def _due(now: datetime):  # type: ignore[no-untyped-def]
+    return (JobRow.state == PENDING) & or_(JobRow.next_attempt_at.is_(None), JobRow.next_attempt_at <= now)
+
+
+async def lease(session: AsyncSession, now: datetime, limit: int, lease_seconds: float) -> list[Lease]:
+    """Lease up to ``limit`` due jobs, oldest first. The caller commits."""
+    if limit <= 0:
+        return []
+    leased: list[Lease] = []
+    expires = now + timedelta(seconds=lease_seconds)
+    for _ in range(_LEASE_ROUNDS):
+        candidates = list(
+            (
+                await session.execute(
+                    select(JobRow.id).where(_due(now)).order_by(JobRow.enqueued_at, JobRow.id).limit(limit * 2)
+                )
+            ).scalars()
+        )
+        if not candidates:
+            break
+        for job_id in candidates:
+            if len(leased) >= limit:
+                return leased
+            held = await _take(session, job_id, now, expires)
+            if held is not None:
+                leased.append(held)
+        if len(leased) >= limit:
+            break
+    return leased
+
+
+async def _take(session: AsyncSession, job_id: int, now: datetime, expires: datetime) -> Lease | None:
+    """Lease one job if it is still due (None when another worker took it first)."""
+    token = secrets.token_hex(16)
+    result = await session.execute(
+        update(JobRow)
+        .where(JobRow.id == job_id, _due(now))
+        .values(state=PROCESSING, lease_token=token, lease_expires_at=expires, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if not result.rowcount:  # type: ignore[attr-defined]
+        return None
+    row = (await session.execute(select(JobRow).where(JobRow.id == job_id))).scalar_one()
+    return Lease(
+        job_id=row.id,
+        token=token,
+        kind=row.kind,
+        bot_id=row.bot_id,
+        scope=Scope(row.scope_kind, row.scope_id),  # type: ignore[arg-type]
+        payload=json.loads(row.payload),
+        attempts=row.attempts,
+        enqueued_at=as_utc(row.enqueued_at) or now,
+    )
+
+
+async def renew(session: AsyncSession, held: Lease, now: datetime, lease_seconds: float) -> bool:
+    """Extend a lease still held; False when it was lost (recovered and maybe leased again)."""
+    result = await session.execute(
+        update(JobRow)
+        .where(JobRow.id == held.job_id, JobRow.lease_token == held.token, JobRow.state == PROCESSING)
+        .values(lease_expires_at=now + timedelta(seconds=lease_seconds), updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def finish(session: AsyncSession, held: Lease) -> bool:
+    """Delete a completed job in the caller's transaction, only if the lease is still held. The
+    caller writes the job's results in the same transaction and rolls back on False."""
+    result = await session.execute(
+        delete(JobRow)
+        .where(JobRow.id == held.job_id, JobRow.lease_token == held.token, JobRow.state == PROCESSING)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def fail(session: AsyncSession, held: Lease, error: str, now: datetime, max_attempts: int) -> str | None:
+    """Count a failed attempt of a held lease: back to pending with backoff, or ``failed``.
+    Returns the new state, or None when the lease was no longer held."""
+    attempts = held.attempts + 1
+    retry_at = after_failure(now, attempts, max_attempts)
+    state = PENDING if retry_at is not None else FAILED
+    result = await session.execute(
+        update(JobRow)
+        .where(JobRow.id == held.job_id, JobRow.lease_token == held.token, JobRow.state == PROCESSING)
+        .values(
+            state=state,
+            attempts=attempts,
+            last_error=error[:1000],
+            next_attempt_at=retry_at,
+            lease_token=None,
+            lease_expires_at=None,
+            updated_at=now,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    return state if result.rowcount else None  # type: ignore[attr-defined]
+
+
+async def recover_expired(session: AsyncSession, now: datetime, max_attempts: int) -> tuple[int, int]:
+    """Leases past their expiry go back to pending (one attempt counted), or to ``failed`` when
+    that was their last attempt. Returns (recovered, failed)."""
+    rows = (
+        await session.execute(
+            select(JobRow.id, JobRow.attempts, JobRow.lease_token).where(
+                JobRow.state == PROCESSING, JobRow.lease_expires_at < now
+            )
+        )
+    ).all()
+    recovered = failed = 0
+    for job_id, attempts, token in rows:
+        retry_at = after_failure(now, attempts + 1, max_attempts)
+        state = PENDING if retry_at is not None else FAILED
+        result = await session.execute(
+            update(JobRow)
+            .where(JobRow.id == job_id, JobRow.lease_token == token, JobRow.state == PROCESSING)
+            .values(
+                state=state,
+                attempts=attempts + 1,
+                last_error=LEASE_EXPIRED,
+                # a vanished worker's job is due again at once: the crash was not the job's fault
+                next_attempt_at=None,
+                lease_token=None,
+                lease_expires_at=None,
+                updated_at=now,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount:  # type: ignore[attr-defined]
+            if state == PENDING:
+                recovered += 1
+            else:
+                failed += 1
+    return recovered, failed
+
+
+async def prune_failed(session: AsyncSession, now: datetime, keep: int, max_age_days: float) -> int:
+    """Drop failed jobs older than ``max_age_days`` and all but the newest ``keep``."""
+    pruned = 0
+    result = await session.execute(
+        delete(JobRow)
+        .where(JobRow.state == FAILED, JobRow.updated_at < now - timedelta(days=max_age_days))
+        .execution_options(synchronize_session=False)
+    )
+    pruned += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    newest = (
+        await session.execute(
+            select(JobRow.id).where(JobRow.state == FAILED).order_by(JobRow.updated_at.desc(), JobRow.id.desc())
+        )
+    ).scalars()
+    surplus = list(newest)[keep:]
+    if surplus:
+        result = await session.execute(
+            delete(JobRow).where(JobRow.id.in_(surplus)).execution_options(synchronize_session=False)
+        )
+        pruned += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return pruned
+
+
+async def list_jobs(session: AsyncSession, state: str | None = None, limit: int = 50) -> list[JobRow]:
+    query = select(JobRow).order_by(JobRow.enqueued_at, JobRow.id).limit(limit)
+    if state:
+        query = query.where(JobRow.state == state)
+    return list((await session.execute(query)).scalars())
+
+
+async def retry(session: AsyncSession, job_ids: Sequence[int] | None, now: datetime) -> int:
+    """Failed jobs (all, or the given ids) back to pending with a fresh set of attempts."""
+    query = update(JobRow).where(JobRow.state == FAILED)
+    if job_ids is not None:
+        query = query.where(JobRow.id.in_(list(job_ids)))
+    result = await session.execute(
+        query.values(state=PENDING, attempts=0, next_attempt_at=None, updated_at=now).execution_options(
+            synchronize_session=False
+        )
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def drop(session: AsyncSession, job_ids: Sequence[int] | None, state: str | None) -> int:
+    """Delete jobs by id, or every job in ``state`` (a job being processed is never dropped)."""
+    query = delete(JobRow).where(JobRow.state != PROCESSING)
+    if job_ids is not None:
+        query = query.where(JobRow.id.in_(list(job_ids)))
+    if state is not None:
+        query = query.where(JobRow.state == state)
+    result = await session.execute(query.execution_options(synchronize_session=False))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+@dataclass(slots=True)
+class JobSummary:
+    pending: int
+    processing: int
+    failed: int
+    oldest_pending: datetime | None
+    last_error: str
+
+
+async def summary(session: AsyncSession) -> JobSummary:
+    counts = dict((await session.execute(select(JobRow.state, func.count()).group_by(JobRow.state))).all())
+    oldest = (await session.execute(select(func.min(JobRow.enqueued_at)).where(JobRow.state == PENDING))).scalar_one()
+    last_error = (
+        await session.execute(
+            select(JobRow.last_error).where(JobRow.attempts > 0).order_by(JobRow.updated_at.desc()).limit(1)
+        )
+    ).scalar_one_or_none()
+    return JobSummary(
+        pending=int(counts.get(PENDING, 0)),
+        processing=int(counts.get(PROCESSING, 0)),
+        failed=int(counts.get(FAILED, 0)),
+        oldest_pending=as_utc(oldest),
+        last_error=last_error or "",
+    )

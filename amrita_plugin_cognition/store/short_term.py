@@ -1,0 +1,193 @@
+"""A chat's short-term record: the ``end`` tool's notes and the transcript of answered turns.
+
+Notes are injected (the last few of the same chat, with their times). Transcript rows give an
+``end`` job its recent messages, and turns that ended without ``end`` wait here (``pending``)
+until a batch of them becomes one extraction job. Both are trimmed per chat in the background
+(``prune``), never on a turn's path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.clock import as_utc
+from ..domain.records import Scope
+from .models import NoteRow, TranscriptRow
+
+
+def _in_chat(model, bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
+    return (model.bot_id == bot_id) & (model.scope_kind == scope.kind) & (model.scope_id == scope.id)
+
+
+def add_note(
+    session: AsyncSession, bot_id: str, scope: Scope, user_id: str, user_name: str, content: str, at: datetime
+) -> None:
+    session.add(
+        NoteRow(
+            bot_id=bot_id,
+            scope_kind=scope.kind,
+            scope_id=scope.id,
+            user_id=user_id,
+            user_name=user_name,
+            content=content,
+            created_at=at,
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    content: str
+    user_name: str
+    at: datetime
+
+
+async def recent_notes(session: AsyncSession, bot_id: str, scope: Scope, limit: int) -> list[Note]:
+    """The chat's last ``limit`` notes, oldest first."""
+    if limit <= 0:
+        return []
+    rows = (
+        await session.execute(
+            select(NoteRow.content, NoteRow.user_name, NoteRow.created_at)
+            .where(_in_chat(NoteRow, bot_id, scope))
+            .order_by(NoteRow.id.desc())
+            .limit(limit)
+        )
+    ).all()
+    return [Note(content, name, as_utc(at) or at) for content, name, at in reversed(rows)]
+
+
+def add_turn(
+    session: AsyncSession,
+    bot_id: str,
+    scope: Scope,
+    user_id: str,
+    user_name: str,
+    message_id: str,
+    input_text: str,
+    reply_text: str,
+    at: datetime,
+    pending: bool,
+) -> None:
+    session.add(
+        TranscriptRow(
+            bot_id=bot_id,
+            scope_kind=scope.kind,
+            scope_id=scope.id,
+            user_id=user_id,
+            user_name=user_name,
+            message_id=message_id,
+            input_text=input_text,
+            reply_text=reply_text,
+            said_at=at,
+            pending=pending,
+        )
+    )
+
+
+async def recent_turns(session: AsyncSession, bot_id: str, scope: Scope, limit: int) -> list[TranscriptRow]:
+    """The chat's last ``limit`` answered turns, oldest first."""
+    if limit <= 0:
+        return []
+    rows = (
+        await session.execute(
+            select(TranscriptRow)
+            .where(_in_chat(TranscriptRow, bot_id, scope))
+            .order_by(TranscriptRow.id.desc())
+            .limit(limit)
+        )
+    ).scalars()
+    return list(reversed(list(rows)))
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChat:
+    bot_id: str
+    scope: Scope
+    turns: int
+    last_at: datetime
+
+
+async def pending_chats(session: AsyncSession) -> list[PendingChat]:
+    """Chats with turns waiting for extraction: how many, and when the last was said."""
+    rows = (
+        await session.execute(
+            select(
+                TranscriptRow.bot_id,
+                TranscriptRow.scope_kind,
+                TranscriptRow.scope_id,
+                func.count(),
+                func.max(TranscriptRow.said_at),
+            )
+            .where(TranscriptRow.pending.is_(True))
+            .group_by(TranscriptRow.bot_id, TranscriptRow.scope_kind, TranscriptRow.scope_id)
+        )
+    ).all()
+    return [
+        PendingChat(bot_id, Scope(kind, scope_id), int(count), as_utc(last) or last)  # type: ignore[arg-type]
+        for bot_id, kind, scope_id, count, last in rows
+    ]
+
+
+async def take_pending(session: AsyncSession, bot_id: str, scope: Scope, limit: int) -> list[TranscriptRow]:
+    """The chat's oldest waiting turns (up to ``limit``), marked as taken in the caller's
+    transaction (which enqueues the job that extracts them)."""
+    rows = list(
+        (
+            await session.execute(
+                select(TranscriptRow)
+                .where(_in_chat(TranscriptRow, bot_id, scope), TranscriptRow.pending.is_(True))
+                .order_by(TranscriptRow.id)
+                .limit(limit)
+            )
+        ).scalars()
+    )
+    if rows:
+        await session.execute(
+            update(TranscriptRow)
+            .where(TranscriptRow.id.in_([row.id for row in rows]), TranscriptRow.pending.is_(True))
+            .values(pending=False)
+            .execution_options(synchronize_session=False)
+        )
+    return rows
+
+
+async def prune(session: AsyncSession, bot_id: str, scope: Scope, keep_notes: int, keep_turns: int) -> int:
+    """Trim one chat to its newest notes and turns (a turn still waiting is never dropped)."""
+    dropped = 0
+    for model, keep, extra in (
+        (NoteRow, keep_notes, None),
+        (TranscriptRow, keep_turns, TranscriptRow.pending.is_(False)),
+    ):
+        threshold = (
+            await session.execute(
+                select(model.id).where(_in_chat(model, bot_id, scope)).order_by(model.id.desc()).offset(keep).limit(1)
+            )
+        ).scalar_one_or_none()
+        if threshold is None:
+            continue
+        query = delete(model).where(_in_chat(model, bot_id, scope), model.id <= threshold)
+        if extra is not None:
+            query = query.where(extra)
+        result = await session.execute(query.execution_options(synchronize_session=False))
+        dropped += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return dropped
+
+
+async def chats_over(session: AsyncSession, keep_notes: int, keep_turns: int) -> list[tuple[str, Scope]]:
+    """Chats holding more notes or turns than they keep."""
+    chats: set[tuple[str, Scope]] = set()
+    for model, keep in ((NoteRow, keep_notes), (TranscriptRow, keep_turns)):
+        rows = (
+            await session.execute(
+                select(model.bot_id, model.scope_kind, model.scope_id)
+                .group_by(model.bot_id, model.scope_kind, model.scope_id)
+                .having(func.count() > keep)
+            )
+        ).all()
+        chats.update((bot_id, Scope(kind, scope_id)) for bot_id, kind, scope_id in rows)  # type: ignore[arg-type]
+    return sorted(chats, key=lambda chat: (chat[0], chat[1].key))

@@ -1,0 +1,364 @@
+"""The historian against the fake model: observations into absolute facts, the gate and its
+retry, and every way the model misbehaves (HTTP 500, timeouts, malformed JSON, no tool call, an
+empty rewrite, a rewrite that drops a QQ number) ending in a retry, a downgrade or ``failed`` —
+never a lost observation, never a crashed worker. Also: a worker process killed mid-job."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_helpers import NOW, group, make_engine, new_bot, private
+from fake_openai import FakeOpenAI, chat_preset, tool_call
+from sqlalchemy import delete, select
+
+from amrita_plugin_cognition.domain.records import MemoryStatus
+from amrita_plugin_cognition.engine import queue
+from amrita_plugin_cognition.engine.historian import TOOL_NAME
+from amrita_plugin_cognition.store.models import JobRow, MemoryRow, TranscriptRow
+
+HERE = Path(__file__).parent
+PRESET = "cognition-historian-test"
+#: Retries of the gateway are kept short: each test counts the model's calls.
+LLM = {"preset": PRESET, "timeout_seconds": 2.0, "max_retries": 0, "backoff_initial_seconds": 0.01,
+       "backoff_max_seconds": 0.02}  # fmt: skip
+SAID = "我昨晚在春熙路吃了火锅，下周五要去成都出差"
+
+
+@pytest.fixture(autouse=True)
+async def _clean_queue():  # type: ignore[no-untyped-def]
+    from nonebot_plugin_orm import get_session
+
+    async def empty() -> None:
+        async with get_session() as session:
+            await session.execute(delete(JobRow))
+            await session.execute(delete(TranscriptRow))
+            await session.commit()
+
+    await empty()
+    yield
+    await empty()
+
+
+@pytest.fixture
+def model(fake_openai: FakeOpenAI) -> FakeOpenAI:
+    """A preset known to amrita_core (the path the historian takes outside the chat plugin)."""
+    from amrita_core import ModelPreset, PresetManager
+
+    manager = PresetManager()
+    if PRESET not in {preset.name for preset in manager.get_all_presets()}:
+        manager.add_preset(
+            ModelPreset.model_validate(chat_preset(PRESET, "historian-model", fake_openai.base_url, "sk", stream=False))
+        )
+    return fake_openai
+
+
+def facts_answer(*facts: dict[str, Any]) -> dict[str, Any]:
+    return tool_call(TOOL_NAME, {"facts": list(facts)})
+
+
+def fact(text: str, *sources: int, happened_on: str = "", kind: str = "event") -> dict[str, Any]:
+    return {"text": text, "sources": list(sources) or [1], "happened_on": happened_on, "kind": kind}
+
+
+async def historian_engine(tmp_root, chroma_port, **historian: Any):  # type: ignore[no-untyped-def]
+    return await make_engine(tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 2, **historian})
+
+
+async def facts_of(engine, bot: str) -> list[MemoryRow]:  # type: ignore[no-untyped-def]
+    async with engine.session() as session:
+        rows = await session.execute(
+            select(MemoryRow).where(MemoryRow.bot_id == bot, MemoryRow.status == MemoryStatus.ACTIVE.value)
+            .order_by(MemoryRow.id)
+        )  # fmt: skip
+        return list(rows.scalars())
+
+
+async def jobs_left(engine) -> list[JobRow]:  # type: ignore[no-untyped-def]
+    async with engine.session() as session:
+        return list((await session.execute(select(JobRow))).scalars())
+
+
+def user_prompt(body: dict[str, Any]) -> str:
+    return "\n".join(str(message.get("content")) for message in body["messages"] if message["role"] == "user")
+
+
+async def end(engine, chat, *observations: str, force: bool = False):  # type: ignore[no-untyped-def]
+    from amrita_plugin_cognition.engine.turns import InputMessage
+
+    batch = [InputMessage("m77", chat.user_id, chat.user_name, SAID, NOW)]
+    return await engine.end_turn(chat, "", list(observations), batch=batch, force=force, now=NOW)
+
+
+# ------------------------------------------------------------------------------ the happy path
+
+
+async def test_one_call_rewrites_every_observation_into_anchored_facts(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = group(bot, "30001", "10001", "小明")
+    await end(engine, chat, "QQ号10001（昵称小明）昨晚在春熙路吃了火锅", "QQ号10001（昵称小明）下周五要去成都出差")
+    model.script.append(
+        facts_answer(
+            fact("QQ号10001（昵称小明）于2026-11-29晚上在成都春熙路吃了火锅。", 1, happened_on="2026-11-29"),
+            fact("QQ号10001（昵称小明）计划于2026-12-11去成都出差。", 2, kind="plan"),
+        )
+    )
+    await engine.historian.run_until_idle(NOW)
+    assert len(model.chat_requests) == 1  # one call for the whole job
+    prompt = user_prompt(model.chat_requests[0])
+    assert "2026-11-29" in prompt and "2026-12-11" in prompt  # the resolver's anchors reach the model
+    rows = await facts_of(engine, bot)
+    assert [row.text for row in rows] == [
+        "QQ号10001（昵称小明）于2026-11-29晚上在成都春熙路吃了火锅。",
+        "QQ号10001（昵称小明）计划于2026-12-11去成都出差。",
+    ]
+    first, second = rows
+    assert first.provenance == "inferred" and first.scope_kind == "group" and first.scope_id == "30001"
+    assert first.speaker_id == "10001" and first.subject_id == "10001"
+    source = json.loads(first.source)
+    assert source["absolute"] is True and source["messages"] == ["m77"] and source["job"]
+    assert first.happened_at is not None and first.happened_at.date().isoformat() == "2026-11-29"
+    # the plan's date comes from the resolver when the model gives none
+    assert second.happened_at is not None and second.happened_at.date().isoformat() == "2026-12-11"
+    assert second.kind == "plan"
+    assert await jobs_left(engine) == []
+
+
+async def test_a_private_fact_stays_private_whatever_the_model_writes(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, private(bot, "10001", "小明"), "QQ号10001（昵称小明）在QQ群30001里不想让人知道自己失业了")
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）于2026-11-30在QQ群30001之外透露自己失业了。", 1)))
+    await engine.historian.run_until_idle(NOW)
+    (row,) = await facts_of(engine, bot)
+    assert (row.scope_kind, row.scope_id) == ("private", "10001")
+
+
+# ------------------------------------------------------------------------------------ the gate
+
+
+async def test_a_fact_that_fails_the_gate_is_retried_with_feedback(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30002", "10001", "小明"), "QQ号10001（昵称小明）昨晚在春熙路吃了火锅")
+    model.script.append(facts_answer(fact("他昨天在这里吃了火锅。", 1)))
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）于2026-11-29在成都春熙路吃了火锅。", 1)))
+    await engine.historian.run_until_idle(NOW)
+    assert len(model.chat_requests) == 2
+    retry = user_prompt(model.chat_requests[1])
+    assert "他" in retry and "昨天" in retry and "这里" in retry  # the feedback names the words
+    (row,) = await facts_of(engine, bot)
+    assert row.text.startswith("QQ号10001") and json.loads(row.source)["absolute"] is True
+
+
+async def test_a_fact_that_fails_twice_is_kept_and_marked_not_absolute(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30003", "10001", "小明"), "QQ号10001（昵称小明）说他们上周去了那边")
+    vague = facts_answer(fact("QQ号10001（昵称小明）说他们上周去了那边。", 1))
+    model.script.extend([vague, vague])
+    await engine.historian.run_until_idle(NOW)
+    (row,) = await facts_of(engine, bot)
+    source = json.loads(row.source)
+    assert source["absolute"] is False and "retry" in source["warning"]
+
+
+async def test_a_rewrite_that_drops_a_qq_number_keeps_the_observation_as_said(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    observation = "QQ号10001（昵称小明）把订单号20261130889交给了QQ号10002（昵称小红）"
+    await end(engine, group(bot, "30004", "10001", "小明"), observation)
+    dropped = facts_answer(fact("小明把订单交给了小红。", 1))
+    model.script.extend([dropped, dropped])
+    await engine.historian.run_until_idle(NOW)
+    retry = user_prompt(model.chat_requests[1])
+    assert "10001" in retry and "20261130889" in retry
+    (row,) = await facts_of(engine, bot)
+    assert row.text == observation and json.loads(row.source)["absolute"] is False
+
+
+async def test_force_lets_look_alike_words_through_but_never_a_lost_id(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30005", "10001", "小明"), "QQ号10001（昵称小明）说他很喜欢那边的风景", force=True)
+    model.script.extend([facts_answer(fact("他很喜欢那边的风景。", 1))] * 2)
+    await engine.historian.run_until_idle(NOW)
+    (row,) = await facts_of(engine, bot)
+    # "他" and "那边" trip the gate but the id 10001 went missing: force does not cover drift
+    assert row.text.startswith("QQ号10001") and json.loads(row.source)["absolute"] is False
+
+
+async def test_an_empty_rewrite_loses_no_observation(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    observations = ["QQ号10001（昵称小明）喜欢吃辣", "QQ号10001（昵称小明）养了一只叫豆豆的猫"]
+    await end(engine, group(bot, "30006", "10001", "小明"), *observations)
+    model.script.extend([facts_answer(), facts_answer()])
+    await engine.historian.run_until_idle(NOW)
+    rows = await facts_of(engine, bot)
+    assert sorted(row.text for row in rows) == sorted(observations)
+    assert all(json.loads(row.source)["absolute"] is False for row in rows)
+
+
+# ---------------------------------------------------------------------------------- failures
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        {"__status__": 500},
+        {"role": "assistant", "content": "好的，我来整理一下。"},  # no tool call
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+         "function": {"name": TOOL_NAME, "arguments": "{\"facts\": [ {\"text\": "}}]},  # malformed JSON
+    ],
+    ids=["http-500", "no-tool-call", "malformed-json"],
+)  # fmt: skip
+async def test_a_failing_model_retries_then_fails_the_job_and_the_worker_lives_on(
+    tmp_root, chroma_port, model, failure
+) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30007", "10001", "小明"), "QQ号10001（昵称小明）喜欢爬山")
+    model.script.extend([dict(failure) for _ in range(3)])  # the first attempt and both retries
+    moment = NOW
+    for _ in range(3):
+        await engine.historian.run_until_idle(moment)
+        moment += timedelta(hours=2)  # past any backoff
+    (job,) = await jobs_left(engine)
+    assert job.state == "failed" and job.attempts == 3 and job.last_error
+    assert await facts_of(engine, bot) == []
+    # nothing was lost: the job is kept, and a retry by command completes it
+    assert await queue.retry_jobs(engine, [job.id]) == 1
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）喜欢爬山。", 1, kind="preference")))
+    await engine.historian.run_until_idle(moment)
+    assert [row.text for row in await facts_of(engine, bot)] == ["QQ号10001（昵称小明）喜欢爬山。"]
+    assert await jobs_left(engine) == []
+
+
+async def test_a_model_that_times_out_is_a_failed_attempt(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30008", "10001", "小明"), "QQ号10001（昵称小明）喜欢爬山")
+    model.chat_delays.append(3.0)  # beyond the 2 s timeout
+    await engine.historian.run_until_idle(NOW)
+    (job,) = await jobs_left(engine)
+    assert job.state == "pending" and job.attempts == 1 and "timeout" in job.last_error.lower()
+
+
+async def test_a_switched_off_chat_extracts_nothing(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30009", "10001", "小明"), "QQ号10001（昵称小明）喜欢爬山")
+    engine.config = engine.config.model_copy(update={"disabled_scopes": ["group:30009"]})
+    await engine.historian.run_until_idle(NOW)
+    assert model.chat_requests == [] and await facts_of(engine, bot) == [] and await jobs_left(engine) == []
+
+
+async def test_a_job_whose_lease_was_taken_over_writes_nothing(tmp_root, chroma_port, model) -> None:
+    from amrita_plugin_cognition.engine import historian
+    from amrita_plugin_cognition.store import jobs
+
+    engine = await historian_engine(tmp_root, chroma_port, stale_job_timeout_seconds=10)
+    bot = new_bot()
+    await end(engine, group(bot, "30010", "10001", "小明"), "QQ号10001（昵称小明）喜欢爬山")
+    async with engine.unit_of_work() as uow:
+        (slow,) = await jobs.lease(uow.session, NOW, 1, 10)
+        await uow.commit()
+    # the slow worker's lease expires; another worker runs the job to its end
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）喜欢爬山。", 1)))
+    await engine.historian.run_until_idle(NOW + timedelta(seconds=11))
+    # the slow worker finally answers: its lease is gone, so it writes nothing
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）很喜欢爬山。", 1)))
+    report = await historian.process(engine, slow, NOW + timedelta(seconds=12))
+    assert report.outcome == "lost"
+    assert [row.text for row in await facts_of(engine, bot)] == ["QQ号10001（昵称小明）喜欢爬山。"]
+
+
+# -------------------------------------------------------------------------------- transcripts
+
+
+async def test_turns_without_end_are_extracted_in_one_call(tmp_root, chroma_port, model) -> None:
+    from amrita_plugin_cognition.engine.turns import InputMessage
+
+    engine = await historian_engine(tmp_root, chroma_port, transcript_batch_turns=3)
+    bot = new_bot()
+    chat = group(bot, "30011", "10001", "小明")
+    said = ["我下个月要搬去杭州了", "新公司在西湖区", "哈哈哈"]
+    for index, text in enumerate(said):
+        at = NOW + timedelta(minutes=index)
+        await engine.record_turn(chat, InputMessage(f"t{index}", "10001", "小明", text, at), "好的", ended=False)
+    model.script.append(
+        facts_answer(
+            fact("QQ号10001（昵称小明）计划于2026-12搬到杭州。", 1, kind="plan"),
+            fact("QQ号10001（昵称小明）的新公司位于杭州西湖区。", 2),
+        )
+    )
+    await engine.historian.run_until_idle(NOW + timedelta(minutes=5))
+    assert len(model.chat_requests) == 1
+    prompt = user_prompt(model.chat_requests[0])
+    assert all(text in prompt for text in said)
+    rows = await facts_of(engine, bot)
+    assert len(rows) == 2 and {json.loads(row.source)["messages"][0] for row in rows} == {"t0", "t1"}
+
+
+# -------------------------------------------------------------------------- a killed worker
+
+
+def echo_facts(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Answer any rewrite request with its observations, already absolute."""
+    prompt = user_prompt(body)
+    found = re.findall(r"\[观察#(\d+)\] [^：\n]*：(.+)", prompt)
+    if not found:
+        return None
+    return facts_answer(*(fact(f"{text.strip()}（已核实）", int(number)) for number, text in found))
+
+
+async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
+    tmp_root, chroma_port, model, backend
+) -> None:
+    from conftest import STATE
+
+    engine = await historian_engine(tmp_root, chroma_port, stale_job_timeout_seconds=10)
+    bot = new_bot()
+    chat = group(bot, "30012", "10001", "小明")
+    expected = []
+    for index in range(6):
+        observation = f"QQ号10001（昵称小明）收藏了第{index}本书"
+        expected.append(f"{observation}（已核实）")
+        await end(engine, chat, observation)
+    model.responder = echo_facts
+    model.chat_delays.extend([1.5] * 20)  # every call is slow: the worker is mid-job when killed
+    worker = subprocess.Popen(
+        [sys.executable, str(HERE / "process_historian.py"), str(STATE["database_url"]),
+         str(tmp_root / f"historian-{bot}"), model.base_url, PRESET],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for _ in range(200):  # until the worker has finished some jobs and holds others
+            await asyncio.sleep(0.1)
+            states = [job.state for job in await jobs_left(engine)]
+            if len(states) < 6 and "processing" in states:
+                break
+        else:
+            raise AssertionError(f"the worker never got going: {worker.stderr.read() if worker.poll() else ''}")
+    finally:
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+    assert any(job.state == "processing" for job in await jobs_left(engine))
+    model.chat_delays.clear()
+    # a restarted worker recovers the dead worker's leases once they expire (a minute later,
+    # on the simulated clock), and finishes
+    await engine.historian.run_until_idle(datetime.now(UTC) + timedelta(minutes=1))
+    texts = [row.text for row in await facts_of(engine, bot)]
+    assert sorted(texts) == sorted(expected)  # every job once, no fact twice
+    assert await jobs_left(engine) == []
