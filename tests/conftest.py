@@ -93,6 +93,8 @@ def _write_configs(config_dir: Path, chroma_port: int | None) -> None:
     lines = ["outbox_interval_seconds = 3600"]
     if chroma_port:
         lines += ["[chroma]", 'mode = "server"', 'host = "127.0.0.1"', f"port = {chroma_port}"]
+    # chat-flow tests run the historian by hand (engine.historian.run_until_idle), never by timer
+    lines += ["[historian]", "poll_interval_seconds = 3600", "transcript_batch_turns = 100"]
     (cognition / "cognition.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

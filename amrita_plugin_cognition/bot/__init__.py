@@ -16,8 +16,8 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 from ..engine.service import CognitionEngine  # noqa: E402
 from ..errors import CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
-from . import commands, hook, tools  # noqa: E402,F401
-from .jobs import outbox_catch_up, wait_for_background  # noqa: E402
+from . import capture, commands, hook, tools  # noqa: E402,F401
+from .jobs import historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
 
 #: How long shutdown waits for scheduled index work and bank checks.
 SHUTDOWN_WAIT_SECONDS = 20.0
@@ -56,6 +56,18 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
         max_instances=1,
         coalesce=True,
     )
+    engine.historian.running = True
+    scheduler.add_job(
+        historian_tick,
+        "interval",
+        seconds=engine.config.historian.poll_interval_seconds,
+        args=[engine],
+        id="cognition_historian",
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
+    engine.historian.wake()  # jobs left from the last run
 
 
 @get_driver().on_startup
@@ -96,7 +108,11 @@ async def _prepare_bot_account(bot: Bot) -> None:
 @get_driver().on_shutdown
 async def _finish_background_work() -> None:
     """Let scheduled index work and bank checks end before the database goes away (bounded:
-    what is not applied stays in the outbox for the next start)."""
+    what is not applied stays in the outbox for the next start; a historian job still running
+    keeps its lease, which the next start recovers)."""
+    engine = current_engine()
+    if engine is not None:
+        engine.historian.running = False
     try:
         await asyncio.wait_for(wait_for_background(current_engine()), timeout=SHUTDOWN_WAIT_SECONDS)
     except TimeoutError:

@@ -1,4 +1,5 @@
-"""Background work of the bot: the periodic vector-index catch-up and the startup repair.
+"""Background work of the bot: the periodic vector-index catch-up, the startup repair and the
+historian's queue poll.
 
 Drains after each write are started by the engine itself (the unit of work's after-commit
 handler), whoever made the write."""
@@ -16,6 +17,9 @@ async def wait_for_background(engine: CognitionEngine | None = None) -> None:
     """Tests and shutdown: wait until the engine's background drains and bank checks have
     finished, so that no task holds a database connection when the bot stops. Without an
     engine: the process's engine, if one was built."""
+    from . import capture
+
+    await capture.settle()
     if engine is None:
         from ..runtime import current_engine
 
@@ -29,3 +33,9 @@ async def outbox_catch_up(engine: CognitionEngine) -> int:
     if applied:
         logger.info("[cognition] stage=outbox_catch_up applied=%d", applied)
     return applied
+
+
+async def historian_tick(engine: CognitionEngine) -> None:
+    """The queue poll: recover stale leases, batch transcripts, start due jobs (an enqueue also
+    wakes the workers at once)."""
+    engine.historian.wake()

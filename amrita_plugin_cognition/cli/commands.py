@@ -122,6 +122,13 @@ def _render_status(report: dict[str, Any]) -> str:
         lines.append("  运行 ambot cognition repair 修复")
     if report["outbox"]["dead"]:
         lines.append("  运行 ambot cognition outbox retry 重试已放弃的索引任务")
+    queue = report["jobs"]
+    lines.append(
+        f"史官任务: 待处理 {queue['pending']} 个，处理中 {queue['processing']} 个，失败 {queue['failed']} 个"
+        + (f"，最早 {queue['oldest_pending']}" if queue["oldest_pending"] else "")
+    )
+    if queue["failed"]:
+        lines.append("  运行 ambot cognition jobs list --state failed 查看，jobs retry 重试")
     for scope in report["top_scopes"]:
         lines.append(f"  {scope['bot']} {scope['scope']}: {scope['active']}")
     return "\n".join(lines)
@@ -310,7 +317,7 @@ def memo_restore(bot: str, scope: str, revision: int, home: Path | None) -> None
 @click.option("--json/--table", "as_json", default=None, help="输出 JSON（非终端时默认）或表格")
 @click.option("--keep", is_flag=True, help="保留临时数据目录以便检查")
 def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool) -> None:
-    """按 shared/EVAL.md 的格式评测（recall / admission）；不调用 LLM"""
+    """评测召回（recall）、准入（admission）、时间解析（time）、绝对化判定（gate）；不调用 LLM"""
     if _in_bot_process() and kind == "recall":
         # The bot's NoneBot is initialised on the bot's database: evaluate in a fresh process.
         args = [sys.executable, "-m", "amrita_plugin_cognition", "eval", kind, str(file)]
@@ -321,12 +328,17 @@ def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool) -> Non
         sys.exit(subprocess.call(args))
     from . import evaluation
 
-    if kind in ("time", "gate"):
-        click.echo(f"错误: eval {kind} 需要时间解析器/绝对化判定，本版本尚未实现", err=True)
-        sys.exit(2)
     try:
         if kind == "admission":
             report = evaluation.run_admission_eval(file)
+        elif kind == "time":
+            from .eval_time import run_time_eval
+
+            report = run_time_eval(file)
+        elif kind == "gate":
+            from .eval_gate import run_gate_eval
+
+            report = run_gate_eval(file)
         else:
             memories, queries = evaluation.parse_recall_file(file)
             report = _run_recall(memories, queries, keep)
@@ -389,3 +401,6 @@ def demo_command(preset: str | None, start: datetime | None, keep: bool) -> None
 
 def main() -> None:
     cognition(prog_name="python -m amrita_plugin_cognition")
+
+
+from . import job_commands  # noqa: E402,F401  (registers ``jobs`` on the group above)

@@ -293,6 +293,10 @@ async def run_recall_eval(
 
 
 def run_admission_eval(path: Path) -> dict[str, Any]:
+    """Recall by expected reason and the false rejection rate. A line stored with a secret
+    replaced (``[已隐去]``) is not stored as said: it counts as caught for a credential line, and
+    as a false rejection for a line that should be stored as is. A do-not-remember line is caught
+    only when refused outright."""
     cases = 0
     refused_by_reason: dict[str, list[float]] = {}
     false_rejections: list[float] = []
@@ -302,10 +306,11 @@ def run_admission_eval(path: Path) -> dict[str, Any]:
         cases += 1
         verdict = admit(text)
         if expected:
-            false_rejections.append(0.0 if verdict.admit else 1.0)
+            false_rejections.append(0.0 if verdict.stored_as_is else 1.0)
         else:
             reason = str(obj.get("reason") or "unspecified")
-            refused_by_reason.setdefault(reason, []).append(0.0 if verdict.admit else 1.0)
+            caught = not verdict.admit or (reason == "credential" and verdict.redacted)
+            refused_by_reason.setdefault(reason, []).append(1.0 if caught else 0.0)
     return {
         "kind": "admission",
         "cases": cases,
@@ -336,7 +341,10 @@ def render_table(report: dict[str, Any]) -> str:
         lines.append(f"latency_ms: p50 {report['latency_ms']['p50']} p95 {report['latency_ms']['p95']}")
     else:
         for key, value in report.items():
-            if key != "kind":
+            if key == "failures":
+                lines.append(f"failures (first {len(value)}):")
+                lines.extend(f"  {json.dumps(item, ensure_ascii=False)}" for item in value)
+            elif key != "kind":
                 lines.append(f"{key}: {value}")
     return "\n".join(lines)
 

@@ -182,6 +182,22 @@ class MemoryWriteArguments(ToolArguments):
     tags: Tags = None
 
 
+def _account_check(value: str | None, info: ValidationInfo) -> str | None:
+    if value is None:
+        return None
+    value = clean_text(value).strip()
+    if not value:
+        return None
+    if not value.isascii() or not value.isdigit() or not 5 <= len(value) <= 12:
+        raise refuse(
+            "参数 {field} 必须是 5 到 12 位数字的 QQ 号或群号（收到 {value}）", field=info.field_name, value=value[:20]
+        )
+    return value
+
+
+AccountId = Annotated[str | None, AfterValidator(_account_check)]
+
+
 class MemoryReadArguments(ToolArguments):
     query: Annotated[
         str,
@@ -196,6 +212,8 @@ class MemoryReadArguments(ToolArguments):
     tags: Tags = None
     time_from: DateText = Field(None, description="起始日期（可选），如 2026-11-01")
     time_to: DateText = Field(None, description="结束日期（可选），如 2026-11-30")
+    user_id: AccountId = Field(None, description="只看由这个 QQ 号说的或关于他的记忆（可选）")
+    group_id: AccountId = Field(None, description="只看这个群的记忆（可选；只能查本会话可见的群）")
 
 
 class MemoryUpdateArguments(ToolArguments):
@@ -215,3 +233,42 @@ class MemoryListArguments(ToolArguments):
     )
     limit: int = Field(10, ge=1, le=50, description="条数 1-50，默认 10")
     offset: int = Field(0, ge=0, le=OFFSET_MAX, description="跳过条数，默认 0")
+
+
+#: A turn's note and each observation are short; a turn carries at most this many observations.
+NOTE_MAX_CHARS = 300
+OBSERVATIONS_MAX = 20
+PERSPECTIVE_MAX_CHARS = 100
+
+Observation = Annotated[
+    str,
+    Field(description="一条观察：一个新的、稳定的事实"),
+    AfterValidator(_text_check(required=False, max_chars=_memory_chars)),
+]
+
+
+def _observations_check(value: list[str]) -> list[str]:
+    return [item for item in value if item]
+
+
+class EndArguments(ToolArguments):
+    memo: Annotated[
+        str,
+        Field(description=f"本轮的简短笔记（一句话，最多 {NOTE_MAX_CHARS} 字）；多条输入消息时概括整批"),
+        AfterValidator(_text_check(required=False, max_chars=NOTE_MAX_CHARS)),
+    ] = ""
+    observations: Annotated[
+        list[Observation],
+        Field(
+            max_length=OBSERVATIONS_MAX,
+            description=f"本轮观察到的新事实（0 到 {OBSERVATIONS_MAX} 条，每条一个事实，"
+            "人写成“QQ号<号码>（昵称<昵称>）”）",
+        ),
+        AfterValidator(_observations_check),
+    ] = Field(default_factory=list)
+    perspective: Annotated[
+        str,
+        Field(description=f"观察是以谁的视角写的（可选，最多 {PERSPECTIVE_MAX_CHARS} 字），如“机器人自己”"),
+        AfterValidator(_text_check(required=False, max_chars=PERSPECTIVE_MAX_CHARS)),
+    ] = ""
+    force: bool = Field(False, description="仅当观察里只是含有形似代词或相对时间的普通词（如书名、引语）时设为 true")

@@ -8,7 +8,7 @@ from datetime import datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ...domain.records import ChatContext, Importance
+from ...domain.records import ChatContext, Importance, Scope
 from ...engine import notes
 from ...engine.service import CognitionEngine, RecallFilters
 from ...errors import InvalidInput
@@ -115,7 +115,12 @@ def resolve_time(value: str | None, zone: ZoneInfo, end_of_day: bool) -> datetim
     return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment
 
 
-@cognition_tool("cognition_memory_read", "按语义与关键词检索本会话可见的长期记忆。", MemoryReadArguments)
+@cognition_tool(
+    "cognition_memory_read",
+    "按语义与关键词检索本会话可见的长期记忆（事实）。可按说话人或当事人（user_id）、群（group_id）、"
+    "时间范围（time_from/time_to）、重要程度和标签筛选；看不到的会话的记忆永远不会返回。",
+    MemoryReadArguments,
+)
 async def memory_read(
     engine: CognitionEngine, context: ChatContext, args: MemoryReadArguments, now: datetime
 ) -> dict[str, Any]:
@@ -136,14 +141,17 @@ async def memory_read(
         time_from=time_from,
         time_to=time_to,
     )
-    result = await engine.recall(
-        context, [args.query], now=now, top_k=top_k if args.scope == "all" else 50, filters=filters
-    )
-    hits = result.hits
+    narrowed = args.scope != "all" or args.user_id or args.group_id
+    result = await engine.recall(context, [args.query], now=now, top_k=50 if narrowed else top_k, filters=filters)
+    hits = result.hits  # already bounded by what this chat may see
     if args.scope == "user":
         hits = [hit for hit in hits if context.user_id in (hit.record.speaker_id, hit.record.subject_id)]
     elif args.scope == "group":
         hits = [hit for hit in hits if hit.record.scope == context.scope]
+    if args.user_id:
+        hits = [hit for hit in hits if args.user_id in (hit.record.speaker_id, hit.record.subject_id)]
+    if args.group_id:
+        hits = [hit for hit in hits if hit.record.scope == Scope("group", args.group_id)]
     memories = [
         {
             "memory_id": hit.record.id,

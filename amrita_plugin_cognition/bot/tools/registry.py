@@ -22,6 +22,7 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -198,16 +199,16 @@ def parse_arguments(model: type[ArgumentsT], raw: Any, config: CognitionConfig |
 # ----------------------------------------------------------------------------- raw arguments
 
 
-def _executing_tool_call(name: str) -> ToolCall | None:
-    """The ``ToolCall`` Amrita is running for tool ``name``: a ``tool_call`` local of a frame on
-    this coroutine's await chain (``call_tool``'s argument)."""
+def _executing_tool_call(name: str) -> tuple[ToolCall, Any] | None:
+    """The ``ToolCall`` Amrita is running for tool ``name`` and the strategy running it: the
+    ``tool_call`` and ``self`` locals of a frame on this coroutine's await chain (``call_tool``)."""
     frame: FrameType | None = sys._getframe(1)
     for _ in range(_CALLER_DEPTH):
         if frame is None:
             return None
         candidate = frame.f_locals.get("tool_call")
         if isinstance(candidate, ToolCall) and candidate.function.name == name:
-            return candidate
+            return candidate, frame.f_locals.get("self")
         frame = frame.f_back
     return None
 
@@ -223,6 +224,21 @@ class RawArguments:
     value: Any
     #: False when only Amrita's (possibly coerced) arguments were available.
     verified: bool
+    #: The agent strategy running the call (``call_tool``'s ``self``), when it was found.
+    strategy: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallContext:
+    """What a handler may need beyond its arguments: the OneBot event being answered and the
+    agent strategy that runs the call (the ``end`` tool stops its loop)."""
+
+    event: Any
+    strategy: Any
+
+
+#: Set around each handler call (inside the call's own task).
+CURRENT_CALL: ContextVar[ToolCallContext | None] = ContextVar("cognition_tool_call", default=None)
 
 
 _warned_unverified = False
@@ -230,9 +246,10 @@ _warned_unverified = False
 
 def _raw_arguments(name: str, tool_context: ToolContext) -> RawArguments:
     global _warned_unverified
-    call = _executing_tool_call(name)
-    if call is not None:
-        return RawArguments(call.function.arguments, verified=True)
+    found = _executing_tool_call(name)
+    if found is not None:
+        call, strategy = found
+        return RawArguments(call.function.arguments, verified=True, strategy=strategy)
     verified = not _amrita_validates(tool_context)
     if not verified and not _warned_unverified:
         _warned_unverified = True
@@ -299,6 +316,7 @@ class RegisteredTool(Generic[ArgumentsT]):
         if not raw.verified and self.takes_ids:
             raise InvalidInput(UNVERIFIED_MESSAGE, en="raw tool arguments unavailable; refusing an id operation")
         arguments = parse_arguments(self.arguments, raw.value, engine.config)
+        CURRENT_CALL.set(ToolCallContext(event, raw.strategy))
         result = await self.handler(engine, context, arguments, message_time(event))
         return ok(**result)
 

@@ -1,0 +1,72 @@
+"""Transcript capture: after every reply, the turn (input and reply) joins the chat's transcript.
+
+Turns that called the ``end`` tool are marked here (in memory, briefly), so that their transcript
+row does not wait for extraction as well: a turn is never extracted twice. The write runs after
+the reply in the background (``pending``; shutdown and tests wait for it), never in its way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from amrita_core import CompletionEvent, on_completion
+from cachetools import TTLCache
+from nonebot.adapters.onebot.v11 import MessageEvent
+
+from ..engine.turns import InputMessage
+from ..errors import EngineUnavailable
+from ..runtime import current_engine
+from .context import chat_context, message_time, scope_of
+
+logger = logging.getLogger("cognition")
+
+#: Turns that called ``end`` ("bot|scope|message id"), for long enough to outlast any reply.
+_ended: TTLCache[str, bool] = TTLCache(maxsize=50_000, ttl=3600)
+#: Captures still being written.
+pending: set[asyncio.Task[None]] = set()
+
+
+def turn_key(event: MessageEvent) -> str:
+    return f"{event.self_id}|{scope_of(event).key}|{event.message_id}"
+
+
+def mark_ended(event: MessageEvent) -> None:
+    _ended[turn_key(event)] = True
+
+
+def input_message(event: MessageEvent, user_name: str) -> InputMessage:
+    return InputMessage(
+        message_id=str(event.message_id),
+        user_id=str(event.user_id),
+        user_name=user_name,
+        text=event.get_plaintext().strip(),
+        at=message_time(event),
+    )
+
+
+async def _capture(nb_event: MessageEvent, reply: str) -> None:
+    engine = current_engine()
+    if engine is None:
+        return
+    try:
+        context = await chat_context(None, nb_event, with_permissions=False)
+        ended = _ended.pop(turn_key(nb_event), False)
+        await engine.record_turn(context, input_message(nb_event, context.user_name), reply, ended=ended)
+    except EngineUnavailable:
+        return
+    except Exception:  # the reply is sent; a lost transcript row is logged, never raised
+        logger.exception("[cognition] stage=transcript capture failed")
+
+
+@on_completion(priority=20, block=False).handle()
+async def capture_turn(event: CompletionEvent, nb_event: MessageEvent) -> None:
+    reply = event.get_model_response() or ""
+    task = asyncio.ensure_future(_capture(nb_event, reply if isinstance(reply, str) else str(reply)))
+    pending.add(task)
+    task.add_done_callback(pending.discard)
+
+
+async def settle() -> None:
+    while pending:
+        await asyncio.gather(*list(pending), return_exceptions=True)

@@ -1,0 +1,106 @@
+"""The ``end`` tool and transcript capture inside the real Amrita chat flow (nonebug), with the
+fake OpenAI-compatible server as the chat model and as the historian's model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from chat_helpers import attach, deliver, group_message, private_message, system_text, tool_results
+from fake_openai import FINAL_TEXT, tool_call
+from nonebug import App
+from sqlalchemy import delete, select
+
+from amrita_plugin_cognition.engine.historian import TOOL_NAME
+from amrita_plugin_cognition.store.models import JobRow, MemoryRow, TranscriptRow
+
+pytestmark = pytest.mark.chatflow
+
+BOT = "42"
+
+
+async def _engine():  # type: ignore[no-untyped-def]
+    from amrita_plugin_cognition.runtime import get_engine
+
+    return await get_engine()
+
+
+@pytest.fixture(autouse=True)
+async def _empty_queue():  # type: ignore[no-untyped-def]
+    from nonebot_plugin_orm import get_session
+
+    async with get_session() as session:
+        await session.execute(delete(JobRow))
+        await session.execute(delete(TranscriptRow))
+        await session.commit()
+
+
+async def _bot(ctx, monkeypatch):  # type: ignore[no-untyped-def]
+    from nonebot.adapters.onebot.v11 import Adapter, Bot
+
+    adapter = ctx.create_adapter(base=Adapter)
+    bot = ctx.create_bot(base=Bot, adapter=adapter, self_id=BOT)
+    (await _engine()).historian.running = False  # run by hand below, so the script stays in order
+    return bot, attach(bot, monkeypatch)
+
+
+async def _rows(model, *where):  # type: ignore[no-untyped-def]
+    engine = await _engine()
+    async with engine.session() as session:
+        return list((await session.execute(select(model).where(*where).order_by(model.id))).scalars())
+
+
+async def test_end_notes_the_turn_queues_its_observations_and_the_historian_writes_them(
+    app: App, fake_openai, monkeypatch
+) -> None:
+    fake_openai.script.append(
+        tool_call(
+            "end",
+            {"memo": "小明说明天去杭州出差", "observations": ["QQ号10001（昵称小明）明天要去杭州出差"]},
+        )
+    )
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        await deliver(bot, group_message("我明天要去杭州出差啦", 30101, 10001, "小明"))
+        assert FINAL_TEXT in qq.sent  # the reply follows as usual
+        result = tool_results(fake_openai.chat_requests[-1])[-1]
+        assert result["ok"] is True and result["noted"] is True and result["observations"] == 1
+        assert "不要再调用任何工具" in result["next"]  # the agent loop was told to stop, as agent_stop does
+        (job,) = await _rows(JobRow, JobRow.scope_id == "30101")
+        payload = json.loads(job.payload)
+        assert payload["batch"][0]["text"] == "我明天要去杭州出差啦" and payload["speaker"]["id"] == "10001"
+        # the turn is in the transcript, but it will not be extracted a second time
+        (turn,) = await _rows(TranscriptRow, TranscriptRow.scope_id == "30101")
+        assert turn.pending is False and turn.reply_text == FINAL_TEXT
+
+        fake_openai.reset()
+        engine = await _engine()
+        planned = {"text": "QQ号10001（昵称小明）计划于2026-12-02去杭州出差。", "sources": [1], "kind": "plan"}
+        fake_openai.script.append(tool_call(TOOL_NAME, {"facts": [planned]}))
+        await engine.historian.run_until_idle()
+        (fact,) = await _rows(MemoryRow, MemoryRow.bot_id == BOT, MemoryRow.scope_id == "30101")
+        assert fact.provenance == "inferred" and fact.text.startswith("QQ号10001")
+
+        # the next turn sees the note (with its time) and the fact
+        fake_openai.reset()
+        await deliver(bot, group_message("出差要带什么", 30101, 10001, "小明"))
+        system = system_text(fake_openai.chat_requests[0])
+        assert "小明说明天去杭州出差" in system and "计划于2026-12-02去杭州出差" in system
+
+
+async def test_a_turn_without_end_waits_in_the_transcript(app: App, fake_openai, monkeypatch) -> None:
+    async with app.test_api() as ctx:
+        bot, _ = await _bot(ctx, monkeypatch)
+        await deliver(bot, private_message("我养了一只叫豆豆的猫", 10102, "小红"))
+    (turn,) = await _rows(TranscriptRow, TranscriptRow.scope_id == "10102")
+    assert turn.pending is True and turn.input_text == "我养了一只叫豆豆的猫"
+
+
+async def test_end_with_nothing_writes_nothing(app: App, fake_openai, monkeypatch) -> None:
+    fake_openai.script.append(tool_call("end", {"memo": "", "observations": []}))
+    async with app.test_api() as ctx:
+        bot, _ = await _bot(ctx, monkeypatch)
+        await deliver(bot, group_message("哈哈哈", 30103, 10001, "小明"))
+    result = tool_results(fake_openai.chat_requests[-1])[-1]
+    assert result["ok"] is True and result["noted"] is False and result["observations"] == 0
+    assert await _rows(JobRow, JobRow.scope_id == "30103") == []
