@@ -9,9 +9,17 @@ which the plugin takes as the time of the turn, so memories are written on the s
 For every turn the demo prints what the bot was asked, the ``<cognition_memory>`` block of the
 system prompt the model received, every tool call with its arguments and JSON result (observed
 through Amrita's ``agent.tool_call`` / ``agent.tool_return`` events), the reply the bot sent,
-and the script's checks (scope isolation, forgetting, the memo and the pins) evaluated on what
-actually happened. The model is a user's preset (``--preset``) or, by default, the built-in
-replay model (``replay_model.py``); everything else is the real code.
+and the script's checks (scope isolation, forgetting, the memo and the pins, facts the
+historian wrote) evaluated on what actually happened. After each simulated day the historian
+runs at that day's time and its jobs are printed: the observations a turn handed to the ``end``
+tool with the time resolver's anchors, and the absolute facts written from them. The model is
+a user's preset (``--preset``) or, by default, the built-in replay model (``replay_model.py``);
+everything else is the real code.
+
+The pieces: ``demo_script`` (the scripted conversation), ``demo_adapter`` (the simulated QQ
+client and its events), ``demo_recording`` (what a turn showed, and the checks),
+``demo_historian`` (the historian driven by hand), ``demo_printing`` (the transcript), and this
+module (the model, the run).
 
 Run it as ``python -m amrita_plugin_cognition demo`` (``__main__`` boots NoneBot for it) or as
 ``ambot cognition demo`` (which starts the former in a subprocess).
@@ -30,25 +38,34 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
-from datetime import date
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import click
-from amrita_core import PreCompletionEvent, on_event, on_precompletion
-from amrita_core.builtins.agent.events import StepToolCallEvent, StepToolReturnEvent
 
-from .demo_script import WEEKDAYS, Check, DemoScript, ScriptError, Turn, load_script
+from .demo_adapter import event_payload, simulated_qq_adapter
+from .demo_historian import pause_scheduled_runs, run_historian
+from .demo_printing import Printer
+from .demo_recording import Outcome, Recorder
+from .demo_script import DemoScript, ScriptError, load_script
 from .loopback import chat_preset
-from .replay_model import MEMORY_BLOCK, ReplayModel
+from .replay_model import ReplayModel
+
+if TYPE_CHECKING:
+    from ..engine.service import CognitionEngine
 
 REPLAY_PRESET = "cognition-demo-replay"
 REPLAY_TURN_TIMEOUT = 60.0
 MODEL_TURN_TIMEOUT = 300.0
 #: Index work a turn scheduled (embedding, Chroma) must be done within this, or the turn says so.
 BACKGROUND_TIMEOUT = 150.0
+#: The historian's work of one simulated day (every job, its model calls and retries).
+HISTORIAN_TIMEOUT = 120.0
+MODEL_HISTORIAN_TIMEOUT = 900.0
 #: A turn (or the start-up, or the shutdown) that makes no progress for this long prints the
 #: stack of every thread to stderr, again every as long, so a stuck run says where it is stuck.
 STALL_REPORT_SECONDS = 90.0
@@ -155,293 +172,6 @@ def write_chat_config(config_dir: Path, choice: ModelChoice) -> None:
     )
 
 
-# ---------------------------------------------------------------------- the QQ side
-
-
-def simulated_qq_adapter(script: DemoScript):  # type: ignore[no-untyped-def]
-    """An OneBot V11 adapter whose API calls are answered by a simulated QQ client."""
-    from nonebot.adapters import Bot
-    from nonebot.adapters.onebot.v11 import Adapter, Message
-
-    class SimulatedQQ(Adapter):
-        """Answers the bot's API calls the way a OneBot implementation would: messages sent are
-        recorded, member and friend look-ups are answered from the script's people."""
-
-        def __init__(self, driver: Any) -> None:
-            super().__init__(driver)
-            self.sent: list[str] = []
-            self._message_ids = itertools.count(70001)
-
-        async def _call_api(self, bot: Bot, api: str, **data: Any) -> Any:
-            if api in ("send_msg", "send_group_msg", "send_private_msg"):
-                message = data.get("message")
-                text = Message(message).extract_plain_text() if message is not None else ""
-                self.sent.append(text.strip())
-                return {"message_id": next(self._message_ids)}
-            if api == "send_group_forward_msg" or api == "send_private_forward_msg":
-                for node in data.get("messages") or []:
-                    content = (node.get("data") or {}).get("content") if isinstance(node, dict) else None
-                    self.sent.append(Message(content).extract_plain_text().strip() if content else "")
-                return {"message_id": next(self._message_ids)}
-            if api == "get_login_info":
-                return {"user_id": script.bot_id, "nickname": script.bot_name}
-            if api in ("get_group_member_info", "get_stranger_info"):
-                person = script.people.get(int(data.get("user_id", 0)))
-                nickname = person.nickname if person else str(data.get("user_id"))
-                return {
-                    "user_id": data.get("user_id"),
-                    "group_id": data.get("group_id"),
-                    "nickname": nickname,
-                    "card": "",
-                    "role": person.role if person else "member",
-                }
-            if api == "get_friend_list":
-                return [{"user_id": person.user_id, "nickname": person.nickname} for person in script.people.values()]
-            if api == "get_group_info":
-                chat = next(
-                    (c for c in script.chats.values() if c.kind == "group" and c.id == data.get("group_id")), None
-                )
-                return {"group_id": data.get("group_id"), "group_name": chat.label if chat else "", "member_count": 3}
-            return {}
-
-    return SimulatedQQ
-
-
-def event_payload(script: DemoScript, turn: Turn, message_id: int) -> dict[str, Any]:
-    """The OneBot V11 JSON a QQ client would send for this turn (group messages @ the bot)."""
-    from nonebot.adapters.onebot.v11 import Message, MessageSegment
-
-    text = script.said(turn)
-    speaker = turn.speaker
-    payload: dict[str, Any] = {
-        "time": int(script.moment(turn).timestamp()),
-        "self_id": script.bot_id,
-        "post_type": "message",
-        "message_id": message_id,
-        "user_id": speaker.user_id,
-        "font": 0,
-    }
-    if turn.chat.kind == "group":
-        message = Message([MessageSegment.at(script.bot_id), MessageSegment.text(f" {text}")])
-        payload.update(
-            message_type="group",
-            sub_type="normal",
-            group_id=turn.chat.id,
-            anonymous=None,
-            sender={"user_id": speaker.user_id, "nickname": speaker.nickname, "card": "", "role": speaker.role},
-        )
-    else:
-        message = Message(text)
-        payload.update(
-            message_type="private",
-            sub_type="friend",
-            sender={"user_id": speaker.user_id, "nickname": speaker.nickname},
-        )
-    payload["message"] = [{"type": segment.type, "data": dict(segment.data)} for segment in message]
-    payload["raw_message"] = str(message)
-    return payload
-
-
-# ---------------------------------------------------------------------- observing a turn
-
-
-@dataclass(slots=True)
-class ToolTrace:
-    call_id: str
-    name: str
-    arguments: str
-    result: str | None = None
-
-
-@dataclass(slots=True)
-class TurnTrace:
-    #: The system prompt the model got (None: the chat flow never reached the model).
-    system_prompt: str | None = None
-    tools: list[ToolTrace] = field(default_factory=list)
-
-    @property
-    def block(self) -> str:
-        if self.system_prompt is None:
-            return ""
-        found = MEMORY_BLOCK.search(self.system_prompt)
-        return found.group(0) if found else ""
-
-    def results(self) -> list[dict[str, Any]]:
-        parsed = []
-        for tool in self.tools:
-            try:
-                value = json.loads(tool.result or "")
-            except json.JSONDecodeError:
-                value = {"ok": False, "error": tool.result}
-            parsed.append(value if isinstance(value, dict) else {"ok": False, "error": tool.result})
-        return parsed
-
-
-class Recorder:
-    """Watches the chat flow through Amrita's own hook events (no code is patched)."""
-
-    def __init__(self) -> None:
-        self.trace = TurnTrace()
-
-    def begin(self) -> TurnTrace:
-        self.trace = TurnTrace()
-        return self.trace
-
-    def install(self) -> None:
-        # Handler annotations are resolved by Amrita's dependency injection against this
-        # module's globals: the event classes are imported at module level for that.
-        recorder = self
-
-        # After every other pre-completion handler (the memory hook runs at 20): this is the
-        # system prompt as it goes to the model.
-        @on_precompletion(priority=10_000, block=False).handle()
-        async def capture_prompt(event: PreCompletionEvent) -> None:
-            if recorder.trace.system_prompt is None:
-                content = event.message.train.content
-                if isinstance(content, str):
-                    recorder.trace.system_prompt = content
-                else:
-                    recorder.trace.system_prompt = "\n".join(
-                        str(getattr(part, "text", "") or "") for part in content or []
-                    )
-
-        @on_event("agent.tool_call", priority=10_000, block=False).handle()
-        async def capture_call(event: StepToolCallEvent) -> None:
-            recorder.trace.tools.append(ToolTrace(event.tool_id, event.tool_name, event.arguments))
-
-        @on_event("agent.tool_return", priority=10_000, block=False).handle()
-        async def capture_return(event: StepToolReturnEvent) -> None:
-            pending = [
-                tool
-                for tool in recorder.trace.tools
-                if tool.result is None and (tool.call_id, tool.name) == (event.tool_id, event.tool_name)
-            ]
-            if pending:
-                pending[-1].result = event.result
-            else:
-                recorder.trace.tools.append(ToolTrace(event.tool_id, event.tool_name, "{}", event.result))
-
-
-# ---------------------------------------------------------------------- printing
-
-
-def compact_json(text: str | None) -> str:
-    if text is None:
-        return "（没有返回）"
-    try:
-        return json.dumps(json.loads(text), ensure_ascii=False)
-    except json.JSONDecodeError:
-        return text
-
-
-def block_lines(block: str) -> list[str]:
-    """The block's lines, with the fixed framing sentence after the tag shortened."""
-    lines = []
-    for index, line in enumerate(block.splitlines()):
-        if not line.strip():
-            continue
-        if index == 1 and "。" in line[:-1] and not line.startswith(("【", "- ")):
-            line = line[: line.index("。") + 1] + "……（其余框定说明略）"
-        lines.append(line)
-    return lines
-
-
-def evaluate(check: Check, trace: TurnTrace) -> bool:
-    block = trace.block
-    results = trace.results()
-    if check.kind == "context_has":
-        return trace.system_prompt is not None and check.text in block
-    if check.kind == "context_lacks":
-        return trace.system_prompt is not None and check.text not in block
-    if check.kind == "results_lack":
-        return bool(results) and all(check.text not in json.dumps(r, ensure_ascii=False) for r in results)
-    if check.kind == "tools_ok":
-        return bool(results) and all(result.get("ok") is True for result in results)
-    if check.kind == "tool_refused":
-        return any(result.get("ok") is False for result in results)
-    raise ScriptError(f"未知的检查 {check.kind}")
-
-
-def describe(check: Check) -> str:
-    detail = {
-        "context_has": f"记忆上下文包含「{check.text}」",
-        "context_lacks": f"记忆上下文不含「{check.text}」",
-        "results_lack": f"工具结果不含「{check.text}」",
-        "tools_ok": "工具调用全部成功",
-        "tool_refused": "写入被拒绝",
-    }[check.kind]
-    return f"{check.note}（{detail}）" if check.note else detail
-
-
-@dataclass(slots=True)
-class Outcome:
-    passed: int = 0
-    failed: int = 0
-    unanswered: int = 0
-    startup_seconds: float = 0.0
-    conversation_seconds: float = 0.0
-
-
-class Printer:
-    def __init__(self, script: DemoScript) -> None:
-        self.script = script
-        self.day = 0
-
-    def line(self, text: str = "") -> None:
-        click.echo(text)
-
-    def turn(
-        self,
-        turn: Turn,
-        trace: TurnTrace,
-        replies: list[str],
-        error: str,
-        outcome: Outcome,
-        received: str | None = None,
-    ) -> None:
-        """Print one turn. ``received``: the memory block the replay model found in the request."""
-        script = self.script
-        if turn.day != self.day:
-            self.day = turn.day
-            day = script.day_date(turn)
-            self.line()
-            self.line(f"━━━━━━━━ 第 {turn.day} 天 · {day.isoformat()} 星期{WEEKDAYS[day.weekday()]} ━━━━━━━━")
-        self.line()
-        self.line(f"▶ 第 {turn.number} 轮 · {turn.clock.strftime('%H:%M')} · {turn.chat.title}")
-        self.line(f"  {turn.speaker.title}问：{script.said(turn)}")
-        if trace.system_prompt is None:
-            self.line("  记忆上下文：（模型没有被调用）")
-        elif not trace.block:
-            self.line("  记忆上下文：（无，本轮没有可注入的记忆）")
-        else:
-            self.line("  记忆上下文（发给模型的系统提示中的 <cognition_memory>）：")
-            for text in block_lines(trace.block):
-                self.line(f"    │ {text}")
-        if trace.tools:
-            self.line("  工具调用：")
-            for tool in trace.tools:
-                self.line(f"    ● {tool.name} {compact_json(tool.arguments)}")
-                self.line(f"      → {compact_json(tool.result)}")
-        else:
-            self.line("  工具调用：（无）")
-        if replies:
-            for index, reply in enumerate(replies):
-                prefix = "  机器人回复：" if index == 0 else "              "
-                self.line(prefix + reply.replace("\n", "\n" + " " * 14))
-        else:
-            self.line("  机器人回复：（没有回复）")
-        if received is not None and received != trace.block:
-            self.line("  注意：回放模型在请求里收到的记忆块与注入的不一致")
-            outcome.failed += 1
-        if error:
-            self.line(f"  出错：{error}")
-        for check in turn.checks:
-            ok = evaluate(check, trace)
-            outcome.passed += ok
-            outcome.failed += not ok
-            self.line(f"  检查 {'✓' if ok else '✗'} {describe(check)}")
-
-
 # ---------------------------------------------------------------------- running
 
 
@@ -465,6 +195,8 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
             engine = await runtime.get_engine()
         except runtime.EngineUnavailable as error:
             raise DemoError(f"记忆引擎启动失败：{error}") from error
+        pause_scheduled_runs(engine)
+        await engine.historian.settle()  # the wake-up of the bot's start, if one is still going
         printer.line(
             f"存储：SQLite；向量索引：{engine.vectors.description}；嵌入模型：{engine.embedder.fingerprint.model}"
         )
@@ -476,7 +208,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
         outcome.startup_seconds = time.perf_counter() - started
         started = time.perf_counter()
         try:
-            for turn in script.turns:
+            for index, turn in enumerate(script.turns):
                 event = Adapter.json_to_event(event_payload(script, turn, next(message_ids)))
                 if not isinstance(event, MessageEvent):
                     raise DemoError(f"第 {turn.number} 轮：OneBot 事件解析失败")
@@ -488,14 +220,15 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
                     await asyncio.wait_for(bot.handle_event(event), timeout=timeout)
                 except TimeoutError:
                     problem = f"本轮超过 {timeout:.0f} 秒没有完成"
-                try:
-                    await asyncio.wait_for(wait_for_background(), timeout=BACKGROUND_TIMEOUT)
-                except TimeoutError:
-                    problem = problem or f"本轮的后台索引超过 {BACKGROUND_TIMEOUT:.0f} 秒没有完成"
+                background = await _background_done(wait_for_background(), "本轮的后台索引")
+                problem = problem or background
                 if trace.system_prompt is None:
                     outcome.unanswered += 1
                 received = choice.replay.received_blocks.get(turn.number) if choice.replay else None
                 printer.turn(turn, trace, qq.sent[sent_before:], problem, outcome, received)
+                following = script.turns[index + 1] if index + 1 < len(script.turns) else None
+                if following is None or following.day != turn.day:
+                    await _end_of_day(engine, script.moment(turn), printer, outcome, choice)
         finally:
             _report_stalls()
             qq.bot_disconnect(bot)
@@ -517,6 +250,38 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
     return outcome
 
 
+async def _background_done(waiting: Awaitable[None], what: str) -> str:
+    """'' when the index work finished within ``BACKGROUND_TIMEOUT``, else what did not."""
+    try:
+        await asyncio.wait_for(waiting, timeout=BACKGROUND_TIMEOUT)
+    except TimeoutError:
+        return f"{what}超过 {BACKGROUND_TIMEOUT:.0f} 秒没有完成"
+    return ""
+
+
+async def _end_of_day(
+    engine: CognitionEngine, now: datetime, printer: Printer, outcome: Outcome, choice: ModelChoice
+) -> None:
+    """The historian at the end of a simulated day, at that day's last turn's time; its facts
+    are indexed before the next day begins."""
+    from ..bot.jobs import wait_for_background
+
+    _report_stalls()
+    timeout = HISTORIAN_TIMEOUT if choice.replay else MODEL_HISTORIAN_TIMEOUT
+    try:
+        run = await asyncio.wait_for(run_historian(engine, now), timeout=timeout)
+    except TimeoutError:
+        printer.line()
+        printer.line(f"  出错：史官超过 {timeout:.0f} 秒没有完成当天的任务")
+        outcome.failed += 1
+        return
+    printer.historian(run, outcome)
+    problem = await _background_done(wait_for_background(engine), "史官写入的记忆的后台索引")
+    if problem:
+        printer.line(f"  出错：{problem}")
+        outcome.failed += 1
+
+
 def _report_stalls() -> None:
     """(Re)start the stall timer: progress pushes it back; a stall dumps every thread's stack."""
     faulthandler.dump_traceback_later(STALL_REPORT_SECONDS, repeat=True, file=sys.stderr)
@@ -533,7 +298,8 @@ def _banner(script: DemoScript, choice: ModelChoice, home: Path, keep: bool) -> 
     click.echo(
         "运行中：NoneBot + OneBot V11 适配器 + Amrita 聊天流程 + 本插件；"
         f"对话由脚本以 OneBot V11 事件送入，共 {len(script.turns)} 轮，"
-        f"模拟 {script.days} 天（{script.day_date(first).isoformat()} 至 {script.day_date(last).isoformat()}）"
+        f"模拟 {script.days} 天（{script.day_date(first).isoformat()} 至 {script.day_date(last).isoformat()}），"
+        "每天结束时按当天的模拟时间运行史官"
     )
     click.echo(f"数据目录：{home}" + ("（运行后保留）" if keep else "（运行结束后删除，--keep 可保留）"))
 
@@ -558,7 +324,7 @@ def run_standalone(preset: str | None, start: date | None, keep: bool) -> int:
         write_chat_config(Path(ConfigManager.config_dir), choice)
         _banner(script, choice, home, keep)
         upgrade_database()
-        printer = Printer(script)
+        printer = Printer(script, replay=choice.replay is not None)
         outcome = asyncio.run(run_turns(script, choice, printer))
         _report_stalls()  # stays armed until the process ends (see ``__main__._leave``)
         total = outcome.passed + outcome.failed

@@ -4,7 +4,13 @@ built-in replay model answers, and what each turn should show.
 The script is data (``demo_conversation.json``, shipped inside the package). Dates in it are
 relative to the day of the turn, so the conversation reads naturally whatever the start date:
 ``{date+N}`` is ``YYYY-MM-DD``, ``{md+N}`` is ``M月D日`` and ``{weekday+N}`` is ``星期X`` of the
-turn's day plus N days. Nothing here touches NoneBot or the engine.
+turn's day plus N days (in what is said, in tool arguments, in replies and in the text of
+checks). Nothing here touches NoneBot or the engine.
+
+Checks (``demo_recording.evaluate``): ``context_has`` / ``context_lacks`` (the memory block),
+``memory_has`` (one of the block's recalled memories, not its notes or memo), ``results_lack``
+(the tool results), ``tools_ok``, ``tool_refused``, ``ended`` (the turn called ``end`` and its
+observations went to the historian).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 SCRIPT_RESOURCE = "demo_conversation.json"
-CHECK_KINDS = ("context_has", "context_lacks", "results_lack", "tools_ok", "tool_refused")
+CHECK_KINDS = ("context_has", "context_lacks", "memory_has", "results_lack", "tools_ok", "tool_refused", "ended")
 WEEKDAYS = "一二三四五六日"
 _PLACEHOLDER = re.compile(r"\{(date|md|weekday)([+-]\d+)?\}")
 

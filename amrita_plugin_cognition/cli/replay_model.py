@@ -7,6 +7,12 @@ the request offers tools, it makes the turn's next scripted tool call, then answ
 one; the request without tools gets the turn's reply. Where the script depends on memory (the
 id of a memory to delete, whether a fact is known), the answer is read from what the request
 actually carries: the ``<cognition_memory>`` block of the system prompt and the tool results.
+
+The historian's requests (they offer the one function ``cognition_record_facts``) are answered
+by rule instead (``historian_facts``): every observation becomes one fact, its relative time
+expressions replaced by the anchors the request's 时间换算 lines give, 我/我们 by the speaker.
+Transcript extraction requests get no facts: the scripted turns store what matters through the
+memory tools themselves.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from .demo_script import DemoScript, Reply, Turn
@@ -22,8 +29,21 @@ from .loopback import LoopbackServer, completion, tool_call_message
 MODEL_NAME = "cognition-demo-replay"
 NO_TOOL_TEXT = "无需调用工具。"
 MEMORY_BLOCK = re.compile(r"<cognition_memory>.*?</cognition_memory>", re.DOTALL)
-MEMORY_LINE = re.compile(r"^- \[记忆#(\d+)\] \S+ \S+ .*?：(.*)$", re.MULTILINE)
+#: "- [记忆#N] <date> [<time>] <speaker>：<text>" (the time is absent when only the day is known)
+MEMORY_LINE = re.compile(r"^- \[记忆#(\d+)\] \S+(?: \d\d:\d\d)? .*?：(.*)$", re.MULTILINE)
 MEMORY_ID_REF = re.compile(r"^\$memory_id:(.+)$")
+#: The function the historian makes the model call (``engine.historian.TOOL_NAME``; not imported
+#: from there: this module also runs as a bare model server, outside NoneBot).
+HISTORIAN_TOOL = "cognition_record_facts"
+#: ``- [观察#N] YYYY-MM-DD HH:MM 星期X <speaker>：<text>`` of the historian's rewrite prompt.
+OBSERVATION_LINE = re.compile(r"^- \[观察#(\d+)\] (\d{4}-\d{2}-\d{2}) \S+ \S+ (.*?)：(.*)$")
+#: ``  时间换算：“昨晚” = 2026-03-01（周日）晚上`` under an observation.
+ANCHOR_LINE = re.compile(r"^\s+时间换算：“(.+?)” = (.+)$")
+PERSON = re.compile(r"QQ号(\d+)（昵称[^）]*）")
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+WEEKDAY_NOTE = re.compile(r"（周.）")
+#: First person words and what replaces them (``{speaker}``: the speaker as ``QQ号…（昵称…）``).
+FIRST_PERSON = (("我们", "{speaker}等人"), ("咱们", "{speaker}等人"), ("我", "{speaker}"))
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -100,6 +120,9 @@ class ReplayModel:
             self.requests += 1
             serial = self.requests
         messages: list[dict[str, Any]] = list(body.get("messages") or [])
+        if HISTORIAN_TOOL in offered_tools(body):
+            user = "\n".join(message_text(message) for message in messages if message.get("role") == "user")
+            return tool_call_message(HISTORIAN_TOOL, {"facts": historian_facts(user)}, f"call_historian_{serial}")
         try:
             last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
         except ValueError:
@@ -147,6 +170,92 @@ class ReplayModel:
         everything = "；".join(dict.fromkeys(text for _, text in block_memories(block)))
         text = self.script.render(turn, template)
         return text.replace("{memory}", matching[0] if matching else "").replace("{memories}", everything)
+
+
+def offered_tools(body: dict[str, Any]) -> list[str]:
+    """Names of the functions a request offers."""
+    names = []
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name"):
+            names.append(str(function["name"]))
+    return names
+
+
+@dataclass(slots=True)
+class _Observation:
+    number: int
+    said_on: str
+    speaker: str
+    text: str
+    anchors: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _observations(prompt: str) -> list[_Observation]:
+    """The numbered observations of a historian rewrite prompt, each with its anchored times."""
+    found: list[_Observation] = []
+    for line in prompt.splitlines():
+        observation = OBSERVATION_LINE.match(line)
+        if observation is not None:
+            number, said_on, speaker, text = observation.groups()
+            found.append(_Observation(int(number), said_on, speaker.strip(), text.strip()))
+            continue
+        anchor = ANCHOR_LINE.match(line)
+        if anchor is not None and found:
+            found[-1].anchors.append((anchor.group(1), anchor.group(2).strip()))
+    return found
+
+
+def _first_person(text: str, speaker: str) -> str:
+    """我/我们/咱们 outside any named person replaced by the speaker (when the speaker is named)."""
+    if PERSON.fullmatch(speaker) is None:
+        return text
+    pieces = []
+    last = 0
+    for person in PERSON.finditer(text):
+        pieces.append(text[last : person.start()])
+        pieces.append(person.group(0))
+        last = person.end()
+    pieces.append(text[last:])
+    for index in range(0, len(pieces), 2):  # even pieces lie between named persons
+        for word, replacement in FIRST_PERSON:
+            pieces[index] = pieces[index].replace(word, replacement.format(speaker=speaker))
+    return "".join(pieces)
+
+
+def historian_facts(prompt: str) -> list[dict[str, Any]]:
+    """The historian's answer to a rewrite prompt, by rule: one fact per observation, each
+    relative time replaced by its anchor (without the weekday note: “昨晚” → 2026-03-01晚上),
+    first person words by the speaker; ``happened_on`` the first anchored date. A prompt with
+    no observations (transcript extraction) gets no facts."""
+    facts = []
+    for observation in _observations(prompt):
+        text = _first_person(observation.text, observation.speaker)
+        happened_on = ""
+        for expression, anchor in sorted(observation.anchors, key=lambda item: -len(item[0])):
+            text = text.replace(expression, WEEKDAY_NOTE.sub("", anchor))
+        for expression, anchor in observation.anchors:
+            day = ISO_DATE.search(anchor)
+            if day is not None and expression in observation.text:
+                happened_on = day.group(0)
+                break
+        if not happened_on:
+            kind = "fact"
+        elif happened_on > observation.said_on:
+            kind = "plan"
+        else:
+            kind = "event" if happened_on < observation.said_on else "fact"
+        people = PERSON.findall(text) or PERSON.findall(observation.speaker)
+        facts.append(
+            {
+                "text": text,
+                "sources": [observation.number],
+                "kind": kind,
+                "happened_on": happened_on,
+                "subject_id": people[0] if people else "",
+            }
+        )
+    return facts
 
 
 def parse_result(message: dict[str, Any]) -> dict[str, Any]:

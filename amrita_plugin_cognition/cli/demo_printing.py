@@ -1,0 +1,144 @@
+"""The demo's transcript on stdout (Chinese): each turn with the memory block the model got,
+its tool calls and results, the reply and the checks; after each simulated day, the
+historian's jobs with their observations, time anchors and the facts written."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import click
+
+from .demo_historian import HistorianRun, JobReport
+from .demo_recording import Outcome, TurnTrace, describe, evaluate
+from .demo_script import WEEKDAYS, DemoScript, Turn
+
+JOB_KINDS = {"observations": "观察改写", "transcript": "对话记录提取"}
+
+
+def compact_json(text: str | None) -> str:
+    if text is None:
+        return "（没有返回）"
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False)
+    except json.JSONDecodeError:
+        return text
+
+
+def block_lines(block: str) -> list[str]:
+    """The block's lines, with the fixed framing sentence after the tag shortened."""
+    lines = []
+    for index, line in enumerate(block.splitlines()):
+        if not line.strip():
+            continue
+        if index == 1 and "。" in line[:-1] and not line.startswith(("【", "- ")):
+            line = line[: line.index("。") + 1] + "……（其余框定说明略）"
+        lines.append(line)
+    return lines
+
+
+class Printer:
+    def __init__(self, script: DemoScript, replay: bool = False) -> None:
+        self.script = script
+        #: The built-in replay model answers: its transcript extraction never submits facts.
+        self.replay = replay
+        self.day = 0
+
+    def line(self, text: str = "") -> None:
+        click.echo(text)
+
+    def turn(
+        self,
+        turn: Turn,
+        trace: TurnTrace,
+        replies: list[str],
+        error: str,
+        outcome: Outcome,
+        received: str | None = None,
+    ) -> None:
+        """Print one turn. ``received``: the memory block the replay model found in the request."""
+        script = self.script
+        if turn.day != self.day:
+            self.day = turn.day
+            day = script.day_date(turn)
+            self.line()
+            self.line(f"━━━━━━━━ 第 {turn.day} 天 · {day.isoformat()} 星期{WEEKDAYS[day.weekday()]} ━━━━━━━━")
+        self.line()
+        self.line(f"▶ 第 {turn.number} 轮 · {turn.clock.strftime('%H:%M')} · {turn.chat.title}")
+        self.line(f"  {turn.speaker.title}问：{script.said(turn)}")
+        if trace.system_prompt is None:
+            self.line("  记忆上下文：（模型没有被调用）")
+        elif not trace.block:
+            self.line("  记忆上下文：（无，本轮没有可注入的记忆）")
+        else:
+            self.line("  记忆上下文（发给模型的系统提示中的 <cognition_memory>）：")
+            for text in block_lines(trace.block):
+                self.line(f"    │ {text}")
+        if trace.tools:
+            self.line("  工具调用：")
+            for tool in trace.tools:
+                self.line(f"    ● {tool.name} {compact_json(tool.arguments)}")
+                self.line(f"      → {compact_json(tool.result)}")
+        else:
+            self.line("  工具调用：（无）")
+        if replies:
+            for index, reply in enumerate(replies):
+                prefix = "  机器人回复：" if index == 0 else "              "
+                self.line(prefix + reply.replace("\n", "\n" + " " * 14))
+        else:
+            self.line("  机器人回复：（没有回复）")
+        if received is not None and received != trace.block:
+            self.line("  注意：回放模型在请求里收到的记忆块与注入的不一致")
+            outcome.failed += 1
+        if error:
+            self.line(f"  出错：{error}")
+        for check in turn.checks:
+            check = dataclasses.replace(check, text=script.render(turn, check.text))
+            ok = evaluate(check, trace)
+            outcome.count(ok)
+            self.line(f"  检查 {'✓' if ok else '✗'} {describe(check)}")
+
+    def historian(self, run: HistorianRun, outcome: Outcome) -> None:
+        """The historian's work at the end of a simulated day, one job after the other."""
+        self.line()
+        when = run.now.strftime("%Y-%m-%d %H:%M")
+        if not run.jobs:
+            self.line(f"  ◇ 史官（第 {self.day} 天结束 · {when}）：没有待处理的任务")
+            return
+        self.line(f"  ◇ 史官整理（第 {self.day} 天结束 · {when}，按模拟时间运行，共 {len(run.jobs)} 个任务）")
+        for job in run.jobs:
+            self._job(job, outcome)
+
+    def _chat(self, scope: str) -> str:
+        chat = next((chat for chat in self.script.chats.values() if f"{chat.kind}:{chat.id}" == scope), None)
+        return chat.title if chat else scope
+
+    def _job(self, job: JobReport, outcome: Outcome) -> None:
+        kind = JOB_KINDS.get(job.kind, job.kind)
+        head = f"    ◆ 任务 #{job.job_id} · {kind} · {self._chat(job.scope)}"
+        if job.kind == "observations":
+            said = job.said_at.strftime("%H:%M") if job.said_at else "?"
+            self.line(f"{head} · {job.speaker_name}（{job.speaker_id}）{said} 的一轮")
+            for observation in job.observations:
+                self.line(f"      观察#{observation.number}：{observation.text}")
+                for anchor in observation.anchors:
+                    self.line(f"        时间换算：{anchor}")
+                if not observation.anchors:
+                    self.line("        时间换算：（没有相对时间）")
+        else:
+            self.line(f"{head} · {job.transcript_turns} 轮对话")
+        if job.state != "done":
+            state = "稍后重试" if job.state == "pending" else "已放弃"
+            self.line(f"      未完成（{state}）：{job.error[:200]}")
+            outcome.failed += 1
+            return
+        if not job.facts:
+            why = "；回放模型从对话记录中不提取事实" if self.replay and job.kind == "transcript" else ""
+            self.line(f"      写入记忆：（没有新的事实{why}）")
+            return
+        self.line("      写入记忆（来源：推断，本会话范围）：")
+        for fact in job.facts:
+            happened = fact.happened_on.isoformat() if fact.happened_on else "未知"
+            absolute = "是" if fact.absolute else f"否（{fact.warning or '改写后仍有相对表述'}）"
+            self.line(f"        ● [记忆#{fact.memory_id}] {fact.text}")
+            self.line(f"          发生日期 {happened} · 绝对表述：{absolute}")
