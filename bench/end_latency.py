@@ -113,7 +113,10 @@ def main() -> None:
         floor_p50 = median([floor[0] for _, floor in results])
         floor_p95 = median([floor[1] for _, floor in results])
         ratios = [ours[1] / floor[1] for ours, floor in results]
-        print(f"end_turn (note + job, one commit): p50 {end_p50:.3f} ms  p95 {end_p95:.3f} ms  p95 {verdict(end_p95, TARGET_P95_MS)}")
+        print(
+            f"end_turn (note + job, one commit): p50 {end_p50:.3f} ms  p95 {end_p95:.3f} ms  "
+            f"p95 {verdict(end_p95, TARGET_P95_MS)}"
+        )
         print(f"floor (bare insert-and-commit of the note row): p50 {floor_p50:.3f} ms  p95 {floor_p95:.3f} ms")
         print(
             f"ratio end/floor p95: {median(ratios):.2f} (rounds: {', '.join(f'{r:.2f}' for r in ratios)})  "

@@ -344,13 +344,15 @@ async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        for _ in range(200):  # until the worker has finished some jobs and holds others
+        for _ in range(1200):  # until the worker has finished some jobs and holds others (its start is slow)
             await asyncio.sleep(0.1)
+            if worker.poll() is not None:
+                raise AssertionError(f"the worker died: {worker.stderr.read()[-3000:] if worker.stderr else ''}")
             states = [job.state for job in await jobs_left(engine)]
             if len(states) < 6 and "processing" in states:
                 break
         else:
-            raise AssertionError(f"the worker never got going: {worker.stderr.read() if worker.poll() else ''}")
+            raise AssertionError("the worker never finished a job and held another within 120 s")
     finally:
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(timeout=30)

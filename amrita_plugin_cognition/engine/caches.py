@@ -58,8 +58,10 @@ class TurnCaches:
             elif isinstance(event, MemoriesChanged):
                 self.facts_changed()
             elif isinstance(event, NotesChanged):
+                # a memo, pin or note changes no chat's view of facts; it may fill an empty bank
                 self.notes.pop(notes_key(event.bot_id, event.scope), None)
-                self.facts_changed()
+                self.bank_state.pop(event.bot_id, None)
+                self._write_epoch += 1
 
     def facts_changed(self) -> None:
         """A local write may fill a chat (or a whole bank) that was known to be empty."""

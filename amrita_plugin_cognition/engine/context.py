@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 
 from ..domain.clock import aware_or_now
-from ..domain.records import ChatContext
+from ..domain.records import ChatContext, MemoryRecord
 from ..logs import log_event
 from ..store import notes as notes_store
 from .notes import ChatDocuments, Pin, ShortNote, cache_documents, cached_documents
@@ -58,6 +58,13 @@ class BuiltContext:
     memories: int
     recall_mode: str
     elapsed_ms: float
+
+
+def _record_when(record: MemoryRecord, zone: ZoneInfo) -> str:
+    """A fact's time: the date alone when only the day it happened is known."""
+    if record.happened_at is not None and record.source.get("happened") == "day":
+        return record.happened_at.astimezone(zone).strftime("%Y-%m-%d")
+    return _when(record.when, zone)
 
 
 def _when(moment: datetime, zone: ZoneInfo) -> str:
@@ -134,7 +141,7 @@ async def build_context(
     memories = [
         {
             "id": hit.record.id,
-            "when": _when(hit.record.when, zone),
+            "when": _record_when(hit.record, zone),
             "speaker": neutralise(hit.record.speaker_name or hit.record.speaker_id or "未知"),
             "text": neutralise(hit.record.text),
         }

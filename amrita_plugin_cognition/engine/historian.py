@@ -315,6 +315,8 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
             "messages": sorted({mid for number in fact.sources for mid in by_number[number].message_ids}),
             "absolute": fact.absolute,
         }
+        if fact.happened_at is not None:
+            source["happened"] = "day"  # only the date is known (stored at noon, local time)
         if fact.warning:
             source["warning"] = fact.warning
         drafts.append(

@@ -237,9 +237,7 @@ async def record_turn(
         _turn_messages(context.user_id, context.user_name, input_text, reply_text, message.at, limit),
         settings.recent_messages_k,
     )
-    if pending:
-        engine.historian.wake()
-    return pending
+    return pending  # the queue poll batches it (full batch or pause): no wake-up per turn
 
 
 async def flush_transcripts(engine: CognitionEngine, now: datetime | None = None, *, everything: bool = False) -> int:
