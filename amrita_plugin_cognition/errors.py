@@ -12,7 +12,13 @@ no message of its own. Callers that answer users read ``error.zh``; loggers use 
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 from typing import ClassVar
+
+#: Every "took too long" an await can raise: ``asyncio.wait_for`` and thread futures raise their
+#: own classes before Python 3.11 (from 3.11 on, all three are the builtin ``TimeoutError``).
+TIMEOUTS: tuple[type[BaseException], ...] = (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError)
 
 
 class CognitionError(Exception):

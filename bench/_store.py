@@ -15,12 +15,14 @@ import shutil
 import sys
 import time
 import zlib
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from _common import init_engine_only, open_engine, quiet_cognition_logs
 from _corpus import CACHE_ROOT, PrecomputedEmbedder, cached_vectors, facts
+
+from amrita_plugin_cognition.domain.clock import UTC
 
 BOT_ID = "bench-bot"
 PEER_COLLECTION = "peer_shared_memories"

@@ -35,7 +35,7 @@ import itertools
 import time
 import tracemalloc
 from array import array
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from _common import (
@@ -51,6 +51,8 @@ from _common import (
     throwaway_home,
 )
 from _corpus import facts, queries
+
+from amrita_plugin_cognition.domain.clock import UTC
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 BOT_ID = "bench-bot"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from _common import (
     init_engine_only,
@@ -31,6 +31,8 @@ from _common import (
     throwaway_home,
     verdict,
 )
+
+from amrita_plugin_cognition.domain.clock import UTC
 
 TARGET_P95_MS = 5.0
 TARGET_RATIO = 2.0

@@ -23,7 +23,7 @@ import cProfile
 import io
 import pstats
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 
 from _common import (
     init_engine_only,
@@ -39,6 +39,8 @@ from _common import (
     verdict,
 )
 from _corpus import queries
+
+from amrita_plugin_cognition.domain.clock import UTC
 
 TARGET_P95_MS = 2.0
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

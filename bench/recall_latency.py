@@ -26,10 +26,12 @@ import random
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from _common import REPO_ROOT, machine_line, median, ms_since, p50_p95, parse_args, remove_home, verdict
+
+from amrita_plugin_cognition.domain.clock import UTC
 
 TARGET_P95_MS = 25.0
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from amrita_plugin_cognition.config import CognitionConfig
+from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.records import ChatContext, Scope
 from amrita_plugin_cognition.engine.factory import build_engine
 from amrita_plugin_cognition.engine.service import CognitionEngine

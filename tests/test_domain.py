@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +10,7 @@ import pytest
 
 from amrita_plugin_cognition.config import ConfigurationError, load_config
 from amrita_plugin_cognition.domain.admission import admit
+from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.query import query_views
 from amrita_plugin_cognition.domain.records import (
     ChatContext,

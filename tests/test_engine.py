@@ -11,11 +11,12 @@ import contextlib
 import sqlite3
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from engine_helpers import NOW, days_ago, group, make_engine, new_bot, private
 
+from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, MemoryStatus, Scope
 from amrita_plugin_cognition.engine.service import RecallFilters
 from amrita_plugin_cognition.errors import InvalidInput, LimitExceeded, NotFound, PermissionDenied

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from engine_helpers import NOW, group, make_engine, new_bot
 
+from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.errors import IndexUnavailable, PermissionDenied
 from amrita_plugin_cognition.index.embedders import OpenAIEmbedder

@@ -12,7 +12,7 @@ import re
 import signal
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from engine_helpers import NOW, group, make_engine, new_bot, private
 from fake_openai import FakeOpenAI, chat_preset, tool_call
 from sqlalchemy import delete, select
 
+from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.records import MemoryStatus
 from amrita_plugin_cognition.engine import queue
 from amrita_plugin_cognition.engine.historian import TOOL_NAME

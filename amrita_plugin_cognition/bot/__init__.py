@@ -14,7 +14,7 @@ require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from ..engine.service import CognitionEngine  # noqa: E402
-from ..errors import CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
+from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
 from . import capture, commands, hook, tools  # noqa: E402,F401
 from .jobs import historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
@@ -115,7 +115,7 @@ async def _finish_background_work() -> None:
         engine.historian.running = False
     try:
         await asyncio.wait_for(wait_for_background(current_engine()), timeout=SHUTDOWN_WAIT_SECONDS)
-    except TimeoutError:
+    except TIMEOUTS:
         logger.warning(f"[cognition] stage=shutdown background work still running after {SHUTDOWN_WAIT_SECONDS} s")
         return
     engine = current_engine()

@@ -14,7 +14,7 @@ from nonebot.adapters.onebot.v11 import MessageEvent
 
 from ..domain.records import ChatContext
 from ..engine.context import build_context
-from ..errors import EngineUnavailable
+from ..errors import TIMEOUTS, EngineUnavailable
 from ..runtime import current_engine, get_engine, warn_limited
 from .context import chat_context, message_time
 
@@ -68,7 +68,7 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
         except EngineUnavailable as error:  # expected until the cause is fixed: no traceback
             warn_limited(error.reason, "[cognition] stage=hook available=0 error=%s; turns go on without memory", error)
             return
-        except TimeoutError:
+        except TIMEOUTS:
             warn_limited(
                 "hook:starting", "[cognition] stage=hook available=0 starting=1; this turn goes on without memory"
             )
@@ -82,7 +82,7 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
                 build_context(engine, context, queries, now=message_time(nb_event)),
                 timeout=engine.config.hook_timeout_seconds,
             )
-        except TimeoutError:
+        except TIMEOUTS:
             logger.warning(
                 "[cognition] stage=hook timeout_s=%.1f scope=%s; this turn goes on without memory",
                 engine.config.hook_timeout_seconds,

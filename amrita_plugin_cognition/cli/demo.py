@@ -47,6 +47,7 @@ from zoneinfo import ZoneInfo
 
 import click
 
+from ..errors import TIMEOUTS
 from .demo_adapter import event_payload, simulated_qq_adapter
 from .demo_historian import pause_scheduled_runs, run_historian
 from .demo_printing import Printer
@@ -218,7 +219,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
                 problem = ""
                 try:
                     await asyncio.wait_for(bot.handle_event(event), timeout=timeout)
-                except TimeoutError:
+                except TIMEOUTS:
                     problem = f"本轮超过 {timeout:.0f} 秒没有完成"
                 background = await _background_done(wait_for_background(), "本轮的后台索引")
                 problem = problem or background
@@ -232,7 +233,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
         finally:
             _report_stalls()
             qq.bot_disconnect(bot)
-            with contextlib.suppress(TimeoutError):
+            with contextlib.suppress(*TIMEOUTS):
                 await asyncio.wait_for(wait_for_background(engine), timeout=BACKGROUND_TIMEOUT)
         outcome.conversation_seconds = time.perf_counter() - started
         status = await engine.status()
@@ -254,7 +255,7 @@ async def _background_done(waiting: Awaitable[None], what: str) -> str:
     """'' when the index work finished within ``BACKGROUND_TIMEOUT``, else what did not."""
     try:
         await asyncio.wait_for(waiting, timeout=BACKGROUND_TIMEOUT)
-    except TimeoutError:
+    except TIMEOUTS:
         return f"{what}超过 {BACKGROUND_TIMEOUT:.0f} 秒没有完成"
     return ""
 
@@ -270,7 +271,7 @@ async def _end_of_day(
     timeout = HISTORIAN_TIMEOUT if choice.replay else MODEL_HISTORIAN_TIMEOUT
     try:
         run = await asyncio.wait_for(run_historian(engine, now), timeout=timeout)
-    except TimeoutError:
+    except TIMEOUTS:
         printer.line()
         printer.line(f"  出错：史官超过 {timeout:.0f} 秒没有完成当天的任务")
         outcome.failed += 1

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime, timezone
+
+#: ``datetime.UTC`` exists from Python 3.11 on; this is the same object.
+UTC = timezone.utc
 
 
 def aware_or_now(moment: datetime | None) -> datetime:

@@ -7,10 +7,20 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import StrEnum
+from enum import Enum
 from typing import Literal
 
 ScopeKind = Literal["group", "private"]
+
+
+class StrEnum(str, Enum):
+    """``enum.StrEnum`` (Python 3.11+) for 3.10 too: members are their values as text."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return str(self.value).__format__(spec)
 
 
 class Importance(StrEnum):

@@ -14,10 +14,11 @@ import gzip
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from ..domain.clock import UTC
 from ..domain.events import IndexWorkQueued, StoreReplaced
 from ..errors import InvalidInput
 from ..logs import log_event

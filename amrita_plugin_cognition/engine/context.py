@@ -22,6 +22,7 @@ import jinja2
 
 from ..domain.clock import aware_or_now
 from ..domain.records import ChatContext, MemoryRecord
+from ..errors import TIMEOUTS
 from ..logs import log_event
 from ..store import notes as notes_store
 from .notes import ChatDocuments, Pin, ShortNote, cache_documents, cached_documents
@@ -47,7 +48,7 @@ def estimate_tokens(text: str) -> int:
 
 @lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
-    source = resources.files("amrita_plugin_cognition").joinpath("prompt", TEMPLATE_NAME).read_text(encoding="utf-8")
+    source = resources.files("amrita_plugin_cognition").joinpath("prompt").joinpath(TEMPLATE_NAME).read_text(encoding="utf-8")
     environment = jinja2.Environment(autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
     return environment.from_string(source)
 
@@ -119,7 +120,7 @@ async def _recall_within_budget(
             engine.recall(context, queries, now=now, vector_deadline=budget * engine.config.vector_budget_share),
             timeout=max(0.0, remaining),
         )
-    except TimeoutError:
+    except TIMEOUTS:
         log_event("build_context", level=logging.WARNING, recall="timeout", budget_s=budget, scope=context.scope.key)
         return RecallResult([], "timeout")
 

@@ -26,7 +26,7 @@ from ..domain.records import ChatContext, Scope, clean_text
 from ..domain.scoring import RankingWeights, score_fusion
 from ..domain.tokenize import query_terms
 from ..domain.visibility import Visibility, visibility_for
-from ..errors import EmbedderUnavailable, IndexUnavailable
+from ..errors import TIMEOUTS, EmbedderUnavailable, IndexUnavailable
 from ..index.vector import CollectionMissing
 from ..logs import log_event
 from ..store import keyword, repository
@@ -39,6 +39,10 @@ from .ranking import (
     score_candidates,
     with_feedback,
 )
+
+#: What makes the vector side give up for this turn (the keyword side goes on).
+_INDEX_FAILURES: tuple[type[BaseException], ...] = (IndexUnavailable, *TIMEOUTS)
+_EMBEDDER_FAILURES: tuple[type[BaseException], ...] = (EmbedderUnavailable, *TIMEOUTS)
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -171,7 +175,7 @@ async def _candidates(
     if more and query_vectors is not None:
         try:
             more_hits, more_stored = await _search(engine, visibility.bot_id, more, query_vectors, limit, deadline)
-        except (IndexUnavailable, TimeoutError) as error:  # the vector side as a whole failed
+        except _INDEX_FAILURES as error:  # the vector side as a whole failed
             query_vectors, vector_hits, stored_vectors, failure = without_vectors(views, _why(error))
         else:
             stored_vectors.update(more_stored)
@@ -231,12 +235,12 @@ async def _vector_side(
         vectors = await asyncio.wait_for(
             engine.embedder.embed_queries(views), timeout=max(0.0, deadline - time.monotonic())
         )
-    except (EmbedderUnavailable, TimeoutError) as error:
+    except _EMBEDDER_FAILURES as error:
         return without_vectors(views, _why(error))
     try:
         targets = [(scope, None) for scope in visibility.scopes]
         hits, stored = await _search(engine, visibility.bot_id, targets, vectors, limit, deadline)
-    except (IndexUnavailable, TimeoutError) as error:
+    except _INDEX_FAILURES as error:
         return without_vectors(views, _why(error))
     return vectors, hits, stored, None
 
@@ -293,6 +297,6 @@ def _vector_search(
 
 
 def _why(error: BaseException) -> str:
-    if isinstance(error, TimeoutError):
+    if isinstance(error, TIMEOUTS):
         return "vector side missed its deadline"
     return str(error)

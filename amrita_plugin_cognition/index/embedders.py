@@ -24,7 +24,7 @@ import httpx
 import numpy as np
 
 from ..config import EmbedderSettings
-from ..errors import EmbedderUnavailable
+from ..errors import TIMEOUTS, EmbedderUnavailable
 from .lane import QueryLane
 
 
@@ -185,9 +185,8 @@ class OpenAIEmbedder:
         ``EmbedderUnavailable`` past it (the request is cancelled)."""
         deadline = min(self._timeout, timeout) if timeout is not None else self._timeout
         try:
-            async with asyncio.timeout(deadline):
-                return await self._embed(texts, deadline)
-        except TimeoutError:
+            return await asyncio.wait_for(self._embed(texts, deadline), timeout=deadline)
+        except TIMEOUTS:
             raise EmbedderUnavailable(
                 en=f"{self.fingerprint.protocol} embeddings: no answer within {deadline:.3g} s"
             ) from None
@@ -295,9 +294,8 @@ class CachedQueryEmbedder:
         # an embedder of the caller's own (tests, benches): cancel its coroutine at the deadline
         deadline = DEFAULT_QUERY_TIMEOUT if timeout is None else timeout
         try:
-            async with asyncio.timeout(deadline):
-                return await inner.embed(texts)
-        except TimeoutError:
+            return await asyncio.wait_for(inner.embed(texts), timeout=deadline)
+        except TIMEOUTS:
             raise EmbedderUnavailable(en=f"embedder: no answer within {deadline:.3g} s") from None
 
     def _fresh(self, text: str, now: float) -> bool:

@@ -21,11 +21,12 @@ import socket
 import sys
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from filelock import BaseFileLock, FileLock, Timeout
 
+from ..domain.clock import UTC
 from ..errors import IndexLocked, IndexUnavailable
 
 LOCK_FILE_NAME = "cognition.lock"

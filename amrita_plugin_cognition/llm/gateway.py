@@ -40,7 +40,7 @@ from tenacity import (
     wait_random,
 )
 
-from ..errors import LLMUnavailable
+from ..errors import TIMEOUTS, LLMUnavailable
 from ..logs import log_event
 from .presets import PresetResolver, resolve_amrita_preset
 from .prompts import PromptTemplates, RenderedPrompt, default_templates
@@ -138,7 +138,7 @@ def _failure_from(error: Exception) -> _AttemptFailed:
     chain = _exception_chain(error)
     cause = next((item for item in chain if type(item).__name__ != "FallbackFailed"), error)
     description = f"{type(cause).__name__}: {cause}"
-    if any(isinstance(item, TimeoutError) or "Timeout" in type(item).__name__ for item in chain):
+    if any(isinstance(item, TIMEOUTS) or "Timeout" in type(item).__name__ for item in chain):
         return _AttemptFailed("timeout", description)
     statuses = [getattr(item, "status_code", None) for item in chain]
     status = next((value for value in statuses if isinstance(value, int)), None)
@@ -341,7 +341,7 @@ class LLMGateway:
         except _AttemptFailed as invalid:
             self._note_failure(call, invalid)
             raise
-        except TimeoutError as error:
+        except TIMEOUTS as error:
             timed_out = _AttemptFailed("timeout", f"no answer within {self.settings.timeout_seconds:g}s")
             self._note_failure(call, timed_out)
             raise timed_out from error

@@ -58,7 +58,9 @@ class PromptTemplates:
     def _load_source(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
         if any(part in ("", ".", "..") for part in name.split("/")):
             return None
-        resource = resources.files(self.package).joinpath(self.folder, *name.split("/"))
+        resource = resources.files(self.package).joinpath(self.folder)
+        for part in name.split("/"):  # one part per call: Traversable.joinpath takes one before 3.11
+            resource = resource.joinpath(part)
         if not resource.is_file():
             return None
         return resource.read_text(encoding="utf-8"), None, lambda: True

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, and_, delete, func, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.clock import as_utc
+from ..domain.clock import UTC, as_utc
 from ..domain.records import (
     Importance,
     MemoryDraft,

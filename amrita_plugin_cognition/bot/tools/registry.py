@@ -42,7 +42,7 @@ from pydantic import ValidationError
 from ...config import CognitionConfig
 from ...domain.records import ChatContext, clean_text
 from ...engine.service import CognitionEngine
-from ...errors import CognitionError, InvalidInput
+from ...errors import TIMEOUTS, CognitionError, InvalidInput
 from ...runtime import get_engine
 from ..context import chat_context, message_time
 from .arguments import COGNITION_ERROR, DATABASE_ID_MAX, TAGS_MAX, ToolArguments
@@ -293,7 +293,7 @@ class RegisteredTool(Generic[ArgumentsT]):
                 return error("记忆功能已被管理员关闭")
             timeout = engine.config.tool_timeout_seconds
             return await asyncio.wait_for(self._serve(engine, amrita_context, raw), timeout=timeout)
-        except TimeoutError:
+        except TIMEOUTS:
             logger.warning(
                 "[cognition] stage=tool tool=%s timeout_s=%.1f elapsed_ms=%.1f; the call did not finish",
                 self.name,
