@@ -32,10 +32,18 @@ if _nonebot_ready():
 
     orm_hooks.install()
 
+    # Amrita's /menu shows ``name`` as the section of this plugin and lists its commands from the
+    # matchers' menu state (bot/commands.py); ``usage`` is what NoneBot's own help tools show.
     __plugin_meta__ = PluginMetadata(
         name="Cognition 长期记忆",
         description="为 AmritaBot 提供长期记忆：绝对化事实、混合召回、置顶备忘、提醒事项与记忆治理",
-        usage="/memory user list | /memory user search <关键词> | /memory group list | /memory memo",
+        usage=(
+            "/memory — 显示用法（装了 amrita-plugin-memory 时用 /cogmem）\n"
+            "/memory user list [页码] | search <关键词> | delete <编号> — 我的记忆（列表、搜索仅私聊）\n"
+            "/memory group list [页码] | search <关键词> | delete <编号> — 本群记忆\n"
+            "/memory memo — 本会话置顶备忘录\n"
+            "删除他人的群记忆、整体替换群备忘录需群管理员/群主、SUPERUSERS 或 LitePerm 节点 lp.admin / cognition.admin"
+        ),
         type="application",
         homepage="https://pypi.org/project/amrita-plugin-cognition/",
         supported_adapters={"~onebot.v11"},

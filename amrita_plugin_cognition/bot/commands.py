@@ -1,7 +1,10 @@
 """``/memory`` (alias ``/cogmem``): what users and group admins can see and delete themselves.
 
 Personal memories are never printed into a group chat. When amrita-plugin-memory is also
-loaded it owns ``/memory``, and this plugin answers to ``/cogmem`` only.
+loaded it owns ``/memory``, and this plugin answers to ``/cogmem`` only. Lists show each
+memory's date and, in a private chat, the chat it came from (``commands_labels.py``); a search
+shows only memories that match (``engine/search.py``). Both matchers carry Amrita's menu data
+(``MatcherData`` in the matcher state), which is how they appear in ``/menu``.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ from nonebot.rule import Rule
 
 from ..domain.records import ChatContext, MemoryRecord, clean_text
 from ..engine import notes
+from ..engine.search import search_memories
 from ..engine.service import CognitionEngine
 from ..errors import CognitionError, InvalidInput
 from ..runtime import get_engine
-from .context import chat_context
+from .commands_labels import record_lines, zone_of
+from .context import COGNITION_ADMIN_NODE, chat_context
 
 logger = logging.getLogger("cognition")
 
@@ -37,26 +42,57 @@ _ASCII_DIGITS = re.compile("[0-9]+")
 OTHER_MEMORY_PLUGIN = "amrita_plugin_memory"
 
 USAGE = (
-    "用法：\n"
+    "记忆命令用法（/memory 也可写作 /cogmem）：\n"
     "/memory user list [页码] — 列出我的记忆（仅私聊）\n"
     "/memory user search <关键词> — 搜索我的记忆（仅私聊）\n"
     "/memory user delete <编号> — 删除我的一条记忆\n"
-    "/memory group list [页码] | search <关键词> | delete <编号> — 本群记忆（删除需群管理员/群主）\n"
+    "/memory group list [页码] — 列出本群记忆（群里）\n"
+    "/memory group search <关键词> — 搜索本群记忆（群里）\n"
+    "/memory group delete <编号> — 删除本群一条记忆（本人、群管理员/群主、"
+    f"机器人管理员或持有 {COGNITION_ADMIN_NODE} 权限者）\n"
     "/memory memo — 查看本会话的置顶备忘录"
 )
+
+#: Amrita's menu entry of each matcher (``amrita.plugins.menu.models.MatcherData`` fields).
+MENU_ENTRY: dict[str, object] = {
+    "name": "长期记忆",
+    "description": "查看、搜索、删除机器人记住的事；查看置顶备忘录",
+    "usage": [
+        "/memory — 显示用法",
+        "/memory user list [页码] | search <关键词> | delete <编号> — 我的记忆（列表、搜索仅私聊）",
+        "/memory group list [页码] | search <关键词> | delete <编号> — 本群记忆",
+        "/memory memo — 本会话置顶备忘录",
+        f"删除他人的群记忆需群管理员/群主、机器人管理员或 {COGNITION_ADMIN_NODE} 权限",
+    ],
+    "related": None,
+    "show_if": None,
+}
+ALIAS_MENU_ENTRY: dict[str, object] = {
+    "name": "cogmem",
+    "description": "/memory 的别名；同时装了 amrita-plugin-memory 时请用 /cogmem",
+    "usage": "/cogmem user list 等，与 /memory 相同",
+    "related": "长期记忆",
+    "show_if": None,
+}
+
+
+def _menu_state(entry: dict[str, object]) -> dict[str, object]:
+    """The matcher state Amrita's menu reads (validated by its model when Amrita is there)."""
+    try:
+        from amrita.plugins.menu.models import MatcherData
+    except ImportError:
+        return dict(entry)
+    return MatcherData.model_validate(entry).model_dump()
 
 
 def _memory_name_free() -> bool:
     return get_plugin(OTHER_MEMORY_PLUGIN) is None
 
 
-memory_command = on_command("memory", rule=Rule(_memory_name_free), priority=5, block=True)
-cogmem_command = on_command("cogmem", priority=5, block=True)
-
-
-def _line(record: MemoryRecord) -> str:
-    when = record.when.strftime("%Y-%m-%d")
-    return f"#{record.id} [{when}] {record.text}"
+memory_command = on_command(
+    "memory", rule=Rule(_memory_name_free), priority=5, block=True, state=_menu_state(MENU_ENTRY)
+)
+cogmem_command = on_command("cogmem", priority=5, block=True, state=_menu_state(ALIAS_MENU_ENTRY))
 
 
 def parse_number(text: str, *, what: str, example: str, maximum: int) -> int:
@@ -72,7 +108,16 @@ def parse_number(text: str, *, what: str, example: str, maximum: int) -> int:
     return number
 
 
-async def _list(engine: CognitionEngine, context: ChatContext, target: str, page_text: str) -> str:
+async def _lines(
+    engine: CognitionEngine, bot: Bot | None, context: ChatContext, records: list[MemoryRecord]
+) -> list[str]:
+    """One line per memory: its date, and in a private chat the chat it came from."""
+    return await record_lines(
+        records, zone=zone_of(engine.config.timezone), bot=bot, with_chat=not context.scope.is_group
+    )
+
+
+async def _list(engine: CognitionEngine, bot: Bot | None, context: ChatContext, target: str, page_text: str) -> str:
     page = (
         parse_number(page_text, what="页码", example=f"/memory {target} list 2", maximum=PAGE_MAX) if page_text else 1
     )
@@ -83,22 +128,26 @@ async def _list(engine: CognitionEngine, context: ChatContext, target: str, page
     if not records:
         return f"只有 {pages} 页"
     header = f"{'我的' if target == 'user' else '本群'}记忆（第 {page}/{pages} 页，共 {total} 条）"
-    return "\n".join([header, *(_line(record) for record in records)])
+    return "\n".join([header, *await _lines(engine, bot, context, records)])
 
 
-async def _search(engine: CognitionEngine, context: ChatContext, target: str, query: str) -> str:
+def _quoted(query: str) -> str:
+    return f"“{query if len(query) <= 20 else query[:19] + '…'}”"
+
+
+async def _search(engine: CognitionEngine, bot: Bot | None, context: ChatContext, target: str, query: str) -> str:
     if not query:
         return f"请提供搜索关键词，例如 /memory {target} search 火锅"
     if len(query) > SEARCH_MAX_CHARS:
         return f"关键词过长：{len(query)} 字，上限 {SEARCH_MAX_CHARS} 字"
-    result = await engine.recall(context, [query], top_k=50)
-    if target == "user":
-        hits = [hit for hit in result.hits if context.user_id in (hit.record.speaker_id, hit.record.subject_id)]
-    else:
-        hits = [hit for hit in result.hits if hit.record.scope == context.scope]
-    if not hits:
-        return "没有找到相关记忆"
-    return "\n".join(["找到的记忆：", *(_line(hit.record) for hit in hits[:PAGE_SIZE])])
+    found = await search_memories(engine, context, query, target)  # type: ignore[arg-type]
+    note = "（向量检索暂不可用，只按字词匹配）" if found.mode != "full" else ""
+    if not found.hits:
+        return f"没有找到与{_quoted(query)}相关的记忆{note}"
+    shown = found.hits[:PAGE_SIZE]
+    more = f"，显示前 {len(shown)} 条" if len(found.hits) > len(shown) else ""
+    header = f"与{_quoted(query)}相关的记忆（{len(found.hits)} 条{more}）{note}："
+    return "\n".join([header, *await _lines(engine, bot, context, [hit.record for hit in shown])])
 
 
 async def _delete(engine: CognitionEngine, context: ChatContext, target: str, id_text: str) -> str:
@@ -110,25 +159,44 @@ async def _delete(engine: CognitionEngine, context: ChatContext, target: str, id
     return f"已删除记忆 #{memory_id}，之后不会再被记起"
 
 
+#: Words that ask for the usage text (as does ``/memory`` alone).
+HELP_WORDS = frozenset({"help", "-h", "--help", "帮助", "用法", "?", "？"})
+TARGETS = ("user", "group", "memo")
+ACTIONS = ("list", "search", "delete")
+
+
+def usage_reply(words: list[str]) -> str | None:
+    """The usage text when ``words`` ask for it or are no command at all (else None): answered
+    before the engine or the QQ side is asked anything, so it works even while memory is down."""
+    if not words or words[0].lower() in HELP_WORDS:
+        return USAGE
+    target = words[0]
+    if target not in TARGETS:
+        return f"不认识的子命令“{target[:20]}”。\n{USAGE}"
+    action = words[1] if len(words) > 1 else ""
+    if target != "memo" and action not in ACTIONS:
+        return f"请在 /memory {target} 后写 list、search 或 delete。\n{USAGE}" if action else USAGE
+    return None
+
+
 async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: list[str]) -> str:
     """The reply to ``/memory <words>``; refusals are answers too."""
+    usage = usage_reply(words)
+    if usage is not None:
+        return usage
     context = await chat_context(bot, event)
-    if not words:
-        return USAGE
     target, action, rest = words[0], (words[1] if len(words) > 1 else ""), " ".join(words[2:])
     if target == "memo":
         memo = await notes.read_memo(engine, context)
         return f"本会话备忘录：\n{memo}" if memo else "本会话还没有备忘录"
-    if target not in ("user", "group") or action not in ("list", "search", "delete"):
-        return USAGE
     if target == "user" and context.scope.is_group and action in ("list", "search"):
         return "为保护隐私，个人记忆不会在群里展示，请私聊我使用这个命令"
     if target == "group" and not context.scope.is_group:
         return "这是私聊，没有群记忆；请在群里使用 /memory group …"
     if action == "list":
-        return await _list(engine, context, target, rest)
+        return await _list(engine, bot, context, target, rest)
     if action == "search":
-        return await _search(engine, context, target, rest)
+        return await _search(engine, bot, context, target, rest)
     return await _delete(engine, context, target, rest)
 
 
@@ -137,6 +205,9 @@ async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Mess
     words = clean_text(argument.extract_plain_text()).split()
     started = time.perf_counter()
     timeout = None
+    usage = usage_reply(words)
+    if usage is not None:
+        await matcher.finish(usage)
     try:
         engine = await get_engine()
         if not engine.config.enable:
@@ -144,7 +215,7 @@ async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Mess
         else:
             timeout = engine.config.tool_timeout_seconds
             reply = await asyncio.wait_for(answer(engine, bot, event, words), timeout=timeout)
-    except TimeoutError:
+    except (asyncio.TimeoutError, TimeoutError):  # distinct classes before Python 3.11
         logger.warning(
             "[cognition] stage=command action=%s timeout_s=%.1f elapsed_ms=%.1f; the command did not finish",
             " ".join(words[:2]),

@@ -3,28 +3,68 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 
 from nonebot import get_driver
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, MessageEvent
 
+from ..domain.clock import UTC
 from ..domain.records import ChatContext, Scope
 
 logger = logging.getLogger("cognition")
 
 
-async def is_bot_admin(event: MessageEvent) -> bool:
-    """SUPERUSERS, or holders of Amrita's ``lp.admin`` permission node."""
-    user_id = event.get_user_id()
-    if user_id in get_driver().config.superusers:
-        return True
-    try:
-        from amrita.plugins.perm.API.admin import is_lp_admin
+#: Amrita LitePerm node of this plugin: its holders moderate memories and memos like a group
+#: admin (``/lp.user.permission <QQ号> set cognition.admin true``). Granted to a chat group
+#: (``/lp.chat_group.permission <群号> set cognition.admin true``), every member of that group holds it there.
+COGNITION_ADMIN_NODE = "cognition.admin"
+LP_ADMIN_NODE = "lp.admin"
 
-        return bool(await is_lp_admin(event))
-    except Exception as error:  # the perm plugin may be disabled or unconfigured
-        logger.warning("[cognition] stage=permissions lp_admin_check_failed=%s", str(error)[:200])
+#: Whether the "LitePerm unavailable" warning was logged (once per process).
+_perm_warned = False
+
+
+def _perm_unavailable(reason: str) -> None:
+    global _perm_warned
+    if _perm_warned:
+        logger.debug("[cognition] stage=permissions liteperm_unavailable=%s", reason)
+        return
+    _perm_warned = True
+    logger.warning(
+        "[cognition] stage=permissions liteperm_unavailable=%s; permission nodes (%s, %s) are not checked, "
+        "group roles and SUPERUSERS still apply (logged once)",
+        reason,
+        LP_ADMIN_NODE,
+        COGNITION_ADMIN_NODE,
+    )
+
+
+async def has_perm_node(event: MessageEvent, *nodes: str) -> bool:
+    """Whether the sender holds one of ``nodes`` in Amrita's LitePerm (as a user, or through the
+    group the message was sent in). False, with one warning per process, when LitePerm is
+    disabled (its ``enable = false``), not loaded or failing."""
+    try:
+        from amrita.plugins.perm.API.rules import any_has_permission
+        from amrita.plugins.perm.config import DataManager
+
+        if not DataManager().config.enable:
+            _perm_unavailable("disabled")
+            return False
+        for node in nodes:
+            if await any_has_permission(node)(event):
+                return True
         return False
+    except Exception as error:  # the perm plugin may be missing, unconfigured or its tables absent
+        _perm_unavailable(f"{type(error).__name__}: {str(error)[:200]}")
+        return False
+
+
+async def is_bot_admin(event: MessageEvent) -> bool:
+    """SUPERUSERS, or holders of Amrita's ``lp.admin`` or this plugin's ``cognition.admin`` node:
+    they moderate the memories and memo of any group they are in, like its admins."""
+    if event.get_user_id() in get_driver().config.superusers:
+        return True
+    return await has_perm_node(event, LP_ADMIN_NODE, COGNITION_ADMIN_NODE)
 
 
 async def group_role(bot: Bot | None, event: MessageEvent) -> str:
