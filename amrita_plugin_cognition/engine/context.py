@@ -48,7 +48,8 @@ def estimate_tokens(text: str) -> int:
 
 @lru_cache(maxsize=1)
 def _template() -> jinja2.Template:
-    source = resources.files("amrita_plugin_cognition").joinpath("prompt").joinpath(TEMPLATE_NAME).read_text(encoding="utf-8")
+    folder = resources.files("amrita_plugin_cognition").joinpath("prompt")
+    source = folder.joinpath(TEMPLATE_NAME).read_text(encoding="utf-8")
     environment = jinja2.Environment(autoescape=False, keep_trailing_newline=False, undefined=jinja2.StrictUndefined)
     return environment.from_string(source)
 

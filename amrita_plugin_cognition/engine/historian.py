@@ -44,6 +44,7 @@ REWRITE_TEMPLATE = "historian_rewrite.jinja"
 EXTRACT_TEMPLATE = "historian_extract.jinja"
 TOOL_NAME = "cognition_record_facts"
 _MENTION = re.compile(r"QQ号(\d{5,12})")
+_NAMED = re.compile(r"QQ号(\d{5,12})（昵称([^）]{1,64})）")
 _WEEKDAYS = "一二三四五六日"
 
 
@@ -308,6 +309,8 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
         subject_id = fact.subject_id if fact.subject_id in mentioned | {speaker_id} else ""
         if not subject_id and len(mentioned) == 1:
             subject_id = next(iter(mentioned))
+        names = dict(_NAMED.findall(fact.text))
+        subject_id = subject_id or speaker_id
         source: dict[str, object] = {
             "via": "historian",
             "job": held.job_id,
@@ -325,8 +328,8 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
                 scope=held.scope,  # the chat it was said in, whatever the model wrote
                 speaker_id=speaker_id,
                 speaker_name=speaker_name,
-                subject_id=subject_id or speaker_id,
-                subject_name=speaker_name if (subject_id or speaker_id) == speaker_id else "",
+                subject_id=subject_id,
+                subject_name=speaker_name if subject_id == speaker_id else names.get(subject_id, ""),
                 kind=MemoryKind(fact.kind),
                 importance=Importance.MEDIUM,
                 provenance=Provenance.INFERRED,

@@ -180,8 +180,10 @@ async def end_turn(
             "speaker": {"id": context.user_id, "name": context.user_name},
             "message_ids": [message.message_id for message in batch if message.message_id],
             "time": time_fields(now, engine.config.timezone),
+            # context for the historian, never a place a secret may rest in
             "batch": [
-                _message(message.user_id, message.user_name, message.text, message.at, limit) for message in batch
+                _message(message.user_id, message.user_name, redact(message.text), message.at, limit)
+                for message in batch
             ],
             "recent": await engine.recent_turns.messages(engine, context.bot_id, context.scope),
         }
