@@ -19,7 +19,7 @@ import difflib
 import logging
 import os
 import re
-import tomllib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from .errors import ConfigurationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, as a package before Python 3.11
+    import tomli as tomllib
 from .llm.settings import LLMSettings
 
 CONFIG_FILE_NAME = "cognition.toml"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from amrita_plugin_cognition.config import CognitionConfig
+from amrita_plugin_cognition.config import CognitionConfig, tomllib
 
 ROOT = Path(__file__).parent.parent
 
