@@ -1,7 +1,12 @@
-"""``ambot cognition …`` in a real AmritaBot project (entry point ``ambot.commands``, full load)."""
+"""``ambot cognition …`` in a real AmritaBot project (entry point ``ambot.commands``).
+
+The entry point is the one ``pyproject.toml`` declares (put in front of the installed metadata,
+which may predate it): ``--help`` answers without loading the bot; the commands that act on
+memory load the bot project themselves, and keep stdout for their answer."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -10,7 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomli
 
+ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
 AMBOT = Path(sys.executable).with_name("ambot")
 
@@ -30,14 +37,47 @@ plugins = ["amrita_plugin_cognition"]
 """
 
 
-def ambot(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def declared_entry_points(folder: Path) -> Path:
+    """A metadata folder with this package's ``ambot.commands`` entry points as pyproject.toml
+    declares them; first on ``PYTHONPATH`` it shadows the installed metadata of the package."""
+    project = tomli.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    commands = project["entry-points"]["ambot.commands"]
+    info = folder / f"{project['name']}-{project['version']}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n", encoding="utf-8"
+    )
+    lines = "".join(f"{name} = {target}\n" for name, target in commands.items())
+    (info / "entry_points.txt").write_text(f"[ambot.commands]\n{lines}", encoding="utf-8")
+    return folder
+
+
+def ambot(project: Path, overlay: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("COGNITION_", "LOCALSTORE_"))}
     env["ANONYMIZED_TELEMETRY"] = "False"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(overlay), env.get("PYTHONPATH")]))
     return subprocess.run([str(AMBOT), *args], cwd=project, capture_output=True, text=True, timeout=300, env=env)
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.stdout.strip() == "", result.stdout[-2000:]
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("错误:")]
+    assert len(errors) == 1 and result.stderr.strip().splitlines()[-1] == errors[0], result.stderr[-3000:]
+    return errors[0]
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 @pytest.mark.skipif(shutil.which(str(AMBOT)) is None, reason="ambot-inlinectl is not installed")
 def test_ambot_cognition_in_a_bot_project(tmp_path: Path) -> None:
+    overlay = declared_entry_points(tmp_path / "metadata")
     project = tmp_path / "bot"
     project.mkdir()
     (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
@@ -45,17 +85,38 @@ def test_ambot_cognition_in_a_bot_project(tmp_path: Path) -> None:
         "ENVIRONMENT=prod\nDRIVER=~fastapi\nLOCALSTORE_USE_CWD=true\nWEBUI_ENABLE=false\nLOG_LEVEL=WARNING\n",
         encoding="utf-8",
     )
-    listed = ambot(project, "--help")
+    listed = ambot(project, overlay, "--help")
     assert "cognition" in listed.stdout
-    upgraded = ambot(project, "orm", "upgrade")
+    # help, usage errors and the pure evaluations: answered without loading the bot
+    helped = ambot(project, overlay, "cognition", "--help")
+    assert helped.returncode == 0 and "status" in helped.stdout and "eval" in helped.stdout, helped.stderr[-2000:]
+    assert helped.stderr.strip() == ""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("# nothing\n", encoding="utf-8")
+    refused = ambot(project, overlay, "cognition", "eval", "gate", str(empty))
+    assert refused.returncode == 2 and "没有可评测" in one_line_error(refused)
+    assert not (project / "data").exists()  # nothing of the bot was loaded
+
+    upgraded = ambot(project, overlay, "orm", "upgrade")
     assert upgraded.returncode == 0, upgraded.stderr[-2000:]
-    status = ambot(project, "cognition", "status", "--json")
+    status = ambot(project, overlay, "cognition", "status", "--json")
     assert status.returncode == 0, status.stderr[-2000:]
-    report = json.loads(status.stdout.strip().splitlines()[-1])
+    report = json.loads(status.stdout)  # one JSON document alone on stdout, the bot's log on stderr
     assert report["index"]["healthy"] and str(project) in report["index"]["backend"]
-    evaluated = ambot(project, "cognition", "eval", "recall", str(DATA / "recall_small.jsonl"), "--json")
+    assert "正在加载机器人项目" in status.stderr
+
+    before = tree_digest(project / "data")
+    evaluated = ambot(project, overlay, "cognition", "eval", "recall", str(DATA / "recall_small.jsonl"), "--json")
     assert evaluated.returncode == 0, evaluated.stderr[-2000:]
-    assert json.loads(evaluated.stdout.strip().splitlines()[-1])["leaks"] == 0
-    # the evaluation ran in a throw-away folder: the bot's own bank is untouched
-    after = json.loads(ambot(project, "cognition", "status", "--json").stdout.strip().splitlines()[-1])
-    assert after["active_total"] == 0
+    recall = json.loads(evaluated.stdout)
+    assert recall["leaks"] == 0 and recall["by_category"]["isolation"]["recall@5"] is None
+    # the evaluation ran in a throw-away folder, without the bot: the bot's data is untouched
+    assert tree_digest(project / "data") == before
+    assert "正在加载机器人项目" not in evaluated.stderr
+
+    config = project / "config" / "amrita_plugin_cognition" / "cognition.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[embedder\nprovider = 1\n", encoding="utf-8")
+    failed = ambot(project, overlay, "cognition", "backup", "create")
+    assert failed.returncode == 1
+    assert str(config) in one_line_error(failed)

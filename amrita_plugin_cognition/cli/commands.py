@@ -1,65 +1,112 @@
 """``ambot cognition …`` (entry point ``ambot.commands``) and ``python -m amrita_plugin_cognition``.
 
-Under ``ambot`` the bot project is fully loaded first, so commands act on the bot's own database
-and Chroma. Run as a module outside a bot, they act on a standalone folder (``--home``,
-default ``./cognition-home``). ``eval`` always runs in a throw-away folder of its own.
+Nothing heavy is imported or loaded until a command needs it (``boot``): ``--help``, usage errors
+and the pure evaluations answer at once. Under ``ambot`` the commands that act on memory load the
+bot project first and act on the bot's own database and Chroma; run as a module outside a bot,
+they act on a standalone folder (``--home``, default ``./cognition-home``). ``eval recall`` always
+runs in a throw-away folder of its own.
+
+Output: stdout carries the answer only (sentences and tables, or one JSON document with
+``--json``); progress, notes and logs go to stderr. Every failure goes through ``failures``:
+one line on stderr, exit 1 (2 for bad input or usage).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gzip
 import json
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
+from . import render
+from .boot import DEBUG_KEY
+from .failures import EXIT_USAGE, fail, guarded
 
-def _in_bot_process() -> bool:
-    """True under ``ambot`` (full load): NoneBot is initialised on the bot's own database."""
-    from .runtime import standalone_home
-
-    return standalone_home() is None
-
-
-def _fail(message: str) -> None:
-    click.echo(f"错误: {message}", err=True)
-    sys.exit(1)
+PACKAGE = __name__.split(".")[0]
+#: A command waits this long for the engine to let go of the vector index before it exits.
+CLOSE_TIMEOUT_SECONDS = 30.0
+#: The first line of every backup file names this format (``engine.backup.FORMAT``).
+BACKUP_FORMAT = "amrita_plugin_cognition.backup"
 
 
-def _run(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
-    """Run a command's coroutine; a plugin error ends the command with its one-line reason."""
-    from ..errors import CognitionError
+# ---------------------------------------------------------------------------- shared helpers
 
+
+def run_engine(main: Callable[[], Coroutine[Any, Any, Any]], home: Path | None = None) -> Any:
+    """Load what the engine needs (``boot.prepare_engine``), then run ``main`` on a fresh event
+    loop. Anything printed meanwhile goes to stderr; the command prints its answer afterwards.
+    Every failure ends the command through ``failures``."""
+
+    def work() -> Any:
+        from . import boot
+
+        boot.prepare_engine(home)
+        with contextlib.redirect_stdout(sys.stderr):
+            return asyncio.run(_closing(main))
+
+    return guarded(work)
+
+
+async def _closing(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    """Run ``main``; an engine it started is closed afterwards (the index folder is released)."""
+    runtime = sys.modules.get(f"{PACKAGE}.runtime")
+    started_here = runtime is None or runtime.current_engine() is None
     try:
-        return asyncio.run(main())
-    except CognitionError as error:
-        _fail(error.zh)
+        return await main()
+    finally:
+        if started_here:
+            await _close_engine()
 
 
-def _emit(report: dict[str, Any], as_json: bool | None, render) -> None:  # type: ignore[no-untyped-def]
-    use_json = as_json if as_json is not None else not sys.stdout.isatty()
-    click.echo(json.dumps(report, ensure_ascii=False) if use_json else render(report))
+async def _close_engine() -> None:
+    runtime = sys.modules.get(f"{PACKAGE}.runtime")
+    engine = runtime.current_engine() if runtime is not None else None
+    if engine is None:
+        return
+    # Best effort: the command's work is committed; the exit releases what a close could not.
+    with contextlib.suppress(asyncio.TimeoutError, Exception):
+        await asyncio.wait_for(engine.close(), CLOSE_TIMEOUT_SECONDS)
 
 
 async def _open_engine():  # type: ignore[no-untyped-def]
-    """The bot's engine under ambot; the standalone folder's engine under ``python -m``
-    (localstore points into that folder, and its database is migrated first)."""
+    """The started engine: the bot's under ambot, the standalone folder's under ``python -m``.
+    The configuration is read first so that an error in it names the file and the key, and the
+    data folder is created first so that a folder that cannot be created is named."""
     from .. import runtime
-    from .runtime import standalone_home, upgrade_database_async
 
-    if standalone_home() is not None:
-        await upgrade_database_async()
+    config = runtime.plugin_config()
+    folder = runtime.data_dir(config)
+    try:
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+    except OSError as error:
+        source = f"配置文件 {runtime.config_file()} 中的 data_dir" if config.data_dir else "数据目录的权限"
+        raise fail(f"无法创建数据目录 {folder}（{error.strerror or error}）：请检查{source}") from error
     return await runtime.get_engine()
 
 
-@contextmanager
+def emit(data: Any, as_json: bool | None, show: Callable[[Any], None]) -> None:
+    """The answer: one JSON document (``--json``, the default when stdout is not a terminal),
+    or sentences and tables."""
+    use_json = as_json if as_json is not None else not sys.stdout.isatty()
+    if use_json:
+        click.echo(json.dumps(data, ensure_ascii=False))
+    else:
+        show(data)
+
+
+json_option = click.option(
+    "--json/--table", "as_json", default=None, help="输出一个 JSON 文档（stdout 不是终端时的默认）或表格"
+)
+
+
+@contextlib.contextmanager
 def rebuild_progress() -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr for a vector-index rebuild; yields the engine's callback."""
     with click.progressbar(length=1, label="重建向量索引", file=sys.stderr) as bar:
@@ -73,149 +120,88 @@ def rebuild_progress() -> Iterator[Callable[[int, int], None]]:
         yield progress
 
 
-@click.group(name="cognition")
-def cognition() -> None:
-    """amrita_plugin_cognition 长期记忆维护命令"""
+def confirm_or_stop(question: str, default: bool) -> None:
+    if not click.confirm(question, default=default, err=True):
+        raise fail("已取消")
+
+
+# ---------------------------------------------------------------------------- the group
+
+
+class CognitionGroup(click.Group):
+    """The root group: ``--debug`` is accepted anywhere on the command line (``status --debug``
+    as well as ``--debug status``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[:end]:
+            ctx.meta[DEBUG_KEY] = True
+            args = [arg for arg in args[:end] if arg != "--debug"] + args[end:]
+        return super().parse_args(ctx, args)
+
+
+@click.group(name="cognition", cls=CognitionGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="出错时在终端显示完整的错误堆栈与日志详情（默认写入日志文件）")
+@click.pass_context
+def cognition(ctx: click.Context, debug: bool) -> None:
+    """amrita_plugin_cognition 长期记忆维护命令
+
+    \b
+    在机器人项目里：ambot cognition 命令 …（作用于机器人自己的数据）
+    在机器人之外：python -m amrita_plugin_cognition 命令 … --home 目录
+
+    \b
+    退出码：0 成功；1 失败（stderr 上一行说明原因）；2 输入或用法有误。
+    --json 时 stdout 只有一个 JSON 文档，进度与日志都在 stderr。
+    """
+    ctx.meta[DEBUG_KEY] = debug or bool(ctx.meta.get(DEBUG_KEY))
 
 
 home_option = click.option(
     "--home",
-    type=click.Path(path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="独立运行（python -m amrita_plugin_cognition）时的数据目录，默认 ./cognition-home",
+    help="独立运行（python -m amrita_plugin_cognition）时的数据目录，默认 ./cognition-home；机器人项目中不可用",
 )
+
+
+# ---------------------------------------------------------------------------- status, index
 
 
 @cognition.command("status")
 @home_option
-@click.option("--json/--table", "as_json", default=None, help="输出 JSON（非终端时默认）或表格")
+@json_option
 def status_command(home: Path | None, as_json: bool | None) -> None:
-    """显示嵌入指纹、记忆数量、索引外发队列积压与向量索引健康状况"""
+    """显示记忆数量、嵌入模型、向量索引健康、索引外发队列与史官任务积压"""
 
     async def run() -> dict[str, Any]:
         engine = await _open_engine()
         return await engine.status()
 
-    _emit(_run(run), as_json, _render_status)
-
-
-def _render_status(report: dict[str, Any]) -> str:
-    index = report["index"]
-    lines = [
-        f"嵌入指纹: {report['fingerprint']}",
-        f"当前嵌入器: {report['configured_embedder']}",
-        f"有效记忆: {report['active_total']}  按类别: {report['memories']}",
-        f"外发队列: 待处理 {report['outbox']['pending']} 条，失败重试中 {report['outbox']['failing']} 条，"
-        f"已放弃 {report['outbox']['dead']} 条"
-        + (f"，最早 {report['outbox']['oldest']}" if report["outbox"]["oldest"] else ""),
-        f"向量索引: {index['backend']} 第 {index['generation']} 代，"
-        + (
-            f"健康，向量 {index.get('vectors')} 条，缺 {index.get('missing')} 条，多余 {index.get('stale')} 条"
-            if index.get("healthy")
-            else f"不可用: {index.get('error')}"
-        ),
-    ]
-    for label, ids in {**index.get("missing_ids", {}), **index.get("stale_ids", {})}.items():
-        kind = "缺" if label in index.get("missing_ids", {}) else "多余"
-        lines.append(f"  {kind} {label}: {', '.join(f'#{memory_id}' for memory_id in ids)}")
-    if index.get("missing") or index.get("stale"):
-        lines.append("  运行 ambot cognition repair 修复")
-    if report["outbox"]["dead"]:
-        lines.append("  运行 ambot cognition outbox retry 重试已放弃的索引任务")
-    queue = report["jobs"]
-    lines.append(
-        f"史官任务: 待处理 {queue['pending']} 个，处理中 {queue['processing']} 个，失败 {queue['failed']} 个"
-        + (f"，最早 {queue['oldest_pending']}" if queue["oldest_pending"] else "")
-    )
-    if queue["failed"]:
-        lines.append("  运行 ambot cognition jobs list --state failed 查看，jobs retry 重试")
-    for scope in report["top_scopes"]:
-        lines.append(f"  {scope['bot']} {scope['scope']}: {scope['active']}")
-    return "\n".join(lines)
+    emit(run_engine(run, home), as_json, render.status)
 
 
 @cognition.command("reindex")
 @home_option
 @click.option("--yes", is_flag=True, help="不询问，直接重建")
 def reindex_command(home: Path | None, yes: bool) -> None:
-    """从 SQL 重建向量索引到新集合并原子切换（换模型或维度后使用）"""
-    if not yes and not click.confirm("将从数据库重建全部向量索引，继续吗？", default=True):
-        _fail("已取消")
+    """从数据库重建向量索引到新集合并原子切换（换模型或维度后使用）"""
+    if not yes:
+        confirm_or_stop("将从数据库重建全部向量索引，继续吗？", default=True)
 
     async def run():  # type: ignore[no-untyped-def]
         engine = await _open_engine()
         with rebuild_progress() as progress:
             return await engine.reindex(progress=progress)
 
-    report = _run(run)
+    report = run_engine(run, home)
     click.echo(
         f"重建完成：第 {report.generation_before} 代 → 第 {report.generation_after} 代；"
         f"数据库有效记忆 {report.sql_active} 条，重建前向量 {report.vectors_before} 条，"
         f"重建后向量 {report.vectors_after} 条，期间变更补写 {report.reapplied} 条，用时 {report.seconds:.1f} 秒"
     )
     if report.vectors_after != report.sql_active:
-        _fail(f"重建后向量数 {report.vectors_after} 与数据库 {report.sql_active} 不一致")
-
-
-@cognition.group("backup")
-def backup_group() -> None:
-    """备份与恢复（记忆、备忘录、提醒与遗忘屏障）"""
-
-
-@backup_group.command("create")
-@home_option
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="备份文件路径")
-def backup_create(home: Path | None, output: Path | None) -> None:
-    """创建一份完整备份"""
-    from ..engine import backup
-
-    async def run():  # type: ignore[no-untyped-def]
-        return await backup.create_backup(await _open_engine(), output)
-
-    info = _run(run)
-    counts = "，".join(f"{table} {count} 条" for table, count in info.counts.items())
-    click.echo(f"备份完成：{info.path}（{counts}）")
-
-
-@backup_group.command("list")
-@home_option
-def backup_list(home: Path | None) -> None:
-    """列出数据目录中的备份"""
-    from ..engine import backup
-
-    async def run():  # type: ignore[no-untyped-def]
-        return await backup.list_backups(await _open_engine())
-
-    infos = _run(run)
-    if not infos:
-        click.echo("还没有备份")
-    for info in infos:
-        counts = "，".join(f"{table} {count}" for table, count in info.counts.items())
-        click.echo(f"{info.path.name}  {info.created_at}  {info.size / 1024:.1f} KiB  {counts}")
-
-
-@backup_group.command("restore")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@home_option
-@click.option("--yes", is_flag=True, help="不询问，直接恢复")
-def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
-    """用备份替换当前数据（此后遗忘的内容不会恢复），并用当前模型重建向量索引"""
-    from ..engine import backup
-
-    if not yes and not click.confirm("恢复会替换当前全部记忆数据，继续吗？", default=False):
-        _fail("已取消")
-
-    async def run():  # type: ignore[no-untyped-def]
-        engine = await _open_engine()
-        with rebuild_progress() as progress:
-            return await backup.restore_backup(engine, file, progress)
-
-    report = _run(run)
-    click.echo(
-        f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
-        f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"
-        f"遗忘屏障 {report['barrier']} 条，向量 {report['vectors']} 条"
-    )
+        raise fail(f"重建后向量数 {report.vectors_after} 与数据库 {report.sql_active} 不一致")
 
 
 @cognition.command("repair")
@@ -229,7 +215,7 @@ def repair_command(home: Path | None) -> None:
         applied = await engine.drain_outbox()
         return report, applied
 
-    report, applied = _run(run)
+    report, applied = run_engine(run, home)
     click.echo(
         f"核对第 {report.generation} 代：缺 {report.missing_count} 条（已补排 {report.requeued} 条，"
         f"已写入 {applied} 条），多余 {report.extra_count} 条（已删除 {report.deleted} 条）"
@@ -251,8 +237,95 @@ def outbox_retry(home: Path | None) -> None:
         revived = await engine.retry_dead_outbox()
         return revived, await engine.drain_outbox()
 
-    revived, applied = _run(run)
+    revived, applied = run_engine(run, home)
     click.echo(f"已重新排队 {revived} 条，本次写入索引 {applied} 条")
+
+
+# ---------------------------------------------------------------------------- backups
+
+
+@cognition.group("backup")
+def backup_group() -> None:
+    """备份与恢复（记忆、备忘录、提醒与遗忘屏障）"""
+
+
+@backup_group.command("create")
+@home_option
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="备份文件路径")
+def backup_create(home: Path | None, output: Path | None) -> None:
+    """创建一份完整备份（默认写入数据目录下的 backups/）"""
+
+    async def run():  # type: ignore[no-untyped-def]
+        from ..engine import backup
+
+        return await backup.create_backup(await _open_engine(), output)
+
+    info = run_engine(run, home)
+    click.echo(f"备份完成：{info.path}（{render.size_text(info.size)}；{render.backup_counts(info.counts)}）")
+
+
+@backup_group.command("list")
+@home_option
+@json_option
+def backup_list(home: Path | None, as_json: bool | None) -> None:
+    """列出数据目录中的备份：文件、创建时间、大小与各类记录数"""
+
+    async def run():  # type: ignore[no-untyped-def]
+        from ..engine import backup
+
+        return await backup.list_backups(await _open_engine())
+
+    infos = run_engine(run, home)
+    listed = [
+        {
+            "file": info.path.name,
+            "path": str(info.path),
+            "created_at": info.created_at,
+            "size": info.size,
+            "counts": info.counts,
+        }
+        for info in infos
+    ]
+    emit(listed, as_json, lambda _listed: render.backup_list(infos))
+
+
+def check_backup_file(path: Path) -> None:
+    """Refuse, before anything is loaded, a file that is no backup of this plugin (exit 2)."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, EOFError, ValueError) as error:
+        raise fail(f"{path} 不是本插件的备份文件（无法读取：{error}）", EXIT_USAGE) from error
+    if not isinstance(header, dict) or header.get("format") != BACKUP_FORMAT:
+        raise fail(f"{path} 不是本插件的备份文件", EXIT_USAGE)
+
+
+@backup_group.command("restore")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@home_option
+@click.option("--yes", is_flag=True, help="不询问，直接恢复")
+def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
+    """用备份 FILE 替换当前数据（此后遗忘的内容不会恢复），并用当前模型重建向量索引"""
+    check_backup_file(file)
+    if not yes:
+        confirm_or_stop("恢复会替换当前全部记忆数据，继续吗？", default=False)
+
+    async def run():  # type: ignore[no-untyped-def]
+        from ..engine import backup
+
+        engine = await _open_engine()
+        with rebuild_progress() as progress:
+            return await backup.restore_backup(engine, file, progress)
+
+    report = run_engine(run, home)
+    click.echo(
+        f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
+        f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"
+        f"遗忘屏障 {report['barrier']} 条，向量 {report['vectors']} 条"
+    )
+
+
+# ---------------------------------------------------------------------------- memo
 
 
 @cognition.group("memo")
@@ -266,7 +339,7 @@ def _scope_argument(value: str):  # type: ignore[no-untyped-def]
     try:
         return Scope.parse(value)
     except ValueError as error:
-        raise click.BadParameter("会话写作 group:<群号> 或 private:<QQ号>") from error
+        raise click.BadParameter("会话写作 group:<群号> 或 private:<QQ号>", param_hint="SCOPE") from error
 
 
 @memo_group.command("history")
@@ -275,22 +348,19 @@ def _scope_argument(value: str):  # type: ignore[no-untyped-def]
 @home_option
 def memo_history(bot: str, scope: str, home: Path | None) -> None:
     """列出某会话备忘录的历史版本（BOT 为机器人 QQ 号，SCOPE 如 group:20001）"""
-    from ..engine import notes
-
     target = _scope_argument(scope)
 
     async def run():  # type: ignore[no-untyped-def]
-        return await notes.memo_revisions(await _open_engine(), bot, target)
+        from ..engine import notes
 
-    revisions = _run(run)
+        # parsed again: the engine's own Scope, from the package as the loaded bot imported it
+        return await notes.memo_revisions(await _open_engine(), bot, _scope_argument(scope))
+
+    revisions = run_engine(run, home)
     if not revisions:
-        click.echo("没有历史版本")
-    for revision in revisions:
-        preview = revision.content.replace("\n", " / ")[:60]
-        click.echo(
-            f"#{revision.id}  写于 {revision.written_at:%Y-%m-%d %H:%M}（{revision.written_by or '-'}），"
-            f"{revision.replaced_at:%Y-%m-%d %H:%M} 被 {revision.replaced_by or '-'} 替换：{preview}"
-        )
+        click.echo(f"{target.key} 的备忘录没有历史版本")
+        return
+    render.memo_history(revisions)
 
 
 @memo_group.command("restore")
@@ -300,80 +370,18 @@ def memo_history(bot: str, scope: str, home: Path | None) -> None:
 @home_option
 def memo_restore(bot: str, scope: str, revision: int, home: Path | None) -> None:
     """把某会话备忘录恢复为历史版本 REVISION（当前内容会先存为一个历史版本）"""
-    from ..engine import notes
-
     target = _scope_argument(scope)
 
     async def run():  # type: ignore[no-untyped-def]
-        return await notes.restore_memo(await _open_engine(), bot, target, revision)
+        from ..engine import notes
 
-    content = _run(run)
+        return await notes.restore_memo(await _open_engine(), bot, _scope_argument(scope), revision)
+
+    content = run_engine(run, home)
     click.echo(f"已恢复 {target.key} 的备忘录（{len(content)} 字）")
 
 
-@cognition.command("eval")
-@click.argument("kind", type=click.Choice(["recall", "admission", "time", "gate"]))
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--json/--table", "as_json", default=None, help="输出 JSON（非终端时默认）或表格")
-@click.option("--keep", is_flag=True, help="保留临时数据目录以便检查")
-def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool) -> None:
-    """评测召回（recall）、准入（admission）、时间解析（time）、绝对化判定（gate）；不调用 LLM"""
-    if _in_bot_process() and kind == "recall":
-        # The bot's NoneBot is initialised on the bot's database: evaluate in a fresh process.
-        args = [sys.executable, "-m", "amrita_plugin_cognition", "eval", kind, str(file)]
-        if as_json is not None:
-            args.append("--json" if as_json else "--table")
-        if keep:
-            args.append("--keep")
-        sys.exit(subprocess.call(args))
-    from . import evaluation
-
-    try:
-        if kind == "admission":
-            report = evaluation.run_admission_eval(file)
-        elif kind == "time":
-            from .eval_time import run_time_eval
-
-            report = run_time_eval(file)
-        elif kind == "gate":
-            from .eval_gate import run_gate_eval
-
-            report = run_gate_eval(file)
-        else:
-            memories, queries = evaluation.parse_recall_file(file)
-            report = _run_recall(memories, queries, keep)
-    except evaluation.EvalInputError as error:
-        click.echo(f"错误: {file}: {error}", err=True)
-        sys.exit(2)
-    _emit(report, as_json, evaluation.render_table)
-
-
-def _run_recall(memories, queries, keep: bool) -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    from . import evaluation
-    from . import runtime as standalone
-
-    base = standalone.standalone_home() or evaluation.throwaway_dir()
-    try:
-        standalone.upgrade_database()
-
-        async def run() -> dict[str, Any]:
-            from nonebot_plugin_orm import get_session
-
-            from .. import runtime
-            from ..engine.factory import build_engine
-
-            # Defaults, unless COGNITION_* environment variables say otherwise (e.g. the embedder).
-            engine = build_engine(runtime.plugin_config(), standalone.plugin_data_dir(base), get_session)
-            await engine.start()
-            await engine.check_fingerprint()
-            return await evaluation.run_recall_eval(memories, queries, engine, evaluation.stderr_progress)
-
-        return asyncio.run(run())
-    finally:
-        if keep:
-            click.echo(f"数据目录已保留: {base}", err=True)
-        else:
-            shutil.rmtree(base, ignore_errors=True)
+# ---------------------------------------------------------------------------- demo
 
 
 @cognition.command("demo")
@@ -387,20 +395,31 @@ def _run_recall(memories, queries, keep: bool) -> dict[str, Any]:  # type: ignor
 @click.option("--keep", is_flag=True, help="保留临时数据目录以便检查")
 def demo_command(preset: str | None, start: datetime | None, keep: bool) -> None:
     """在真实的 Amrita 聊天流程中演示长期记忆：脚本化的多日群聊与私聊，逐轮显示工具调用与注入的记忆"""
-    from . import demo
+    from . import boot
 
     day = start.date() if start else None
-    if _in_bot_process():
-        # The bot's NoneBot is already initialised: the demo boots its own in a fresh process.
+    if not boot.standalone():
+        # Under ambot the demo boots a NoneBot of its own in a fresh process; only a preset given
+        # by name needs the bot project (its Amrita model folder) to be looked up.
+        if preset is not None and not Path(preset).expanduser().is_file():
+            guarded(boot.load_bot_project)
+        from . import demo
+
         try:
-            sys.exit(demo.run_in_subprocess(preset, day, keep))
+            code = demo.run_in_subprocess(preset, day, keep)
         except demo.DemoError as error:
-            _fail(str(error))
+            raise fail(str(error)) from error
+        sys.exit(code)
+    if preset is not None and Path(preset).expanduser().is_file():
+        preset = str(Path(preset).expanduser().resolve())  # the demo changes the working directory
+    guarded(boot.start_demo_bot)
+    from . import demo
+
     sys.exit(demo.main(preset, day, keep))
 
 
-def main() -> None:
-    cognition(prog_name="python -m amrita_plugin_cognition")
+def main(args: list[str] | None = None) -> None:
+    cognition.main(args=args, prog_name="python -m amrita_plugin_cognition")
 
 
-from . import job_commands  # noqa: E402,F401  (registers ``jobs`` on the group above)
+from . import eval_command, job_commands  # noqa: E402,F401  (register ``eval`` and ``jobs`` on the group above)

@@ -1,4 +1,4 @@
-"""``eval gate``: the absoluteness gate against labelled facts (../shared/EVAL.md, ``gate``)."""
+"""``eval gate``: the absoluteness gate against labelled facts (format: ``docs/evaluation.md``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.gate import check_fact
-from .evaluation import EvalInputError, _require, read_jsonl
+from .evaluation import _require, no_cases, read_jsonl
 
 MAX_FAILURES = 20
 
@@ -47,7 +47,7 @@ def run_gate_eval(path: Path) -> dict[str, Any]:
                 }
             )
     if cases == 0:
-        raise EvalInputError(0, "no cases")
+        raise no_cases()
     return {
         "kind": "gate",
         "cases": cases,

@@ -2,7 +2,7 @@
 
 Each line: ``{"id": "t1", "now": "2026-11-30T12:00:00+08:00", "text": "我昨天下午三点到的",
 "expect_date": "2026-11-29"}``; ``expect_date`` is the date of the first relative expression, or null when
-nothing relative should be resolved (the key must be present).
+nothing relative should be resolved (the key must be present). See ``docs/evaluation.md``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.timeresolve import first_date
-from .evaluation import EvalInputError, _require, read_jsonl
+from .evaluation import EvalInputError, _require, no_cases, read_jsonl
 
 MAX_FAILURES = 20
 
@@ -23,24 +23,30 @@ def _now(obj: dict[str, Any], number: int) -> datetime:
         # Python 3.10's fromisoformat does not read a trailing "Z"
         moment = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw)
     except ValueError as error:
-        raise EvalInputError(number, f"now {raw!r} is not ISO 8601") from error
+        raise EvalInputError(number, f"now {raw!r} is not ISO 8601", f"now {raw} 不是 ISO 8601 格式") from error
     if moment.tzinfo is None:
-        raise EvalInputError(number, f"now {raw!r} has no UTC offset")
+        raise EvalInputError(number, f"now {raw!r} has no UTC offset", f"now {raw} 缺少时区偏移（如 +08:00）")
     return moment
 
 
 def _expected(obj: dict[str, Any], number: int) -> date | None:
     if "expect_date" not in obj:
-        raise EvalInputError(number, "missing field 'expect_date'")
+        raise EvalInputError(number, "missing field 'expect_date'", "缺少字段 expect_date（无相对时间时写 null）")
     raw = obj["expect_date"]
     if raw is None:
         return None
     if not isinstance(raw, str):
-        raise EvalInputError(number, "field 'expect_date' must be a YYYY-MM-DD string or null")
+        raise EvalInputError(
+            number,
+            "field 'expect_date' must be a YYYY-MM-DD string or null",
+            "字段 expect_date 应为 YYYY-MM-DD 或 null",
+        )
     try:
         return date.fromisoformat(raw)
     except ValueError as error:
-        raise EvalInputError(number, f"expect_date {raw!r} is not YYYY-MM-DD") from error
+        raise EvalInputError(
+            number, f"expect_date {raw!r} is not YYYY-MM-DD", f"expect_date {raw} 不是 YYYY-MM-DD 格式"
+        ) from error
 
 
 def run_time_eval(path: Path) -> dict[str, Any]:
@@ -73,7 +79,7 @@ def run_time_eval(path: Path) -> dict[str, Any]:
                 }
             )
     if cases == 0:
-        raise EvalInputError(0, "no cases")
+        raise no_cases()
     return {
         "kind": "time",
         "cases": cases,

@@ -1,5 +1,7 @@
-"""The LLM-free evaluation harness (``ambot cognition eval KIND FILE``), as ../shared/EVAL.md
-specifies: JSONL in, the plugin's real code path in a throw-away folder, a JSON report out."""
+"""The LLM-free evaluation harness (``ambot cognition eval KIND FILE``): JSONL in, the plugin's
+real code path (in a throw-away folder for ``recall``), a JSON report out. The formats of the
+files and of the reports are documented in ``docs/evaluation.md``; ``time`` and ``gate`` live in
+``eval_time.py`` and ``eval_gate.py``."""
 
 from __future__ import annotations
 
@@ -21,46 +23,64 @@ RECALL_TOP_K = 20
 
 
 class EvalInputError(ValueError):
-    """A malformed line; carries the line number."""
+    """A file the harness cannot score: a malformed line (with its number), or no cases at all
+    (line number 0). ``str()`` is English (``line N: reason``); ``zh`` is the same in Chinese."""
 
-    def __init__(self, line_number: int, reason: str) -> None:
+    def __init__(self, line_number: int, reason: str, zh: str | None = None) -> None:
         super().__init__(f"line {line_number}: {reason}")
         self.line_number = line_number
+        self.reason = reason
+        where = f"第 {line_number} 行：" if line_number > 0 else ""
+        self.zh = f"{where}{zh or reason}"
+
+
+def no_cases(what: str = "cases") -> EvalInputError:
+    """The error for a file without a single case (blank and ``#`` lines only)."""
+    return EvalInputError(
+        0, f"no {what}", f"文件里没有可评测的{'查询' if what == 'queries' else '样例'}（只有空行或 # 注释）"
+    )
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank, non-comment line; malformed lines raise."""
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.strip()
+    with path.open("rb") as handle:
+        for number, raw_bytes in enumerate(handle, start=1):
+            try:
+                raw = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise EvalInputError(number, "not UTF-8 text", "不是 UTF-8 文本") from error
+            line = raw.strip().lstrip("\ufeff")
             if not line or line.startswith("#"):
                 continue
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as error:
-                raise EvalInputError(number, f"not valid JSON ({error.msg})") from error
+                raise EvalInputError(
+                    number, f"not valid JSON ({error.msg})", f"不是有效的 JSON（{error.msg}）"
+                ) from error
             if not isinstance(value, dict):
-                raise EvalInputError(number, "expected a JSON object")
+                raise EvalInputError(number, "expected a JSON object", "应为一个 JSON 对象")
             yield number, value
 
 
 def _require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], number: int) -> Any:
     if key not in obj:
-        raise EvalInputError(number, f"missing field {key!r}")
+        raise EvalInputError(number, f"missing field {key!r}", f"缺少字段 {key}")
     value = obj[key]
-    if not isinstance(value, kind):
-        raise EvalInputError(number, f"field {key!r} has the wrong type")
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise EvalInputError(number, f"field {key!r} has the wrong type", f"字段 {key} 的类型不对")
     return value
 
 
 def _time(obj: dict[str, Any], number: int) -> datetime:
     raw = _require(obj, "time", str, number)
     try:
-        moment = datetime.fromisoformat(raw)
+        # Python 3.10's fromisoformat does not read a trailing "Z"
+        moment = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw)
     except ValueError as error:
-        raise EvalInputError(number, f"time {raw!r} is not ISO 8601") from error
+        raise EvalInputError(number, f"time {raw!r} is not ISO 8601", f"时间 {raw} 不是 ISO 8601 格式") from error
     if moment.tzinfo is None:
-        raise EvalInputError(number, f"time {raw!r} has no UTC offset")
+        raise EvalInputError(number, f"time {raw!r} has no UTC offset", f"时间 {raw} 缺少时区偏移（如 +08:00）")
     return moment
 
 
@@ -69,20 +89,22 @@ def _scope(obj: dict[str, Any], number: int) -> Scope:
     try:
         return Scope(raw.get("kind"), str(raw.get("id", "")))  # type: ignore[arg-type]
     except ValueError as error:
-        raise EvalInputError(number, f"bad scope: {error}") from error
+        raise EvalInputError(
+            number, f"bad scope: {error}", 'scope 应为 {"kind": "group" 或 "private", "id": "号码"}'
+        ) from error
 
 
 def _person(obj: dict[str, Any], key: str, number: int) -> tuple[str, str]:
     raw = obj.get(key) or {}
     if not isinstance(raw, dict):
-        raise EvalInputError(number, f"field {key!r} must be an object")
+        raise EvalInputError(number, f"field {key!r} must be an object", f"字段 {key} 应为对象")
     return str(raw.get("id", "")), str(raw.get("name", ""))
 
 
 def _id_list(obj: dict[str, Any], key: str, number: int) -> list[str]:
     raw = obj.get(key) or []
     if not isinstance(raw, list):
-        raise EvalInputError(number, f"field {key!r} must be a list")
+        raise EvalInputError(number, f"field {key!r} must be a list", f"字段 {key} 应为列表")
     return [str(item) for item in raw]
 
 
@@ -112,24 +134,34 @@ class EvalQuery:
 
 
 def parse_recall_file(path: Path) -> tuple[list[EvalMemory], list[EvalQuery]]:
+    """Every memory and query of a recall file; a malformed line, or a file without memories or
+    without queries, raises ``EvalInputError``."""
     memories: list[EvalMemory] = []
     queries: list[EvalQuery] = []
-    seen: set[str] = set()
+    line_of: dict[str, int] = {}
     for number, obj in read_jsonl(path):
         kind = obj.get("type")
         if kind == "memory":
             memory_id = str(_require(obj, "id", (str, int), number))
-            if memory_id in seen:
-                raise EvalInputError(number, f"duplicate memory id {memory_id!r}")
-            seen.add(memory_id)
+            if memory_id in line_of:
+                raise EvalInputError(
+                    number,
+                    f"duplicate memory id {memory_id!r}",
+                    f"记忆编号 {memory_id} 重复（第 {line_of[memory_id]} 行已用过）",
+                )
+            line_of[memory_id] = number
             importance_raw = obj.get("importance") or "medium"
             try:
                 importance = Importance(importance_raw)
             except ValueError as error:
-                raise EvalInputError(number, f"importance {importance_raw!r} is not low/medium/high") from error
+                raise EvalInputError(
+                    number,
+                    f"importance {importance_raw!r} is not low/medium/high",
+                    f"importance {importance_raw} 应为 low、medium 或 high",
+                ) from error
             tags = obj.get("tags") or []
             if not isinstance(tags, list):
-                raise EvalInputError(number, "field 'tags' must be a list")
+                raise EvalInputError(number, "field 'tags' must be a list", "字段 tags 应为列表")
             supersedes = obj.get("supersedes")
             memories.append(
                 EvalMemory(
@@ -158,22 +190,50 @@ def parse_recall_file(path: Path) -> tuple[list[EvalMemory], list[EvalQuery]]:
                 )
             )
         else:
-            raise EvalInputError(number, f"unknown type {kind!r} (expected 'memory' or 'query')")
+            raise EvalInputError(
+                number,
+                f"unknown type {kind!r} (expected 'memory' or 'query')",
+                f"未知的 type {kind!r}（应为 memory 或 query）",
+            )
     for memory in memories:
-        if memory.supersedes is not None and memory.supersedes not in seen:
-            raise EvalInputError(0, f"memory {memory.id!r} supersedes unknown id {memory.supersedes!r}")
+        if memory.supersedes is not None and memory.supersedes not in line_of:
+            raise EvalInputError(
+                line_of[memory.id],
+                f"memory {memory.id!r} supersedes unknown id {memory.supersedes!r}",
+                f"记忆 {memory.id} 的 supersedes 指向不存在的编号 {memory.supersedes}",
+            )
+    if not queries:
+        raise no_cases("queries")
+    if not memories:
+        raise EvalInputError(0, "no memories", "文件里没有记忆（type 为 memory 的行），无从召回")
     return memories, queries
+
+
+#: The quality figures of a recall report, in the order they are shown.
+RECALL_METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "hit@5", "mrr")
 
 
 @dataclass(slots=True)
 class _Bucket:
+    """The figures of a set of queries. Quality is averaged over the queries that name relevant
+    ids (``scored``); a query with only ``forbidden`` ids checks isolation and counts as leaks."""
+
     recall_at: dict[int, list[float]] = field(default_factory=lambda: {1: [], 5: [], 10: [], 20: []})
     hit5: list[float] = field(default_factory=list)
     reciprocal_ranks: list[float] = field(default_factory=list)
     queries: int = 0
+    leaks: int = 0
+    leak_queries: list[str] = field(default_factory=list)
 
-    def add(self, ranked: list[str], relevant: set[str]) -> None:
+    @property
+    def scored(self) -> int:
+        return len(self.reciprocal_ranks)
+
+    def add(self, query_id: str, ranked: list[str], relevant: set[str], leaked: set[str]) -> None:
         self.queries += 1
+        if leaked:
+            self.leaks += len(leaked)
+            self.leak_queries.append(query_id)
         if not relevant:
             return
         for k, values in self.recall_at.items():
@@ -182,14 +242,25 @@ class _Bucket:
         first = next((rank for rank, item in enumerate(ranked, start=1) if item in relevant), None)
         self.reciprocal_ranks.append(1.0 / first if first else 0.0)
 
-    def report(self) -> dict[str, float]:
-        def mean(values: list[float]) -> float:
-            return round(sum(values) / len(values), 4) if values else 0.0
+    def quality(self) -> dict[str, float | None]:
+        """The averages; ``None`` (JSON null) when no query of the bucket names relevant ids."""
+
+        def mean(values: list[float]) -> float | None:
+            return round(sum(values) / len(values), 4) if values else None
 
         result = {f"recall@{k}": mean(values) for k, values in self.recall_at.items()}
         result["hit@5"] = mean(self.hit5)
         result["mrr"] = mean(self.reciprocal_ranks)
         return result
+
+    def category_report(self) -> dict[str, Any]:
+        return {
+            **self.quality(),
+            "queries": self.queries,
+            "scored": self.scored,
+            "leaks": self.leaks,
+            "leak_queries": self.leak_queries,
+        }
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -246,8 +317,6 @@ async def run_recall_eval(
 
     overall = _Bucket()
     by_category: dict[str, _Bucket] = {}
-    leaks = 0
-    leak_queries: list[str] = []
     stale_above = 0
     latencies: list[float] = []
     advance = progress(len(queries), "执行查询") if progress else None
@@ -262,12 +331,9 @@ async def run_recall_eval(
             ranked.extend(eval_ids_of.get(hit.record.id, []))
         ranked = ranked[:RECALL_TOP_K]
         relevant = set(query.relevant)
-        overall.add(ranked, relevant)
-        by_category.setdefault(query.category, _Bucket()).add(ranked, relevant)
         leaked = set(query.forbidden) & set(ranked)
-        if leaked:
-            leaks += len(leaked)
-            leak_queries.append(query.id)
+        overall.add(query.id, ranked, relevant, leaked)
+        by_category.setdefault(query.category, _Bucket()).add(query.id, ranked, relevant, leaked)
         best_relevant = min((ranked.index(item) for item in relevant if item in ranked), default=len(ranked))
         stale_above += sum(1 for item in query.stale if item in ranked and ranked.index(item) < best_relevant)
         if advance:
@@ -275,14 +341,14 @@ async def run_recall_eval(
     return {
         "kind": "recall",
         "queries": len(queries),
+        "scored_queries": overall.scored,
+        "isolation_checks": sum(1 for query in queries if query.forbidden),
         "memories": len(memories),
         "stored": len(set(record_of.values())),
-        "overall": overall.report(),
-        "by_category": {
-            name: {**bucket.report(), "queries": bucket.queries} for name, bucket in sorted(by_category.items())
-        },
-        "leaks": leaks,
-        "leak_queries": leak_queries,
+        "overall": overall.quality(),
+        "by_category": {name: bucket.category_report() for name, bucket in sorted(by_category.items())},
+        "leaks": overall.leaks,
+        "leak_queries": overall.leak_queries,
         "stale_above_relevant": stale_above,
         "latency_ms": {
             "p50": _percentile(latencies, 0.5),
@@ -296,7 +362,7 @@ def run_admission_eval(path: Path) -> dict[str, Any]:
     """Recall by expected reason and the false rejection rate. A line stored with a secret
     replaced (``[已隐去]``) is not stored as said: it counts as caught for a credential line, and
     as a false rejection for a line that should be stored as is. A do-not-remember line is caught
-    only when refused outright."""
+    only when refused outright. A file without cases raises ``EvalInputError``."""
     cases = 0
     refused_by_reason: dict[str, list[float]] = {}
     false_rejections: list[float] = []
@@ -311,6 +377,8 @@ def run_admission_eval(path: Path) -> dict[str, Any]:
             reason = str(obj.get("reason") or "unspecified")
             caught = not verdict.admit or (reason == "credential" and verdict.redacted)
             refused_by_reason.setdefault(reason, []).append(1.0 if caught else 0.0)
+    if cases == 0:
+        raise no_cases()
     return {
         "kind": "admission",
         "cases": cases,
@@ -323,30 +391,6 @@ def run_admission_eval(path: Path) -> dict[str, Any]:
 
 def throwaway_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="cognition-eval-"))
-
-
-def render_table(report: dict[str, Any]) -> str:
-    """Human-readable form of a report (used when stdout is a terminal)."""
-    lines = [f"kind: {report['kind']}"]
-    if report["kind"] == "recall":
-        header = ["category", "queries", "recall@1", "recall@5", "recall@10", "recall@20", "hit@5", "mrr"]
-        rows = [["overall", str(report["queries"])] + [f"{report['overall'][key]:.3f}" for key in header[2:]]]
-        for name, values in report["by_category"].items():
-            rows.append([name, str(values["queries"])] + [f"{values[key]:.3f}" for key in header[2:]])
-        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-        for row in [header, *rows]:
-            lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
-        lines.append(f"leaks: {report['leaks']} {report['leak_queries'][:10]}")
-        lines.append(f"stale_above_relevant: {report['stale_above_relevant']}")
-        lines.append(f"latency_ms: p50 {report['latency_ms']['p50']} p95 {report['latency_ms']['p95']}")
-    else:
-        for key, value in report.items():
-            if key == "failures":
-                lines.append(f"failures (first {len(value)}):")
-                lines.extend(f"  {json.dumps(item, ensure_ascii=False)}" for item in value)
-            elif key != "kind":
-                lines.append(f"{key}: {value}")
-    return "\n".join(lines)
 
 
 def stderr_progress(total: int, label: str) -> Callable[[int], None]:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-from .commands import _fail, _open_engine, _run, cognition, home_option
-
-STATE_NAMES = {"pending": "待处理", "processing": "处理中", "failed": "失败"}
+from . import render
+from .commands import _open_engine, cognition, confirm_or_stop, emit, home_option, json_option, run_engine
 
 
 @cognition.group("jobs")
@@ -25,30 +23,16 @@ def _ids(values: tuple[int, ...]) -> list[int] | None:
 @home_option
 @click.option("--state", type=click.Choice(["pending", "processing", "failed"]), default=None, help="只看这一状态")
 @click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True, help="最多列出条数")
-@click.option("--json", "as_json", is_flag=True, help="输出 JSON（每行一个任务）")
-def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool) -> None:
-    """列出任务（按入队时间）"""
-    from ..engine import queue
+@json_option
+def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool | None) -> None:
+    """列出任务（按入队时间）；--json 时输出一个 JSON 数组"""
 
     async def run():  # type: ignore[no-untyped-def]
+        from ..engine import queue
+
         return await queue.list_jobs(await _open_engine(), state, limit)
 
-    listed = _run(run)
-    if as_json:
-        for item in listed:
-            click.echo(json.dumps(item, ensure_ascii=False))
-        return
-    if not listed:
-        click.echo("没有任务")
-        return
-    for item in listed:
-        line = (
-            f"#{item['id']} {STATE_NAMES.get(item['state'], item['state'])} {item['kind']} "
-            f"{item['bot_id']} {item['scope']} 入队 {item['enqueued_at']} 尝试 {item['attempts']} 次"
-        )
-        click.echo(line)
-        if item["last_error"]:
-            click.echo(f"    错误: {item['last_error'][:200]}")
+    emit(run_engine(run, home), as_json, render.jobs_list)
 
 
 @jobs_group.command("retry")
@@ -56,12 +40,13 @@ def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool) -
 @home_option
 def jobs_retry(job_ids: tuple[int, ...], home: Path | None) -> None:
     """把失败的任务（全部，或指定编号）放回队列，重新计数重试次数"""
-    from ..engine import queue
 
     async def run():  # type: ignore[no-untyped-def]
+        from ..engine import queue
+
         return await queue.retry_jobs(await _open_engine(), _ids(job_ids))
 
-    click.echo(f"已放回队列 {_run(run)} 个失败任务")
+    click.echo(f"已放回队列 {run_engine(run, home)} 个失败任务")
 
 
 @jobs_group.command("drop")
@@ -71,14 +56,14 @@ def jobs_retry(job_ids: tuple[int, ...], home: Path | None) -> None:
 @click.option("--yes", is_flag=True, help="不询问，直接删除")
 def jobs_drop(job_ids: tuple[int, ...], state: str | None, home: Path | None, yes: bool) -> None:
     """删除任务（指定编号，或 --state 的全部；处理中的任务不会被删除）。删除的观察不会再被写成记忆"""
-    from ..engine import queue
-
     if not job_ids and state is None:
-        _fail("请给出任务编号，或用 --state 指定要删除的状态")
-    if not yes and not click.confirm("删除后这些观察不会再被写成记忆，继续吗？", default=False):
-        _fail("已取消")
+        raise click.UsageError("请给出任务编号，或用 --state 指定要删除的状态")
+    if not yes:
+        confirm_or_stop("删除后这些观察不会再被写成记忆，继续吗？", default=False)
 
     async def run():  # type: ignore[no-untyped-def]
+        from ..engine import queue
+
         return await queue.drop_jobs(await _open_engine(), _ids(job_ids), state)
 
-    click.echo(f"已删除 {_run(run)} 个任务")
+    click.echo(f"已删除 {run_engine(run, home)} 个任务")

@@ -12,7 +12,8 @@ STANDALONE_ENV = "COGNITION_STANDALONE_HOME"
 
 
 def standalone_home() -> Path | None:
-    """The standalone folder when the CLI runs as ``python -m amrita_plugin_cognition``."""
+    """The standalone folder when the CLI runs as ``python -m amrita_plugin_cognition`` (set by
+    ``__main__`` before the command line is parsed; ``--home`` replaces it); None under ambot."""
     value = os.environ.get(STANDALONE_ENV)
     return Path(value) if value else None
 

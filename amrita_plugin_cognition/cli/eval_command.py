@@ -1,0 +1,128 @@
+"""``cognition eval KIND FILE``: the LLM-free evaluation harness on a JSONL file.
+
+``admission``, ``time`` and ``gate`` are pure functions of the file: nothing is loaded for them.
+``recall`` stores the file's memories through the real write path in a throw-away folder
+(NoneBot without a driver, SQLite and embedded Chroma there) and asks every query through the
+real recall; the folder is removed afterwards, whatever happened, unless ``--keep``. The file is
+read and checked before anything is created, so a malformed line or an empty file (exit 2)
+leaves nothing behind. The formats are documented in ``docs/evaluation.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import render
+from .commands import CLOSE_TIMEOUT_SECONDS, PACKAGE, cognition, emit, json_option
+from .failures import EXIT_USAGE, fail, guarded
+
+#: The kinds of evaluation and what each measures (shown by ``eval --help``).
+KINDS = {
+    "recall": "召回：在临时目录中经真实写入路径存入文件里的记忆，再逐条经真实召回查询，"
+    "报告 recall@1/5/10/20、hit@5、MRR（只计列出相关记忆的查询）、隔离泄漏条数、过时记忆排在前面的次数与召回延迟",
+    "admission": "准入：逐条判断文本能否存为记忆（凭据、“别记下来”等应拒绝），报告各原因的拦截率与误拒率",
+    "time": "时间解析：把文本里的第一个相对时间（昨天、下周三……）按说话时刻解析为日期，"
+    "报告准确率、误解析、漏解析与日期错误",
+    "gate": "绝对化判定：判断改写后的事实是否自洽（不含“他”“昨天”“这里”等相对指代），报告准确率、误拦率与漏判率",
+}
+
+EVAL_HELP = "\n".join(
+    [
+        "评测 KIND，用例来自 JSONL 文件 FILE（每行一个 JSON 对象，空行与 # 开头的行忽略）；不调用 LLM。",
+        "",
+        "\b",
+        *(f"{kind:<10} {text}" for kind, text in KINDS.items()),
+        "",
+        "文件格式与报告格式见仓库中的 docs/evaluation.md。文件有误（某行格式不对、没有任何用例）时"
+        "报出行号并以 2 退出，不会输出半截报告。",
+    ]
+)
+
+
+@cognition.command("eval", help=EVAL_HELP, short_help="评测召回、准入、时间解析与绝对化判定（不调用 LLM）")
+@click.argument("kind", type=click.Choice(list(KINDS)), metavar="KIND")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+@click.option("--keep", is_flag=True, help="recall：保留临时数据目录以便检查")
+def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool) -> None:
+    report = guarded(lambda: evaluate(kind, file, keep))
+    emit(report, as_json, render.eval_report)
+
+
+def evaluate(kind: str, file: Path, keep: bool = False) -> dict[str, Any]:
+    """The report of ``kind`` on ``file``; a file the harness cannot score ends with exit 2."""
+    from . import evaluation
+
+    try:
+        if kind == "admission":
+            return evaluation.run_admission_eval(file)
+        if kind == "time":
+            from .eval_time import run_time_eval
+
+            return run_time_eval(file)
+        if kind == "gate":
+            from .eval_gate import run_gate_eval
+
+            return run_gate_eval(file)
+        evaluation.parse_recall_file(file)  # checked before any folder exists
+    except evaluation.EvalInputError as error:
+        raise fail(f"{file}：{error.zh}", EXIT_USAGE) from error
+    return _recall(file, keep)
+
+
+def _recall(file: Path, keep: bool) -> dict[str, Any]:
+    from . import boot
+
+    if boot.nonebot_ready():
+        # NoneBot is already up in this process (on a bot's database): a fresh process of its own.
+        return _recall_in_subprocess(file, keep)
+    with boot.throwaway_engine_only("cognition-eval-", keep) as base:
+        # NoneBot's start dropped the early import of this package: from here on, its modules
+        # are the ones the engine is built from (their records and enums are the engine's own).
+        evaluation = importlib.import_module(f"{PACKAGE}.cli.evaluation")
+        memories, queries = evaluation.parse_recall_file(file)
+        with contextlib.redirect_stdout(sys.stderr):
+            return asyncio.run(_recall_run(evaluation, base, memories, queries))
+
+
+async def _recall_run(evaluation: Any, base: Path, memories: list[Any], queries: list[Any]) -> dict[str, Any]:
+    from nonebot_plugin_orm import get_session
+
+    runtime = importlib.import_module(f"{PACKAGE}.runtime")
+    factory = importlib.import_module(f"{PACKAGE}.engine.factory")
+    from .runtime import plugin_data_dir
+
+    # Defaults, unless COGNITION_* environment variables say otherwise (e.g. the embedder).
+    engine = factory.build_engine(runtime.plugin_config(), plugin_data_dir(base), get_session)
+    try:
+        await engine.start()
+        await engine.check_fingerprint()
+        report: dict[str, Any] = await evaluation.run_recall_eval(memories, queries, engine, evaluation.stderr_progress)
+        return report
+    finally:
+        with contextlib.suppress(asyncio.TimeoutError, Exception):
+            await asyncio.wait_for(engine.close(), CLOSE_TIMEOUT_SECONDS)
+
+
+def _recall_in_subprocess(file: Path, keep: bool) -> dict[str, Any]:
+    from .boot import debug_enabled
+
+    args = [sys.executable, "-m", PACKAGE, *(["--debug"] if debug_enabled() else []), "eval", "recall", str(file)]
+    args += ["--json", *(["--keep"] if keep else [])]
+    completed = subprocess.run(args, stdout=subprocess.PIPE, text=True, check=False)  # stderr passes through
+    if completed.returncode != 0:
+        raise click.exceptions.Exit(completed.returncode)
+    try:
+        report: dict[str, Any] = json.loads(completed.stdout)
+    except ValueError as error:
+        raise fail(f"评测子进程的输出不是 JSON：{completed.stdout[:200]}") from error
+    return report
