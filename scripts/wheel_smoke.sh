@@ -14,14 +14,8 @@ unzip -Z1 "$wheel" > "$work/listing"
 grep -q "^amrita_plugin_cognition/migrations/.*_memory_bank_foundation.py$" "$work/listing"
 grep -q "^amrita_plugin_cognition/prompt/memory_block.jinja$" "$work/listing"
 # PYTHON_VERSION: "3.10", "3.13" … (an interpreter pyenv installed, else uv finds one) or a path.
-resolve_python() {
-  local want="$1" root candidate
-  root="$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"
-  for candidate in "$root"/versions/"$want".*/bin/python"$want"; do
-    if [ -x "$candidate" ]; then echo "$candidate"; return; fi
-  done
-  echo "$want"
-}
+# shellcheck source=scripts/resolve_python.sh
+. "$repo/scripts/resolve_python.sh"
 uv venv --quiet --python "$(resolve_python "${PYTHON_VERSION:-3.11}")" "$work/venv"
 "$work/venv/bin/python" --version
 VIRTUAL_ENV="$work/venv" uv pip install --quiet "$wheel" fastapi uvicorn

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# A new bot owner's first hour, as README.md "## 安装到机器人" tells it, in a fresh bot project
+# made by ambot's own project template (`amctl create -t ambot`):
+#   install the plugin (uv add, from a local path or a built wheel), register it
+#   (ambot plugin add), migrate (ambot orm upgrade; ambot orm current shows the head), enable the
+#   chat, start the bot (ambot run) and hold two chat turns with a fake OpenAI-compatible model and
+#   a fake QQ client on 127.0.0.1 (scripts/project_turn.py): the first writes a memory through the
+#   plugin's tool, the second must carry the memory block to the model.
+#
+#   PYTHON_VERSION=3.10|3.13|… (pyenv's interpreter if there is one, else uv finds it) or a path
+#   SOURCE=path|wheel|git (git: `uv add git+file://<checkout>`, the committed HEAD, as a stand-in
+#   for the README's `uv add git+https://…`, which CI cannot reach)
+#
+# Needs uv on PATH (ambot and amctl call it) and PyPI; uv's cache makes repeated runs fast.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+source_kind="${SOURCE:-path}"
+case "$source_kind" in path | wheel | git) ;; *) echo "SOURCE must be path, wheel or git, not $source_kind" >&2; exit 2 ;; esac
+# shellcheck source=scripts/resolve_python.sh
+. "$repo/scripts/resolve_python.sh"
+command -v uv >/dev/null || { echo "uv is not on PATH (ambot and amctl need it)" >&2; exit 1; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# Every uv command in the bot project (uv add, the uv add that ambot runs, uv run) uses this
+# interpreter; the owner's own project just uses whichever Python uv picks.
+UV_PYTHON="$(resolve_python "${PYTHON_VERSION:-3.11}")"
+export UV_PYTHON ANONYMIZED_TELEMETRY=False
+export UV_NO_PROGRESS=1
+TIMEFORMAT='%R'
+started=$SECONDS
+mark=$SECONDS
+step() {
+  printf '[project smoke %s/%s] %3ds  %s\n' "${PYTHON_VERSION:-3.11}" "$source_kind" $((SECONDS - mark)) "$*"
+  mark=$SECONDS
+}
+# A command whose output only matters when it fails.
+quiet() {
+  local log="$work/last.log"
+  if ! "$@" >"$log" 2>&1; then
+    echo "FAILED: $*" >&2
+    tail -n 60 "$log" >&2
+    return 1
+  fi
+}
+
+# The amrita version the plugin needs at least: the version the project template is given.
+amrita_version="$(sed -n 's/^ *"amrita>=\([0-9][0-9.]*\)".*/\1/p' "$repo/pyproject.toml" | head -n 1)"
+# The plugin's migration head: the revision no other revision names as its down_revision.
+head_revision="$(python3 - "$repo/amrita_plugin_cognition/migrations" <<'PY'
+import re, sys
+from pathlib import Path
+revisions, downs = set(), set()
+for path in Path(sys.argv[1]).glob("*.py"):
+    text = path.read_text(encoding="utf-8")
+    revision = re.search(r'^revision[^=]*=\s*"(\w+)"', text, re.M)
+    down = re.search(r"^down_revision[^=]*=(.*)$", text, re.M)
+    if revision:
+        revisions.add(revision.group(1))
+    if down:
+        downs.update(re.findall(r'"(\w+)"', down.group(1)))
+heads = revisions - downs
+assert len(heads) == 1, heads
+print(heads.pop())
+PY
+)"
+
+# 0. A bot project as `amctl create -t ambot` makes it (the answers: no license, no install yet).
+printf '\nn\n' | quiet uv tool run --from amctl --with amctl-template-ambot \
+  amctl create -t ambot -n mybot --force-version "$amrita_version" --frozen -o "$work"
+project="$work/mybot"
+cd "$project"
+grep -q '^\[tool.amrita\]' pyproject.toml
+step "amctl create -t ambot (amrita>=$amrita_version)"
+
+# 1. Install the plugin (README: uv add <local path> | uv add <wheel> | uv add git+<url>).
+case "$source_kind" in
+  wheel)
+    quiet uv build --wheel --out-dir "$work/dist" "$repo"
+    target="$(ls "$work"/dist/amrita_plugin_cognition-*.whl)"
+    step "uv build --wheel"
+    ;;
+  git) target="git+file://$repo" ;;
+  *) target="$repo" ;;
+esac
+quiet uv add "$target"
+uv run --no-sync python --version
+step "uv add $target"
+
+# 2. Register it: `ambot plugin add` runs `uv add amrita_plugin_cognition` (uv keeps the source
+#    given above) and appends it to [tool.amrita].plugins.
+quiet uv run ambot plugin add amrita_plugin_cognition
+uv run --no-sync python - <<'PY'
+import sys
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))
+plugins = project["tool"]["amrita"]["plugins"]
+assert "amrita_plugin_cognition" in plugins, plugins
+source = project["tool"]["uv"]["sources"]["amrita-plugin-cognition"]
+import amrita_plugin_cognition
+assert "site-packages" in amrita_plugin_cognition.__file__, amrita_plugin_cognition.__file__
+print("registered:", plugins, "source:", source)
+PY
+step "ambot plugin add amrita_plugin_cognition"
+
+# 3. Migrate, then check what was migrated (ambot orm upgrade prints no word of it).
+quiet uv run --no-sync ambot orm upgrade
+uv run --no-sync ambot orm current > "$work/current.txt" 2>&1 || { tail -n 40 "$work/current.txt" >&2; exit 1; }
+grep -E "^[0-9a-f]{12} " "$work/current.txt"
+grep -q "^$head_revision (head)" "$work/current.txt" || { echo "ambot orm current lacks $head_revision (head)" >&2; exit 1; }
+step "ambot orm upgrade; ambot orm current shows $head_revision (head)"
+
+# 4. ambot cognition --help inside the project.
+help_seconds="$({ time uv run --no-sync ambot cognition --help > "$work/help.txt" 2>&1; } 2>&1)"
+grep -q "status" "$work/help.txt" || { cat "$work/help.txt" >&2; exit 1; }
+step "ambot cognition --help: ${help_seconds}s"
+
+# 5. Enable the chat (Amrita's switch: config/chat/config.toml) with a model preset, start the
+#    bot with `ambot run` and hold two turns.
+mkdir -p config/chat
+printf 'enable = true\npreset = "smoke"\n' > config/chat/config.toml
+uv run --no-sync python "$repo/scripts/project_turn.py"
+step "ambot run: a memory written by the tool in turn 1 reaches the model in turn 2"
+
+# 6. The plugin's CLI acts on the bot's own database.
+uv run --no-sync ambot cognition status --json > "$work/status.json" 2> "$work/status.log" \
+  || { tail -n 40 "$work/status.log" >&2; exit 1; }
+uv run --no-sync python - "$work/status.json" <<'PY'
+import json, sys
+status = json.loads(open(sys.argv[1], encoding="utf-8").read())
+assert status["memories"]["private"]["active"] == 1, status["memories"]
+print("ambot cognition status: memories", json.dumps(status["memories"], ensure_ascii=False))
+PY
+step "ambot cognition status --json"
+
+printf '[project smoke %s/%s] total %ds; ambot cognition --help took %ss\n' \
+  "${PYTHON_VERSION:-3.11}" "$source_kind" $((SECONDS - started)) "$help_seconds"
