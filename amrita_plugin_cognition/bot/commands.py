@@ -77,12 +77,10 @@ ALIAS_MENU_ENTRY: dict[str, object] = {
 
 
 def _menu_state(entry: dict[str, object]) -> dict[str, object]:
-    """The matcher state Amrita's menu reads (validated by its model when Amrita is there)."""
-    try:
-        from amrita.plugins.menu.models import MatcherData
-    except ImportError:
-        return dict(entry)
-    return MatcherData.model_validate(entry).model_dump()
+    """The matcher state Amrita's menu reads: every field of its ``MatcherData`` (name, usage,
+    description, related, show_if). Its model is not imported here: importing
+    ``amrita.plugins.menu`` loads that plugin, which fails where the chat plugins are not loaded."""
+    return dict(entry)
 
 
 def _memory_name_free() -> bool:
