@@ -162,6 +162,16 @@ async def test_a_fact_that_fails_the_gate_is_retried_with_feedback(tmp_root, chr
     assert row.text.startswith("QQ号10001") and json.loads(row.source)["absolute"] is True
 
 
+async def test_a_retry_replaces_a_failing_fact_that_named_no_source(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30013", "10001", "小明"), "QQ号10001（昵称小明）明天去北京")
+    model.script.append(facts_answer({"text": "他明天去北京。", "sources": []}))
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）计划于2026-12-01去北京。", 1, kind="plan")))
+    await engine.historian.run_until_idle(NOW)
+    assert [row.text for row in await facts_of(engine, bot)] == ["QQ号10001（昵称小明）计划于2026-12-01去北京。"]
+
+
 async def test_a_fact_that_fails_twice_is_kept_and_marked_not_absolute(tmp_root, chroma_port, model) -> None:
     engine = await historian_engine(tmp_root, chroma_port)
     bot = new_bot()

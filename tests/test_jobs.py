@@ -273,3 +273,33 @@ async def test_a_turn_with_a_secret_never_reaches_the_transcript(tmp_root, chrom
             await session.execute(select(func.count()).select_from(TranscriptRow).where(TranscriptRow.bot_id == bot))
         ).scalar()
     assert count == 0
+
+
+async def test_a_long_turn_is_judged_whole_before_it_is_clipped(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port, historian={"source_message_max_len": 40})
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    # the request not to remember comes after the cut; a key straddles it
+    assert not await engine.record_turn(chat, message("今天去医院做了复查，" * 10 + "这件事别记住"), "好", ended=False)
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8" * 3
+    await engine.record_turn(chat, message("帮我看看这个报错，" * 3 + f"我的 api key 是 {key}"), "好", ended=False)
+    async with engine.session() as session:
+        rows = list((await session.execute(select(TranscriptRow).where(TranscriptRow.bot_id == bot))).scalars())
+    assert all("复查" not in row.input_text for row in rows)
+    assert all("A1b2C3d4" not in row.input_text for row in rows)
+
+
+async def test_an_unreadable_job_is_failed_and_the_queue_goes_on(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    async with engine.unit_of_work() as uow:
+        broken = jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {}, NOW)
+        broken.payload = "{not json"
+        jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": 1}, NOW + timedelta(seconds=1))
+        await uow.commit()
+    async with engine.unit_of_work() as uow:
+        leased = await jobs.lease(uow.session, NOW + timedelta(minutes=1), 1, 60)
+        await uow.commit()
+    assert [held.payload for held in leased] == [{"n": 1}]
+    states = {row.payload: (row.state, row.last_error) for row in await job_rows(engine)}
+    assert states["{not json"][0] == "failed" and "unreadable" in states["{not json"][1]

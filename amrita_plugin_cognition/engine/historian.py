@@ -433,12 +433,13 @@ def _merge_retry(
         for fact in retried.facts
         if fact.text not in kept_texts and (not fact.sources or set(fact.sources) & missing or not missing)
     ]
-    # the retry did not cover a failing fact at all: keep the failing one (downgraded later)
+    # the retry did not cover a failing fact at all: keep the failing one (downgraded later); a
+    # failing fact that names no source is taken as replaced once the retry brought anything
     covered = {number for fact in replacements for number in fact.sources}
     still = [
         fact
         for fact, verdict in zip(first.facts, verdicts, strict=True)
-        if not verdict.ok and not set(fact.sources) & covered
+        if not verdict.ok and (set(fact.sources) - covered if fact.sources else not replacements)
     ]
     return RewriteAnswer(facts=[*kept, *replacements, *still])
 

@@ -87,7 +87,7 @@ def _message(speaker_id: str, speaker: str, text: str, at: datetime, limit: int)
 class RecentTurns:
     """The last turns of each chat, as recent messages for jobs (bounded; loaded once per chat)."""
 
-    def __init__(self, size: int = 20_000) -> None:
+    def __init__(self, size: int = 2_000) -> None:
         from cachetools import LRUCache
 
         self._chats: LRUCache[str, deque[dict[str, Any]]] = LRUCache(maxsize=size)
@@ -174,15 +174,15 @@ async def end_turn(
         limit = settings.source_message_max_len
         payload = {
             "observations": kept_observations,
-            "perspective": clip(perspective, 200),
+            "perspective": clip(redact(perspective), 200),
             "force": force,
             "memo": kept_memo[0] if kept_memo else "",
             "speaker": {"id": context.user_id, "name": context.user_name},
             "message_ids": [message.message_id for message in batch if message.message_id],
             "time": time_fields(now, engine.config.timezone),
-            # context for the historian, never a place a secret may rest in
+            # context for the historian, never a place a secret may rest in (redacted whole, then clipped)
             "batch": [
-                _message(message.user_id, message.user_name, redact(message.text), message.at, limit)
+                _message(message.user_id, message.user_name, redact(normalise_text(message.text)), message.at, limit)
                 for message in batch
             ],
             "recent": await engine.recent_turns.messages(engine, context.bot_id, context.scope),
@@ -194,7 +194,8 @@ async def end_turn(
             )
             uow.record(NotesChanged(context.bot_id, context.scope))
         if payload is not None:
-            jobs.enqueue(uow.session, OBSERVATIONS_JOB, context.bot_id, context.scope, payload, now)
+            # FIFO by when it was enqueued (the message time, which may be late or skewed, is in the payload)
+            jobs.enqueue(uow.session, OBSERVATIONS_JOB, context.bot_id, context.scope, payload, aware_or_now(None))
             uow.record(JobsQueued())
         await uow.commit()
     result.note_written = bool(kept_memo)
@@ -219,15 +220,16 @@ async def record_turn(
     settings = engine.config.historian
     pending = settings.capture == "transcript" or (settings.capture == "both" and not ended)
     limit = settings.source_message_max_len
-    input_text, reply_text = clip(message.text, limit), clip(reply, limit)
+    input_text, reply_text = normalise_text(message.text), normalise_text(reply)
     if not input_text and not reply_text:
         return False
+    # judged whole, then clipped: a cut could split a secret or drop the "do not remember"
     for text in (input_text, reply_text):
         verdict = admit(text)
         if not verdict.admit:  # a "do not remember", or a bare secret, keeps the turn out of the log
             log_event("transcript", refused=verdict.reason, scope=context.scope.key)
             return False
-    input_text, reply_text = redact(input_text), redact(reply_text)  # what is kept never holds a secret
+    input_text, reply_text = clip(redact(input_text), limit), clip(redact(reply_text), limit)
     async with engine.unit_of_work() as uow:
         short_term.add_turn(
             uow.session, context.bot_id, context.scope, context.user_id, context.user_name,

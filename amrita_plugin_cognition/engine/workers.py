@@ -13,7 +13,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -83,14 +83,11 @@ class HistorianWorkers:
         engine = self._engine
         settings = engine.config.historian
         moment = aware_or_now(now)
-        async with engine.unit_of_work() as uow:
-            recovered, gave_up = await jobs.recover_expired(uow.session, moment, settings.job_max_retries + 1)
-            await uow.commit()
-        if recovered or gave_up:
-            log_event("historian", level=logging.WARNING, recovered_leases=recovered, failed=gave_up)
+        # each step on its own: a busy database in one must not keep the others (leasing) from running
+        await self._step("recover", self._recover(moment))
         if settings.capture != "end":
-            await flush_transcripts(engine, moment)
-        await self._housekeeping(moment)
+            await self._step("transcript", flush_transcripts(engine, moment))
+        await self._step("housekeeping", self._housekeeping(moment))
         room = settings.max_concurrency - len(self._in_flight)
         if room <= 0:
             return 0
@@ -98,13 +95,49 @@ class HistorianWorkers:
             leased = await jobs.lease(uow.session, moment, room, settings.stale_job_timeout_seconds)
             await uow.commit()
         for held in leased:
+            if held.job_id in self._in_flight:  # recovered and leased again while its first run lingers
+                log_event("historian", level=logging.WARNING, job=held.job_id, leased_again=1)
             self._in_flight[held.job_id] = asyncio.ensure_future(self._run(held, now))
         return len(leased)
+
+    @staticmethod
+    async def _step(name: str, work: Awaitable[object]) -> None:
+        try:
+            await work
+        except Exception as error:
+            log_event("historian", level=logging.WARNING, step=name, failed=str(error)[:300])
+
+    async def _recover(self, moment: datetime) -> None:
+        async with self._engine.unit_of_work() as uow:
+            recovered, gave_up = await jobs.recover_expired(
+                uow.session, moment, self._engine.config.historian.job_max_retries + 1
+            )
+            await uow.commit()
+        if recovered or gave_up:
+            log_event("historian", level=logging.WARNING, recovered_leases=recovered, failed=gave_up)
+
+    async def _heartbeat(self, held: jobs.Lease) -> None:
+        """Keep a running job's lease (a slow model must not make it look abandoned): renewed every
+        third of ``stale_job_timeout_seconds``; stops once the lease is lost."""
+        while True:
+            lease_seconds = self._engine.config.historian.stale_job_timeout_seconds
+            await asyncio.sleep(lease_seconds / 3)
+            try:
+                async with self._engine.unit_of_work() as uow:
+                    held_still = await jobs.renew(uow.session, held, aware_or_now(None), lease_seconds)
+                    await uow.commit()
+            except Exception as error:  # the next beat tries again; the lease has two thirds left
+                log_event("historian", level=logging.WARNING, job=held.job_id, renew_failed=str(error)[:200])
+                continue
+            if not held_still:
+                return
 
     async def _run(self, held: jobs.Lease, now: datetime | None) -> None:
         from . import historian  # the resolver and gate load only where jobs run
 
         engine = self._engine
+        # on the real clock only (a simulated ``now`` is driven by hand, beat by beat)
+        beating = asyncio.ensure_future(self._heartbeat(held)) if now is None else None
         try:
             report = await historian.process(engine, held, now)
             if report.outcome == "lost":
@@ -114,7 +147,10 @@ class HistorianWorkers:
         except Exception as error:
             await self._fail(held, error, now)
         finally:
-            self._in_flight.pop(held.job_id, None)
+            if beating is not None:
+                beating.cancel()
+            if self._in_flight.get(held.job_id) is asyncio.current_task():
+                del self._in_flight[held.job_id]
         self.wake()  # room for the next one
 
     async def _fail(self, held: jobs.Lease, error: Exception, now: datetime | None) -> None:

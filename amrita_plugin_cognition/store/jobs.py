@@ -116,13 +116,26 @@ async def _take(session: AsyncSession, job_id: int, now: datetime, expires: date
     if not result.rowcount:  # type: ignore[attr-defined]
         return None
     row = (await session.execute(select(JobRow).where(JobRow.id == job_id))).scalar_one()
+    try:
+        payload = json.loads(row.payload)
+        scope = Scope(row.scope_kind, row.scope_id)  # type: ignore[arg-type]
+        if not isinstance(payload, dict):
+            raise ValueError("the payload is not a JSON object")
+    except ValueError as error:  # an unreadable job must not stop the queue: kept as failed, with why
+        await session.execute(
+            update(JobRow)
+            .where(JobRow.id == job_id)
+            .values(state=FAILED, last_error=f"unreadable job: {error}"[:1000], lease_token=None, updated_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        return None
     return Lease(
         job_id=row.id,
         token=token,
         kind=row.kind,
         bot_id=row.bot_id,
-        scope=Scope(row.scope_kind, row.scope_id),  # type: ignore[arg-type]
-        payload=json.loads(row.payload),
+        scope=scope,
+        payload=payload,
         attempts=row.attempts,
         enqueued_at=as_utc(row.enqueued_at) or now,
     )
@@ -178,9 +191,9 @@ async def recover_expired(session: AsyncSession, now: datetime, max_attempts: in
     that was their last attempt. Returns (recovered, failed)."""
     rows = (
         await session.execute(
-            select(JobRow.id, JobRow.attempts, JobRow.lease_token).where(
-                JobRow.state == PROCESSING, JobRow.lease_expires_at < now
-            )
+            select(JobRow.id, JobRow.attempts, JobRow.lease_token)
+            .where(JobRow.state == PROCESSING, JobRow.lease_expires_at < now)
+            .order_by(JobRow.id)  # one lock order for every process
         )
     ).all()
     recovered = failed = 0
