@@ -94,34 +94,15 @@ class Hit:
 async def collect(set_name: str, path: Path, home: Path) -> tuple[list[Hit], int]:
     """Every query's top-5 hits on a fresh bot account (one engine per set), and the number of
     relevant (query, memory) pairs (the denominator of R@5)."""
-    from amrita_plugin_cognition.cli.evaluation import parse_recall_file
-    from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Provenance
+    from amrita_plugin_cognition.cli.evaluation import parse_recall_file, store_memories
+    from amrita_plugin_cognition.domain.records import ChatContext
     from amrita_plugin_cognition.engine.search import matches_keywords, query_keywords
 
     memories, queries = parse_recall_file(path)
     engine = await open_engine(home)
     bot_id = f"floor-{set_name.split()[0].lower()}"
-    record_of: dict[str, int] = {}
     try:
-        for start in range(0, len(memories), 500):
-            batch = memories[start : start + 500]
-            drafts = [
-                MemoryDraft(
-                    text=memory.text,
-                    scope=memory.scope,
-                    speaker_id=memory.speaker[0],
-                    speaker_name=memory.speaker[1],
-                    tags=memory.tags,
-                    importance=memory.importance,
-                    provenance=Provenance.IMPORTED,
-                    source={"eval_id": memory.id},
-                    happened_at=memory.time,
-                )
-                for memory in batch
-            ]
-            result = await engine.remember(bot_id, drafts, now=max(memory.time for memory in batch))
-            for index, record_id in result.record_ids.items():
-                record_of[batch[index].id] = record_id
+        record_of = await store_memories(engine, bot_id, memories)
         await engine.drain_outbox()
         eval_ids: dict[int, set[str]] = {}
         for eval_id, record_id in record_of.items():

@@ -274,13 +274,11 @@ def _percentile(values: list[float], share: float) -> float:
 ProgressFactory = Callable[[int, str], Callable[[int], None]]
 
 
-async def run_recall_eval(
-    memories: list[EvalMemory],
-    queries: list[EvalQuery],
-    engine: Any,
-    progress: ProgressFactory | None = None,
-) -> dict[str, Any]:
-    """Store every memory through the real write path, ask every query through the real recall."""
+async def store_memories(
+    engine: Any, bot_id: str, memories: list[EvalMemory], progress: ProgressFactory | None = None
+) -> dict[str, int]:
+    """Write every memory of a recall file through the real write path, as already-absolute
+    facts of their origin chat; returns eval id -> record id (duplicates share one record)."""
     record_of: dict[str, int] = {}
     chunk = 500
     advance = progress(len(memories), "写入记忆") if progress else None
@@ -300,11 +298,22 @@ async def run_recall_eval(
             )
             for memory in batch
         ]
-        result = await engine.remember(EVAL_BOT_ID, drafts, now=max(memory.time for memory in batch))
+        result = await engine.remember(bot_id, drafts, now=max(memory.time for memory in batch))
         for index, record_id in result.record_ids.items():
             record_of[batch[index].id] = record_id
         if advance:
             advance(len(batch))
+    return record_of
+
+
+async def run_recall_eval(
+    memories: list[EvalMemory],
+    queries: list[EvalQuery],
+    engine: Any,
+    progress: ProgressFactory | None = None,
+) -> dict[str, Any]:
+    """Store every memory through the real write path, ask every query through the real recall."""
+    record_of = await store_memories(engine, EVAL_BOT_ID, memories, progress)
     for memory in memories:
         if memory.supersedes and memory.id in record_of and memory.supersedes in record_of:
             old, new = record_of[memory.supersedes], record_of[memory.id]
