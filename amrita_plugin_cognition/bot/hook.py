@@ -14,6 +14,7 @@ from nonebot.adapters.onebot.v11 import MessageEvent
 
 from ..domain.records import ChatContext
 from ..engine.context import build_context
+from ..engine.turns import memory_on
 from ..errors import TIMEOUTS, EngineUnavailable
 from ..runtime import current_engine, get_engine, warn_limited
 from .context import chat_context, message_time
@@ -74,7 +75,7 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
             )
             return
         context = await chat_context(None, nb_event, with_permissions=False)
-        if not engine.config.enable or context.scope.key in engine.config.disabled_scopes:
+        if not memory_on(engine, context.bot_id, context.scope):
             return
         queries = recall_queries(context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
         try:
