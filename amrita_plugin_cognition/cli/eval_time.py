@@ -7,26 +7,14 @@ nothing relative should be resolved (the key must be present). See ``docs/evalua
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from ..domain.timeresolve import first_date
-from .evaluation import EvalInputError, _require, no_cases, read_jsonl
+from .evaluation import EvalInputError, _require, _time, no_cases, read_jsonl
 
 MAX_FAILURES = 20
-
-
-def _now(obj: dict[str, Any], number: int) -> datetime:
-    raw = _require(obj, "now", str, number)
-    try:
-        # Python 3.10's fromisoformat does not read a trailing "Z"
-        moment = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw)
-    except ValueError as error:
-        raise EvalInputError(number, f"now {raw!r} is not ISO 8601", f"now {raw} 不是 ISO 8601 格式") from error
-    if moment.tzinfo is None:
-        raise EvalInputError(number, f"now {raw!r} has no UTC offset", f"now {raw} 缺少时区偏移（如 +08:00）")
-    return moment
 
 
 def _expected(obj: dict[str, Any], number: int) -> date | None:
@@ -55,7 +43,7 @@ def run_time_eval(path: Path) -> dict[str, Any]:
     failures: list[dict[str, Any]] = []
     for number, obj in read_jsonl(path):
         case_id = str(_require(obj, "id", (str, int), number))
-        now = _now(obj, number)
+        now = _time(obj, number, "now", "now")
         text = _require(obj, "text", str, number)
         expected = _expected(obj, number)
         got = first_date(text, now)

@@ -72,15 +72,16 @@ def _require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], numbe
     return value
 
 
-def _time(obj: dict[str, Any], number: int) -> datetime:
-    raw = _require(obj, "time", str, number)
+def _time(obj: dict[str, Any], number: int, key: str = "time", label: str = "时间") -> datetime:
+    """Field ``key`` as an aware moment (ISO 8601 with an offset); ``label`` names it in Chinese."""
+    raw = _require(obj, key, str, number)
     try:
         # Python 3.10's fromisoformat does not read a trailing "Z"
         moment = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw)
     except ValueError as error:
-        raise EvalInputError(number, f"time {raw!r} is not ISO 8601", f"时间 {raw} 不是 ISO 8601 格式") from error
+        raise EvalInputError(number, f"{key} {raw!r} is not ISO 8601", f"{label} {raw} 不是 ISO 8601 格式") from error
     if moment.tzinfo is None:
-        raise EvalInputError(number, f"time {raw!r} has no UTC offset", f"时间 {raw} 缺少时区偏移（如 +08:00）")
+        raise EvalInputError(number, f"{key} {raw!r} has no UTC offset", f"{label} {raw} 缺少时区偏移（如 +08:00）")
     return moment
 
 
