@@ -112,40 +112,31 @@ def _local_time(payload: dict[str, Any], zone: ZoneInfo) -> datetime:
     return _moment(str(payload.get("time", {}).get("utc", "")), datetime.now(zone)).astimezone(zone)
 
 
+def _source(number: int, text: str, speaker_id: str, speaker_name: str, at: datetime, message_ids: list[str]) -> Source:
+    """A numbered source with what is derived from its text: the resolver's anchors and its ids."""
+    return Source(number, text, speaker_id, speaker_name, at, message_ids, anchor_hints(text, at), explicit_ids(text))
+
+
 def _sources(kind: str, payload: dict[str, Any], zone: ZoneInfo) -> list[Source]:
     said = _local_time(payload, zone)
     if kind == OBSERVATIONS_JOB:
         speaker = payload.get("speaker", {})
+        message_ids = [str(item) for item in payload.get("message_ids", [])]
         return [
-            Source(
-                number=number,
-                text=text,
-                speaker_id=str(speaker.get("id", "")),
-                speaker_name=str(speaker.get("name", "")),
-                at=said,
-                message_ids=[str(item) for item in payload.get("message_ids", [])],
-                hints=anchor_hints(text, said),
-                ids=explicit_ids(text),
-            )
+            _source(number, text, str(speaker.get("id", "")), str(speaker.get("name", "")), said, message_ids)
             for number, text in enumerate(payload.get("observations", []), start=1)
         ]
-    sources = []
-    for number, turn in enumerate(payload.get("turns", []), start=1):
-        at = _moment(str(turn.get("at", "")), said).astimezone(zone)
-        text = str(turn.get("input", ""))
-        sources.append(
-            Source(
-                number=number,
-                text=text,
-                speaker_id=str(turn.get("speaker_id", "")),
-                speaker_name=str(turn.get("speaker", "")),
-                at=at,
-                message_ids=[str(turn.get("message_id", ""))] if turn.get("message_id") else [],
-                hints=anchor_hints(text, at),
-                ids=explicit_ids(text),
-            )
+    return [
+        _source(
+            number,
+            str(turn.get("input", "")),
+            str(turn.get("speaker_id", "")),
+            str(turn.get("speaker", "")),
+            _moment(str(turn.get("at", "")), said).astimezone(zone),
+            [str(turn["message_id"])] if turn.get("message_id") else [],
         )
-    return sources
+        for number, turn in enumerate(payload.get("turns", []), start=1)
+    ]
 
 
 def _when(moment: datetime) -> str:
