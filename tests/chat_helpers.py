@@ -128,3 +128,21 @@ def non_system_text(body: dict[str, Any]) -> str:
 
 def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in body.get("messages") or [] if m.get("role") == "tool"]
+
+
+async def memory_engine():  # type: ignore[no-untyped-def]
+    """The bot's own engine (started by the plugin at driver startup)."""
+    from amrita_plugin_cognition.runtime import get_engine
+
+    return await get_engine()
+
+
+async def connect_bot(ctx: Any, monkeypatch: Any, self_id: str) -> tuple[Bot, FakeQQ]:
+    """A OneBot V11 bot in nonebug's ``ctx`` with the QQ side stubbed. The historian is driven by
+    hand in these tests: no timer-run job may take the chat's scripted model answers."""
+    from nonebot.adapters.onebot.v11 import Adapter
+
+    adapter = ctx.create_adapter(base=Adapter)
+    bot = ctx.create_bot(base=Bot, adapter=adapter, self_id=self_id)
+    (await memory_engine()).historian.running = False
+    return bot, attach(bot, monkeypatch)

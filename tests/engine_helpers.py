@@ -65,3 +65,17 @@ def private(bot: str, user: str, name: str = "") -> ChatContext:
 
 def days_ago(days: float) -> datetime:
     return NOW - timedelta(days=days)
+
+
+async def empty_job_queue() -> None:
+    """The job queue and the transcript are one table each for every bot: tests of them start
+    (and end) with both empty."""
+    from nonebot_plugin_orm import get_session
+    from sqlalchemy import delete
+
+    from amrita_plugin_cognition.store.models import JobRow, TranscriptRow
+
+    async with get_session() as session:
+        await session.execute(delete(JobRow))
+        await session.execute(delete(TranscriptRow))
+        await session.commit()

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from chat_helpers import (
     SELF_ID,
-    attach,
+    connect_bot,
     deliver,
     group_message,
+    memory_engine,
     non_system_text,
     private_message,
     system_text,
@@ -24,10 +25,7 @@ pytestmark = pytest.mark.chatflow
 BOT = str(SELF_ID)
 
 
-async def _engine():  # type: ignore[no-untyped-def]
-    from amrita_plugin_cognition.runtime import get_engine
-
-    return await get_engine()
+_engine = memory_engine
 
 
 async def _seed(scope: Scope, text: str, speaker: str = "10001", name: str = "小明") -> int:
@@ -38,12 +36,7 @@ async def _seed(scope: Scope, text: str, speaker: str = "10001", name: str = "�
 
 
 async def _bot(ctx, monkeypatch):  # type: ignore[no-untyped-def]
-    from nonebot.adapters.onebot.v11 import Adapter, Bot
-
-    adapter = ctx.create_adapter(base=Adapter)
-    bot = ctx.create_bot(base=Bot, adapter=adapter, self_id=BOT)
-    (await _engine()).historian.running = False  # no historian call may take the chat's scripted answers
-    return bot, attach(bot, monkeypatch)
+    return await connect_bot(ctx, monkeypatch, BOT)
 
 
 async def test_memory_block_reaches_the_model_but_not_the_history(app: App, fake_openai, monkeypatch) -> None:

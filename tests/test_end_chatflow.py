@@ -6,10 +6,19 @@ from __future__ import annotations
 import json
 
 import pytest
-from chat_helpers import attach, deliver, group_message, private_message, system_text, tool_results
+from chat_helpers import (
+    connect_bot,
+    deliver,
+    group_message,
+    memory_engine,
+    private_message,
+    system_text,
+    tool_results,
+)
+from engine_helpers import empty_job_queue
 from fake_openai import FINAL_TEXT, tool_call
 from nonebug import App
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
 from amrita_plugin_cognition.store.models import JobRow, MemoryRow, TranscriptRow
@@ -19,29 +28,16 @@ pytestmark = pytest.mark.chatflow
 BOT = "42"
 
 
-async def _engine():  # type: ignore[no-untyped-def]
-    from amrita_plugin_cognition.runtime import get_engine
-
-    return await get_engine()
+_engine = memory_engine
 
 
 @pytest.fixture(autouse=True)
 async def _empty_queue():  # type: ignore[no-untyped-def]
-    from nonebot_plugin_orm import get_session
-
-    async with get_session() as session:
-        await session.execute(delete(JobRow))
-        await session.execute(delete(TranscriptRow))
-        await session.commit()
+    await empty_job_queue()
 
 
 async def _bot(ctx, monkeypatch):  # type: ignore[no-untyped-def]
-    from nonebot.adapters.onebot.v11 import Adapter, Bot
-
-    adapter = ctx.create_adapter(base=Adapter)
-    bot = ctx.create_bot(base=Bot, adapter=adapter, self_id=BOT)
-    (await _engine()).historian.running = False  # run by hand below, so the script stays in order
-    return bot, attach(bot, monkeypatch)
+    return await connect_bot(ctx, monkeypatch, BOT)
 
 
 async def _rows(model, *where):  # type: ignore[no-untyped-def]

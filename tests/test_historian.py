@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, group, make_engine, new_bot, private
+from engine_helpers import NOW, empty_job_queue, group, make_engine, new_bot, private
 from fake_openai import FakeOpenAI, chat_preset, tool_call
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.records import MemoryStatus
 from amrita_plugin_cognition.engine import queue
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
-from amrita_plugin_cognition.store.models import JobRow, MemoryRow, TranscriptRow
+from amrita_plugin_cognition.store.models import JobRow, MemoryRow
 
 HERE = Path(__file__).parent
 PRESET = "cognition-historian-test"
@@ -37,17 +37,9 @@ SAID = "我昨晚在春熙路吃了火锅，下周五要去成都出差"
 
 @pytest.fixture(autouse=True)
 async def _clean_queue():  # type: ignore[no-untyped-def]
-    from nonebot_plugin_orm import get_session
-
-    async def empty() -> None:
-        async with get_session() as session:
-            await session.execute(delete(JobRow))
-            await session.execute(delete(TranscriptRow))
-            await session.commit()
-
-    await empty()
+    await empty_job_queue()
     yield
-    await empty()
+    await empty_job_queue()
 
 
 @pytest.fixture

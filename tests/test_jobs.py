@@ -7,8 +7,8 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from engine_helpers import NOW, group, make_engine, new_bot, private
-from sqlalchemy import delete, func, select
+from engine_helpers import NOW, empty_job_queue, group, make_engine, new_bot, private
+from sqlalchemy import func, select
 
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import queue
@@ -20,18 +20,9 @@ from amrita_plugin_cognition.store.models import JobRow, NoteRow, TranscriptRow
 
 @pytest.fixture(autouse=True)
 async def _empty_queue():  # type: ignore[no-untyped-def]
-    """The queue is one table for every bot: each test starts and ends with it empty."""
-    from nonebot_plugin_orm import get_session
-
-    async def empty() -> None:
-        async with get_session() as session:
-            await session.execute(delete(JobRow))
-            await session.execute(delete(TranscriptRow))
-            await session.commit()
-
-    await empty()
+    await empty_job_queue()
     yield
-    await empty()
+    await empty_job_queue()
 
 
 def message(text: str, user: str = "10001", name: str = "小明", at=NOW, message_id: str = "m1") -> InputMessage:

@@ -11,22 +11,25 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from chat_helpers import SELF_ID, attach, deliver, group_message, private_message, tool_results
+from chat_helpers import (
+    SELF_ID,
+    connect_bot,
+    deliver,
+    group_message,
+    memory_engine,
+    private_message,
+    tool_results,
+)
 from fake_openai import tool_call
 from nonebug import App
 
+from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.records import MemoryDraft, Scope
 
 pytestmark = pytest.mark.chatflow
 
 BOT = str(SELF_ID)
-UTC = timezone.utc
-
-
-async def _engine():  # type: ignore[no-untyped-def]
-    from amrita_plugin_cognition.runtime import get_engine
-
-    return await get_engine()
+_engine = memory_engine
 
 
 async def _seed(
@@ -44,12 +47,7 @@ async def _seed(
 
 
 async def _bot(ctx, monkeypatch):  # type: ignore[no-untyped-def]
-    from nonebot.adapters.onebot.v11 import Adapter, Bot
-
-    adapter = ctx.create_adapter(base=Adapter)
-    bot = ctx.create_bot(base=Bot, adapter=adapter, self_id=BOT)
-    (await _engine()).historian.running = False  # no historian call may take the chat's scripted answers
-    return bot, attach(bot, monkeypatch)
+    return await connect_bot(ctx, monkeypatch, BOT)
 
 
 def _group_names(bot, monkeypatch, names: dict[int, str], slow: dict[int, float] | None = None) -> list[int]:  # type: ignore[no-untyped-def]
