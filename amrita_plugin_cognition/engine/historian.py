@@ -21,7 +21,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -226,19 +226,17 @@ def _uncovered(answer: RewriteAnswer, sources: list[Source]) -> list[Source]:
 # --------------------------------------------------------------------------- writing
 
 
-def _happened_at(fact: RewrittenFact, by_number: dict[int, Source], fallback: datetime) -> datetime | None:
-    zone = fallback.tzinfo
+def _happened_at(happened_on: str, sources: Sequence[Source], zone: tzinfo | None) -> datetime | None:
+    """The day a fact happened: the model's date if it is one, else the first date the resolver
+    finds in the fact's sources; noon of that day in the job's zone (only the day is known)."""
     try:
-        day = date.fromisoformat(fact.happened_on.strip()) if fact.happened_on.strip() else None
+        day = date.fromisoformat(happened_on.strip()) if happened_on.strip() else None
     except ValueError:
         day = None
-    if day is None:
-        for number in fact.sources:
-            source = by_number.get(number)
-            if source is not None:
-                day = first_date(source.text, source.at)
-                if day is not None:
-                    break
+    for source in sources:
+        if day is not None:
+            break
+        day = first_date(source.text, source.at)
     if day is None:
         return None
     return datetime(day.year, day.month, day.day, 12, tzinfo=zone)
@@ -248,7 +246,7 @@ def _final_facts(
     answer: RewriteAnswer, verdicts: list[GateVerdict], sources: list[Source], force: bool, extracting: bool
 ) -> list[FinalFact]:
     by_number = {source.number: source for source in sources}
-    fallback = sources[0].at if sources else datetime.now().astimezone()
+    zone = (sources[0].at if sources else datetime.now().astimezone()).tzinfo
     facts: list[FinalFact] = []
     for fact, verdict in zip(answer.facts, verdicts, strict=True):
         known = [number for number in fact.sources if number in by_number]
@@ -256,7 +254,7 @@ def _final_facts(
             text=fact.text,
             sources=known,
             kind=fact.kind,
-            happened_at=_happened_at(fact, by_number, fallback),
+            happened_at=_happened_at(fact.happened_on, [by_number[number] for number in known], zone),
             subject_id=fact.subject_id.strip(),
         )
         if not verdict.ok:
@@ -278,9 +276,7 @@ def _final_facts(
                     text=source.text,
                     sources=[source.number],
                     kind="fact",
-                    happened_at=_happened_at(
-                        RewrittenFact(text=source.text, sources=[source.number]), by_number, fallback
-                    ),
+                    happened_at=_happened_at("", [source], zone),
                     subject_id="",
                     absolute=False,
                     warning="no rewrite after a retry; the observation is kept as said",
