@@ -23,6 +23,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from cachetools import LRUCache
+
 from ..domain.admission import admit, redact
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import JobsQueued, NotesChanged
@@ -88,8 +90,6 @@ class RecentTurns:
     """The last turns of each chat, as recent messages for jobs (bounded; loaded once per chat)."""
 
     def __init__(self, size: int = 2_000) -> None:
-        from cachetools import LRUCache
-
         self._chats: LRUCache[str, deque[dict[str, Any]]] = LRUCache(maxsize=size)
 
     @staticmethod
