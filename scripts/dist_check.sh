@@ -3,7 +3,7 @@
 # folder, `twine check --strict` on both, and the metadata PyPI shows: every classifier a known
 # trove classifier, one "Programming Language :: Python :: 3.x" classifier for each minor version
 # Requires-Python admits, the README as a Markdown long description, the entry point of
-# `ambot cognition`, and the files the plugin loads at run time in the wheel.
+# `ambot cognition`, the LICENSE file, and the files the plugin loads at run time in the wheel.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -39,6 +39,8 @@ problems += [f"unknown classifier: {c}" for c in classifiers if c not in known]
 problems += [f"License classifier next to License-Expression: {c}" for c in classifiers if c.startswith("License ::")]
 if not metadata.get("License-Expression"):
     problems.append("no License-Expression")
+if "LICENSE" not in (metadata.get_all("License-File") or []) or not any(name.endswith(".dist-info/licenses/LICENSE") for name in names):
+    problems.append("the wheel does not carry the LICENSE file")
 requires = SpecifierSet(metadata["Requires-Python"])
 admitted = {f"3.{minor}" for minor in range(6, 20) if f"3.{minor}.0" in requires}
 declared = {c.rsplit(" :: ", 1)[1] for c in classifiers if c.startswith("Programming Language :: Python :: 3.")}
