@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -110,6 +110,15 @@ class RecentTurns:
                 cached.extend(_turn_messages(row.user_id, row.user_name, row.input_text, row.reply_text, said, limit))
             self._chats[key] = cached
         return list(cached)[-settings.recent_messages_k :] if settings.recent_messages_k else []
+
+    def drop(self, bot_id: str, scopes: Iterable[Scope] | None) -> None:
+        """Forget cached turns after an erasure: of these chats, or (``None``) of the whole bot."""
+        if scopes is None:
+            for key in [key for key in self._chats if key.startswith(f"{bot_id}|")]:
+                self._chats.pop(key, None)
+            return
+        for scope in scopes:
+            self._chats.pop(self.key(bot_id, scope), None)
 
     def add(self, key: str, messages: Sequence[dict[str, Any]], keep: int) -> None:
         cached = self._chats.get(key)

@@ -1,0 +1,112 @@
+"""Human output of ``inspect``, ``delete-all`` and ``audit`` (rich tables and sentences)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .render import DASH, _escape, _table, console, local_time
+
+STATUS_NAMES = {"active": "有效", "superseded": "已被取代"}
+ACTION_NAMES = {
+    "delete_all_chat": "删除会话全部记忆",
+    "delete_all_user": "删除用户全部数据",
+    "delete_all_bot": "删除机器人全部记忆",
+    "switch_off": "关闭会话记忆",
+    "switch_on": "开启会话记忆",
+    "optout": "用户退出记录",
+    "optin": "用户恢复记录",
+}
+COUNT_NAMES = {
+    "memories": "记忆",
+    "notes": "笔记",
+    "turns": "对话记录",
+    "jobs": "史官任务",
+    "memos": "备忘录",
+    "pins": "提醒",
+}
+
+
+def _source_text(source: dict[str, Any]) -> str:
+    parts = []
+    if source.get("message_ids"):
+        parts.append("消息 " + ",".join(str(item) for item in source["message_ids"]))
+    if source.get("job"):
+        parts.append(f"史官任务 #{source['job']}")
+    if source.get("supersedes"):
+        parts.append(f"更正自 #{source['supersedes']}")
+    return "；".join(parts) or DASH
+
+
+def _lineage_text(memory: dict[str, Any]) -> str:
+    parts = []
+    if memory["supersedes"]:
+        parts.append("取代 " + "、".join(f"#{item}" for item in memory["supersedes"]))
+    if memory["superseded_by"]:
+        parts.append("被 " + " → ".join(f"#{item}" for item in memory["superseded_by"]) + " 取代")
+    return "；".join(parts) or DASH
+
+
+def inspected(report: dict[str, Any]) -> None:
+    out = console()
+    memories = report["memories"]
+    if not memories:
+        out.print("没有符合条件的记忆")
+        return
+    table = _table(
+        "编号",
+        "状态",
+        "会话",
+        "内容",
+        "类型/来源方式",
+        "说话人",
+        "发生",
+        "记录",
+        "来源",
+        "更正链",
+        right=(0,),
+        wrap=(3, 8, 9),
+    )
+    for memory in memories:
+        speaker = memory["speaker"]
+        table.add_row(
+            f"#{memory['id']}",
+            STATUS_NAMES.get(memory["status"], memory["status"]),
+            _escape(memory["chat"]),
+            _escape(memory["text"]),
+            _escape(f"{memory['kind']}/{memory['provenance']}"),
+            _escape(f"{speaker['name']}({speaker['id']})" if speaker["id"] else speaker["name"] or DASH),
+            local_time(memory["happened_at"]),
+            local_time(memory["recorded_at"]),
+            _escape(_source_text(memory["source"])),
+            _escape(_lineage_text(memory)),
+        )
+    out.print(table)
+    pages = max(1, -(-report["total"] // report["per_page"]))
+    out.print(f"共 {report['total']} 条，第 {report['page']}/{pages} 页")
+
+
+def erased(report: dict[str, Any]) -> None:
+    counts = "，".join(f"{COUNT_NAMES.get(key, key)} {value}" for key, value in report["counts"].items())
+    console().print(
+        _escape(f"已删除机器人 {report['bot_id']} 下 {report['target']} 的数据：{counts}。已写入审计记录。")
+    )
+
+
+def audit_list(items: list[dict[str, Any]]) -> None:
+    out = console()
+    if not items:
+        out.print("没有审计记录")
+        return
+    table = _table("编号", "时间", "机器人", "操作", "对象", "操作者", "条数", right=(0, 6))
+    for item in items:
+        table.add_row(
+            f"#{item['id']}",
+            local_time(item["at"]),
+            _escape(item["bot_id"]),
+            ACTION_NAMES.get(item["action"], item["action"]),
+            _escape(item["target"]),
+            _escape(item["actor"]),
+            str(item["count"]),
+        )
+    out.print(table)
+    out.print(f"共 {len(items)} 条")
