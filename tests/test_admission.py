@@ -211,14 +211,15 @@ def test_shape_decides_not_the_cue() -> None:
 
 @pytest.mark.parametrize(
     ("name", "credential_recall"),
-    [("admission_small.jsonl", 0.99), ("admission_zh.jsonl", 0.99), ("admission_zh_holdout.jsonl", 0.98)],
+    [("admission_small.jsonl", 0.99), ("admission_zh.jsonl", 0.99), ("admission_zh_holdout.jsonl", 0.99)],
 )
 def test_evaluation_targets(name: str, credential_recall: float) -> None:
     """Targets: credential recall >= 0.99, do-not-remember recall >= 0.95, false rejections <= 2 %.
 
-    The held-out file was measured once, untuned: credential recall 70/71 = 0.9859 (a 32-letter
-    AppSecret with no digit is not taken for a key), under the 0.99 target; the floor here is that
-    measurement, and ``test_held_out_credential_target`` records the gap.
+    ``admission_zh_holdout.jsonl`` was measured once, untuned: credential recall 70/71 = 0.9859
+    (a 32-letter AppSecret with no digit was not taken for a key). Letters-only keys after a key
+    cue are now recognised by their shape (``shapes.random_letters``), so that set is no longer
+    unseen for this rule; the set written afterwards is below.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"]["credential"] >= credential_recall, report
@@ -226,10 +227,15 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     assert report["false_rejection_rate"] <= 0.02, report
 
 
-@pytest.mark.xfail(strict=True, reason="held-out credential recall 0.9859 at its one measurement (see above)")
-def test_held_out_credential_target() -> None:
-    report = run_admission_eval(DATA / "admission_zh_holdout.jsonl")
-    assert report["recall_by_reason"]["credential"] >= 0.99, report
+def test_letters_only_keys_are_keys_and_words_are_not() -> None:
+    assert not admit("AppSecret 是 PrLaFKWAKdivBOAeBpJHxHzjBqxtMfCb").admit
+    assert not admit("secret: kqzvmxtrplbnwydhcfgsjbdt").admit
+    for harmless in (
+        "key 是 HelloWorldFromTheOtherSideAgain 这个类名",
+        "token 叫 thisisaverylongidentifiername",
+        "密钥就是 zhongguorenminjiefangjun 的拼音首字母",
+    ):
+        assert admit(harmless).stored_as_is, harmless
 
 
 def test_evaluation_counts_a_redaction_as_caught_and_as_a_false_rejection(tmp_path: Path) -> None:

@@ -70,6 +70,10 @@ def id_card_checksum_valid(value: str) -> bool:
     return _ID_CHECK[total % 11] == value[17].upper()
 
 
+#: The shortest letters-only value taken for a generated key.
+RANDOM_LETTERS_MIN = 20
+
+
 def entropy(value: str) -> float:
     """Shannon entropy in bits per character."""
     if not value:
@@ -113,10 +117,22 @@ def strong_password(value: str) -> bool:
     return has_alpha and char_classes(value) >= 2 and any(not char.isalpha() for char in value)
 
 
+def random_letters(value: str) -> bool:
+    """Letters drawn at random (a generated key with no digit), not words run together: long,
+    varied, and poor in vowels (about one letter in five is a vowel at random, more than one in
+    three in English or pinyin, CamelCase names included)."""
+    if len(value) < RANDOM_LETTERS_MIN or not value.isascii() or not value.isalpha():
+        return False
+    vowels = sum(char in "aeiouAEIOU" for char in value)
+    return entropy(value) >= 4.0 and vowels / len(value) < 0.25
+
+
 def high_entropy_key(value: str, *, minimum: int = 16) -> bool:
     """A generated key or token: long, varied, not a word or a number."""
     core = value[2:] if value[:2].lower() == "0x" else value
-    if len(core) < minimum or is_placeholder(core) or core.isdigit() or core.isalpha():
+    if core.isalpha():
+        return random_letters(core)
+    if len(core) < minimum or is_placeholder(core) or core.isdigit():
         return False
     if len(set(core)) < 8:
         return False
