@@ -211,7 +211,12 @@ def test_shape_decides_not_the_cue() -> None:
 
 @pytest.mark.parametrize(
     ("name", "credential_recall"),
-    [("admission_small.jsonl", 0.99), ("admission_zh.jsonl", 0.99), ("admission_zh_holdout.jsonl", 0.99)],
+    [
+        ("admission_small.jsonl", 0.99),
+        ("admission_zh.jsonl", 0.99),
+        ("admission_zh_holdout.jsonl", 0.99),
+        ("admission_zh_holdout2.jsonl", 0.99),
+    ],
 )
 def test_evaluation_targets(name: str, credential_recall: float) -> None:
     """Targets: credential recall >= 0.99, do-not-remember recall >= 0.95, false rejections <= 2 %.
@@ -219,7 +224,14 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     ``admission_zh_holdout.jsonl`` was measured once, untuned: credential recall 70/71 = 0.9859
     (a 32-letter AppSecret with no digit was not taken for a key). Letters-only keys after a key
     cue are now recognised by their shape (``shapes.random_letters``), so that set is no longer
-    unseen for this rule; the set written afterwards is below.
+    unseen for this rule.
+
+    ``admission_zh_holdout2.jsonl`` (300 sentences) was then written by someone who had not read
+    the rules and measured once: credential recall 0.883, do-not-remember 0.833, false rejections
+    0. The misses were phrasings, not new kinds of secret (an e-mail next to a password with
+    ``----``, "验证的码是", "yzm", a value named as "新的是", "分别是" before answers, 别留在你那,
+    不入库, 忘记这句话, "don't save"); the rules were generalised to those shapes and intents, and
+    both sets now pass. ``admission_zh_holdout3.jsonl`` is the next unseen measurement.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"]["credential"] >= credential_recall, report
@@ -250,3 +262,62 @@ def test_evaluation_counts_a_redaction_as_caught_and_as_a_false_rejection(tmp_pa
     report = run_admission_eval(cases)
     assert report["recall_by_reason"] == {"credential": 1.0, "do_not_remember": 0.0}
     assert report["false_rejection_rate"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "备用邮箱 lee.w@outlook.com----Qw!8zLp0，帮我登一下",
+        "13912345678 / Hp2024@home 是我京东的号",
+        "我的密码被盗了，后来改成了 Tz#2211ab",
+        "密保：第一只宠物的名字 → 豆豆",
+        "三个密保答案分别是 王芳、实验小学、0611",
+        "安全验证的码是 552810",
+        "yzm 903112 快点",
+        "卡背面签名栏那三位是 417",
+        "恢复码 R55201 记得抄",
+        "备份码 a8k2m9qz 7yq4w1ne 别弄丢",
+        "密钥给你：xKqTzPbWvLmNcRdFhGjYsQ",
+    ],
+)
+def test_secret_phrasings_beyond_the_cue_word(text: str) -> None:
+    assert not admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "请忘掉我上一条消息",
+        "忘了我刚发的那条吧",
+        "忘记这句话：我其实不想去",
+        "这个别留在你那，谢谢",
+        "以下内容不入库：明天体检",
+        "这句 don't save",
+        "你脑子里别留这件事",
+        "跟你说个事你可别记着",
+        "别把这些写进你的笔记",
+        "别存档，随口说说",
+    ],
+)
+def test_do_not_remember_phrasings(text: str) -> None:
+    assert admit(text).reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "别存档了，这个存档位满了",
+        "这关先别存档，等打完 boss 再说",
+        "我忘了我刚说的是啥了",
+        "联系方式：tom@163.com / 13812345678",
+        "服务器地址 postgresql://app:secret@db.local/x 已经下线",
+        "跟他说别记错时间",
+        "我不记得密码了",
+        "这次考试不记录成绩",
+        "XMLHttpRequestHandlerFactory 这个类要重构",
+        "token 的格式是 HelloWorldFromTheOtherSideAgain 这种驼峰",
+    ],
+)
+def test_ordinary_sentences_near_those_phrasings_are_kept(text: str) -> None:
+    verdict = admit(text)
+    assert verdict.admit and (verdict.stored_as_is or "[已隐去]" in verdict.text), (text, verdict.reason)

@@ -66,6 +66,14 @@ _PASSWORD_REVERSE = re.compile(
     _PW_VALUE + rf"\s*(?:就是|即是|是|为)\s*(?P<w>{_STOP}{{0,12}}?)(?:的)?{_PW_CUE}(?!学|锁|箱|管理)", _I
 )
 _REVERSE_BLOCK = re.compile(r"管理|生成|用来|不|没|例|比如|像|存|记")
+# "密码忘了又找回来了，新的是 xxx": the value named as the new or current one, later in the sentence.
+_PASSWORD_NEW = re.compile(
+    _PW_CUE
+    + r"[^。！？!?\n]{0,24}?(?:新的|新密码|现在的?|目前的?|改成了?|换成了?|变成了?|设成了?)\s*(?:是|为|[:：])?\s*"
+    + _QUOTE
+    + _PW_VALUE,
+    _I,
+)
 
 _ACCOUNT_CUE = (
     r"(?:账号|帐号|账户|帐户|用户名|登录名|登录账号|游戏号|qq号|微信号|邮箱|手机号|学号|工号|号"
@@ -85,6 +93,14 @@ _ACCOUNT_SLASH_PASSWORD = re.compile(
 _ACCOUNT_AND_PASSWORD = re.compile(
     rf"(?:账密|(?:账号|帐号|用户名|号)(?:和|与|/)?密码)\s*(?:都?是|为|[:：])?\s*{_ACCOUNT_VALUE}\s*[/／|,，\s]\s*{_PW_VALUE}",
     _I,
+)
+
+# An e-mail address or a mobile number, a separator, then a password-shaped token (the way account
+# lists are traded: "name@mail.com----p@ss", "138xxxxxxxx / Pass123#"), no cue needed.
+_BARE_ACCOUNT_PAIR = re.compile(
+    r"(?<![\w.@\-])(?P<acct>[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}|1[3-9]\d{9})"
+    rf"\s*(?:-{{2,}}|[/／|｜]|[:：])\s*(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])",
+    _A,
 )
 
 # --- cookies, session tokens, connection strings ---------------------------------------------
@@ -161,7 +177,8 @@ _KEY_CUE = (
     r"|令牌|密钥|秘钥|密匙|私钥|凭证|凭据)"
 )
 _KEY = re.compile(
-    _KEY_CUE + r"\s*(?:[:：=]|是|为|is)?\s*[\"'“`]?(?<![\w+/.\-])(?P<v>(?:0x)?[A-Za-z0-9_\-+/=.]{16,})(?![\w+/=\-])",
+    _KEY_CUE + r"\s*(?:[^\x00-\x7f，。！？；\n]{0,6}?)?\s*(?:[:：=]|是|为|is)?\s*[\"'“`]?(?<![\w+/.\-])"
+    r"(?P<v>(?:0x)?[A-Za-z0-9_\-+/=.]{16,})(?![\w+/=\-])",
     _I,
 )
 _PUBLIC_BEFORE = re.compile(r"(?:public|pub|公)\s*$", _I)
@@ -182,6 +199,8 @@ _OTP_PICKUP_CUES = ("取件码", "取货码", "提货码", "取票码", "开锁�
 _OTP_CUE = (
     r"(?P<cue>验证码|校验码|动态码|确认码|登录码|短信码|认证码|授权码|提取码|取件码|取货码|提货码|取票码|核销码|兑奖码|兑换码"
     r"|开锁码|开门码|激活码|卡密|一次性(?:密码|验证码|口令)|动态(?:密码|口令)|临时密码|验证代码"
+    r"|(?:安全验证|验证|校验|认证|登录|短信)(?:用)?的码|收到(?:了)?(?:一?个|一条|的)?码"
+    r"|(?<![A-Za-z])yzm(?![A-Za-z])"
     r"|(?<![A-Za-z])(?:otp|2fa\s*code|verification\s+code|security\s+code|auth(?:entication)?\s+code|login\s+code"
     r"|one[\s-]time\s+(?:code|password|passcode))(?![A-Za-z]))"
 )
@@ -201,13 +220,19 @@ _OTP_GAP_BLOCK = re.compile(
 _OTP_TIGHT_GAP = re.compile(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
 _SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*)$", _A)
 _CVV = re.compile(
-    r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码|卡背面?(?:的)?(?:后)?三位(?:数字|数)?)\s*(?:是|为|[:：])?\s*"
+    r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码|卡背面?(?:的)?(?:后)?三位(?:数字|数)?"
+    r"|签名(?:栏|条)[^，。！？\d]{0,6}?三位(?:数字|数)?)\s*(?:是|为|[:：])?\s*"
     r"(?<!\d)(?P<v>\d{3,4})(?!\d)",
     _I,
 )
 
+_CVV_REVERSE = re.compile(
+    r"(?<!\d)(?P<v>\d{3,4})(?!\d)[^。！？!?\n\d]{0,8}?(?:就是|即|是)?\s*(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码)",
+    _I,
+)
+
 _SQ_CUE = r"(?:密保|安全问题|密码提示问题|(?<![A-Za-z])security\s+questions?)"
-_SQ_CONNECT = r"(?:[:：=]|都是|就是|是|为|is|(?:我)?(?:填|设|写|选)的(?:是)?)"
+_SQ_CONNECT = r"(?:[:：=]|都是|就是|分别是|分别为|是|为|is|(?:我)?(?:填|设|写|选)的(?:是)?)"
 _SQ_VALUE = r"(?P<v>[^，。！？；,!?;\n]{1,40})"
 _SECURITY_ANSWERS = (
     re.compile(rf"{_SQ_CUE}[^。！？!?\n]{{0,20}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
@@ -216,6 +241,7 @@ _SECURITY_ANSWERS = (
         _I,
     ),
     re.compile(rf"(?<![A-Za-z])security\s+answers?\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
+    re.compile(rf"{_SQ_CUE}[^。！？!?\n]{{0,24}}?(?:→|->|=>|⇒)\s*{_SQ_VALUE}", _I),
 )
 _SQ_NOT_AN_ANSWER = re.compile(r"^\s*(?:什么|啥|多少|忘|不|没|记不|想不|是什么|呢)|(?:吗|呢|么|\?|？)\s*$")
 
@@ -223,7 +249,7 @@ _RC_CUE = (
     r"(?:恢复码|恢复代码|备用码|备份码|备用验证码|救援码|紧急码"
     r"|(?<![A-Za-z])(?:recovery|backup|2fa|scratch)\s+codes?(?![A-Za-z]))"
 )
-_RC_CODE = r"(?:[A-Za-z0-9]{3,10}(?:-[A-Za-z0-9]{3,10})+|\d{4}\s\d{4}|\d{6,10})"
+_RC_CODE = r"(?:[A-Za-z0-9]{3,10}(?:-[A-Za-z0-9]{3,10})+|\d{4}\s\d{4}|[A-Za-z0-9]{6,12})"
 _RECOVERY_CODES = re.compile(
     rf"{_RC_CUE}(?P<w>[^。！？!?\n\d]{{0,8}}?)(?<![\w\-])(?P<v>{_RC_CODE}(?:(?:\s*[,，、;；]\s*|\s+){_RC_CODE})*)(?![\w\-])",
     _I,
@@ -316,6 +342,26 @@ def _account_pairs(text: str) -> Iterator[Span]:
                 continue
             yield match.span("acct")
             yield _trimmed(match, text)
+
+
+_EMAIL = re.compile(r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}", _A)
+
+
+def _bare_account_pairs(text: str) -> Iterator[Span]:
+    for match in _BARE_ACCOUNT_PAIR.finditer(text):
+        value = match.group("v")
+        word_start = max(text.rfind(" ", 0, match.start()), text.rfind("\n", 0, match.start())) + 1
+        inside_url = "://" in text[word_start : match.end() + 3]
+        if _EMAIL.fullmatch(value) or inside_url or not shapes.strong_password(value):
+            continue
+        yield match.span("acct")
+        yield match.span("v")
+
+
+def _password_new_ok(match: re.Match[str], text: str) -> bool:
+    if _NOT_A_VALUE_AFTER.match(_after(match, text)):
+        return False
+    return shapes.plausible_password(match.group("v").rstrip(".,?"), explicit=True)
 
 
 def _cookie_ok(match: re.Match[str], text: str) -> bool:
@@ -452,14 +498,17 @@ _RULES: tuple[tuple[str, Rule], ...] = (
     ("session", _value_spans(_AUTHORIZATION, _always)),
     ("assignment", _value_spans(_ASSIGNMENT, _assignment_ok)),
     ("account", _account_pairs),
+    ("account", _bare_account_pairs),
     ("password", _value_spans(_PASSWORD, _password_ok)),
     ("password", _value_spans(_PASSWORD_LOOSE, _password_loose_ok)),
     ("password", _value_spans(_PASSWORD_REVERSE, _password_reverse_ok)),
+    ("password", _value_spans(_PASSWORD_NEW, _password_new_ok)),
     ("api_key", _value_spans(_KEY, _key_ok)),
     ("seed_phrase", _value_spans(_SEED_PHRASE, _always)),
     ("one_time_code", _value_spans(_OTP, _otp_ok)),
     ("one_time_code", _value_spans(_OTP_REVERSE, _otp_reverse_ok)),
     ("cvv", _value_spans(_CVV, _cvv_ok)),
+    ("cvv", _value_spans(_CVV_REVERSE, _cvv_ok)),
     ("security_answer", _security_answers),
     ("recovery_code", _value_spans(_RECOVERY_CODES, _recovery_ok)),
     ("id_card", _id_numbers),

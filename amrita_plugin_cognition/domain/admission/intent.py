@@ -18,9 +18,13 @@ _I = re.IGNORECASE
 _NEGATION = re.compile(
     r"(?:(?<![要用需])不要|(?<!用)不用|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
     r"|(?:能不能|可以|可不可以|能否|可否)不(?![要用必])"
+    r"|(?<![要用需必])不(?=入库|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆)"
     r"|(?<![特区分告级类性离识辨差鉴派道送诀判惜])(?<!(?<![这那])个)别(?![人的处墅扭致针名克样家号称离具]))"
 )
-_MEMORY_PLACE = r"(?:你的?|我的?)?(?:长期)?(?:记忆|小本本|本本|本子|备忘录?|数据库|库|档案|脑子)"
+_MEMORY_PLACE = (
+    r"(?:(?:你的?|我的?)?(?:长期)?(?:记忆|小本本|本本|本子|备忘录?|数据库|库|档案|脑子)"
+    r"|你(?:的)?笔记(?:本)?|你那(?:里|儿|边)?)"
+)
 _VERB = re.compile(
     rf"(?P<verb>(?:写|加|放|塞|收|录|记|存|留)(?:进|入|到|在){_MEMORY_PLACE}"
     r"|(?:写|记|存|放|加|录)进去|(?:入|进)(?:你的?)?(?:记忆|库|数据库|小本本)"
@@ -28,7 +32,7 @@ _VERB = re.compile(
 )
 # Weak verbs that mean "put into the memory" only when the clause names the memory.
 _PUT = re.compile(r"(?P<verb>留|放|写|加|塞)")
-_NAMES_MEMORY = re.compile(r"记忆|小本本|本本|备忘|档案")
+_NAMES_MEMORY = re.compile(r"记忆|小本本|本本|备忘|档案|你的?脑子|你那(?:里|儿|边)")
 
 # Before 记, a character that makes another word: 登记, 笔记, 日记, 牢记, 惦记, 忘记 ...
 _COMPOUND_BEFORE_JI = set("登书标笔日牢惦速熟默切谨铭忘追补印胎暗表杂游传札手簿大")
@@ -49,7 +53,7 @@ _FILL_NOT_ABOUT_MEMORY = re.compile(r"忘|让我|叫我|说(?!的|过)|告诉|�
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _REPORTED = re.compile(
     r"(?:老师|他|她|妈|爸|领导|老板|教授|同学|朋友|网上|书上|医生|教练|师傅|学长|学姐)(?:说|讲|让|叫|要求)(?!的)"
-    r"|(?:跟|对|和)[^，。]{1,4}(?:说|讲)(?!的)"
+    r"|(?:跟|对|和)(?![你您])[^，。]{1,4}(?:说|讲)(?!的)"
 )
 
 _WISH = re.compile(
@@ -72,8 +76,15 @@ _DEICTIC = (
 )
 _FORGET_THAT = re.compile(rf"(?P<ba>把)?{_DEICTIC}(?P<you>你|您)?(?:都|就|也|全)?(?P<me>给我)?(?:忘了|忘掉|忘记)")
 _FORGET_WHAT_I_SAID = re.compile(
-    r"(?:忘了|忘掉|忘记)(?:我)?(?:刚才|刚刚|今天|之前|上面)?(?:说|讲|提|告诉你)的(?:话|事|那些|内容)?"
+    r"(?:忘了|忘掉|忘记)(?:我)?(?:(?:刚才|刚刚|刚|今天|之前|上面|前面)?(?:说|讲|提|告诉你|发)的(?:话|事|那些|内容|消息)?"
+    r"|(?:上一条|上条|前一条|刚才那条|刚发的那条|刚才那句|上一句)(?:消息|话)?)"
 )
+# "忘记这句话：…", "忘掉上面那段": an order to forget what is pointed at, at the start of a clause.
+_FORGET_POINTED = re.compile(
+    r"^(?:请|麻烦|帮我|你)?(?:把它)?(?:忘了|忘掉|忘记)(?:掉)?(?:这句话?|这段话?|这条(?:消息)?|这些话?|上面(?:的|这些|那段|那句)?"
+    r"|刚才(?:那句|那段|那条)(?:话)?)"
+)
+_GAME = re.compile(r"游戏|关卡|这关|进度|副本|读档|存档点|角色|boss|通关|打到|存档位", _I)
 _DELETE = re.compile(r"删|抹掉|抹去|去掉|清除|移除")
 
 _EN_OBJECT = r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))\b"
@@ -81,7 +92,8 @@ _EN_DONT = re.compile(
     r"(?<![a-z'])(?:please\s+|pls\s+)?(?:don'?t|do\s+not|never)\s+(?:ever\s+)?"
     rf"(?:(?:remember|memori[sz]e|record|save|store|log|keep|write\s+down|note(?:\s+down)?)\s+{_EN_OBJECT}"
     rf"|(?:write|note|jot)\s+{_EN_OBJECT}\s+down"
-    r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e))",
+    r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
+    r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;])))",
     _I,
 )
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
@@ -99,7 +111,8 @@ def asks_not_to_remember(text: str) -> bool:
     """Whether ``text`` (already folded) asks the bot not to keep it."""
     if _english(text) or _WISH.search(text):
         return True
-    return any(_clause_asks(text[start:end]) for start, end in clauses(text))
+    game = bool(_GAME.search(text))  # 存档 of a game, anywhere in the message
+    return any(_clause_asks(text[start:end], game) for start, end in clauses(text))
 
 
 def _english(text: str) -> bool:
@@ -111,13 +124,13 @@ def _english(text: str) -> bool:
     return any(not _EN_NOT_FORGET.search(text[: match.start()]) for match in _EN_FORGET.finditer(text))
 
 
-def _clause_asks(clause: str) -> bool:
+def _clause_asks(clause: str, game: bool) -> bool:
     unsay = _UNSAY.search(clause)
     if (unsay and not _AS_IF.match(clause[unsay.end() :])) or _forgets(clause):
         return True
     if _NAMES_MEMORY.search(clause) and _DELETE.search(clause):
         return True
-    return any(_negated_memory_verb(clause, negation) for negation in _NEGATION.finditer(clause))
+    return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
 
 
 def _forgets(clause: str) -> bool:
@@ -140,6 +153,8 @@ def _forgets(clause: str) -> bool:
             or (match.group("ba") and not before_ba.endswith("我"))
         ):
             return True
+    if _FORGET_POINTED.match(clause.lstrip()):
+        return True
     for match in _FORGET_WHAT_I_SAID.finditer(clause):
         before = clause[max(0, match.start() - 2) : match.start()]
         if re.search(r"别|不要|不能|没|我|你|要", before) or re.search(r"[吗？?]\s*$", clause):
@@ -148,7 +163,7 @@ def _forgets(clause: str) -> bool:
     return False
 
 
-def _negated_memory_verb(clause: str, negation: re.Match[str]) -> bool:
+def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bool:
     window = clause[negation.end() : negation.end() + 12]
     match = _VERB.search(window)
     if match is None and _NAMES_MEMORY.search(clause):
@@ -168,4 +183,4 @@ def _negated_memory_verb(clause: str, negation: re.Match[str]) -> bool:
             return False
     if verb == "存" and (_CUN_OTHER_SENSE.search(post[:5]) or _CUN_PLACE.match(post)):
         return False
-    return not (verb == "存档" and not _MEMORY_TOPIC.search(topic + post))
+    return not (verb == "存档" and game and not _MEMORY_TOPIC.search(topic + post))

@@ -6,6 +6,7 @@ value worth hiding.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -118,13 +119,20 @@ def strong_password(value: str) -> bool:
 
 
 def random_letters(value: str) -> bool:
-    """Letters drawn at random (a generated key with no digit), not words run together: long,
-    varied, and poor in vowels (about one letter in five is a vowel at random, more than one in
-    three in English or pinyin, CamelCase names included)."""
-    if len(value) < RANDOM_LETTERS_MIN or not value.isascii() or not value.isalpha():
+    """Letters drawn at random (a generated key with no digit), not words run together: long and
+    varied, and either mixed case without the rhythm of words (capitals next to capitals, lone
+    lower-case letters between them, as CamelCase names never have) or, in one case, poor in
+    vowels (about one letter in five is a vowel at random, more than one in three in English or
+    pinyin)."""
+    if len(value) < RANDOM_LETTERS_MIN or not value.isascii() or not value.isalpha() or entropy(value) < 4.0:
         return False
-    vowels = sum(char in "aeiouAEIOU" for char in value)
-    return entropy(value) >= 4.0 and vowels / len(value) < 0.25
+    if value.islower() or value.isupper():
+        return sum(char in "aeiouAEIOU" for char in value) / len(value) < 0.25
+    capitals_together = sum(a.isupper() and b.isupper() for a, b in itertools.pairwise(value))
+    lone_lower = sum(
+        a.isupper() and b.islower() and c.isupper() for a, b, c in zip(value, value[1:], value[2:], strict=False)
+    )
+    return capitals_together + lone_lower >= max(4, len(value) // 6)
 
 
 def high_entropy_key(value: str, *, minimum: int = 16) -> bool:
