@@ -216,6 +216,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh.jsonl", 0.99),
         ("admission_zh_holdout.jsonl", 0.99),
         ("admission_zh_holdout2.jsonl", 0.99),
+        ("admission_zh_holdout3.jsonl", 0.99),
+        ("admission_zh_holdout4.jsonl", 0.99),
     ],
 )
 def test_evaluation_targets(name: str, credential_recall: float) -> None:
@@ -231,7 +233,21 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     0. The misses were phrasings, not new kinds of secret (an e-mail next to a password with
     ``----``, "验证的码是", "yzm", a value named as "新的是", "分别是" before answers, 别留在你那,
     不入库, 忘记这句话, "don't save"); the rules were generalised to those shapes and intents, and
-    both sets now pass. ``admission_zh_holdout3.jsonl`` is the next unseen measurement.
+    both sets now pass.
+
+    ``admission_zh_holdout3.jsonl`` (300, another author, not reading the rules), measured once
+    after that: credential 0.825, do-not-remember 0.883, false rejections 0. Cues far from their
+    value ("root 的 pw 是 x", "mm是x", "code是123456，刚短信来的", "验证器显示 726 864", backup
+    codes after a sentence) led to a second layer that asks what a message is about and then looks
+    for a value of the matching shape anywhere in it (``contextual``); and full-width punctuation,
+    folded to ASCII before the rules run, now ends clauses in every pattern (it did not, so some
+    gaps crossed a comma).
+
+    ``admission_zh_holdout4.jsonl`` (300, a third author), measured once after that: credential
+    0.892, do-not-remember 0.817, false rejections 0. New shapes: digits read out in Chinese
+    (六四九零七六, folded to ASCII digits), command-line passwords (redis-cli -a, --password),
+    webhook URLs that carry their key, locks and safes (门禁, 锁屏, 保险柜) as password talk, "你输一下"
+    as code talk; 入档, 保留, 阅后即焚, 说完你就清空吧, English verbs after a Chinese negation.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"]["credential"] >= credential_recall, report
@@ -321,3 +337,108 @@ def test_do_not_remember_phrasings(text: str) -> None:
 def test_ordinary_sentences_near_those_phrasings_are_kept(text: str) -> None:
     verdict = admit(text)
     assert verdict.admit and (verdict.stored_as_is or "[已隐去]" in verdict.text), (text, verdict.reason)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "服务器 root 的 pw 是 7Ctl&*QLB48Cw，跑完记得关机",
+        "mm是Chen0672_啊 我昨天刚改的",
+        "code是397141，刚短信来的，你那边输一下",
+        "谷歌验证器上 GitHub 那栏现在显示 726 864，快输",
+        "steam 令牌代码现在是 42832",
+        "Discord 的备份码我先发你这：8baaede2 c0ac51f3 30a97d6e",
+        "加密用的 AES 密钥（base64）：3X0tecZ03+oQxYICiVwyRTZjDOCMmtPd9E8we1FaLuE= 两边要一致",
+        "笔记本 Windows Hello 的 PIN 是 508799",
+        "邮箱验证码 EKS28S，注册用的",
+        "门禁密码#6629，进门右转",
+        "短信让我验证一下，收到的那串数字是 518203",
+    ],
+)
+def test_secrets_found_by_what_the_message_is_about(text: str) -> None:
+    assert not admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "密码要求至少 8 位，比如 Abc12345 这种格式",
+        "忘了密码，订单号 A2023B1 的货还没到",
+        "验证码一直收不到，我等了 2 分钟，手机尾号 8821",
+        "token 过期了，request id 是 3f2a9c1e-7b4d-4e2a-9c1e-0a1b2c3d4e5f",
+        "密钥轮换的文档在 https://wiki.example.com/keys/rotation2024",
+        "WiFi 密码贴在路由器背面，型号 TL-WR886N",
+        "验证码发到 138 开头的手机上了，2024 年换的号",
+        "commit 3f9e2d1 修了密码校验的 bug",
+        "密码学作业第 3 题，答案是 x2+y2=1",
+        "PIN 码锁了，去营业厅解，排队号 A1032",
+        "我把 API key 放到环境变量 OPENAI_API_KEY 里了",
+        "验证码是 6 位数字，5 分钟有效",
+        "明天 9:30 开会，会议号 882 331 907，密码问主持人要",
+        "我的 steam 令牌坏了，找客服 400 800 1234",
+        "群号 73829104，进群密码问群主",
+        "新版本 v2.3.1 修复了登录验证码不显示的问题",
+        "密码输错 5 次被锁了，明天 10 点再试",
+        "你的密码不会也是 123456 吧",
+        "验证码短信费一条 0.05 元",
+        "账号 zhangsan2019 被封了，申诉中",
+    ],
+)
+def test_messages_about_secrets_without_one_are_kept(text: str) -> None:
+    assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "妈你那个卡的取款密码是三五七二四六对吧",
+        "验证码是幺三五七九二，快点",
+        "redis-cli -h 10.0.0.5 -p 6379 -a Zq8vLmP2xR 连上去看看",
+        "mysql -uroot -pT7x!mq29 -h 127.0.0.1",
+        "docker run -e X=1 app --password hunter2024",
+        "告警机器人 https://oapi.dingtalk.com/robot/send?access_token=9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "办公室门禁换成 4471# 了",
+        "保险柜是 590314，钥匙在抽屉",
+        "12306 发来的是 638201 你帮我输一下",
+        "战网安全令上现在是 97551508",
+        "解压码 doge2024 全小写",
+    ],
+)
+def test_secrets_read_out_typed_on_a_command_line_or_behind_a_lock(text: str) -> None:
+    assert not admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "机器人听好了，这句不入档",
+        "这条给我忘了：我上周出了个小车祸",
+        "这条不要 memorize",
+        "说完你就清空吧",
+        "不要把我今天说的这些写进关于我的资料里",
+        "刚才我说工资多少那句，你删掉，不要保留",
+        "别给我留着这个信息",
+        "帮我把你记的关于我生日的那条删除",
+        "这段你就别往脑子里装了",
+        "阅后即焚啊机器人",
+    ],
+)
+def test_more_ways_to_ask_not_to_be_remembered(text: str) -> None:
+    assert admit(text).reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "七七八八收拾完了",
+        "redis-cli -p 6379 ping 返回 PONG",
+        "python train.py -p configs/base.yaml",
+        "门禁卡丢了，去物业补一张要 20 块",
+        "保险柜在二楼，型号 FD-3380",
+        "这段代码别保留注释",
+        "照片我先保留着，回头再删",
+        "说完就忘是我的老毛病",
+    ],
+)
+def test_near_misses_of_the_new_shapes_are_kept(text: str) -> None:
+    assert admit(text).stored_as_is, text

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from . import shapes
+from .contextual import contextual_secrets
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +25,7 @@ class Secret:
 
 _A = re.ASCII  # \w, \d, \s and \b are ASCII: a CJK character next to a value is a boundary
 _I = re.IGNORECASE | _A
-_STOP = r"[^，。！？；!?;\n]"  # a character inside one clause
+_STOP = r"[^，。！？,!?；,!?;\n]"  # a character inside one clause
 _QUOTE = r"[\"'“‘「『`]?"
 _PW_CHARS = r"A-Za-z0-9!@#$%^&*._+\-=~?/\\|<>\[\]{}"
 _PW_VALUE = rf"(?<![{_PW_CHARS}])(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])"
@@ -33,7 +34,7 @@ _PW_VALUE = rf"(?<![{_PW_CHARS}])(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])"
 
 _PW_CUE = (
     r"(?:密\s?码(?!学|锁|箱|柜|本|器|机|盘|管理|子|破解|策略|框|强度|长度|规则|芯片|错误|保护|输错)"
-    r"|口令|pin\s*码"
+    r"|口令|pin\s*码|解压码|开锁码"
     r"|(?<![A-Za-z])(?:password|passwd|passcode|pwd|psw|mima|mi\s?ma)(?![A-Za-z])"
     r"|(?<![A-Za-z])(?:pass|pin|pw)(?=\s*[:=：]))"
 )
@@ -86,7 +87,8 @@ _ACCOUNT_PAIR = re.compile(
     _I,
 )
 _ACCOUNT_SLASH_PASSWORD = re.compile(
-    rf"(?:账号|帐号|账户|帐户|登录|(?<![A-Za-z])(?:login|account)(?![A-Za-z]))[^，。！？\n]{{0,6}}?[:：]?\s*{_ACCOUNT_VALUE}"
+    rf"(?:账号|帐号|账户|帐户|登录|后台|管理员|(?<![A-Za-z])(?:login|account)(?![A-Za-z]))[^，。！？,!?\n]{{0,6}}?[:：]?\s*"
+    rf"{_ACCOUNT_VALUE}"
     rf"\s*[/／|]\s*{_PW_VALUE}",
     _I,
 )
@@ -103,11 +105,20 @@ _BARE_ACCOUNT_PAIR = re.compile(
     _A,
 )
 
+# A password on a command line: redis-cli -a x, mysql -px / -p x, --password x, sshpass -p x.
+_CLI_PASSWORD = re.compile(
+    r"(?:(?<![\w\-])(?:-a|-p)\s*|(?<![\w\-])--(?:password|passwd|pass|auth|token|secret)(?:\s+|=))"
+    r"[\"']?(?P<v>[^\s\"']{4,})",
+    _I,
+)
+# -a and -p are passwords only for these tools (elsewhere -p is a port, a path, a profile …)
+_CLI_TOOLS = re.compile(r"(?<![\w\-])(?:redis-cli|sshpass|mysql|mysqldump|mariadb|mysqladmin)(?![\w\-])", _I)
+
 # --- cookies, session tokens, connection strings ---------------------------------------------
 
-_COOKIE_PAIR = r"[A-Za-z_][\w.\-]*=[^\s;，。'\"]*"
+_COOKIE_PAIR = r"[A-Za-z_][\w.\-]*=[^\s;,，。'\"]*"
 _COOKIE = re.compile(
-    rf"(?<![A-Za-z])(?:set-)?cookies?(?![A-Za-z])[^，。！？\n=]{{0,8}}?(?P<v>{_COOKIE_PAIR}(?:\s*;\s*{_COOKIE_PAIR})*;?)",
+    rf"(?<![A-Za-z])(?:set-)?cookies?(?![A-Za-z])[^，。！？,!?\n=]{{0,8}}?(?P<v>{_COOKIE_PAIR}(?:\s*;\s*{_COOKIE_PAIR})*;?)",
     _I,
 )
 _SESSION_NAMED = (
@@ -166,7 +177,13 @@ _PREFIXED_KEYS = tuple(
         r"(?<![\w])SG\.[\w\-]{16,}\.[\w\-]{16,}",
         r"(?<![\w])whsec_[A-Za-z0-9+/=]{20,}",
         r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",  # JWT
-        r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_\-]{30,}",  # Telegram bot token
+        r"(?<!\d)\d{8,10}:A[A-Za-z0-9_\-]{32,}",  # Telegram bot token
+        # webhook URLs whose path or query is the secret (Feishu, DingTalk, WeCom, Slack, Discord)
+        r"open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[\w\-]{16,}",
+        r"oapi\.dingtalk\.com/robot/send\?access_token=\w{16,}",
+        r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[\w\-]{16,}",
+        r"hooks\.slack\.com/services/[\w/]{20,}",
+        r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}",
         r"(?<![\w])[MN][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,}",  # Discord bot token
     )
 )
@@ -221,7 +238,8 @@ _OTP_TIGHT_GAP = re.compile(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
 _SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*)$", _A)
 _CVV = re.compile(
     r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码|卡背面?(?:的)?(?:后)?三位(?:数字|数)?"
-    r"|签名(?:栏|条)[^，。！？\d]{0,6}?三位(?:数字|数)?)\s*(?:是|为|[:：])?\s*"
+    r"|签名(?:栏|条)[^，。！？,!?\d]{0,6}?三位(?:数字|数)?|卡背(?:面)?[^，。！？,!?\d]{0,4}?三位(?:数字|数)?)"
+    r"\s*(?:[(（][^)）]{0,16}[)）])?\s*(?:是|为|[:：])?\s*"
     r"(?<!\d)(?P<v>\d{3,4})(?!\d)",
     _I,
 )
@@ -231,13 +249,16 @@ _CVV_REVERSE = re.compile(
     _I,
 )
 
-_SQ_CUE = r"(?:密保|安全问题|密码提示问题|(?<![A-Za-z])security\s+questions?)"
-_SQ_CONNECT = r"(?:[:：=]|都是|就是|分别是|分别为|是|为|is|(?:我)?(?:填|设|写|选)的(?:是)?)"
-_SQ_VALUE = r"(?P<v>[^，。！？；,!?;\n]{1,40})"
+_SQ_CUE = r"(?:密保|安全(?:提示)?问题|(?:密码)?提示问题|(?<![A-Za-z])security\s+questions?)"
+_SQ_CONNECT = (
+    r"(?:[:：=]|都是|就是|分别是|分别为|依次是|依次为|(?:按)?顺序是|是|为|is|(?:我)?(?:填|设|写|选|答|回答)的(?:是)?)"
+)
+_SQ_VALUE = r"(?P<v>[^，。！？,!?；,!?;\n]{1,40})"
 _SECURITY_ANSWERS = (
     re.compile(rf"{_SQ_CUE}[^。！？!?\n]{{0,20}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:我|当时)?(?:答|回答|填|写|设)的(?:是)?\s*{_SQ_VALUE}", _I),
     re.compile(
-        rf"密保(?:问题)?[^？?\n。:：]{{0,8}}[:：]\s*[^？?\n。]{{2,30}}[？?]\s*(?:答案\s*(?:是|为|[:：])?\s*)?{_SQ_VALUE}",
+        rf"{_SQ_CUE}[^？?\n。:：]{{0,8}}[:：]\s*[^？?\n。]{{2,30}}[？?]\s*(?:答案\s*(?:是|为|[:：])?\s*)?{_SQ_VALUE}",
         _I,
     ),
     re.compile(rf"(?<![A-Za-z])security\s+answers?\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
@@ -272,13 +293,13 @@ _CARD = re.compile(
 )
 _CARD_CUE_BEFORE = re.compile(
     r"(?:银行卡|卡号|信用卡|借记卡|储蓄卡|工资卡|[工农中建招交浦兴光民邮]行卡|银联|card|转账到|打钱到|转到|汇款到|打到|收款|账户|开户|的卡)"
-    r"[^，。！？\d]{0,8}$",
+    r"[^，。！？,!?\d]{0,8}$",
     _I,
 )
-_CARD_CUE_AFTER = re.compile(r"^[^，。！？\d]{0,6}(?:这张卡|的卡|那张卡|户名|开户|卡号)", _A)
+_CARD_CUE_AFTER = re.compile(r"^[^，。！？,!?\d]{0,6}(?:这张卡|的卡|那张卡|户名|开户|卡号)", _A)
 _NOT_CARD_BEFORE = re.compile(
     r"(?:订单|单号|运单|快递|流水|交易号|编号|工单|发票|批次|序列号|条码|imei|tracking|order|uid|时间戳|timestamp|群号|qq|电话|手机"
-    r"|学号|工号|考号|准考证|雪花|hash|哈希|(?<![A-Za-z])(?:id|sn)(?![A-Za-z]))[^，。！？\d]{0,8}$",
+    r"|学号|工号|考号|准考证|雪花|hash|哈希|(?<![A-Za-z])(?:id|sn)(?![A-Za-z]))[^，。！？,!?\d]{0,8}$",
     _I,
 )
 
@@ -362,6 +383,13 @@ def _password_new_ok(match: re.Match[str], text: str) -> bool:
     if _NOT_A_VALUE_AFTER.match(_after(match, text)):
         return False
     return shapes.plausible_password(match.group("v").rstrip(".,?"), explicit=True)
+
+
+def _cli_password_ok(match: re.Match[str], text: str) -> bool:
+    value = match.group("v")
+    if match.group().startswith("-") and not match.group().startswith("--") and not _CLI_TOOLS.search(text):
+        return False
+    return not shapes.is_placeholder(value) and not value.startswith(("$", "-")) and not value.isdigit()
 
 
 def _cookie_ok(match: re.Match[str], text: str) -> bool:
@@ -499,6 +527,7 @@ _RULES: tuple[tuple[str, Rule], ...] = (
     ("assignment", _value_spans(_ASSIGNMENT, _assignment_ok)),
     ("account", _account_pairs),
     ("account", _bare_account_pairs),
+    ("password", _value_spans(_CLI_PASSWORD, _cli_password_ok)),
     ("password", _value_spans(_PASSWORD, _password_ok)),
     ("password", _value_spans(_PASSWORD_LOOSE, _password_loose_ok)),
     ("password", _value_spans(_PASSWORD_REVERSE, _password_reverse_ok)),
@@ -519,7 +548,10 @@ _RULES: tuple[tuple[str, Rule], ...] = (
 
 def find_secrets(text: str) -> list[Secret]:
     """Secret values in ``text`` (already folded), merged where they overlap, in order."""
-    found = sorted((start, end, kind) for kind, rule in _RULES for start, end in rule(text) if end > start)
+    found = sorted(
+        [(start, end, kind) for kind, rule in _RULES for start, end in rule(text) if end > start]
+        + [(start, end, kind) for start, end, kind in contextual_secrets(text) if end > start]
+    )
     merged: list[Secret] = []
     for start, end, kind in found:
         if merged and start <= merged[-1].end:

@@ -18,21 +18,22 @@ _I = re.IGNORECASE
 _NEGATION = re.compile(
     r"(?:(?<![要用需])不要|(?<!用)不用|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
     r"|(?:能不能|可以|可不可以|能否|可否)不(?![要用必])"
-    r"|(?<![要用需必])不(?=入库|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆)"
+    r"|(?<![要用需必])不(?=入库|入档|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆|计入)"
     r"|(?<![特区分告级类性离识辨差鉴派道送诀判惜])(?<!(?<![这那])个)别(?![人的处墅扭致针名克样家号称离具]))"
 )
 _MEMORY_PLACE = (
     r"(?:(?:你的?|我的?)?(?:长期)?(?:记忆|小本本|本本|本子|备忘录?|数据库|库|档案|脑子)"
-    r"|你(?:的)?笔记(?:本)?|你那(?:里|儿|边)?)"
+    r"|你(?:的)?(?:笔记(?:本)?|记录)|你那(?:里|儿|边)?|(?:关于我的|我的)资料)"
 )
 _VERB = re.compile(
     rf"(?P<verb>(?:写|加|放|塞|收|录|记|存|留)(?:进|入|到|在){_MEMORY_PLACE}"
-    r"|(?:写|记|存|放|加|录)进去|(?:入|进)(?:你的?)?(?:记忆|库|数据库|小本本)"
-    r"|保存|储存|存储|留档|留底|留存|留记录|留下记录|留痕迹?|入库|录入|收录|归档|存档|记录|记忆|记|存)"
+    r"|(?:写|记|存|放|加|录)进去|(?:入|进)(?:你的?)?(?:记忆|库|数据库|小本本|脑子)|计入(?:你的?)?(?:记忆|档案)"
+    r"|保存|储存|存储|保留|留档|留底|留存|留记录|留下记录|留痕迹?|入库|入档|录入|收录|归档|存档|建档|记录|记忆|记|存"
+    r"|(?<![A-Za-z])(?:memori[sz]e|remember|save|record|store)(?![A-Za-z]))"
 )
 # Weak verbs that mean "put into the memory" only when the clause names the memory.
-_PUT = re.compile(r"(?P<verb>留|放|写|加|塞)")
-_NAMES_MEMORY = re.compile(r"记忆|小本本|本本|备忘|档案|你的?脑子|你那(?:里|儿|边)")
+_PUT = re.compile(r"(?P<verb>留|放|写|加|塞|装)")
+_NAMES_MEMORY = re.compile(r"记忆|小本本|本本|备忘|档案|你的?脑子|脑子里|你那(?:里|儿|边)|你的?记录|你记(?:下|住)?的")
 
 # Before 记, a character that makes another word: 登记, 笔记, 日记, 牢记, 惦记, 忘记 ...
 _COMPOUND_BEFORE_JI = set("登书标笔日牢惦速熟默切谨铭忘追补印胎暗表杂游传札手簿大")
@@ -53,7 +54,7 @@ _FILL_NOT_ABOUT_MEMORY = re.compile(r"忘|让我|叫我|说(?!的|过)|告诉|�
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _REPORTED = re.compile(
     r"(?:老师|他|她|妈|爸|领导|老板|教授|同学|朋友|网上|书上|医生|教练|师傅|学长|学姐)(?:说|讲|让|叫|要求)(?!的)"
-    r"|(?:跟|对|和)(?![你您])[^，。]{1,4}(?:说|讲)(?!的)"
+    r"|(?:跟|对|和)(?![你您])[^，。,]{1,4}(?:说|讲)(?!的)"
 )
 
 _WISH = re.compile(
@@ -62,7 +63,9 @@ _WISH = re.compile(
     r"|(?:不想|不希望|不愿意?)(?:你|它|机器人)(?:把|将)?(?:这个|这些|这件事|这事|它|我说的话?)?(?:给)?(?:记|存|保存|写进|录)",
     _I,
 )
-_HEARD_AND_FORGET = re.compile(r"(?:听|看|说|读)(?:完|过|了)(?:了)?(?:以后|之后)?(?:就|便)?(?:忘|算)")
+_HEARD_AND_FORGET = re.compile(
+    r"(?:听|看|说|读|聊)(?:完|过|了)(?:了)?(?:以后|之后)?(?:你)?(?:就|便)?(?:忘|算|清空|清掉|删)"
+)
 _IMPERATIVE_TAIL = re.compile(r"^(?:了|掉|记)?(?:它|这个)?(?:吧|哈|啊|呀|就行|就好)|^了吧|^掉吧")
 _UNSAY = re.compile(
     r"(?<![应相适正每恰担我他她])(?:就当|权当|你就当|你当|当)(?:我)?(?:今天|刚才|刚刚|之前)?(?:什么都|啥都)?(?:没|没有|从没|从来没)(?:说|讲|提|问|发)"
@@ -70,7 +73,7 @@ _UNSAY = re.compile(
 )
 _AS_IF = re.compile(r"^\S{0,4}?(?:一样|似的|一般)")
 _DEICTIC = (
-    r"(?:这个事|这个|这些|这事儿?|这件事|这段(?:话|对话)?|这句(?:话)?|那句(?:话)?|那段(?:话)?"
+    r"(?:这个事|这个|这些|这事儿?|这件事|这段(?:话|对话)?|这句(?:话)?|这条(?:消息)?|那句(?:话)?|那段(?:话)?"
     r"|刚才(?:的|说的)?(?:那句|那段|那些|那条|对话|话)?|刚刚(?:说的)?(?:那些话|那些|话)?|上面(?:那段|的|这些)?"
     r"|我(?:刚才|刚刚|今天|之前)?说的(?:话|那些)?)"
 )
@@ -107,9 +110,31 @@ _EN_NOT_FORGET = re.compile(
 _EN_OFF_RECORD = re.compile(r"\boff\s+the\s+record\b", _I)
 
 
+# The memory named first, then "must not hold it": "你的记忆里不要有这条".
+_MEMORY_MUST_NOT_HOLD = re.compile(
+    r"(?:你的?)?(?:记忆|脑子|小本本|记录|数据库)(?:里|中)[^，。！？,!?]{0,4}?(?:不要|别|不许|不能|不准)(?:有|出现|存在|留)"
+)
+# The bot told not to learn or keep what it was told: "这句 bot 别学也别留".
+_ADDRESSES_BOT = re.compile(r"(?<![A-Za-z])(?:bot|ai)(?![A-Za-z])|机器人|小助手", re.IGNORECASE)
+_NOT_LEARN_OR_KEEP = re.compile(r"(?:别|不要|不许|不准)(?:学|留)(?![习生校期])")
+# Idioms for "gone once read".
+_BURN_AFTER_READING = re.compile(r"阅后即焚|听完即焚|看完即焚|过目即忘|用完即删|聊完就删")
+# "别给我留着这个信息": keeping what was said, named as such.
+_KEEP_THIS = re.compile(r"(?:别|不要|不许|不准)(?:给我)?留着(?:这个|这条|这段|这些|这事)?(?:信息|消息|内容|话)")
+# Chinese typed in pinyin: "bie ji", "buyao cun", "bu yao jilu".
+_PINYIN = re.compile(
+    r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])",
+    re.IGNORECASE,
+)
+
+
 def asks_not_to_remember(text: str) -> bool:
     """Whether ``text`` (already folded) asks the bot not to keep it."""
-    if _english(text) or _WISH.search(text):
+    if _english(text) or _WISH.search(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):
+        return True
+    if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text):
+        return True
+    if _ADDRESSES_BOT.search(text) and _NOT_LEARN_OR_KEEP.search(text):
         return True
     game = bool(_GAME.search(text))  # 存档 of a game, anywhere in the message
     return any(_clause_asks(text[start:end], game) for start, end in clauses(text))
@@ -164,7 +189,7 @@ def _forgets(clause: str) -> bool:
 
 
 def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bool:
-    window = clause[negation.end() : negation.end() + 12]
+    window = clause[negation.end() : negation.end() + 16]
     match = _VERB.search(window)
     if match is None and _NAMES_MEMORY.search(clause):
         match = _PUT.search(window)

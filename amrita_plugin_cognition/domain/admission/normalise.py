@@ -33,9 +33,32 @@ _TABLE = _build_table()
 _CLAUSE_BREAK = re.compile(r"[，。！？；\n]|[!?;,](?=\s|$|[^\x00-\x7f])|\.(?=\s|$)|…+")
 
 
+# Digits read out one by one ("密码是六四九零七六", "验证码是五四二五九四"): a run of four or more
+# Chinese digit characters is a number; shorter runs are words (一一, 三五个).
+_CN_DIGITS = {
+    "零": "0",
+    "〇": "0",
+    "幺": "1",
+    "一": "1",
+    "二": "2",
+    "三": "3",
+    "四": "4",
+    "五": "5",
+    "六": "6",
+    "七": "7",
+    "八": "8",
+    "九": "9",
+}
+_CN_DIGIT_RUN = re.compile(f"[{''.join(_CN_DIGITS)}]{{4,}}")
+
+
 def fold(text: str) -> str:
-    """Full-width ASCII to ASCII, traditional cue characters to simplified; same length."""
-    return text.translate(_TABLE)
+    """Full-width ASCII to ASCII, traditional cue characters to simplified, digits read out in
+    Chinese to ASCII digits; same length."""
+    folded = text.translate(_TABLE)
+    if _CN_DIGIT_RUN.search(folded) is None:
+        return folded
+    return _CN_DIGIT_RUN.sub(lambda match: "".join(_CN_DIGITS[char] for char in match.group()), folded)
 
 
 def clauses(text: str) -> list[tuple[int, int]]:

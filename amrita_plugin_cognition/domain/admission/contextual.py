@@ -1,0 +1,200 @@
+"""Secrets found by the message's context rather than by the words right before them.
+
+The adjacency rules (``credentials``) need a value right after its cue ("密码是 x"). People also
+write "root 的 pw 是 x", "mm是x啊", "code是123456，刚短信来的", "令牌代码现在是 42832", "备份码
+我先发你这：a b c", "那串数字是093103". Here a message is first asked what it is about (a
+password, a code, a key, recovery codes), anywhere in it, and then whether it holds a token of the
+shape that kind of secret has, that is not one of the ordinary things with a similar shape (a
+version, a date, an order or phone number, a price, a URL, an e-mail address, a file name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from . import shapes
+
+Span = tuple[int, int]
+
+_A = re.ASCII
+_I = re.IGNORECASE | _A
+
+# --- what the message is about -------------------------------------------------------------------
+
+_PASSWORD_TALK = re.compile(
+    r"密码(?!学|锁|箱|柜|管理|策略|强度|长度|规则|芯片|破解)|口令|密保|账密|门禁|锁屏|解锁|解压|保险柜|开机|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mm|mima|pin)(?![A-Za-z])"
+    r"|(?<![A-Za-z])p\s*[:：]",
+    _I,
+)
+_CODE_TALK = re.compile(
+    r"验证码|校验码|动态码|短信码|登录码|确认码|认证码|验证器|令牌|安全令|动态口令|(?:帮我|你)(?:输|填)|(?:输|填)一下"
+    r"|(?<![A-Za-z])(?:yzm|otp|2fa|authenticator|(?<!error\s)(?<!status\s)code)(?![A-Za-z])",
+    _I,
+)
+# A text message or a verification, and a code or a number it brought ("短信让我验证，收到的那串数字").
+_SMS_OR_CHECK = re.compile(r"短信|验证")
+_A_CODE = re.compile(r"(?:码|那串数字|这串数字|几位数字|的数字)")
+_KEY_TALK = re.compile(
+    r"密钥|秘钥|私钥|令牌|凭证|凭据|(?<![A-Za-z])(?:api[\s_-]?key|secret|token|access[\s_-]?key|app[\s_-]?key"
+    r"|private[\s_-]?key|signing[\s_-]?key|aes|hmac)(?![A-Za-z])",
+    _I,
+)
+_RECOVERY_TALK = re.compile(
+    r"恢复码|备份码|备用码|备用验证码|救援码|紧急码|(?<![A-Za-z])(?:recovery|backup|scratch)\s+codes?(?![A-Za-z])", _I
+)
+# A message about a key that is public, or about a checksum, names a value that is not secret.
+_NOT_SECRET_TALK = re.compile(
+    r"公钥|public\s*key|pub\s*key|指纹|fingerprint|校验和|checksum|md5|sha\d*|哈希|hash|commit|提交|版本|version", _I
+)
+
+# --- the shape of a value ------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(?<![\w!@#$%^&*+=/.\-])[A-Za-z0-9!@#$%^&*_.+=/\-]{4,80}(?![\w!@#$%^&*+=/\-])", _A)
+_DIGIT_CODE = re.compile(r"(?<![\w.:/\-])(?P<v>\d{4,8}|\d{3}\s\d{3}|\d{4}\s\d{4})(?![\w.:/%\-])", _A)
+_RECOVERY_CODE = re.compile(
+    r"(?<![\w\-])(?:[A-Za-z0-9]{4,6}-[A-Za-z0-9]{4,6}|[A-Za-z0-9]{6,12}|\d{4}\s\d{4})(?![\w\-])", _A
+)
+_ORDINARY = re.compile(
+    r"^(?:v?\d+(?:\.\d+){1,3}[a-z]?"  # versions, IPs
+    r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[:：]\d{2}(?::\d{2})?"  # dates, times
+    r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"  # e-mail addresses
+    r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
+    r"|[A-Za-z]+|\d+)$",
+    _I,
+)
+# Words right before or after a number that make it something else than a code.
+_NUMBER_BEFORE = re.compile(
+    r"(?:订单|单号|运单|快递|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机|客服|热线|工号|学号|uid|id|车次|航班|邮编"
+    r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|日)[^，。！？,!?\d]{0,4}$",
+    _I,
+)
+_NUMBER_AFTER = re.compile(
+    r"^\s*(?:元|块|毛|分钱|%|个|次|位|号|年|月|日|点|分钟?|秒|小时|天|周|岁|斤|公斤|kg|km|公里|米|楼|层|室|栋|人|条|张|页|章"
+    r"|人民币|rmb|万|千|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b)",
+    _I,
+)
+_URL = re.compile(r"(?:[a-z][a-z0-9+.\-]*://|www\.)\S+", _I)
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:比如|例如|像是?|举例|示例|样例|格式|形如|类似|e\.g\.|example)[^，。！？,!?]{0,6}$", _I
+)
+# The message says the code never came: a number in it is something else.
+_NO_CODE = re.compile(r"收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没")
+# The weakest passwords are said as examples ("不会也是 123456 吧"), not given away.
+# A message about a password or a lock: any number in it may be the code that opens it.
+_PIN_TALK = re.compile(r"(?<![A-Za-z])pin(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|开机", _I)
+_TRIVIAL_DIGITS = re.compile(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
+_PIN_BLOCK = re.compile(r"忘|错|几位|多少位|位数")
+_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*|110|119|120|122)$", _A)
+
+
+def _ordinary(value: str) -> bool:
+    return bool(_ORDINARY.match(value)) or shapes.is_placeholder(value) or value.lower() in shapes.STOPWORDS
+
+
+def _password_like(value: str) -> bool:
+    """A password someone chose: letters with digits or symbols (not a word, a number or one of
+    the ordinary shapes), or a long random run of letters."""
+    value = value.strip(".,")
+    if _ordinary(value) and not shapes.random_letters(value):
+        return False
+    return shapes.strong_password(value) or shapes.random_letters(value)
+
+
+def _tokens(text: str) -> Iterator[re.Match[str]]:
+    """Candidate values: not inside a URL, not named as an example or as one of the numbered
+    things (an order, a room …)."""
+    urls = [match.span() for match in _URL.finditer(text)]
+    for match in _TOKEN.finditer(text):
+        if any(start < match.end() and match.start() < end for start, end in urls):
+            continue
+        before = text[max(0, match.start() - 10) : match.start()]
+        if _EXAMPLE_BEFORE.search(before) or _NUMBER_BEFORE.search(before):
+            continue
+        yield match
+
+
+def _numbers(text: str) -> Iterator[re.Match[str]]:
+    for match in _DIGIT_CODE.finditer(text):
+        value = match.group("v").replace(" ", "")
+        before = text[max(0, match.start() - 10) : match.start()]
+        after = text[match.end() : match.end() + 6]
+        blocked = _NUMBER_BEFORE.search(before) or _EXAMPLE_BEFORE.search(before) or _NUMBER_AFTER.match(after)
+        # a group of a longer number written with spaces or dashes (400 800 1234, 882 331 907)
+        blocked = blocked or re.search(r"\d[\s\-]$", before) or re.match(r"[\s\-]\d", after)
+        if _SERVICE_NUMBER.match(value) or blocked:
+            continue
+        if len(value) == 4 and re.fullmatch(r"(?:19|20)\d\d", value):  # a year
+            continue
+        yield match
+
+
+def _password_values(text: str) -> Iterator[Span]:
+    if not _PASSWORD_TALK.search(text):
+        return
+    checksums = bool(_NOT_SECRET_TALK.search(text))
+    for match in _tokens(text):
+        value = match.group()
+        if checksums and re.fullmatch(r"[0-9a-f]{6,64}", value, _I):  # a commit, a digest
+            continue
+        if _password_like(value):
+            yield match.span()
+    # a PIN or a numeric password: a number in a message about a password or a PIN
+    if _PIN_TALK.search(text):
+        for match in _numbers(text):
+            value = match.group("v").replace(" ", "")
+            before = text[max(0, match.start() - 8) : match.start()]
+            if not _TRIVIAL_DIGITS.match(value) and not _PIN_BLOCK.search(before):
+                yield match.span("v")
+
+
+def _code_values(text: str) -> Iterator[Span]:
+    about_codes = _CODE_TALK.search(text) or (_SMS_OR_CHECK.search(text) and _A_CODE.search(text))
+    if not about_codes or _NO_CODE.search(text):
+        return
+    for match in _numbers(text):
+        yield match.span("v")
+    # a code of letters and digits, in capitals, right after a code cue ("邮箱验证码 EKS28S")
+    for match in re.finditer(
+        r"(?:验证码|校验码|动态码|令牌码|令牌|安全令|code)\s*(?:是|为|[:：=])?\s*(?P<v>[A-Z0-9]{4,8})(?![A-Za-z0-9])",
+        text,
+        _I,
+    ):
+        value = match.group("v")
+        if any(char.isdigit() for char in value) and any(char.isalpha() for char in value) and value.isupper():
+            yield match.span("v")
+
+
+def _key_values(text: str) -> Iterator[Span]:
+    if not _KEY_TALK.search(text) or _NOT_SECRET_TALK.search(text):
+        return
+    for match in _tokens(text):
+        value = match.group().strip(".,")
+        if len(value) >= 16 and not _ordinary(value) and shapes.high_entropy_key(value):
+            yield match.span()
+
+
+def _recovery_values(text: str) -> Iterator[Span]:
+    if not _RECOVERY_TALK.search(text):
+        return
+    codes = [
+        match
+        for match in _RECOVERY_CODE.finditer(text)
+        if any(char.isdigit() for char in match.group()) and not _ordinary(match.group())
+    ]
+    if len(codes) >= 2:  # one code alone is the adjacency rules' (恢复码 R55201)
+        for match in codes:
+            yield match.span()
+
+
+def contextual_secrets(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of the values found by the message's context (``text`` is folded)."""
+    for kind, rule in (
+        ("password", _password_values),
+        ("one_time_code", _code_values),
+        ("api_key", _key_values),
+        ("recovery_code", _recovery_values),
+    ):
+        for start, end in rule(text):
+            yield start, end, kind
