@@ -1,7 +1,7 @@
 """Typed configuration, every default documented in one place.
 
-Sources, later ones win: the defaults below; a TOML file (``cognition.toml`` in the plugin's
-config folder, or the path in ``COGNITION_CONFIG``); environment variables
+Sources, later ones win: the defaults below; a TOML file (where it is: ``config_location``;
+the path in ``COGNITION_CONFIG`` when set); environment variables
 ``COGNITION_<KEY>`` for top-level keys and ``COGNITION_<SECTION>__<KEY>`` for nested ones
 (``COGNITION_EMBEDDER__PROVIDER=openai``). Values of the form ``${NAME}`` are read from the
 environment, so secrets such as API keys need not sit in the file; an unset ``NAME`` is an error.
@@ -35,7 +35,6 @@ else:  # the same parser, as a package before Python 3.11
     import tomli as tomllib
 from .llm.settings import LLMSettings
 
-CONFIG_FILE_NAME = "cognition.toml"
 ENV_PREFIX = "COGNITION_"
 #: The one prefixed variable that is not an override: where the file is.
 CONFIG_ENV = f"{ENV_PREFIX}CONFIG"

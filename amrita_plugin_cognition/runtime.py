@@ -5,6 +5,10 @@ The engine is built on first use. When that fails (a configuration error, a refu
 step), memory is unavailable: ``get_engine`` raises ``EngineUnavailable`` with the reason, and
 tries again as soon as the configuration file changes, or every ``RETRY_SECONDS`` otherwise;
 the first attempt that succeeds clears the reason, without a restart.
+
+A changed configuration file reaches the running engine through ``reload_config``: called by
+the bot's file watcher (``bot/settings.py``) and each time the engine is handed out, it applies
+each change once (keys that need a restart keep their running value, and the log names them).
 """
 
 from __future__ import annotations
@@ -17,21 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import CONFIG_FILE_NAME, CognitionConfig, load_config
+from .config import CognitionConfig, load_config
+from .config_location import PLUGIN_NAME, config_path
+from .config_restart import keep_restart_values, restart_changes
 from .engine.factory import build_engine
 from .engine.service import CognitionEngine
 from .errors import CognitionError, ConfigurationError, EngineUnavailable
 
-PLUGIN_NAME = "amrita_plugin_cognition"
 logger = logging.getLogger("cognition")
 
 #: Without a change of the configuration file, a failed start is tried again after this long.
 RETRY_SECONDS = 60.0
 #: The same warning is logged at most once in this many seconds (see ``warn_limited``).
 WARN_EVERY_SECONDS = 60.0
-
-#: Keys that need a restart: they decide which model, index and folder the engine opened.
-RESTART_KEYS = ("embedder", "chroma", "data_dir", "outbox_interval_seconds")
 
 #: Work the adapter does on a freshly started engine before it is handed out (the embedding
 #: fingerprint check, scheduling the catch-up job). A step that raises keeps memory unavailable.
@@ -60,9 +62,8 @@ _last_warned: dict[str, float] = {}
 
 
 def config_file() -> Path:
-    from nonebot_plugin_localstore import get_config_dir
-
-    return get_config_dir(PLUGIN_NAME) / CONFIG_FILE_NAME
+    """The configuration file (see ``config_location.config_path``)."""
+    return config_path()
 
 
 def plugin_config() -> CognitionConfig:
@@ -115,7 +116,7 @@ async def get_engine() -> CognitionEngine:
     """
     global _start_task
     if _engine is not None:
-        _reload_if_changed(_engine)
+        reload_config()
         return _engine
     task = _start_task
     if task is None or task.done() or task.get_loop() is not asyncio.get_running_loop():
@@ -141,7 +142,7 @@ async def _attempt_start() -> None:
     try:
         config = plugin_config()
         engine = _pending
-        if engine is not None and any(getattr(config, key) != getattr(engine.config, key) for key in RESTART_KEYS):
+        if engine is not None and restart_changes(engine.config, config):
             engine = None  # the refused engine was built for other settings: build anew
         if engine is None:
             from nonebot_plugin_orm import get_session
@@ -185,8 +186,16 @@ def _config_mtime() -> float | None:
         return None
 
 
-def _reload_if_changed(engine: CognitionEngine) -> None:
-    """Hot reload: a changed config file applies at the next turn, except the restart keys."""
+def reload_config() -> None:
+    """Hot reload: a changed configuration file applies to the running engine now, except the
+    keys that need a restart (``config_restart``), which keep their running value until then.
+
+    A file that cannot be used is refused with one error line naming the key; the running
+    configuration stays. Each change (file mtime) is applied once, whoever notices it first.
+    """
+    engine = _engine
+    if engine is None:  # nothing runs: the next start reads the file
+        return
     mtime = _config_mtime()
     if mtime == _config_state["mtime"]:
         return
@@ -194,9 +203,20 @@ def _reload_if_changed(engine: CognitionEngine) -> None:
     try:
         fresh = plugin_config()
     except ConfigurationError as error:
-        logger.error("[cognition] stage=config_reload rejected=%s (keeping the previous configuration)", error)
+        logger.error(
+            "[cognition] stage=config_reload applied=0 error=%s 配置有误，继续使用当前配置：%s", error, error.zh
+        )
         return
-    kept = {key: getattr(engine.config, key) for key in RESTART_KEYS}
-    changed = [key for key in RESTART_KEYS if getattr(fresh, key) != kept[key]]
-    engine.config = fresh.model_copy(update=kept)
-    logger.info("[cognition] stage=config_reload applied=1 restart_needed_for=%s", ",".join(changed) or "-")
+    except OSError as error:  # unreadable (permissions, a folder in its place): like a bad file
+        logger.error("[cognition] stage=config_reload applied=0 error=%s 配置文件无法读取，继续使用当前配置", error)
+        return
+    pending = restart_changes(engine.config, fresh)
+    engine.config = keep_restart_values(engine.config, fresh)
+    if pending:
+        logger.warning(
+            "[cognition] stage=config_reload applied=1 restart_needed=%s 以下配置项需要重启才能生效：%s",
+            ",".join(pending),
+            "、".join(pending),
+        )
+    else:
+        logger.info("[cognition] stage=config_reload applied=1 restart_needed=-")

@@ -95,7 +95,7 @@ def _write_configs(config_dir: Path, chroma_port: int | None) -> None:
         lines += ["[chroma]", 'mode = "server"', 'host = "127.0.0.1"', f"port = {chroma_port}"]
     # chat-flow tests run the historian by hand (engine.historian.run_until_idle), never by timer
     lines += ["[historian]", "poll_interval_seconds = 3600", "transcript_batch_turns = 100"]
-    (cognition / "cognition.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (cognition / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def pytest_configure(config: pytest.Config) -> None:

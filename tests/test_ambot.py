@@ -114,7 +114,7 @@ def test_ambot_cognition_in_a_bot_project(tmp_path: Path) -> None:
     assert tree_digest(project / "data") == before
     assert "正在加载机器人项目" not in evaluated.stderr
 
-    config = project / "config" / "amrita_plugin_cognition" / "cognition.toml"
+    config = project / "config" / "amrita_plugin_cognition" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("[embedder\nprovider = 1\n", encoding="utf-8")
     failed = ambot(project, overlay, "cognition", "backup", "create")

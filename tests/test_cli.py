@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
-CONFIG_PARTS = ("config", "amrita_plugin_cognition", "cognition.toml")
+CONFIG_PARTS = ("config", "amrita_plugin_cognition", "config.toml")
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

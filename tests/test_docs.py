@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -36,3 +37,21 @@ def test_every_config_key_is_documented() -> None:
 def test_example_config_is_the_defaults() -> None:
     example = tomllib.loads((ROOT / "config" / "cognition.example.toml").read_text(encoding="utf-8"))
     assert CognitionConfig.model_validate(example) == CognitionConfig()
+
+
+def test_the_readme_says_which_keys_need_a_restart_as_the_code_decides() -> None:
+    """The "热重载" column of the README's table is what a reload does (``config_restart``)."""
+    from amrita_plugin_cognition.config_restart import needs_restart
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    seen = set()
+    for line in readme.splitlines():
+        if not line.startswith("| `"):
+            continue
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) != 4 or cells[2] not in ("是", "需重启"):
+            continue  # another table
+        for key in re.findall(r"`([a-z_.]+)`", cells[0]):
+            assert (cells[2] == "需重启") == needs_restart(key), f"README: {key} is marked {cells[2]}"
+            seen.add(key)
+    assert set(_keys(CognitionConfig)) <= seen

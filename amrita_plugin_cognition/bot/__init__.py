@@ -18,6 +18,7 @@ from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailab
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
 from . import capture, commands, hook, tools  # noqa: E402,F401
 from .jobs import historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
+from .settings import bind_settings  # noqa: E402
 
 #: How long shutdown waits for scheduled index work and bank checks.
 SHUTDOWN_WAIT_SECONDS = 20.0
@@ -72,9 +73,11 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
 
 @get_driver().on_startup
 async def _start_engine() -> None:
-    """Start memory with the bot. When it cannot start (the reason is logged once by the
+    """Start memory with the bot, on the configuration in Amrita's place for it (bound to
+    uniconf and the WebUI first). When it cannot start (the reason is logged once by the
     runtime), the bot runs without it and ``get_engine()`` starts it once the cause is gone."""
     global _starting
+    await bind_settings()
     add_startup_step(_prepare_engine)
     engine = current_engine()
     if engine is not None:  # started before the driver (a CLI command, a test): prepare it now
