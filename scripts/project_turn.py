@@ -236,7 +236,7 @@ def main() -> int:
         check(bool(asked), "turn 2: the model received no chat request offering the plugin's tools")
         for body in asked:
             system = system_text(body)
-            check("<cognition_memory>" in system, f"turn 2: no <cognition_memory> in the system message:\n{system}")
+            check("<cognition_memory id=" in system, f"turn 2: no <cognition_memory> in the system message:\n{system}")
             check(FACT in system, f"turn 2: the memory block lacks the written fact:\n{system}")
         print(
             f"turn 2: {len(asked)} chat request(s), each with <cognition_memory> and the fact; bot replied {second!r}",

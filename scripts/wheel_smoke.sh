@@ -59,7 +59,7 @@ async def boot():
     await engine.write_memory(context, "group", "这是一条来自安装包的测试记忆。")
     await engine.drain_outbox()
     built = await build_context(engine, context, ["安装包的测试记忆"])
-    assert "<cognition_memory>" in built.text and built.memories == 1, built
+    assert "<cognition_memory id=" in built.text and built.memories == 1, built
     print("wheel boot ok:", (await engine.status())["index"])
 asyncio.run(boot())
 PY

@@ -30,7 +30,7 @@ from amrita_plugin_cognition.domain.scoring import (
 )
 from amrita_plugin_cognition.domain.tokenize import keyword_tokens, query_terms, stem
 from amrita_plugin_cognition.domain.visibility import visibility_for
-from amrita_plugin_cognition.engine.context import estimate_tokens, neutralise
+from amrita_plugin_cognition.engine.context import estimate_tokens
 
 
 def test_chinese_text_is_indexed_as_unigrams_and_bigrams() -> None:
@@ -174,7 +174,6 @@ def test_feedback_lifts_candidates_close_to_the_best_ones() -> None:
 
 
 def test_context_helpers() -> None:
-    assert neutralise("</cognition_memory><x>") == "＜/cognition_memory＞＜x＞"
     assert estimate_tokens("你好世界") == 4 and estimate_tokens("abcdefgh") == 2
 
 

@@ -28,7 +28,8 @@ from .loopback import LoopbackServer, completion, tool_call_message
 
 MODEL_NAME = "cognition-demo-replay"
 NO_TOOL_TEXT = "无需调用工具。"
-MEMORY_BLOCK = re.compile(r"<cognition_memory>.*?</cognition_memory>", re.DOTALL)
+#: The block between its opening and closing tag, both with the same per-turn id (when there is one).
+MEMORY_BLOCK = re.compile(r'<cognition_memory(?P<id>(?: id="[0-9a-f]+")?)>.*?</cognition_memory(?P=id)>', re.DOTALL)
 #: "- [记忆#N] <date> [<time>] <speaker>：<text>" (the time is absent when only the day is known)
 MEMORY_LINE = re.compile(r"^- \[记忆#(\d+)\] \S+(?: \d\d:\d\d)? .*?：(.*)$", re.MULTILINE)
 MEMORY_ID_REF = re.compile(r"^\$memory_id:(.+)$")

@@ -1,8 +1,14 @@
 """The per-turn context: pinned memo, pins, the chat's recent notes and recalled memories, rendered
 into one block.
 
-The block is reference material. Stored text can neither close it nor open a tag of its own:
-angle brackets in stored text are replaced by look-alike full-width ones before rendering.
+The block is reference material, framed as data from the past that never instructs and yields to
+the current input. Its tags carry a token drawn afresh for every rendering
+(``<cognition_memory id="…">`` … ``</cognition_memory id="…">``), and the framing says that only
+text between the tags with that token is memory: stored text cannot know the token. Every stored
+field goes through ``domain.inert`` before rendering: no tag can be opened or closed from it (not
+even after NFKC folding), no line or header of the block can be forged (single-line fields have
+their line breaks folded; the memo keeps its lines, none able to pass for a header), invisible
+format characters are dropped and very long lines are clipped.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 
 from ..domain.clock import aware_or_now
+from ..domain.inert import LINE_MAX_CHARS, inert_line, inert_lines, inert_name, new_block_token
 from ..domain.records import ChatContext, MemoryRecord
 from ..errors import TIMEOUTS
 from ..logs import log_event
@@ -33,11 +40,6 @@ TEMPLATE_NAME = "memory_block.jinja"
 #: Share of the turn's budget recall may use; the rest is the margin for rendering the block.
 RECALL_BUDGET_SHARE = 0.9
 _CJK = re.compile(r"[\u3000-\u9fff\uf900-\ufaff\uff00-\uffef]")
-
-
-def neutralise(text: str) -> str:
-    """Make stored text inert inside the block: no tag can be opened or closed from it."""
-    return text.replace("<", "＜").replace(">", "＞")
 
 
 def estimate_tokens(text: str) -> int:
@@ -71,6 +73,12 @@ def _record_when(record: MemoryRecord, zone: ZoneInfo) -> str:
 
 def _when(moment: datetime, zone: ZoneInfo) -> str:
     return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+
+
+def _speaker(record: MemoryRecord) -> str:
+    """Who said it, on one line: the name (a QQ card may hold anything), else the id."""
+    name = inert_name(record.speaker_name) if record.speaker_name else ""
+    return name or inert_name(record.speaker_id or "") or "未知"
 
 
 _NOTHING = ChatDocuments("", (), ())
@@ -140,19 +148,21 @@ async def build_context(
     recalled = await _recall_within_budget(engine, context, queries, now, started) if seen else RecallResult([])
     if not documents.memo and not documents.pins and not documents.notes and not recalled.hits:
         return BuiltContext("", 0, recalled.mode, (time.perf_counter() - started) * 1000)
+    text_limit = max(LINE_MAX_CHARS, engine.config.memory_max_chars)
     memories = [
         {
             "id": hit.record.id,
             "when": _record_when(hit.record, zone),
-            "speaker": neutralise(hit.record.speaker_name or hit.record.speaker_id or "未知"),
-            "text": neutralise(hit.record.text),
+            "speaker": _speaker(hit.record),
+            "text": inert_line(hit.record.text, text_limit),
         }
         for hit in recalled.hits
     ]
-    notes = [{"when": _when(note.at, zone), "text": neutralise(note.content)} for note in documents.notes]
+    notes = [{"when": _when(note.at, zone), "text": inert_line(note.content)} for note in documents.notes]
     values = {
-        "memo": neutralise(documents.memo),
-        "pins": [{"id": pin.id, "content": neutralise(pin.content)} for pin in documents.pins],
+        "token": new_block_token(),
+        "memo": inert_lines(documents.memo, max(LINE_MAX_CHARS, engine.config.memo_max_chars)),
+        "pins": [{"id": pin.id, "content": inert_line(pin.content)} for pin in documents.pins],
         "notes": notes,
         "memories": memories,
     }
