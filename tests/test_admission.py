@@ -218,6 +218,9 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout2.jsonl", 0.99),
         ("admission_zh_holdout3.jsonl", 0.99),
         ("admission_zh_holdout4.jsonl", 0.99),
+        ("admission_zh_holdout5.jsonl", 0.98),
+        ("admission_zh_holdout6.jsonl", 0.98),
+        ("admission_zh_holdout7.jsonl", 0.99),
     ],
 )
 def test_evaluation_targets(name: str, credential_recall: float) -> None:
@@ -248,6 +251,29 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     (六四九零七六, folded to ASCII digits), command-line passwords (redis-cli -a, --password),
     webhook URLs that carry their key, locks and safes (门禁, 锁屏, 保险柜) as password talk, "你输一下"
     as code talk; 入档, 保留, 阅后即焚, 说完你就清空吧, English verbs after a Chinese negation.
+
+    ``admission_zh_holdout5.jsonl`` (300, a fourth author: office groups, elderly relatives by
+    voice, teenagers, developers pasting configs), measured once after that: credential 0.933,
+    do-not-remember 0.717, false rejections 0.050 (the contextual layer took ``.env.example``, a
+    WiFi name and a port for secrets, and a key's value ran onto the next line of a config). After
+    fixing those shapes it stands at 0.983 / 0.967 / 0; four lines are still missed and left so:
+    a CVV of three Chinese digits, a bank's question with no 密保 cue, 存到那个电脑里 (the bot as
+    "the computer") and 整理成笔记存着 (the bot's notes, not the user's).
+
+    ``admission_zh_holdout6.jsonl`` (300, a fifth author), measured once on those rules: credential
+    0.908, do-not-remember 0.717, false rejections 0.017. Requests to delete or forget what the bot
+    stored ("把关于我前任的那些全删了", "忘掉吧，求你了", "一个字都别留", "不得写入记忆") became their own
+    module (``requests``), quoted words of others are no request, ``NAME=placeholder`` is no key;
+    lock combinations, ``G-123456`` codes, a CVV read out in Chinese and two-step setup keys in
+    groups of four were added. Now 0.983 / 1.0 / 0; two misses are left (a ``user:pass`` pair with
+    no cue, a scam story's code with no code word).
+
+    ``admission_zh_holdout7.jsonl`` (300, a sixth author), measured once on those rules:
+    credential 0.942, do-not-remember 0.717, false rejections 0.017. Requests in dialect, slang and
+    English ("你莫记到起", "呢句你唔好记住", "delete my data pls", "重置你对我的记忆") led to a request
+    found by co-occurrence in one sentence: a removal, something the bot keeps or was told, and the
+    bot addressed (``requests``). Now 0.992 / 1.0 / 0 (a security question laid out as
+    ``question：answer`` lines is left).
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"]["credential"] >= credential_recall, report
@@ -441,4 +467,153 @@ def test_more_ways_to_ask_not_to_be_remembered(text: str) -> None:
     ],
 )
 def test_near_misses_of_the_new_shapes_are_kept(text: str) -> None:
+    assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ".env.example：\nOPENAI_API_KEY=your-key-here\nDB_PASSWORD=\nDEBUG=false",
+        "mysql -h 10.1.2.3 -P 3306 -u report -p（回车后再输密码，别写在命令行里）",
+        "docker-compose.yml:\n  db:\n    environment:\n      - POSTGRES_PASSWORD=${POSTGRES_PASSWORD}",
+        "密保问题我当年设的是小学班主任名字，现在我自己都想不起来了",
+        "连接串格式是 postgresql://用户名:密码@主机:端口/库名，按这个格式填",
+        "WiFi 名字是 Office-5G，密码去前台问",
+    ],
+)
+def test_configs_and_templates_that_name_secrets_without_one_are_kept(text: str) -> None:
+    assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我身份证号码是四二零一零六一九五四零七零六四六零叉 你帮我填那个表",
+        '{"appid": "wxbf6d7bc31b4119aa", "appsecret": "e6cc872a5fd9481b89ffaa7d231926f0"}',
+        "将军令上现在的数是 072907，你那边快点登",
+        "IT说推送收不到的话就输安全令上的六位数，我现在这个是 163466",
+        "docker login -u ci-bot -p ySvG_UfGgHi2y harbor.corp.local",
+        "密保问题“你母亲的姓名是？”答案：徐淑芬",
+    ],
+)
+def test_secrets_in_configs_voice_and_tokens(text: str) -> None:
+    assert not admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你就当个树洞，听完就清空",
+        "仅限本轮对话使用，结束后请遗忘：我在吃药",
+        "忘掉我说我在找工作这事吧",
+        "DO NOT STORE: 我下个月可能要被裁",
+        "No need to keep this in memory — 我今天心情很差",
+        "这件事不要写进我的用户画像",
+        "请不要留在你的资料里",
+        "清空你关于我的所有记忆。",
+        "这段请从你的记忆中剔除",
+        "这段对话我不希望在你那边留下任何记录",
+        "Pretend you never heard this: 我出了个小车祸",
+        "聊完即删，不进记忆。",
+        "可以帮我把你存的我生日那条删了吗",
+        "这个你看完就失忆哈",
+    ],
+)
+def test_indirect_requests_not_to_be_remembered(text: str) -> None:
+    assert admit(text).reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["老师说请忘记过去的成绩，向前看", "请忘记带伞的事，天晴了", "我忘了我说的那件事了", "这个游戏存档清空了"],
+)
+def test_forgetting_that_is_not_about_the_bots_memory(text: str) -> None:
+    assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你能不能把关于我前任的那些全删了，不想再提",
+        "把这条从你的数据库里去掉：我住在幸福小区12栋",
+        "你把我昨天晚上发的那些醉话都清理掉行不",
+        "以后别再提我体重的事，之前记下的也删掉",
+        "清除一下你对我工作单位的记录",
+        "刚刚跟你说我欠信用卡的事，忘掉吧，求你了",
+        "这条你帮我选择性失忆一下",
+        "我刚刚那三条消息，一个字都别留",
+        "你的记忆里不需要有这段：我爸住院了",
+        "要求：本段内容仅用于本次回复，不得写入记忆",
+        "这个不用你备忘，我就是说说",
+        "说完你就清掉：其实我挺讨厌我室友的",
+    ],
+)
+def test_requests_to_delete_or_forget_what_was_stored(text: str) -> None:
+    assert admit(text).reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "朋友跟我说“这事你听了就忘了吧”，结果我到现在还在想",
+        "你帮我把手机里的照片删了吧，空间不够",
+        "能不能把群公告那条删了，过期了",
+        "我忘了吧好像，记不清了",
+        "数据库密码已经从配置文件挪到 vault 了 以后别再往 yaml 里写",
+        "配置里写 API_KEY=your-api-key-here，自己替换掉",
+    ],
+)
+def test_talk_about_deleting_or_forgetting_that_is_no_request(text: str) -> None:
+    assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "G-047438 是你的 Google 验证码",
+        "visa卡的cvv是六八二",
+        "卡背面那三个数是886，网购要填的",
+        "行李箱密码锁 179，出差老忘",
+        "给你个号玩：账号3829022386，密O!jsBu0qG70",
+        "QQ密保 第一个 我的小学 答 红星小学",
+        "两步验证的设置密钥：wsj6 z6nx nyvi 5vtl 7bca 7y4b pqag 3wvf",
+    ],
+)
+def test_codes_combinations_and_setup_keys(text: str) -> None:
+    assert not admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个你莫记到起哈，我乱说的",
+        "呢句你唔好记住呀，我讲笑咋",
+        "delete my data pls",
+        "clear your memory of me",
+        "重置你对我的记忆吧，咱们从零开始",
+        "你那里关于我的档案，全部销毁",
+        "老子说的话你少给我存",
+        "你要是敢把这个记下来我就把你拉黑",
+        "你记忆里有我女儿学校的名字吗？有的话删掉",
+        "关闭对我的记忆功能",
+    ],
+)
+def test_requests_in_dialect_slang_and_english(text: str) -> None:
+    assert admit(text).reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我把这事忘了，你再说一遍",
+        "请忘记带伞的事，天晴了",
+        "你别忘了删掉那个测试文件",
+        "你还记得我说过的那家店吗",
+        "你能把群里的旧照片清理一下吗",
+        "校验码算法用 CRC32 就够了",
+        "ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX 教程里都是这么打码的",
+        'api_key = os.environ["DASHSCOPE_API_KEY"] 这样写就不会泄露了吧？',
+    ],
+)
+def test_near_misses_of_requests_and_keys_are_kept(text: str) -> None:
     assert admit(text).stored_as_is, text

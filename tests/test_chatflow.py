@@ -48,7 +48,7 @@ async def test_memory_block_reaches_the_model_but_not_the_history(app: App, fake
         first_turn = list(fake_openai.chat_requests)
         assert first_turn, "the model was never called"
         for body in first_turn:
-            assert "<cognition_memory>" in system_text(body)
+            assert '<cognition_memory id="' in system_text(body)
             assert fact in system_text(body)
             assert "cognition_memory" not in non_system_text(body)
         assert FINAL_TEXT in qq.sent
@@ -83,6 +83,8 @@ async def test_tool_writes_into_the_chat_of_the_event(app: App, fake_openai, mon
     records, total = await engine.list_memories(here, "group")
     assert total == 1 and records[0].id == results[0]["memory_id"]
     assert records[0].speaker_id == "10001" and records[0].importance.value == "high"
+    # its source is the message it answered (what ``inspect`` and ``/memory … show`` report)
+    assert records[0].source["via"] == "tool" and len(records[0].source["messages"]) == 1
     elsewhere = ChatContext(BOT, Scope("group", "30004"), "10001")
     assert (await engine.list_memories(elsewhere, "group"))[1] == 0
 
@@ -137,8 +139,8 @@ async def test_stored_text_cannot_close_the_memory_block(app: App, fake_openai, 
         bot, _ = await _bot(ctx, monkeypatch)
         await deliver(bot, group_message("小明说过什么规则", 30005, 10001, "小明"))
     system = system_text(fake_openai.chat_requests[0])
-    assert system.count("</cognition_memory>") == 1
-    assert "<system>" not in system and "＜/cognition_memory＞" in system
+    assert system.count("</cognition_memory") == 1
+    assert "<system>" not in system and "‹/cognition_memory›" in system
 
 
 async def test_private_chat_recalls_group_facts_about_its_user(app: App, fake_openai, monkeypatch) -> None:
@@ -172,6 +174,8 @@ async def test_memory_command(app: App, fake_openai, monkeypatch) -> None:
         await deliver(
             bot, group_message(f"/memory group delete {record_id}", 30007, 10043, "群管", role="admin", to_me=False)
         )
+        assert f"将删除记忆 #{record_id}「群30007的群主是阿强。」" in qq.sent[-1] and "确认" in qq.sent[-1]
+        await deliver(bot, group_message("确认", 30007, 10043, "群管", role="admin", to_me=False))
         assert f"已删除记忆 #{record_id}" in qq.sent[-1]
         await deliver(bot, group_message("/memory group list", 30007, 10042, "成员", to_me=False))
         assert "还没有记忆" in qq.sent[-1]
@@ -243,7 +247,7 @@ async def test_a_stuck_memory_lookup_never_holds_the_reply(app: App, fake_openai
         started = asyncio.get_running_loop().time()
         await deliver(bot, group_message("阿花下个月去哪？", 30061, 10061, "阿花"))
         assert asyncio.get_running_loop().time() - started < 10
-        assert fake_openai.chat_requests and "<cognition_memory>" not in system_text(fake_openai.chat_requests[0])
+        assert fake_openai.chat_requests and "<cognition_memory" not in system_text(fake_openai.chat_requests[0])
         assert FINAL_TEXT in qq.sent
         monkeypatch.setattr(hook, "build_context", real_build)
         fake_openai.reset()

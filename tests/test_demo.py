@@ -157,7 +157,7 @@ def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
     assert re.fullmatch(r"未配置模型：使用内置回放模型（127\.0\.0\.1:\d+），除模型外均为真实代码", lines[0])
     assert "universal-sentence-encoder" in run.stdout and "embedded" in run.stdout
     turns = run.turns()
-    assert len(turns) == 14
+    assert len(turns) == 15
     # What the bot was asked, which tool ran with which arguments, and what it answered.
     assert "小明（10001）问：我3月10日要去杭州西湖拍日出，有人一起吗？" in turns[1]
     assert f'● cognition_memory_write {{"content": "{GROUP_A_FACT}"' in turns[1]
@@ -175,9 +175,13 @@ def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
     assert "市体育馆" in Run.context(turns[7])
     # The private chat has its own fact and the pin; after the delete the fact is gone.
     assert PRIVATE_FACT in Run.context(turns[11]) and "交房租" in Run.context(turns[11])
-    assert '● cognition_memory_delete {"memory_id": 2}' in turns[12]
-    assert PRIVATE_FACT not in Run.context(turns[13]) and "交房租" in Run.context(turns[13])
-    assert "不记得了" in turns[13]
+    # forgetting asks first: the fact is still there until the user agrees in the next message
+    assert '● cognition_memory_delete {"memory_id": 2}' in turns[12] and '"needs_confirmation": true' in turns[12]
+    assert PRIVATE_FACT in Run.context(turns[13])
+    assert '● cognition_memory_delete {"memory_id": 2, "confirmed": true}' in turns[13]
+    assert '"deleted": 2' in turns[13]
+    assert PRIVATE_FACT not in Run.context(turns[14]) and "交房租" in Run.context(turns[14])
+    assert "不记得了" in turns[14]
     # The credential was refused, never stored.
     assert '"ok": false' in turns[8] and "Sunny2024abc" not in Run.context(turns[11])
     total = _check_count()
@@ -207,12 +211,12 @@ def test_replay_demo_shows_the_historian_rewriting_observations(runs: Runs) -> N
     assert "对话记录提取" in _historian_section(run.stdout, 1)
     # A day later, in the same group, the block carries the rewritten facts (the raw note of the
     # turn, with its 昨晚, sits in the notes); the reply quotes the dated one.
-    context = Run.context(turns[14])
+    context = Run.context(turns[15])
     assert re.search(rf"│ - \[记忆#4\] {LAST_NIGHT} 小明：{re.escape(SNOW_FACT)}$", context, re.MULTILINE)
     assert f"小明：{TRIP_FACT}" in context
     assert "【本会话最近的笔记】" in context and "小明分享了昨晚在断桥拍的雪景" in context
-    assert f"我记得：「{SNOW_FACT}」" in turns[14]
-    assert "检查 ✓ 史官把“昨晚”换算成了日期" in turns[14]
+    assert f"我记得：「{SNOW_FACT}」" in turns[15]
+    assert "检查 ✓ 史官把“昨晚”换算成了日期" in turns[15]
 
 
 def test_demo_with_a_preset_talks_to_that_model(runs: Runs) -> None:

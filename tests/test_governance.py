@@ -272,7 +272,7 @@ def test_inspect_and_audit_tables_show_source_and_lineage(capsys) -> None:  # ty
         "text": "小明周六去成都。",
         "kind": "event",
         "provenance": "historian",
-        "source": {"message_ids": ["m1", "m2"], "job": 12},
+        "source": {"messages": ["m1", "m2"], "job": 12},
         "speaker": {"id": "10001", "name": "小明"},
         "subject": {"id": "", "name": ""},
         "happened_at": "2026-11-28T04:00:00+00:00",

@@ -367,3 +367,41 @@ async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
     texts = [row.text for row in await facts_of(engine, bot)]
     assert sorted(texts) == sorted(expected)  # every job once, no fact twice
     assert await jobs_left(engine) == []
+
+
+async def test_a_forgotten_fact_does_not_come_back_when_its_job_is_replayed(tmp_root, chroma_port, model) -> None:
+    """A job can run again after its facts were written and one was forgotten (a job row restored,
+    the same turns extracted again). The rewrite may word the fact differently: the barrier on
+    where it came from (job and source) keeps it out all the same; the job's other source is not
+    barred."""
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = group(bot, "30009", "10001", "小明")
+    await end(engine, chat, "QQ号10001（昵称小明）昨晚和前任吃了饭", "QQ号10001（昵称小明）下周要去成都出差")
+    async with engine.session() as session:
+        (job,) = (await session.execute(select(JobRow).where(JobRow.bot_id == bot))).scalars().all()
+        replay = {column.name: getattr(job, column.name) for column in JobRow.__table__.columns}
+    model.script.append(
+        facts_answer(
+            fact("QQ号10001（昵称小明）于2026-11-29晚上和前任吃了饭。", 1),
+            fact("QQ号10001（昵称小明）计划下周去成都出差。", 2),
+        )
+    )
+    await engine.historian.run_until_idle(NOW)
+    dinner, trip = await facts_of(engine, bot)
+    await engine.forget_memory(chat, dinner.id, now=NOW)
+
+    async with engine.session() as session:  # the same job, back in the queue
+        session.add(JobRow(**replay))
+        await session.commit()
+    model.script.append(
+        facts_answer(
+            fact("2026-11-29 晚上，QQ号10001（昵称小明）与前任共进晚餐。", 1),  # other words, same source
+            fact("QQ号10001（昵称小明）下周将赴成都出差。", 2),
+        )
+    )
+    await engine.historian.run_until_idle(NOW)
+    texts = [row.text for row in await facts_of(engine, bot)]
+    assert not [text for text in texts if "前任" in text]
+    assert trip.text in texts and "QQ号10001（昵称小明）下周将赴成都出差。" in texts
+    assert await jobs_left(engine) == []

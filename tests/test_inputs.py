@@ -120,7 +120,7 @@ async def test_every_command_answers(app: App, fake_openai, monkeypatch) -> None
         ("/memory user delete ١٢", "记忆编号必须是正整数"),
         ("/memory user delete 12345678901234567890", "记忆编号必须在 1 到 9223372036854775807 之间"),
         ("/memory user delete 0", "记忆编号必须在 1 到"),
-        ("/memory user delete", "请提供要删除的记忆编号"),
+        ("/memory user delete", "请提供记忆编号"),
         ("/memory user delete 9223372036854775807", "没有找到编号为 9223372036854775807 的记忆"),
         ("/memory user list ²", "页码必须是正整数"),
         ("/memory user list 99999999999999999999", "页码必须在 1 到"),

@@ -194,8 +194,8 @@ async def test_memory_alone_answers_with_usage(app: App, fake_openai, monkeypatc
         assert qq.sent[-1].startswith("记忆命令用法")
         await deliver(bot, private_message("/memory 列表", 10080, "小钱"))
         assert qq.sent[-1].startswith("不认识的子命令“列表”") and "/memory user list" in qq.sent[-1]
-        await deliver(bot, private_message("/memory user show", 10080, "小钱"))
-        assert qq.sent[-1].startswith("请在 /memory user 后写 list、search 或 delete")
+        await deliver(bot, private_message("/memory user explain", 10080, "小钱"))
+        assert qq.sent[-1].startswith("请在 /memory user 后写 list、search、show、delete 或 clear")
 
         # the usage needs neither the engine nor the QQ side: it answers while memory is down
         from amrita_plugin_cognition.bot import commands
@@ -241,8 +241,11 @@ async def test_who_may_delete_a_group_memory(app: App, fake_openai, monkeypatch,
         await deliver(
             bot, group_message(f"/memory group delete {first}", 30082, 10084, "群管", role="admin", to_me=False)
         )
+        assert "确认" in qq.sent[-1]
+        await deliver(bot, group_message("确认", 30082, 10084, "群管", role="admin", to_me=False))
         assert qq.sent[-1] == f"已删除记忆 #{first}，之后不会再被记起"
         await deliver(bot, group_message(f"/memory group delete {second}", 30082, 10085, "记忆管理员", to_me=False))
+        await deliver(bot, group_message("确认", 30082, 10085, "记忆管理员", to_me=False))
         assert qq.sent[-1] == f"已删除记忆 #{second}，之后不会再被记起"
 
         # the same node lets its holder replace the group's memo (a plain member may not)
@@ -272,4 +275,5 @@ async def test_who_may_delete_a_group_memory(app: App, fake_openai, monkeypatch,
         await deliver(
             bot, group_message(f"/memory group delete {third}", 30082, 10086, "群主", role="owner", to_me=False)
         )
+        await deliver(bot, group_message("确认", 30082, 10086, "群主", role="owner", to_me=False))
         assert qq.sent[-1] == f"已删除记忆 #{third}，之后不会再被记起"

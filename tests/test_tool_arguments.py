@@ -191,7 +191,18 @@ async def test_coercible_ids_never_delete(app: App, fake_openai, monkeypatch) ->
     async with app.test_api() as ctx:
         bot, _ = await _bot(ctx, monkeypatch)
         await deliver(bot, private_message("还是删掉吧", int(user), "小赵"))
-    assert tool_results(fake_openai.chat_requests[-1])[-1] == {"ok": True, "deleted": memory_id}
+        asked = tool_results(fake_openai.chat_requests[-1])[-1]
+        assert asked["ok"] is True and asked["needs_confirmation"] is True and memory_id in await _active_ids(user)
+        fake_openai.reset()
+        # a confirmation is a real boolean: "true" as text is refused, not coerced
+        fake_openai.script.append(
+            _raw_call("cognition_memory_delete", json.dumps({"memory_id": memory_id, "confirmed": "true"}), "c_t")
+        )
+        fake_openai.script.append(tool_call("cognition_memory_delete", {"memory_id": memory_id, "confirmed": True}))
+        await deliver(bot, private_message("对，删", int(user), "小赵"))
+    text_flag, confirmed = tool_results(fake_openai.chat_requests[-1])[-2:]
+    assert text_flag["ok"] is False and "confirmed" in text_flag["error"]
+    assert confirmed == {"ok": True, "deleted": memory_id}
     assert memory_id not in await _active_ids(user)
 
 
@@ -246,7 +257,7 @@ async def test_a_stuck_tool_answers_within_its_time_limit(app: App, fake_openai,
     async def stuck(*args, **kwargs):  # type: ignore[no-untyped-def]
         await asyncio.sleep(30)  # e.g. a database that never answers
 
-    monkeypatch.setattr(engine, "forget_memory", stuck)
+    monkeypatch.setattr(engine, "forgettable", stuck)
     fake_openai.script.append(tool_call("cognition_memory_delete", {"memory_id": memory_id}, "call_slow"))
     async with app.test_api() as ctx:
         bot, _ = await _bot(ctx, monkeypatch)

@@ -16,7 +16,8 @@ from nonebot.adapters.onebot.v11 import MessageEvent
 
 from ..engine.turns import InputMessage
 from ..errors import EngineUnavailable
-from ..runtime import current_engine
+from ..runtime import current_engine, warn_limited
+from ..store.unit_of_work import DATABASE_DOWN
 from .context import chat_context, message_time, scope_of
 
 logger = logging.getLogger("cognition")
@@ -55,6 +56,12 @@ async def _capture(nb_event: MessageEvent, reply: str) -> None:
         await engine.record_turn(context, input_message(nb_event, context.user_name), reply, ended=ended)
     except EngineUnavailable:
         return
+    except DATABASE_DOWN as error:  # said once a minute while it lasts (the hook says it too)
+        warn_limited(
+            "transcript:database",
+            "[cognition] stage=transcript database=unreachable error=%s; turns are not logged meanwhile",
+            f"{type(error).__name__}: {str(error)[:200]}",
+        )
     except Exception:  # the reply is sent; a lost transcript row is logged, never raised
         logger.exception("[cognition] stage=transcript capture failed")
 

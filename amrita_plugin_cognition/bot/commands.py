@@ -1,4 +1,5 @@
-"""``/memory`` (alias ``/cogmem``): what users and group admins can see and delete themselves.
+"""``/memory`` (alias ``/cogmem``): what users and group admins can see and delete themselves,
+the chat's memory switch (``off``/``on``) and each user's opt-out (``optout``/``optin``).
 
 Personal memories are never printed into a group chat. When amrita-plugin-memory is also
 loaded it owns ``/memory``, and this plugin answers to ``/cogmem`` only. Lists show each
@@ -21,11 +22,12 @@ from nonebot.params import CommandArg
 from nonebot.rule import Rule
 
 from ..domain.records import ChatContext, MemoryRecord, clean_text
-from ..engine import notes
+from ..engine import notes, switches
 from ..engine.search import search_memories
 from ..engine.service import CognitionEngine
 from ..errors import CognitionError, InvalidInput
 from ..runtime import get_engine
+from . import commands_governance as governance
 from .commands_labels import record_lines, zone_of
 from .context import COGNITION_ADMIN_NODE, chat_context
 
@@ -45,23 +47,34 @@ USAGE = (
     "记忆命令用法（/memory 也可写作 /cogmem）：\n"
     "/memory user list [页码] — 列出我的记忆（仅私聊）\n"
     "/memory user search <关键词> — 搜索我的记忆（仅私聊）\n"
-    "/memory user delete <编号> — 删除我的一条记忆\n"
+    "/memory user show <编号> — 查看一条记忆的来源与更正记录\n"
+    "/memory user delete <编号> — 删除我的一条记忆（需回复“确认”）\n"
+    "/memory user clear — 删除我在所有会话中的全部记忆（需回复“确认”）\n"
     "/memory group list [页码] — 列出本群记忆（群里）\n"
     "/memory group search <关键词> — 搜索本群记忆（群里）\n"
+    "/memory group show <编号> — 查看本群一条记忆的来源与更正记录\n"
     "/memory group delete <编号> — 删除本群一条记忆（本人、群管理员/群主、"
-    f"机器人管理员或持有 {COGNITION_ADMIN_NODE} 权限者）\n"
-    "/memory memo — 查看本会话的置顶备忘录"
+    f"机器人管理员或持有 {COGNITION_ADMIN_NODE} 权限者；需回复“确认”）\n"
+    "/memory group clear — 删除本群的全部记忆（群管理员/群主或机器人管理员；需回复“确认”）\n"
+    "/memory bot clear — 删除机器人的全部记忆（机器人管理员，私聊；需回复“确认”）\n"
+    "/memory memo — 查看本会话的置顶备忘录\n"
+    "/memory off | on — 关闭/开启本会话的记忆（群里需群管理员、群主或机器人管理员）\n"
+    "/memory optout | optin — 在所有会话里不再记录关于我的新内容 / 恢复"
 )
 
 #: Amrita's menu entry of each matcher (``amrita.plugins.menu.models.MatcherData`` fields).
 MENU_ENTRY: dict[str, object] = {
     "name": "长期记忆",
-    "description": "查看、搜索、删除机器人记住的事；查看置顶备忘录",
+    "description": "查看、搜索、删除机器人记住的事；查看置顶备忘录；开关本会话的记忆；选择不被记住",
     "usage": [
         "/memory — 显示用法",
-        "/memory user list [页码] | search <关键词> | delete <编号> — 我的记忆（列表、搜索仅私聊）",
-        "/memory group list [页码] | search <关键词> | delete <编号> — 本群记忆",
+        "/memory user list [页码] | search <关键词> — 我的记忆（仅私聊）",
+        "/memory user show | delete <编号>、/memory user clear — 查看来源、删除一条、删除全部",
+        "/memory group list [页码] | search <关键词> | show | delete <编号> | clear — 本群记忆",
+        "/memory bot clear — 删除机器人的全部记忆（机器人管理员）；删除都需回复“确认”",
         "/memory memo — 本会话置顶备忘录",
+        "/memory off | on — 关闭/开启本会话的记忆（群里需群管理员/群主或机器人管理员）",
+        "/memory optout | optin — 不再记录关于我的新内容（所有会话）/ 恢复",
         f"删除他人的群记忆需群管理员/群主、机器人管理员或 {COGNITION_ADMIN_NODE} 权限",
     ],
     "related": None,
@@ -148,19 +161,39 @@ async def _search(engine: CognitionEngine, bot: Bot | None, context: ChatContext
     return "\n".join([header, *await _lines(engine, bot, context, [hit.record for hit in shown])])
 
 
-async def _delete(engine: CognitionEngine, context: ChatContext, target: str, id_text: str) -> str:
-    example = f"/memory {target} delete 12"
-    if not id_text:
-        return f"请提供要删除的记忆编号，例如 {example}"
-    memory_id = parse_number(id_text, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
-    await engine.forget_memory(context, memory_id)  # who may: domain/permissions.py
-    return f"已删除记忆 #{memory_id}，之后不会再被记起"
+async def _switch(engine: CognitionEngine, context: ChatContext, word: str) -> str:
+    """``off``/``on`` for the chat (who may: ``domain/permissions.py``), ``optout``/``optin`` for the speaker."""
+    if word in ("optout", "optin"):
+        change = await switches.set_opt_out(engine, context.bot_id, context.user_id, word == "optout")
+        if word == "optin":
+            return "已为你恢复记忆：之后关于你的内容会照常记录。" if change.changed else "你没有关闭过记忆，无需恢复。"
+        if not change.changed:
+            return "你已经选择了不被记住；发送 /memory optin 可恢复。"
+        return (
+            "已为你关闭记忆：从现在起，在所有会话里都不会再记录关于你的新内容（包括你自己说的话）；"
+            "已有记忆保留，可私聊我用 /memory user list 查看、/memory user delete 删除。发送 /memory optin 可恢复。"
+        )
+    place, inside = ("本群", "本群") if context.scope.is_group else ("我们私聊", "这段私聊")
+    change = await switches.switch_chat_memory(engine, context, word == "on")
+    if word == "off":
+        if not change.changed:
+            return f"{place}的记忆已经是关闭的；发送 /memory on 重新开启。"
+        return (
+            f"{place}的记忆已关闭：关闭期间不会记录、注入或整理{inside}的任何内容；已有记忆保留。"
+            "发送 /memory on 重新开启。"
+        )
+    reply = f"{place}的记忆已开启：之后的对话会照常记录和使用。" if change.changed else f"{place}的记忆本来就是开启的。"
+    if context.scope.key in engine.config.disabled_scopes:
+        reply += "不过管理员在配置里关闭了本会话的记忆，目前仍不会记录或使用。"
+    return reply
 
 
 #: Words that ask for the usage text (as does ``/memory`` alone).
 HELP_WORDS = frozenset({"help", "-h", "--help", "帮助", "用法", "?", "？"})
-TARGETS = ("user", "group", "memo")
-ACTIONS = ("list", "search", "delete")
+TARGETS = ("user", "group", "memo", "bot")
+#: One-word commands: the chat's switch and the speaker's own opt-out.
+SWITCH_WORDS = ("off", "on", "optout", "optin")
+ACTIONS = ("list", "search", "show", "delete", "clear")
 
 
 def usage_reply(words: list[str]) -> str | None:
@@ -169,11 +202,15 @@ def usage_reply(words: list[str]) -> str | None:
     if not words or words[0].lower() in HELP_WORDS:
         return USAGE
     target = words[0]
+    if target.lower() in SWITCH_WORDS:
+        return None if len(words) == 1 else f"/memory {target.lower()} 后面不需要参数。\n{USAGE}"
     if target not in TARGETS:
         return f"不认识的子命令“{target[:20]}”。\n{USAGE}"
     action = words[1] if len(words) > 1 else ""
+    if target == "bot" and action != "clear":
+        return f"/memory bot 后只能写 clear。\n{USAGE}"
     if target != "memo" and action not in ACTIONS:
-        return f"请在 /memory {target} 后写 list、search 或 delete。\n{USAGE}" if action else USAGE
+        return f"请在 /memory {target} 后写 list、search、show、delete 或 clear。\n{USAGE}" if action else USAGE
     return None
 
 
@@ -184,6 +221,8 @@ async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: 
         return usage
     context = await chat_context(bot, event)
     target, action, rest = words[0], (words[1] if len(words) > 1 else ""), " ".join(words[2:])
+    if target.lower() in SWITCH_WORDS:
+        return await _switch(engine, context, target.lower())
     if target == "memo":
         memo = await notes.read_memo(engine, context)
         return f"本会话备忘录：\n{memo}" if memo else "本会话还没有备忘录"
@@ -195,7 +234,16 @@ async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: 
         return await _list(engine, bot, context, target, rest)
     if action == "search":
         return await _search(engine, bot, context, target, rest)
-    return await _delete(engine, context, target, rest)
+    message_id = str(getattr(event, "message_id", ""))
+    if action == "clear":
+        return await governance.ask_clear(engine, context, message_id, target)
+    example = f"/memory {target} {action} 12"
+    if not rest:
+        return f"请提供记忆编号，例如 {example}"
+    memory_id = parse_number(rest, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
+    if action == "show":
+        return await governance.show(engine, context, target, memory_id)
+    return await governance.ask_forget(engine, context, message_id, target, memory_id)
 
 
 async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Message = CommandArg()) -> None:  # noqa: B008
@@ -208,7 +256,7 @@ async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Mess
         await matcher.finish(usage)
     try:
         engine = await get_engine()
-        if not engine.config.enable:
+        if not engine.config.enable and words[0].lower() not in ("optout", "optin"):  # a choice kept for later
             reply = "记忆功能已被管理员关闭"
         else:
             timeout = engine.config.tool_timeout_seconds

@@ -13,10 +13,12 @@ from cachetools import LRUCache
 from nonebot.adapters.onebot.v11 import MessageEvent
 
 from ..domain.records import ChatContext
-from ..engine.context import build_context
-from ..engine.turns import memory_on
+from ..engine.context import BuiltContext, build_context
+from ..engine.service import CognitionEngine
+from ..engine.switches import memory_on
 from ..errors import TIMEOUTS, EngineUnavailable
 from ..runtime import current_engine, get_engine, warn_limited
+from ..store.unit_of_work import DATABASE_DOWN
 from .context import chat_context, message_time
 
 logger = logging.getLogger("cognition")
@@ -57,6 +59,15 @@ def inject(event: PreCompletionEvent, block: str) -> None:
         train.content = f"{train.content}\n\n{block}"
 
 
+async def memory_block(engine: CognitionEngine, context: ChatContext, nb_event: MessageEvent) -> BuiltContext | None:
+    """The turn's memory block; None when memory is off in this chat (configured, or ``/memory
+    off``: a cached lookup, so the common turn waits on no database for it)."""
+    if not await memory_on(engine, context.bot_id, context.scope):
+        return None
+    queries = recall_queries(context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
+    return await build_context(engine, context, queries, now=message_time(nb_event))
+
+
 @on_precompletion(priority=20, block=False).handle()
 async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> None:
     started = time.perf_counter()
@@ -75,13 +86,9 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
             )
             return
         context = await chat_context(None, nb_event, with_permissions=False)
-        if not memory_on(engine, context.bot_id, context.scope):
-            return
-        queries = recall_queries(context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
         try:
             built = await asyncio.wait_for(
-                build_context(engine, context, queries, now=message_time(nb_event)),
-                timeout=engine.config.hook_timeout_seconds,
+                memory_block(engine, context, nb_event), timeout=engine.config.hook_timeout_seconds
             )
         except TIMEOUTS:
             logger.warning(
@@ -89,6 +96,8 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
                 engine.config.hook_timeout_seconds,
                 context.scope.key,
             )
+            return
+        if built is None:
             return
         if built.text:
             inject(event, built.text)
@@ -98,6 +107,13 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
             context.scope.key,
             built.memories,
             built.recall_mode,
+        )
+    except DATABASE_DOWN as error:
+        warn_limited(
+            "hook:database",
+            "[cognition] stage=hook available=0 database=unreachable error=%s; turns go on without memory "
+            "(logged once a minute while it lasts)",
+            f"{type(error).__name__}: {str(error)[:200]}",
         )
     except Exception:  # the reply must go on without memory, but never silently
         logger.exception("[cognition] stage=hook failed; this turn goes on without memory")

@@ -28,8 +28,8 @@ COUNT_NAMES = {
 
 def _source_text(source: dict[str, Any]) -> str:
     parts = []
-    if source.get("message_ids"):
-        parts.append("消息 " + ",".join(str(item) for item in source["message_ids"]))
+    if source.get("messages"):
+        parts.append("消息 " + ",".join(str(item) for item in source["messages"]))
     if source.get("job"):
         parts.append(f"史官任务 #{source['job']}")
     if source.get("supersedes"):

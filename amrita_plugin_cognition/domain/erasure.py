@@ -15,14 +15,13 @@ A group's memo and pins belong to the group: a user's delete-all leaves them.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .governance import ids_in
 from .records import Scope
 
 ErasureKind = Literal["chat", "user", "bot"]
-_QQ = re.compile(r"(?<![0-9])[1-9][0-9]{4,11}(?![0-9])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +73,7 @@ class ErasureTarget:
 
 def names_user(text: str, user_id: str) -> bool:
     """Whether ``text`` names this QQ number as a whole number (not inside a longer one)."""
-    return any(match.group(0) == user_id for match in _QQ.finditer(text))
+    return user_id in ids_in(text)
 
 
 def _said_by(item: Any, user_id: str) -> bool:

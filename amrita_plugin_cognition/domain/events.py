@@ -38,8 +38,15 @@ class JobsQueued:
 
 
 @dataclass(frozen=True, slots=True)
+class SwitchesChanged:
+    """A chat's memory switch or a user's opt-out of this bot account changed."""
+
+    bot_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class StoreReplaced:
     """Everything may have changed at once (a backup was restored)."""
 
 
-Event = IndexWorkQueued | MemoriesChanged | NotesChanged | JobsQueued | StoreReplaced
+Event = IndexWorkQueued | MemoriesChanged | NotesChanged | JobsQueued | SwitchesChanged | StoreReplaced

@@ -18,6 +18,12 @@ The rules:
   can erase what others wrote) needs a group admin, the owner or a bot admin in a group.
 * **Pins.** Everyone adds pins; a pin is edited or deleted by its author, a group admin, the owner
   or a bot admin.
+* **Delete-all** (``/memory … clear``). Every user, for everything of theirs; a chat's own
+  everything: in a group its admins, owner or a bot admin, in a private chat its user; the whole
+  bot account: a bot admin, from a private chat. Each asks for 确认 first.
+* **Chat switch** (``/memory off|on``). In a group, a group admin, the owner or a bot admin; in a
+  private chat, the user (the only person in it). Opting out (``/memory optout|optin``) is each
+  user's own choice, for themselves only, from any chat.
 """
 
 from __future__ import annotations
@@ -72,3 +78,27 @@ def may_change_pin(context: ChatContext, author_id: str) -> bool:
 def check_change_pin(context: ChatContext, pin_id: int, author_id: str) -> None:
     if not may_change_pin(context, author_id):
         raise PermissionDenied(f"提醒 #{pin_id} 由别人添加，只有添加者、群管理员、群主或机器人管理员可以修改或删除")
+
+
+def may_switch_chat(context: ChatContext) -> bool:
+    return not context.scope.is_group or context.can_moderate_group
+
+
+def check_switch_chat(context: ChatContext) -> None:
+    if not may_switch_chat(context):
+        raise PermissionDenied("只有群管理员、群主或机器人管理员可以开关本群的记忆；不想被记住可以用 /memory optout")
+
+
+def check_erase_chat(context: ChatContext) -> None:
+    """Deleting everything of this chat: in a group its admins, owner or a bot admin; in a
+    private chat its user."""
+    if context.scope.is_group and not context.can_moderate_group:
+        raise PermissionDenied("只有群管理员、群主或机器人管理员可以删除本群的全部记忆")
+
+
+def check_erase_bot(context: ChatContext) -> None:
+    """Deleting everything this bot account keeps: a bot admin, in a private chat."""
+    if not context.is_bot_admin:
+        raise PermissionDenied("只有机器人管理员可以删除机器人的全部记忆")
+    if context.scope.is_group:
+        raise InvalidInput("删除机器人的全部记忆请私聊我操作")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
@@ -191,6 +192,21 @@ def normalise_text(text: str) -> str:
     """The stored form: ``clean_text``, then surrounding and repeated whitespace collapsed; every
     other character kept as said (full-width punctuation, names and numbers stay byte-identical)."""
     return " ".join(clean_text(text).split())
+
+
+def origin_hashes(bot_id: str, source: Mapping[str, object]) -> list[str]:
+    """Barrier keys of where a historian fact came from: one per source (observation or transcript
+    turn) of its job. A forgotten fact leaves them, so a replay of that job (a retried or restored
+    job, the same turns extracted again) cannot bring it back in other words."""
+    job = source.get("job")
+    numbers = source.get("sources")
+    if not job or not isinstance(numbers, list):
+        return []
+    return [
+        hashlib.sha256(f"{bot_id}\x1fjob:{job}\x1fsource:{number}".encode()).hexdigest()
+        for number in numbers
+        if isinstance(number, int)
+    ]
 
 
 def content_hash(bot_id: str, scope: Scope, text: str) -> str:

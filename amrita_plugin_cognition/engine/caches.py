@@ -32,6 +32,7 @@ CHAT_TTL_SECONDS = 10.0
 #: Chats whose answers are kept at once (each entry is a few hundred bytes at most).
 CHAT_CACHE_SIZE = 20_000
 BANK_CACHE_SIZE = 1_024
+PROBE_WARN_SECONDS = 60.0
 
 
 class TurnCaches:
@@ -45,6 +46,8 @@ class TurnCaches:
         self._bank_probes: dict[str, asyncio.Task[None]] = {}
         #: Bumped by every local write, so that a probe that raced a write is not believed.
         self._write_epoch = 0
+        #: When a failing probe was last logged (one warning per ``PROBE_WARN_SECONDS``).
+        self._probe_warned = -PROBE_WARN_SECONDS
 
     # ---------------------------------------------------------------- invalidation
 
@@ -110,7 +113,10 @@ class TurnCaches:
             holds = await probe()
         except Exception as error:  # a probe failing only keeps the slow, correct path
             self.bank_state.pop(bot_id, None)
-            log_event("bank_probe", level=logging.WARNING, error=str(error)[:200])
+            now = time.monotonic()
+            if now - self._probe_warned >= PROBE_WARN_SECONDS:  # a database that is down fails each one
+                self._probe_warned = now
+                log_event("bank_probe", level=logging.WARNING, error=str(error)[:200])
         else:
             if epoch == self._write_epoch:
                 self.bank_state[bot_id] = (not holds, time.monotonic())

@@ -23,6 +23,7 @@ from ..logs import log_event
 from ..store import repository
 from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
+from .switches import refuse_unwritable, switch_state
 from .writes import REFUSAL_MESSAGES, checked_text, target_scope
 
 if TYPE_CHECKING:
@@ -73,11 +74,14 @@ async def update_memory(
         raise InvalidInput(verdict.message)
     new_text = verdict.text  # a secret inside is replaced by [已隐去]
     now = aware_or_now(now)
+    switches = await switch_state(engine, context.bot_id)
     async with engine.unit_of_work() as uow:
         await _lock_for(uow, context, memory_id)
         old = await _load_visible(uow, context, memory_id)
         old_record = repository.to_record(old)
         permissions.check_correct_memory(context, old_record)
+        # the new text is new: not in a switched-off chat, nor by or about an opted-out user
+        refuse_unwritable(engine, switches, context, old_record.scope, (old.speaker_id, old.subject_id), [new_text])
         digest = content_hash(context.bot_id, old_record.scope, new_text)
         if digest in await repository.barred_hashes(uow.session, [digest]):
             raise InvalidInput(REFUSAL_MESSAGES["forgotten"])
@@ -102,6 +106,15 @@ async def update_memory(
         await uow.commit()
     log_event("correct", memory_id=memory_id, new_id=new_row.id, scope=old_record.scope.key)
     return repository.to_record(new_row)
+
+
+async def forgettable(engine: CognitionEngine, context: ChatContext, memory_id: int) -> MemoryRecord:
+    """The fact ``memory_id`` if this chat's speaker may forget it now (read only: the confirm
+    step shows it before ``forget_memory`` runs); else why not, in Chinese."""
+    async with engine.unit_of_work() as uow:
+        record = repository.to_record(await _load_visible(uow, context, memory_id))
+    permissions.check_forget_memory(context, record)
+    return record
 
 
 async def forget_memory(

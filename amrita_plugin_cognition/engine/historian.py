@@ -29,12 +29,16 @@ from pydantic import BaseModel, Field
 
 from ..domain.clock import aware_or_now
 from ..domain.gate import GateVerdict, check_fact, explicit_ids
+from ..domain.governance import OPTED_OUT, SWITCHED_OFF, SwitchState, people_about
+from ..domain.inert import NAME_MAX_CHARS, inert_line
 from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance, Scope
 from ..domain.timeresolve import anchor_hints, first_date
 from ..errors import LLMUnavailable
 from ..logs import log_event
 from ..store import jobs
-from .turns import BOT_SPEAKER, OBSERVATIONS_JOB, memory_on
+from ..store import switches as switch_store
+from .switches import chat_switches
+from .turns import BOT_SPEAKER, OBSERVATIONS_JOB
 from .writes import WriteResult, remember_within
 
 if TYPE_CHECKING:
@@ -144,6 +148,7 @@ def _when(moment: datetime) -> str:
 
 
 def _person(person_id: str, name: str) -> str:
+    name = inert_line(name, NAME_MAX_CHARS)
     return f"QQ号{person_id}（昵称{name}）" if person_id else name or "未知"
 
 
@@ -158,7 +163,7 @@ def _prompt_context(
         {
             "when": _when(_moment(str(message.get("at", "")), now).astimezone(zone)),
             "speaker": _person(str(message.get("speaker_id", "")), str(message.get("speaker", ""))),
-            "text": str(message.get("text", "")),
+            "text": inert_line(str(message.get("text", ""))),
         }
         for message in [*payload.get("recent", []), *payload.get("batch", [])]
     ]
@@ -167,7 +172,7 @@ def _prompt_context(
             "id": source.number,
             "when": _when(source.at),
             "speaker": _person(source.speaker_id, source.speaker_name),
-            "text": source.text,
+            "text": inert_line(source.text, None),
             "hints": source.hints,
             "ids": sorted(source.ids),
         }
@@ -186,7 +191,7 @@ def _prompt_context(
     else:
         turns = payload.get("turns", [])
         context["turns"] = [
-            {**item, "reply": str(turns[index].get("reply", "")) if index < len(turns) else ""}
+            {**item, "reply": inert_line(str(turns[index].get("reply", ""))) if index < len(turns) else ""}
             for index, item in enumerate(items)
         ]
         context["bot"] = BOT_SPEAKER
@@ -214,7 +219,9 @@ def _feedback(
             lines.append(f"事实“{fact.text}”：{verdict.feedback()}")
     if not extracting:
         for source in uncovered:
-            lines.append(f"观察#{source.number}“{source.text}”没有对应的事实，请改写它（每条观察至少一条事实）")
+            lines.append(
+                f"观察#{source.number}“{inert_line(source.text, None)}”没有对应的事实，请改写它（每条观察至少一条事实）"
+            )
     return lines
 
 
@@ -303,6 +310,7 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
             "job": held.job_id,
             "job_kind": held.kind,
             "messages": sorted({mid for number in fact.sources for mid in by_number[number].message_ids}),
+            "sources": sorted(fact.sources),  # the job's observations or turns (origin barriers)
             "absolute": fact.absolute,
         }
         if fact.happened_at is not None:
@@ -348,7 +356,9 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
     Raises on failure (the caller counts the attempt); ``lost`` when the lease was taken over."""
     started = time.perf_counter()
     report = JobReport(held.job_id, "done")
-    if not memory_on(engine, held.bot_id, held.scope):
+    switches = await chat_switches(engine, held.bot_id, held.scope)  # None: the chat's memory is off
+    payload = _without_opted_out(held.kind, held.payload, switches) if switches is not None else None
+    if payload is None:  # nothing to extract: no model call
         facts: list[FinalFact] = []
         sources: list[Source] = []
         report.outcome = "skipped"
@@ -357,8 +367,8 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             raise RuntimeError("the historian needs an LLM gateway")
         zone = ZoneInfo(engine.config.timezone)
         extracting = held.kind != OBSERVATIONS_JOB
-        sources = _sources(held.kind, held.payload, zone)
-        context = _prompt_context(held.kind, held.scope, held.payload, sources, aware_or_now(now), zone)
+        sources = _sources(held.kind, payload, zone)
+        context = _prompt_context(held.kind, held.scope, payload, sources, aware_or_now(now), zone)
         by_number = {source.number: source for source in sources}
         answer = await _ask(engine, held.kind, context)
         report.llm_calls += 1
@@ -375,13 +385,13 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             else:
                 answer = _merge_retry(answer, verdicts, retried, sources, extracting)
                 verdicts = _verdicts(answer, by_number)
-        facts = _final_facts(answer, verdicts, sources, bool(held.payload.get("force")), extracting)
+        facts = _final_facts(answer, verdicts, sources, bool(payload.get("force")), extracting)
         report.downgraded = sum(1 for fact in facts if not fact.absolute)
         for fact in facts:
             if fact.warning:
                 log_event("historian", job=held.job_id, warning=fact.warning[:200])
     drafts = _drafts(held, facts, sources)
-    written = await _commit(engine, held, drafts, aware_or_now(now))
+    written = await _commit(engine, held, drafts, _people(facts, drafts, sources), aware_or_now(now))
     if written is None:
         report.outcome = "lost"
     else:
@@ -431,14 +441,77 @@ def _merge_retry(
     return RewriteAnswer(facts=[*kept, *replacements, *still])
 
 
+# --------------------------------------------------------------------------- switch and opt-out
+
+
+def _without_opted_out(kind: str, payload: dict[str, Any], switches: SwitchState) -> dict[str, Any] | None:
+    """The job as the model may see it: without what opted-out users said or what names them;
+    None when nothing is left to extract (an ``end`` job of an opted-out speaker)."""
+    if not switches.opted_out:
+        return payload
+    context = {
+        part: [
+            message
+            for message in payload.get(part, [])
+            if not switches.touches_opted_out([str(message.get("speaker_id", ""))], [str(message.get("text", ""))])
+        ]
+        for part in ("recent", "batch")
+    }
+    if kind == OBSERVATIONS_JOB:
+        if switches.is_opted_out(str(payload.get("speaker", {}).get("id", ""))):
+            return None
+        kept = switches.without_opted_out([str(text) for text in payload.get("observations", [])])
+        return {**payload, **context, "observations": kept} if kept else None
+    turns = [
+        turn
+        for turn in payload.get("turns", [])
+        if not switches.touches_opted_out(
+            [str(turn.get("speaker_id", ""))], [str(turn.get("input", "")), str(turn.get("reply", ""))]
+        )
+    ]
+    return {**payload, **context, "turns": turns} if turns else None
+
+
+def _people(facts: Sequence[FinalFact], drafts: Sequence[MemoryDraft], sources: Sequence[Source]) -> list[set[str]]:
+    """Per draft, the users it is about: the speakers of its sources, its subject, the QQ numbers
+    in its text (``domain/governance.people_about``)."""
+    by_number = {source.number: source for source in sources}
+    return [
+        people_about(
+            [draft.speaker_id, *(by_number[number].speaker_id for number in fact.sources if number in by_number)],
+            draft.subject_id,
+            [draft.text],
+        )
+        for fact, draft in zip(facts, drafts, strict=True)
+    ]
+
+
 async def _commit(
-    engine: CognitionEngine, held: jobs.Lease, drafts: list[MemoryDraft], now: datetime
+    engine: CognitionEngine, held: jobs.Lease, drafts: list[MemoryDraft], people: list[set[str]], now: datetime
 ) -> WriteResult | None:
-    """The facts and the job's completion in one transaction; None when the lease was lost."""
+    """The facts and the job's completion in one transaction; None when the lease was lost.
+
+    The chat's switch and the opt-outs are read again here, in SQL under the chat's lock (a
+    switch change takes the same lock): whatever changed while the model was answering, nothing
+    is written for a switched-off chat or about an opted-out user. (Profile merges, once queued
+    from here, must skip opted-out users too: their card stops growing.)"""
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(held.bot_id, held.scope)
         if not await jobs.finish(uow.session, held):
             return None
+        refused: list[tuple[int, str, str]] = []
+        if drafts and (
+            held.scope.key in engine.config.disabled_scopes
+            or not await switch_store.chat_on(uow.session, held.bot_id, held.scope)
+        ):
+            refused, drafts = [(index, "", SWITCHED_OFF) for index in range(len(drafts))], []
+        opted_out = (
+            await switch_store.opted_out_among(uow.session, held.bot_id, set().union(*people)) if drafts else set()
+        )
+        if opted_out:  # their facts are dropped unseen: no text is kept of them, not even in a log
+            refused = [(index, "", OPTED_OUT) for index, about in enumerate(people) if about & opted_out]
+            drafts = [draft for draft, about in zip(drafts, people, strict=True) if not about & opted_out]
         result = await remember_within(engine, uow, held.bot_id, held.scope, drafts, now) if drafts else WriteResult()
+        result.refused.extend(refused)
         await uow.commit()
     return result

@@ -23,6 +23,7 @@ from ..errors import InvalidInput, LimitExceeded, NotFound
 from ..store import notes as store
 from ..store.unit_of_work import UnitOfWork
 from .caches import notes_key
+from .switches import check_writable
 
 if TYPE_CHECKING:
     from ..store.models import MemoRevisionRow, PinRow
@@ -119,6 +120,7 @@ async def update_memo(engine: CognitionEngine, context: ChatContext, content: st
     """Replace the whole memo. Too long: refused with the current and the maximum length."""
     permissions.check_replace_memo(context)
     value = normalise_text_block(content)
+    await check_writable(engine, context, [value])  # not in a switched-off chat, nor by or about an opted-out user
     limit = engine.config.memo_max_chars
     if len(value) > limit:
         current = len(await read_memo(engine, context))
@@ -134,6 +136,7 @@ async def append_memo(engine: CognitionEngine, context: ChatContext, addition: s
     value = normalise_text_block(addition)
     if not value:
         raise InvalidInput("追加内容不能为空")
+    await check_writable(engine, context, [value])
     _admitted(value)
     limit = engine.config.memo_max_chars
     async with engine.unit_of_work() as uow:
@@ -197,6 +200,7 @@ async def list_pins(engine: CognitionEngine, context: ChatContext) -> list[Pin]:
 
 async def add_pin(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> Pin:
     value = _pin_text(content)
+    await check_writable(engine, context, [value])
     limit = engine.config.pins_max_per_scope
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(context.bot_id, context.scope)
@@ -220,6 +224,7 @@ async def update_pin(
     engine: CognitionEngine, context: ChatContext, pin_id: int, content: str, now: datetime | None = None
 ) -> Pin:
     value = _pin_text(content)
+    await check_writable(engine, context, [value])
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(context.bot_id, context.scope)
         row = await _changeable_pin(uow, context, pin_id)

@@ -18,6 +18,7 @@ synchroniser); the work itself lives in modules of one concern each:
 ``backup``         backup files and restore
 ``context``        the per-turn block
 ``turns``          the ``end`` tool (note + job) and transcript capture
+``switches``       the per-chat memory switch and the per-user opt-out (cached lookups, changes)
 ``historian``      one job's observations into absolute facts
 ``workers``        leasing and running historian jobs
 =================  =====================================================================
@@ -54,6 +55,7 @@ from . import corrections as _corrections
 from . import recall as _recall
 from . import reindex as _reindex
 from . import status as _status
+from . import switches as _switches
 from . import turns as _turns
 from . import writes as _writes
 from .caches import TurnCaches
@@ -61,6 +63,7 @@ from .indexing import IndexSync, RepairReport
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
+from .switches import SwitchCache
 from .turns import RecentTurns
 from .workers import HistorianWorkers
 from .writes import WriteResult
@@ -101,6 +104,7 @@ class CognitionEngine:
         self.index = IndexSync(self)
         self.historian = HistorianWorkers(self)
         self.recent_turns = RecentTurns()
+        self.switches = SwitchCache()
         self._scope_locks = ScopeLocks()
 
     @property
@@ -126,6 +130,7 @@ class CognitionEngine:
 
     def _after_commit(self, events: Sequence[Event]) -> None:
         self.caches.apply(events)
+        self.switches.apply(events)
         self.index.after_commit(events)
         self.historian.after_commit(events)
 
@@ -172,6 +177,7 @@ class CognitionEngine:
     write_memory = _writes.write_memory
     update_memory = _corrections.update_memory
     forget_memory = _corrections.forget_memory
+    forgettable = _corrections.forgettable
     list_memories = _corrections.list_memories
     recall = _recall.recall
     reindex = _reindex.reindex
@@ -180,6 +186,9 @@ class CognitionEngine:
     status = _status.status
     end_turn = _turns.end_turn
     record_turn = _turns.record_turn
+    set_chat_memory = _switches.set_chat_memory
+    switch_chat_memory = _switches.switch_chat_memory
+    set_opt_out = _switches.set_opt_out
 
     def emptiness_probe(self, context: ChatContext) -> tuple[str, bool | None, Select[Any] | None]:
         return emptiness_probe(self, context)

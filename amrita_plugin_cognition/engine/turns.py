@@ -31,6 +31,7 @@ from ..domain.events import JobsQueued, NotesChanged
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..logs import log_event
 from ..store import jobs, short_term
+from .switches import chat_switches, memory_on
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -59,11 +60,8 @@ class EndResult:
     queued: int = 0
     #: (text, reason) of what admission kept out.
     refused: list[tuple[str, str]] = field(default_factory=list)
-
-
-def memory_on(engine: CognitionEngine, bot_id: str, scope: Scope) -> bool:
-    """Whether memory is on for this chat (the master switch and the per-chat list)."""
-    return engine.config.enable and scope.key not in engine.config.disabled_scopes
+    #: The speaker opted out (``/memory optout``): nothing of the turn was written.
+    opted_out: bool = False
 
 
 def clip(text: str, limit: int) -> str:
@@ -171,11 +169,16 @@ async def end_turn(
     started = time.perf_counter()
     now = aware_or_now(now)
     result = EndResult()
-    if not memory_on(engine, context.bot_id, context.scope):
+    switches = await chat_switches(engine, context.bot_id, context.scope)  # cached; None: memory off here
+    if switches is None or switches.is_opted_out(context.user_id):
+        result.opted_out = switches is not None
         return result
     settings = engine.config.historian
-    kept_memo = _admitted([memo], result)
-    kept_observations = _admitted(observations, result) if settings.capture != "transcript" else []
+    # a text naming an opted-out user is not written either (engine/switches.py)
+    kept_memo = switches.without_opted_out(_admitted([memo], result))
+    kept_observations = (
+        switches.without_opted_out(_admitted(observations, result)) if settings.capture != "transcript" else []
+    )
     if not kept_memo and not kept_observations:
         return result
     payload: dict[str, Any] | None = None
@@ -224,13 +227,14 @@ async def record_turn(
     """After the reply: the turn joins the chat's transcript; it waits for extraction when the
     configuration captures transcripts and the turn did not call ``end`` (in "transcript" mode,
     every turn). Returns whether it waits."""
-    if not memory_on(engine, context.bot_id, context.scope):
+    switches = await chat_switches(engine, context.bot_id, context.scope)  # cached; None: memory off here
+    if switches is None or switches.is_opted_out(context.user_id):
         return False
     settings = engine.config.historian
     pending = settings.capture == "transcript" or (settings.capture == "both" and not ended)
     limit = settings.source_message_max_len
     input_text, reply_text = normalise_text(message.text), normalise_text(reply)
-    if not input_text and not reply_text:
+    if (not input_text and not reply_text) or switches.touches_opted_out(texts=(input_text, reply_text)):
         return False
     # judged whole, then clipped: a cut could split a secret or drop the "do not remember"
     for text in (input_text, reply_text):
@@ -264,7 +268,7 @@ async def flush_transcripts(engine: CognitionEngine, now: datetime | None = None
         waiting = await short_term.pending_chats(uow.session)
     queued = 0
     for chat in waiting:
-        if not memory_on(engine, chat.bot_id, chat.scope):
+        if not await memory_on(engine, chat.bot_id, chat.scope):
             continue
         quiet = everything or now - chat.last_at >= pause
         batches = chat.turns // settings.transcript_batch_turns + (

@@ -1,4 +1,5 @@
-"""Writing facts: the one write path (admission, barrier, dedupe, limit, authority + indices)."""
+"""Writing facts: the one write path (admission, chat switch and opt-out, barrier, dedupe, limit,
+authority + indices)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,14 @@ from typing import TYPE_CHECKING, Literal
 from ..domain.admission import admit, redact
 from ..domain.clock import aware_or_now
 from ..domain.events import IndexWorkQueued, MemoriesChanged
+from ..domain.governance import (
+    CHAT_OFF_MESSAGE,
+    OPTED_OUT,
+    OTHER_OPTED_OUT_MESSAGE,
+    SELF_OPTED_OUT_MESSAGE,
+    SWITCHED_OFF,
+    SwitchState,
+)
 from ..domain.records import (
     ChatContext,
     Importance,
@@ -21,11 +30,13 @@ from ..domain.records import (
     content_hash,
     is_conversation_turn,
     normalise_text,
+    origin_hashes,
 )
 from ..errors import InvalidInput, LimitExceeded, NotFound
 from ..logs import log_event
 from ..store import repository
 from ..store.unit_of_work import UnitOfWork
+from .switches import chat_open, switch_state
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -35,7 +46,7 @@ if TYPE_CHECKING:
 class WriteResult:
     written: list[MemoryRecord] = field(default_factory=list)
     #: (draft index, text, reason) of every refused draft; reasons: credential, do_not_remember,
-    #: forgotten, duplicate, too_long, empty.
+    #: forgotten, duplicate, too_long, empty, switched_off, opted_out (these two without the text).
     refused: list[tuple[int, str, str]] = field(default_factory=list)
     #: draft index -> id of the record that holds it (new, or the existing duplicate).
     record_ids: dict[int, int] = field(default_factory=dict)
@@ -44,6 +55,8 @@ class WriteResult:
 REFUSAL_MESSAGES = {
     "forgotten": "这条内容此前已被要求遗忘，不会再记录",
     "duplicate": "已有一条相同的记忆，无需重复记录",
+    SWITCHED_OFF: CHAT_OFF_MESSAGE,
+    OPTED_OUT: OTHER_OPTED_OUT_MESSAGE,
 }
 
 
@@ -56,10 +69,18 @@ def checked_text(engine: CognitionEngine, text: str) -> str:
     return value
 
 
-def _screen(engine: CognitionEngine, drafts: Sequence[MemoryDraft], result: WriteResult) -> dict[Scope, list]:
-    """Drafts that pass the text checks and admission, by scope; the others are refused."""
+def _screen(
+    engine: CognitionEngine, drafts: Sequence[MemoryDraft], result: WriteResult, switches: SwitchState
+) -> dict[Scope, list]:
+    """Drafts that pass the switches, the text checks and admission, by scope; the others are refused."""
     by_scope: dict[Scope, list[tuple[int, MemoryDraft]]] = {}
     for index, draft in enumerate(drafts):
+        if not chat_open(engine, switches, draft.scope):
+            result.refused.append((index, "", SWITCHED_OFF))
+            continue
+        if switches.touches_opted_out((draft.speaker_id, draft.subject_id), (draft.text,)):
+            result.refused.append((index, "", OPTED_OUT))
+            continue
         try:
             draft.text = checked_text(engine, draft.text)
         except InvalidInput as error:
@@ -84,7 +105,8 @@ async def remember(
     started = time.perf_counter()
     now = aware_or_now(now)
     result = WriteResult()
-    for scope, scope_drafts in _screen(engine, drafts, result).items():
+    switches = await switch_state(engine, bot_id)
+    for scope, scope_drafts in _screen(engine, drafts, result, switches).items():
         async with engine.unit_of_work() as uow:
             await uow.lock_scope(bot_id, scope)
             if await _insert_scope(engine, uow, bot_id, scope_drafts, now, result):
@@ -100,7 +122,7 @@ async def remember_within(
     that chat (``uow.lock_scope``, before anything else) and commits: the historian writes a
     job's facts and completes the job in one transaction."""
     result = WriteResult()
-    screened = _screen(engine, drafts, result)
+    screened = _screen(engine, drafts, result, await switch_state(engine, bot_id))
     if set(screened) - {scope}:
         raise ValueError("remember_within writes the drafts of one chat only")
     if scope in screened:
@@ -120,13 +142,14 @@ async def _insert_scope(
     session = uow.session
     scope = scope_drafts[0][1].scope
     hashes = [content_hash(bot_id, scope, draft.text) for _, draft in scope_drafts]
-    barred = await repository.barred_hashes(session, hashes)
+    origins = [origin_hashes(bot_id, draft.source) for _, draft in scope_drafts]
+    barred = await repository.barred_hashes(session, [*hashes, *(digest for keys in origins for digest in keys)])
     existing = await repository.find_active_duplicate(session, bot_id, hashes)
     accepted: list[tuple[int, MemoryDraft]] = []
     first_of_hash: dict[str, int] = {}
     repeats: list[tuple[int, str]] = []
-    for (index, draft), digest in zip(scope_drafts, hashes, strict=True):
-        if digest in barred:
+    for (index, draft), digest, origin in zip(scope_drafts, hashes, origins, strict=True):
+        if digest in barred or barred.intersection(origin):
             result.refused.append((index, draft.text, "forgotten"))
         elif digest in existing:
             result.refused.append((index, draft.text, "duplicate"))
@@ -173,8 +196,10 @@ async def write_memory(
     importance: Importance = Importance.MEDIUM,
     tags: Sequence[str] = (),
     now: datetime | None = None,
+    message_id: str = "",
 ) -> MemoryRecord:
-    """An explicit memory from a tool call, in the chat's own scope."""
+    """An explicit memory from a tool call, in the chat's own scope (``message_id``: the message
+    being answered, kept as the fact's source)."""
     scope = target_scope(context, target)
     draft = MemoryDraft(
         text=text,
@@ -185,7 +210,7 @@ async def write_memory(
         subject_name=context.user_name if target == "user" else "",
         importance=importance,
         tags=[tag.strip() for tag in tags if tag.strip()],
-        source={"via": "tool"},
+        source={"via": "tool", "messages": [message_id]} if message_id else {"via": "tool"},
     )
     checked_text(engine, text)
     result = await remember(engine, context.bot_id, [draft], now=now)
@@ -194,6 +219,8 @@ async def write_memory(
     reason = result.refused[0][2] if result.refused else "unknown"
     if reason in ("credential", "do_not_remember"):
         raise InvalidInput(admit(text).message)
+    if reason == OPTED_OUT and (await switch_state(engine, context.bot_id)).is_opted_out(context.user_id):
+        raise InvalidInput(SELF_OPTED_OUT_MESSAGE)
     raise InvalidInput(REFUSAL_MESSAGES.get(reason, f"未能记录：{reason}"))
 
 

@@ -17,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.erasure import ErasureTarget, names_user, scrub_job
 from ..domain.records import MemoryStatus, Scope
-from . import keyword, outbox, turns
-from .models import BarrierRow, JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
+from . import keyword, outbox, repository, turns
+from .models import JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
 CHUNK = 500
@@ -116,11 +116,7 @@ async def _erase_memories(session: AsyncSession, target: ErasureTarget, reason: 
         return 0
     active = [row for row in rows if row.status == MemoryStatus.ACTIVE.value]
     for row in rows:
-        session.add(
-            BarrierRow(
-                memory_id=row.id, content_hash=row.content_hash, bot_id=row.bot_id, reason=reason, created_at=now
-            )
-        )
+        session.add_all(repository.barriers_for(row, reason, now))
     for row in active:
         outbox.enqueue(session, row, "delete", now)
     ids = [row.id for row in rows]

@@ -21,6 +21,7 @@ from ..domain.records import (
     Scope,
     content_hash,
     normalise_text,
+    origin_hashes,
 )
 from . import keyword, outbox, turns
 from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow
@@ -200,11 +201,7 @@ async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: dateti
         return []
     rows = [row, *await lineage(session, row.id)]
     for item in rows:
-        session.add(
-            BarrierRow(
-                memory_id=item.id, content_hash=item.content_hash, bot_id=item.bot_id, reason=reason, created_at=now
-            )
-        )
+        session.add_all(barriers_for(item, reason, now))
     outbox.enqueue(session, row, "delete", now)
     older = [item.id for item in rows[1:]]
     if older:
@@ -214,6 +211,16 @@ async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: dateti
     await keyword.remove_documents(session, [row.id])
     await turns.refresh_turn_windows(session, turns.turn_places([row]), now)
     return [item.id for item in rows]
+
+
+def barriers_for(row: MemoryRow, reason: str, now: datetime) -> list[BarrierRow]:
+    """What a removed fact leaves behind: its content hash and, for a historian fact, the hashes
+    of where it came from (``origin_hashes``). Never its text."""
+    hashes = [row.content_hash, *origin_hashes(row.bot_id, json.loads(row.source or "{}"))]
+    return [
+        BarrierRow(memory_id=row.id, content_hash=digest, bot_id=row.bot_id, reason=reason, created_at=now)
+        for digest in hashes
+    ]
 
 
 async def barrier_for(session: AsyncSession, memory_id: int) -> bool:

@@ -28,12 +28,17 @@ from types import TracebackType
 
 from cachetools import LRUCache
 from sqlalchemy import text
+from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.events import Event
 from ..domain.records import Scope
 
 logger = logging.getLogger("cognition")
+
+#: The database cannot be reached (refused, gone, file unreadable): callers on a turn's path log
+#: these once a minute and go on without memory, never a traceback per turn.
+DATABASE_DOWN: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, ConnectionError, OSError)
 
 #: Called as ``factory(expire_on_commit=False)`` (``nonebot_plugin_orm.get_session`` or an
 #: ``async_sessionmaker``): records are read after commit, never lazily refreshed.

@@ -225,6 +225,12 @@ class MemoryUpdateArguments(ToolArguments):
 
 class MemoryDeleteArguments(ToolArguments):
     memory_id: MemoryId
+    confirmed: bool = Field(
+        False,
+        description=(
+            "用户已在之后的消息里明确同意删除这一条时才设为 true；第一次调用不要设置，先把返回的记忆内容告诉用户并询问"
+        ),
+    )
 
 
 class MemoryListArguments(ToolArguments):

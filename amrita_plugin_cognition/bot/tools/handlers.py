@@ -8,10 +8,12 @@ from datetime import datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ...domain.inert import NAME_MAX_CHARS, STORED_DATA_NOTICE, inert_line
 from ...domain.records import ChatContext, Importance, Scope
 from ...engine import notes
 from ...engine.service import CognitionEngine, RecallFilters
 from ...errors import InvalidInput
+from ..confirmations import CONFIRM_SECONDS, CONFIRMATIONS, Confirmations
 from .arguments import (
     MemoAppendArguments,
     MemoryDeleteArguments,
@@ -25,7 +27,7 @@ from .arguments import (
     PinDeleteArguments,
     PinUpdateArguments,
 )
-from .registry import cognition_tool
+from .registry import CURRENT_CALL, cognition_tool
 
 logger = logging.getLogger("cognition")
 
@@ -100,9 +102,16 @@ async def memory_write(
     engine: CognitionEngine, context: ChatContext, args: MemoryWriteArguments, now: datetime
 ) -> dict[str, Any]:
     record = await engine.write_memory(
-        context, args.scope, args.content, Importance(args.importance), args.tags or [], now=now
-    )
+        context, args.scope, args.content, Importance(args.importance), args.tags or [], now=now,
+        message_id=_message_id(),
+    )  # fmt: skip
     return {"memory_id": record.id}
+
+
+def _message_id() -> str:
+    """The id of the message this tool call answers (its source), from the OneBot event."""
+    call = CURRENT_CALL.get()
+    return str(getattr(call.event, "message_id", "")) if call is not None else ""
 
 
 def resolve_time(value: str | None, zone: ZoneInfo, end_of_day: bool) -> datetime | None:
@@ -155,14 +164,14 @@ async def memory_read(
     memories = [
         {
             "memory_id": hit.record.id,
-            "content": hit.record.text,
+            "content": inert_line(hit.record.text, None),
             "time": hit.record.when.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
-            "speaker": hit.record.speaker_name or hit.record.speaker_id,
+            "speaker": inert_line(hit.record.speaker_name or hit.record.speaker_id, NAME_MAX_CHARS),
             "importance": hit.record.importance.value,
         }
         for hit in hits[:top_k]
     ]
-    answer: dict[str, Any] = {"memories": memories}
+    answer: dict[str, Any] = {"notice": STORED_DATA_NOTICE, "memories": memories}
     if warning:
         answer["warning"] = warning
     if result.mode != "full":
@@ -185,14 +194,41 @@ async def memory_update(
 
 @cognition_tool(
     "cognition_memory_delete",
-    "永久删除（遗忘）一条记忆，之后不会再被记起。群聊中普通成员只能删除自己的记忆。",
+    "永久删除（遗忘）一条记忆，之后不会再被记起。分两步：先不带 confirmed 调用，把返回的内容告诉用户并请他确认；"
+    "用户在下一条消息里同意后，再以 confirmed=true 调用（用户也可以直接回复“确认”）。"
+    "群聊中普通成员只能删除自己的记忆。",
     MemoryDeleteArguments,
 )
 async def memory_delete(
     engine: CognitionEngine, context: ChatContext, args: MemoryDeleteArguments, now: datetime
 ) -> dict[str, Any]:
-    await engine.forget_memory(context, args.memory_id, now=now)
-    return {"deleted": args.memory_id}
+    message_id = _message_id()
+    key = Confirmations.key(context.bot_id, context.scope.key, context.user_id)
+    what = f"forget:{args.memory_id}"
+    if args.confirmed:
+        # honoured only when asked for in an earlier message of this user: the model cannot confirm alone
+        if not CONFIRMATIONS.take_confirmed(key, what, message_id):
+            raise InvalidInput(
+                "删除需要用户确认：请先不带 confirmed 调用本工具，把记忆内容告诉用户，等用户在下一条消息里同意后再确认"
+            )
+        await engine.forget_memory(context, args.memory_id, now=now)
+        return {"deleted": args.memory_id}
+    record = await engine.forgettable(context, args.memory_id)
+
+    async def run() -> str:
+        await engine.forget_memory(context, args.memory_id)
+        return f"已删除记忆 #{args.memory_id}，之后不会再被记起"
+
+    CONFIRMATIONS.park(key, what, run, message_id)
+    return {
+        "needs_confirmation": True,
+        "memory_id": record.id,
+        "text": inert_line(record.text),
+        "notice": (
+            "尚未删除。请把这条记忆告诉用户并询问是否删除；"
+            f"用户同意后以 confirmed=true 再调用（{CONFIRM_SECONDS} 秒内有效）"
+        ),
+    }
 
 
 @cognition_tool(
@@ -204,5 +240,6 @@ async def memory_list(
     records, total = await engine.list_memories(context, args.scope, args.offset, args.limit)
     return {
         "total": total,
-        "memories": [{"memory_id": record.id, "content": record.text} for record in records],
+        "notice": STORED_DATA_NOTICE,
+        "memories": [{"memory_id": record.id, "content": inert_line(record.text, None)} for record in records],
     }

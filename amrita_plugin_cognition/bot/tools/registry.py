@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from ...config import CognitionConfig
 from ...domain.records import ChatContext, clean_text
 from ...engine.service import CognitionEngine
+from ...engine.switches import memory_on
 from ...errors import TIMEOUTS, CognitionError, InvalidInput
 from ...runtime import get_engine
 from ..context import chat_context, message_time
@@ -311,7 +312,7 @@ class RegisteredTool(Generic[ArgumentsT]):
     async def _serve(self, engine: CognitionEngine, amrita_context: Any, raw: RawArguments) -> str:
         event = amrita_context["event"]
         context = await chat_context(amrita_context["bot"], event)
-        if context.scope.key in engine.config.disabled_scopes:
+        if not await memory_on(engine, context.bot_id, context.scope):  # configured off, or /memory off
             return error("本会话已关闭记忆功能")
         if not raw.verified and self.takes_ids:
             raise InvalidInput(UNVERIFIED_MESSAGE, en="raw tool arguments unavailable; refusing an id operation")

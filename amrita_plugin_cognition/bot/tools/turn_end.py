@@ -62,6 +62,8 @@ async def end(engine: CognitionEngine, context: ChatContext, args: EndArguments,
     if result.refused:
         answer["refused"] = len(result.refused)
         answer["note"] = "部分内容含敏感信息或对方要求不要记住，已不予记录"
+    if result.opted_out:
+        answer["note"] = "对方已选择不被记忆（/memory optout），本轮没有记录任何内容"
     if call is not None and stop_agent_loop(call.strategy):
         answer["next"] = STOP_ANSWER
     return answer

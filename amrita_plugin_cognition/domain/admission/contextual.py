@@ -28,7 +28,7 @@ _PASSWORD_TALK = re.compile(
     _I,
 )
 _CODE_TALK = re.compile(
-    r"验证码|校验码|动态码|短信码|登录码|确认码|认证码|验证器|令牌|安全令|动态口令|(?:帮我|你)(?:输|填)|(?:输|填)一下"
+    r"验证码|校验码|动态码|短信码|登录码|确认码|认证码|验证器|令牌|安全令|将军令|动态口令|(?:帮我|你)(?:输|填)|(?:输|填)一下|(?:赶紧|快|马上)输|输进去|(?<![\u4e00-\u9fff])码(?:是|为|[:：])"
     r"|(?<![A-Za-z])(?:yzm|otp|2fa|authenticator|(?<!error\s)(?<!status\s)code)(?![A-Za-z])",
     _I,
 )
@@ -61,6 +61,7 @@ _ORDINARY = re.compile(
     r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"  # e-mail addresses
     r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
+    r"|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:_[a-z]+)+)"  # names of settings: DASHSCOPE_API_KEY, api_key
     r"|[A-Za-z]+|\d+)$",
     _I,
 )
@@ -75,15 +76,24 @@ _NUMBER_AFTER = re.compile(
     r"|人民币|rmb|万|千|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b)",
     _I,
 )
+# ``NAME=`` before a value (``API_KEY=…``); base64 padding at the end is not one.
+_ASSIGNED = re.compile(r"[A-Za-z_][\w.\-]*=(?=[^=])")
+_TOTP_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \t]){3,}[A-Za-z2-7]{4}(?![A-Za-z0-9])")
+# A code with a letter prefix ("G-047438" from Google).
+_PREFIXED_CODE = re.compile(r"(?<![\w\-])[A-Z]-\d{4,8}(?![\w\-])")
 _URL = re.compile(r"(?:[a-z][a-z0-9+.\-]*://|www\.)\S+", _I)
 _EXAMPLE_BEFORE = re.compile(
     r"(?:比如|例如|像是?|举例|示例|样例|格式|形如|类似|e\.g\.|example)[^，。！？,!?]{0,6}$", _I
 )
+# A name, not a secret: "WiFi 名字是 Office-5G", "用户名 ci-bot".
+_NAME_BEFORE = re.compile(
+    r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user)[^，。！？,!?]{0,3}$", _I
+)
 # The message says the code never came: a number in it is something else.
-_NO_CODE = re.compile(r"收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没")
+_NO_CODE = re.compile(r"(?:码|短信|数字)[^，。,.!?！？]{0,4}?(?:收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没)")
 # The weakest passwords are said as examples ("不会也是 123456 吧"), not given away.
 # A message about a password or a lock: any number in it may be the code that opens it.
-_PIN_TALK = re.compile(r"(?<![A-Za-z])pin(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|开机", _I)
+_PIN_TALK = re.compile(r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|开机", _I)
 _TRIVIAL_DIGITS = re.compile(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
 _PIN_BLOCK = re.compile(r"忘|错|几位|多少位|位数")
 _SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*|110|119|120|122)$", _A)
@@ -94,25 +104,34 @@ def _ordinary(value: str) -> bool:
 
 
 def _password_like(value: str) -> bool:
-    """A password someone chose: letters with digits or symbols (not a word, a number or one of
-    the ordinary shapes), or a long random run of letters."""
+    """A password someone chose: letters with digits (not a word, a number, a file or one of the
+    ordinary shapes), or a long random run of letters. Without the cue right before it, letters
+    and punctuation alone (``.env.example``, ``docker-compose.yml``) are names, not passwords."""
     value = value.strip(".,")
-    if _ordinary(value) and not shapes.random_letters(value):
+    if shapes.random_letters(value):
+        return True
+    if _ordinary(value) or not any(char.isdigit() for char in value):
         return False
-    return shapes.strong_password(value) or shapes.random_letters(value)
+    return shapes.strong_password(value)
 
 
-def _tokens(text: str) -> Iterator[re.Match[str]]:
-    """Candidate values: not inside a URL, not named as an example or as one of the numbered
-    things (an order, a room …)."""
+def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
+    """Candidate values (start, end, value): not inside a URL, not named as an example or as one
+    of the numbered things (an order, a room …), not a name. In ``NAME=value`` the value is the
+    part after the ``=`` (a placeholder there is no secret)."""
     urls = [match.span() for match in _URL.finditer(text)]
     for match in _TOKEN.finditer(text):
         if any(start < match.end() and match.start() < end for start, end in urls):
             continue
         before = text[max(0, match.start() - 10) : match.start()]
-        if _EXAMPLE_BEFORE.search(before) or _NUMBER_BEFORE.search(before):
+        if _EXAMPLE_BEFORE.search(before) or _NUMBER_BEFORE.search(before) or _NAME_BEFORE.search(before):
             continue
-        yield match
+        start, value = match.start(), match.group()
+        assignment = _ASSIGNED.match(value)
+        if assignment:
+            start, value = start + assignment.end(), value[assignment.end() :]
+        if value:
+            yield start, start + len(value), value
 
 
 def _numbers(text: str) -> Iterator[re.Match[str]]:
@@ -121,8 +140,9 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
         before = text[max(0, match.start() - 10) : match.start()]
         after = text[match.end() : match.end() + 6]
         blocked = _NUMBER_BEFORE.search(before) or _EXAMPLE_BEFORE.search(before) or _NUMBER_AFTER.match(after)
-        # a group of a longer number written with spaces or dashes (400 800 1234, 882 331 907)
-        blocked = blocked or re.search(r"\d[\s\-]$", before) or re.match(r"[\s\-]\d", after)
+        # a group of a longer number written with spaces or dashes (400 800 1234, 882 331 907),
+        # or the value of a command-line option (-P 3306)
+        blocked = blocked or re.search(r"\d[\s\-]$|(?<![\w\-])-[A-Za-z]\s*$", before) or re.match(r"[\s\-]\d", after)
         if _SERVICE_NUMBER.match(value) or blocked:
             continue
         if len(value) == 4 and re.fullmatch(r"(?:19|20)\d\d", value):  # a year
@@ -131,16 +151,14 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
 
 
 def _password_values(text: str) -> Iterator[Span]:
-    if not _PASSWORD_TALK.search(text):
-        return
-    checksums = bool(_NOT_SECRET_TALK.search(text))
-    for match in _tokens(text):
-        value = match.group()
-        if checksums and re.fullmatch(r"[0-9a-f]{6,64}", value, _I):  # a commit, a digest
-            continue
-        if _password_like(value):
-            yield match.span()
-    # a PIN or a numeric password: a number in a message about a password or a PIN
+    if _PASSWORD_TALK.search(text):
+        checksums = bool(_NOT_SECRET_TALK.search(text))
+        for start, end, value in _tokens(text):
+            if checksums and re.fullmatch(r"[0-9a-f]{6,64}", value, _I):  # a commit, a digest
+                continue
+            if _password_like(value):
+                yield start, end
+    # a PIN or a numeric password: a number in a message about a password, a PIN or a lock
     if _PIN_TALK.search(text):
         for match in _numbers(text):
             value = match.group("v").replace(" ", "")
@@ -155,9 +173,12 @@ def _code_values(text: str) -> Iterator[Span]:
         return
     for match in _numbers(text):
         yield match.span("v")
+    for match in _PREFIXED_CODE.finditer(text):
+        yield match.span()
     # a code of letters and digits, in capitals, right after a code cue ("邮箱验证码 EKS28S")
     for match in re.finditer(
-        r"(?:验证码|校验码|动态码|令牌码|令牌|安全令|code)\s*(?:是|为|[:：=])?\s*(?P<v>[A-Z0-9]{4,8})(?![A-Za-z0-9])",
+        r"(?:验证码|校验码|动态码|令牌码|令牌|安全令|code)(?:现在|当前|上面|上|显示|的)*\s*(?:是|为|[:：=])?\s*"
+        r"(?P<v>[A-Z0-9]{4,8})(?![A-Za-z0-9])",
         text,
         _I,
     ):
@@ -169,10 +190,14 @@ def _code_values(text: str) -> Iterator[Span]:
 def _key_values(text: str) -> Iterator[Span]:
     if not _KEY_TALK.search(text) or _NOT_SECRET_TALK.search(text):
         return
-    for match in _tokens(text):
-        value = match.group().strip(".,")
-        if len(value) >= 16 and not _ordinary(value) and shapes.high_entropy_key(value):
+    # a two-step setup key, written in groups of four (base32)
+    for match in _TOTP_GROUPS.finditer(text):
+        if any(char.isdigit() for char in match.group()):
             yield match.span()
+    for start, end, value in _tokens(text):
+        value = value.strip(".,")
+        if len(value) >= 16 and not _ordinary(value) and shapes.high_entropy_key(value):
+            yield start, end
 
 
 def _recovery_values(text: str) -> Iterator[Span]:

@@ -34,8 +34,8 @@ _PW_VALUE = rf"(?<![{_PW_CHARS}])(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])"
 
 _PW_CUE = (
     r"(?:密\s?码(?!学|锁|箱|柜|本|器|机|盘|管理|子|破解|策略|框|强度|长度|规则|芯片|错误|保护|输错)"
-    r"|口令|pin\s*码|解压码|开锁码"
-    r"|(?<![A-Za-z])(?:password|passwd|passcode|pwd|psw|mima|mi\s?ma)(?![A-Za-z])"
+    r"|口令|pin\s*码|解压码|开锁码|(?<![\u4e00-\u9fff])密(?=[:：]?\s*[A-Za-z0-9!@#$%^&*])"
+    r"|蜜码|秘码|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd|psw|mima|mi\s?ma)(?![A-Za-z])"
     r"|(?<![A-Za-z])(?:pass|pin|pw)(?=\s*[:=：]))"
 )
 _MODIFIER = (
@@ -47,7 +47,9 @@ _CONNECT_WORD = (
     r"|(?:设置|设|修改|改|换|更|重置|定|弄|变)(?:成|为)(?:了)?"
     r"|(?:设|写|填|输|用|定|记|存)的(?:是)?|输入|填|输)"
 )
-_CONNECT = rf"\s*(?:{_MODIFIER}\s*){{0,3}}(?P<conn>{_CONNECT_WORD})?\s*(?:[:：]\s*)?{_QUOTE}\s*"
+# Spaces, not line breaks: "DB_PASSWORD=" on one line of a config and "DEBUG=false" on the next
+# are two settings, the second no password.
+_CONNECT = rf"[ \t]*(?:{_MODIFIER}[ \t]*){{0,3}}(?P<conn>{_CONNECT_WORD})?[ \t]*(?:[:：][ \t]*)?{_QUOTE}[ \t]*"
 
 # After a value: a count, a unit or an example marker means the "value" is not a password.
 _NOT_A_VALUE_AFTER = re.compile(
@@ -107,12 +109,14 @@ _BARE_ACCOUNT_PAIR = re.compile(
 
 # A password on a command line: redis-cli -a x, mysql -px / -p x, --password x, sshpass -p x.
 _CLI_PASSWORD = re.compile(
-    r"(?:(?<![\w\-])(?:-a|-p)\s*|(?<![\w\-])--(?:password|passwd|pass|auth|token|secret)(?:\s+|=))"
-    r"[\"']?(?P<v>[^\s\"']{4,})",
+    r"(?:(?<![\w\-])(?-i:-a|-p)[ \t]*|(?<![\w\-])--(?:password|passwd|pass|auth|token|secret)(?:[ \t]+|=))"
+    r"[\"']?(?P<v>[!#-&(-~]{4,})",
     _I,
 )
 # -a and -p are passwords only for these tools (elsewhere -p is a port, a path, a profile …)
-_CLI_TOOLS = re.compile(r"(?<![\w\-])(?:redis-cli|sshpass|mysql|mysqldump|mariadb|mysqladmin)(?![\w\-])", _I)
+_CLI_TOOLS = re.compile(
+    r"(?<![\w\-])(?:redis-cli|sshpass|mysql|mysqldump|mariadb|mysqladmin|docker\s+login|podman\s+login)(?![\w\-])", _I
+)
 
 # --- cookies, session tokens, connection strings ---------------------------------------------
 
@@ -132,7 +136,8 @@ _SESSION_GENERIC = (
     r"|api[_-]?token|token|auth|ticket|session|sess|sid|sub|_t"
 )
 _SESSION = re.compile(
-    rf"(?<![\w.\-])(?P<k>{_SESSION_NAMED}|{_SESSION_GENERIC})\s*(?:=|:(?!//))\s*[\"']?(?P<v>[^\s;&,，。\"'<>]{{8,}})",
+    rf"(?<![\w.\-])(?P<k>{_SESSION_NAMED}|{_SESSION_GENERIC})[\"']?[ \t]*(?:=|:(?!//))[ \t]*[\"']?"
+    rf"(?P<v>[^\s;&,，。\"'<>]{{8,}})",
     _I,
 )
 _AUTHORIZATION = re.compile(
@@ -144,7 +149,8 @@ _URL_CREDENTIALS = re.compile(r"(?<![\w])[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:(?P
 _GO_DSN = re.compile(r"(?<![\w/:])[\w.\-]+:(?P<v>[^\s@/]+)@(?:tcp|unix|udp)\(", _I)
 _ASSIGNMENT = re.compile(
     r"(?<![\w.\-])(?P<k>(?:[A-Za-z_][\w\-]*?)?(?:password|passwd|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key"
-    r"|private[_-]?key|app[_-]?key|auth[_-]?key)[\w\-]*)\s*(?:=|:(?!//))\s*[\"'`]?(?P<v>[^\s;&,，。\"'`]+)",
+    r"|private[_-]?key|app[_-]?key|auth[_-]?key)[\w\-]*)[\"'`]?[ \t]*(?:=|:(?!//))[ \t]*[\"'`]?"
+    r"(?P<v>[^\s;&,，。\"'`]+)",
     _I,
 )
 _ASSIGNMENT_NOT_SECRET = re.compile(
@@ -204,8 +210,9 @@ _PRIVATE_KEY = re.compile(
     r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,\-]*)"
 )
 _SEED_PHRASE = re.compile(
-    r"(?:助记词|seed\s*phrase|mnemonic(?:\s*(?:phrase|words))?|recovery\s*phrase)[^。！？\n]{0,6}?(?:[:：=]|是|为)?\s*"
-    r"(?P<v>[a-z]{3,8}(?:[\s,]+[a-z]{3,8}){7,23})",
+    r"(?:助记词|seed\s*phrase|mnemonic(?:\s*(?:phrase|words))?|recovery\s*phrase"
+    r"|(?:备份|恢复|钱包)的?\s*(?:12|24|十二|二十四)\s*个?(?:词|单词))[^。！？\n]{0,6}?(?:[:：=]|是|为)?\s*"
+    r"(?P<v>(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?:[\s,]+(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}){7,23})",
     _I,
 )
 
@@ -238,7 +245,7 @@ _OTP_TIGHT_GAP = re.compile(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
 _SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*)$", _A)
 _CVV = re.compile(
     r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码|卡背面?(?:的)?(?:后)?三位(?:数字|数)?"
-    r"|签名(?:栏|条)[^，。！？,!?\d]{0,6}?三位(?:数字|数)?|卡背(?:面)?[^，。！？,!?\d]{0,4}?三位(?:数字|数)?)"
+    r"|签名(?:栏|条)[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?|卡背(?:面|后)?[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?)"
     r"\s*(?:[(（][^)）]{0,16}[)）])?\s*(?:是|为|[:：])?\s*"
     r"(?<!\d)(?P<v>\d{3,4})(?!\d)",
     _I,
@@ -249,14 +256,22 @@ _CVV_REVERSE = re.compile(
     _I,
 )
 
+# A lock's combination ("行李箱密码锁 179", "保险柜是 590314").
+_LOCK_COMBINATION = re.compile(
+    r"(?:密码锁|密码箱|行李箱|保险柜|保险箱|门锁|车锁|挂锁)[^，。！？,!?\d]{0,6}?(?:密码)?(?:是|为|[:：]|改成了?|换成了?)?\s*"
+    r"(?<![\d.])(?P<v>\d{3,8})(?![\d.])"
+)
+
 _SQ_CUE = r"(?:密保|安全(?:提示)?问题|(?:密码)?提示问题|(?<![A-Za-z])security\s+questions?)"
 _SQ_CONNECT = (
     r"(?:[:：=]|都是|就是|分别是|分别为|依次是|依次为|(?:按)?顺序是|是|为|is|(?:我)?(?:填|设|写|选|答|回答)的(?:是)?)"
 )
 _SQ_VALUE = r"(?P<v>[^，。！？,!?；,!?;\n]{1,40})"
 _SECURITY_ANSWERS = (
-    re.compile(rf"{_SQ_CUE}[^。！？!?\n]{{0,20}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
-    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:我|当时)?(?:答|回答|填|写|设)的(?:是)?\s*{_SQ_VALUE}", _I),
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?<![回问])答\s+{_SQ_VALUE}", _I),
+    # "我填的是 x" gives the answer; "设的是 x" names the question chosen
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:我|当时)?(?:答|回答|填|写)的(?:是)?\s*{_SQ_VALUE}", _I),
     re.compile(
         rf"{_SQ_CUE}[^？?\n。:：]{{0,8}}[:：]\s*[^？?\n。]{{2,30}}[？?]\s*(?:答案\s*(?:是|为|[:：])?\s*)?{_SQ_VALUE}",
         _I,
@@ -407,7 +422,8 @@ def _session_ok(match: re.Match[str], text: str) -> bool:
 
 
 def _connection_ok(match: re.Match[str], text: str) -> bool:
-    return not shapes.is_placeholder(match.group("v"))
+    value = match.group("v")
+    return not shapes.is_placeholder(value) and any(char.isascii() and char.isalnum() for char in value)
 
 
 def _assignment_ok(match: re.Match[str], text: str) -> bool:
@@ -431,7 +447,8 @@ def _key_ok(match: re.Match[str], text: str) -> bool:
 def _prefixed_keys(text: str) -> Iterator[Span]:
     for pattern in _PREFIXED_KEYS:
         for match in pattern.finditer(text):
-            yield match.span()
+            if len(set(match.group()[-16:])) > 3:  # ghp_XXXXXXXX… is a key masked in a tutorial
+                yield match.span()
 
 
 def _private_keys(text: str) -> Iterator[Span]:
@@ -538,6 +555,7 @@ _RULES: tuple[tuple[str, Rule], ...] = (
     ("one_time_code", _value_spans(_OTP_REVERSE, _otp_reverse_ok)),
     ("cvv", _value_spans(_CVV, _cvv_ok)),
     ("cvv", _value_spans(_CVV_REVERSE, _cvv_ok)),
+    ("password", _value_spans(_LOCK_COMBINATION, _cvv_ok)),
     ("security_answer", _security_answers),
     ("recovery_code", _value_spans(_RECOVERY_CODES, _recovery_ok)),
     ("id_card", _id_numbers),

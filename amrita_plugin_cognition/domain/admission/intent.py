@@ -12,18 +12,19 @@ from __future__ import annotations
 import re
 
 from .normalise import clauses
+from .requests import asks_to_erase, without_quotes
 
 _I = re.IGNORECASE
 
 _NEGATION = re.compile(
     r"(?:(?<![要用需])不要|(?<!用)不用|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
     r"|(?:能不能|可以|可不可以|能否|可否)不(?![要用必])"
-    r"|(?<![要用需必])不(?=入库|入档|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆|计入)"
+    r"|(?<![要用需必])不(?=入库|入档|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆|计入|进(?:你的?)?记忆)"
     r"|(?<![特区分告级类性离识辨差鉴派道送诀判惜])(?<!(?<![这那])个)别(?![人的处墅扭致针名克样家号称离具]))"
 )
 _MEMORY_PLACE = (
     r"(?:(?:你的?|我的?)?(?:长期)?(?:记忆|小本本|本本|本子|备忘录?|数据库|库|档案|脑子)"
-    r"|你(?:的)?(?:笔记(?:本)?|记录)|你那(?:里|儿|边)?|(?:关于我的|我的)资料)"
+    r"|你(?:的)?(?:笔记(?:本)?|记录|资料(?:库)?)|你那(?:里|儿|边)?|(?:关于我的|我的)资料|(?:我的)?(?:用户)?画像)"
 )
 _VERB = re.compile(
     rf"(?P<verb>(?:写|加|放|塞|收|录|记|存|留)(?:进|入|到|在){_MEMORY_PLACE}"
@@ -33,7 +34,9 @@ _VERB = re.compile(
 )
 # Weak verbs that mean "put into the memory" only when the clause names the memory.
 _PUT = re.compile(r"(?P<verb>留|放|写|加|塞|装)")
-_NAMES_MEMORY = re.compile(r"记忆|小本本|本本|备忘|档案|你的?脑子|脑子里|你那(?:里|儿|边)|你的?记录|你记(?:下|住)?的")
+_NAMES_MEMORY = re.compile(
+    r"记忆|小本本|本本|备忘|档案|你的?数据库|你的?脑子|脑子里|你那(?:里|儿|边)|你的?记录|你对我的|你(?:记|存)(?:下|住)?的|画像"
+)
 
 # Before 记, a character that makes another word: 登记, 笔记, 日记, 牢记, 惦记, 忘记 ...
 _COMPOUND_BEFORE_JI = set("登书标笔日牢惦速熟默切谨铭忘追补印胎暗表杂游传札手簿大")
@@ -60,11 +63,12 @@ _REPORTED = re.compile(
 _WISH = re.compile(
     r"(?:不想|不希望|不愿意?|不要|别)(?:让|把)?(?:这个|这件事|这事|这些话?|它|我说的话?)?(?:让|被)(?:你|它|机器人|bot|ai)?(?:给)?"
     r"(?:记|存|保存|写进|录)"
-    r"|(?:不想|不希望|不愿意?)(?:你|它|机器人)(?:把|将)?(?:这个|这些|这件事|这事|它|我说的话?)?(?:给)?(?:记|存|保存|写进|录)",
+    r"|(?:不想|不希望|不愿意?)(?:让)?(?:你|它|机器人)(?:把|将)?(?:这个|这些|这件事|这事|它|我说的话?)?(?:给)?(?:记|存|保存|写进|录|留着|留下)"
+    r"|(?:不想|不希望|不愿意?)[^，。,]{0,8}?(?:在|给)?(?:你|机器人)(?:那边|那里|这边)?(?:留下|留)(?:任何)?(?:记录|痕迹|底)",
     _I,
 )
 _HEARD_AND_FORGET = re.compile(
-    r"(?:听|看|说|读|聊)(?:完|过|了)(?:了)?(?:以后|之后)?(?:你)?(?:就|便)?(?:忘|算|清空|清掉|删)"
+    r"(?:听|看|说|读|聊)(?:完|过|了)(?:了)?(?:以后|之后)?(?:你)?(?:就|便)?(?:忘|算|清空|清掉|删|失忆)"
 )
 _IMPERATIVE_TAIL = re.compile(r"^(?:了|掉|记)?(?:它|这个)?(?:吧|哈|啊|呀|就行|就好)|^了吧|^掉吧")
 _UNSAY = re.compile(
@@ -88,7 +92,7 @@ _FORGET_POINTED = re.compile(
     r"|刚才(?:那句|那段|那条)(?:话)?)"
 )
 _GAME = re.compile(r"游戏|关卡|这关|进度|副本|读档|存档点|角色|boss|通关|打到|存档位", _I)
-_DELETE = re.compile(r"删|抹掉|抹去|去掉|清除|移除")
+_DELETE = re.compile(r"删|抹掉|抹去|去掉|清除|清空|清掉|清理|剔除|移除|消失")
 
 _EN_OBJECT = r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))\b"
 _EN_DONT = re.compile(
@@ -96,7 +100,9 @@ _EN_DONT = re.compile(
     rf"(?:(?:remember|memori[sz]e|record|save|store|log|keep|write\s+down|note(?:\s+down)?)\s+{_EN_OBJECT}"
     rf"|(?:write|note|jot)\s+{_EN_OBJECT}\s+down"
     r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
-    r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;])))",
+    r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:])))"
+    r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
+    r"|pretend\s+(?:you|u)\s+(?:never|didn'?t)\s+(?:heard?|saw|see|read)",
     _I,
 )
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
@@ -118,7 +124,17 @@ _MEMORY_MUST_NOT_HOLD = re.compile(
 _ADDRESSES_BOT = re.compile(r"(?<![A-Za-z])(?:bot|ai)(?![A-Za-z])|机器人|小助手", re.IGNORECASE)
 _NOT_LEARN_OR_KEEP = re.compile(r"(?:别|不要|不许|不准)(?:学|留)(?![习生校期])")
 # Idioms for "gone once read".
-_BURN_AFTER_READING = re.compile(r"阅后即焚|听完即焚|看完即焚|过目即忘|用完即删|聊完就删")
+_BURN_AFTER_READING = re.compile(
+    r"阅后即焚|(?:听|看|说|聊)完即(?:焚|删)|过目即忘|用完即删|聊完就删|当(?:个|一个|回)?树洞|左耳进右耳出|烂在(?:你)?肚子里"
+)
+# "结束后请遗忘", "请忘记这件事": a polite order to forget.
+_PLEASE_FORGET = re.compile(
+    r"(?:请|麻烦|拜托)(?:你)?(?:把它|把这些?)?(?:遗忘|忘记|忘掉)(?!了?(?:带|拿|关|锁|吃|喝|写|交|去|做|买))"
+)
+# "忘掉我说我在找工作这事吧": forget what I said about something.
+_FORGET_MY_WORDS = re.compile(
+    r"(?<![我他她都也])(?:忘掉|忘了|忘记)我(?:刚才|之前|刚刚)?说(?:的|过)?[^，。,]{0,14}?(?:这事|那事|这件事|那件事|的事)(?:吧|哈|啊)?"
+)
 # "别给我留着这个信息": keeping what was said, named as such.
 _KEEP_THIS = re.compile(r"(?:别|不要|不许|不准)(?:给我)?留着(?:这个|这条|这段|这些|这事)?(?:信息|消息|内容|话)")
 # Chinese typed in pinyin: "bie ji", "buyao cun", "bu yao jilu".
@@ -130,14 +146,24 @@ _PINYIN = re.compile(
 
 def asks_not_to_remember(text: str) -> bool:
     """Whether ``text`` (already folded) asks the bot not to keep it."""
+    text = without_quotes(text)  # someone else's words are not the speaker's request
+    if asks_to_erase(text):
+        return True
     if _english(text) or _WISH.search(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):
         return True
-    if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text):
+    if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
+        return True
+    if any(not _reported(text[: match.start()]) for match in _PLEASE_FORGET.finditer(text)):
         return True
     if _ADDRESSES_BOT.search(text) and _NOT_LEARN_OR_KEEP.search(text):
         return True
     game = bool(_GAME.search(text))  # 存档 of a game, anywhere in the message
     return any(_clause_asks(text[start:end], game) for start, end in clauses(text))
+
+
+def _reported(before: str) -> bool:
+    """Whether what follows is someone else's words ("老师说请忘记…") rather than the speaker's."""
+    return bool(_REPORTED.search(before[-10:]))
 
 
 def _english(text: str) -> bool:
@@ -163,7 +189,8 @@ def _forgets(clause: str) -> bool:
         before = clause[: match.start()]
         if before.endswith("我") or ("我" in before[-3:] and "你" not in before):
             continue
-        if "你" in before or "您" in before or _IMPERATIVE_TAIL.match(clause[match.end() :]):
+        said_to_you = "你" in before or "您" in before or "你" in match.group()
+        if said_to_you or _IMPERATIVE_TAIL.match(clause[match.end() :]):
             return True
     for match in _FORGET_THAT.finditer(clause):
         tail = clause[match.end() :]

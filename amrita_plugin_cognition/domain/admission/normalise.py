@@ -49,16 +49,36 @@ _CN_DIGITS = {
     "八": "8",
     "九": "9",
 }
-_CN_DIGIT_RUN = re.compile(f"[{''.join(_CN_DIGITS)}]{{4,}}")
+_CN_DIGIT_RUN = re.compile(f"[{''.join(_CN_DIGITS)}]{{4,}}叉?")
+
+
+# Three digits read out after a card's security-code cue ("cvv是六八二").
+_CN_CVV = re.compile(
+    f"((?:cvv2?|cvc2?|cvn2?|安全码)\\s*(?:是|为|[:：])?\\s*)([{''.join(_CN_DIGITS)}]{{3}})(?![{''.join(_CN_DIGITS)}])",
+    re.IGNORECASE,
+)
 
 
 def fold(text: str) -> str:
     """Full-width ASCII to ASCII, traditional cue characters to simplified, digits read out in
     Chinese to ASCII digits; same length."""
     folded = text.translate(_TABLE)
-    if _CN_DIGIT_RUN.search(folded) is None:
-        return folded
-    return _CN_DIGIT_RUN.sub(lambda match: "".join(_CN_DIGITS[char] for char in match.group()), folded)
+    if _CN_DIGIT_RUN.search(folded) is not None:
+        folded = _CN_DIGIT_RUN.sub(_digits, folded)
+    if _CN_CVV.search(folded) is not None:
+        folded = _CN_CVV.sub(
+            lambda match: match.group(1) + "".join(_CN_DIGITS[char] for char in match.group(2)), folded
+        )
+    return folded
+
+
+def _digits(match: re.Match[str]) -> str:
+    """The run as ASCII digits; a 叉 after seventeen of them is the X of a 身份证号."""
+    run = match.group()
+    digits = "".join(_CN_DIGITS.get(char, char) for char in run.rstrip("叉"))
+    if run.endswith("叉"):
+        digits += "X" if len(digits) == 17 else "叉"
+    return digits
 
 
 def clauses(text: str) -> list[tuple[int, int]]:

@@ -34,7 +34,7 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 
 _PLACEHOLDER = re.compile(
     r"^(?:x{2,}|\*+|\.{2,}|…+|_+|-+|#+|\?+|<[^>]*>|\{[^}]*\}|\$\{[^}]*\}|%[^%]*%|\[[^\]]*\]"
-    r"|your[_-]?\w*|my[_-]\w*|password|passwd|pass|pwd|secret|token"
+    r"|your[_-]?[\w\-]*|my[_-][\w\-]*|[\w\-]*[_-]here|password|passwd|pass|pwd|secret|token"
     r"|apikey|api[_-]?key|example|dummy|placeholder|redacted|hidden|none|null|nil|true|false|\w*xxx\w*)$",
     re.IGNORECASE,
 )

@@ -1,0 +1,127 @@
+"""``/memory`` commands that inspect or erase, with the confirm step (``confirmations.py``):
+
+* ``/memory user|group show <编号>``: one memory with where it came from and its corrections;
+* ``/memory user|group delete <编号>``: forget one memory, after 确认;
+* ``/memory user clear``: everything of the speaker in every chat of this bot, after 确认;
+* ``/memory group clear``: everything of this group (its admins), after 确认;
+* ``/memory bot clear``: everything this bot account keeps (bot admins, private chat), after 确认.
+
+A personal memory's text is never printed into a group.
+"""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+
+from ..domain import permissions
+from ..domain.erasure import ErasureTarget
+from ..domain.records import ChatContext, MemoryRecord
+from ..domain.visibility import visibility_for
+from ..engine import erasure, inspection
+from ..engine.service import CognitionEngine
+from ..errors import NotFound
+from .commands_labels import day_label, zone_of
+from .confirmations import CONFIRM_SECONDS, CONFIRMATIONS, Confirmations
+
+PREVIEW_CHARS = 60
+STATUS_NAMES = {"active": "有效", "superseded": "已被更正取代"}
+PROVENANCE_NAMES = {"user_stated": "对话中说的", "inferred": "推断", "consolidated": "整理合并", "imported": "导入"}
+COUNT_NAMES = {
+    "memories": "记忆",
+    "notes": "笔记",
+    "turns": "对话记录",
+    "jobs": "待整理任务",
+    "memos": "备忘录",
+    "pins": "提醒",
+}
+
+
+def _preview(record: MemoryRecord) -> str:
+    text = record.text.replace("\n", " ")
+    return text if len(text) <= PREVIEW_CHARS else f"{text[: PREVIEW_CHARS - 1]}…"
+
+
+def _ask(context: ChatContext, message_id: str, what: str, question: str, run) -> str:  # type: ignore[no-untyped-def]
+    key = Confirmations.key(context.bot_id, context.scope.key, context.user_id)
+    CONFIRMATIONS.park(key, what, run, message_id)
+    return f"{question}\n请在 {CONFIRM_SECONDS} 秒内回复“确认”执行，回复“取消”作罢。"
+
+
+async def ask_forget(
+    engine: CognitionEngine, context: ChatContext, message_id: str, target: str, memory_id: int
+) -> str:
+    """Check now that the speaker may forget it, show it, and wait for 确认."""
+    record = await engine.forgettable(context, memory_id)
+    shown = f"「{_preview(record)}」" if not (context.scope.is_group and target == "user") else ""
+
+    async def run() -> str:
+        await engine.forget_memory(context, memory_id)
+        return f"已删除记忆 #{memory_id}，之后不会再被记起"
+
+    return _ask(context, message_id, f"forget:{memory_id}", f"将删除记忆 #{memory_id}{shown}，删除后不可恢复。", run)
+
+
+def _erasure_target(context: ChatContext, target: str) -> tuple[ErasureTarget, str]:
+    if target == "user":
+        return ErasureTarget.user(context.bot_id, context.user_id), "你在所有会话中的全部记忆、笔记和对话记录"
+    if target == "group":
+        permissions.check_erase_chat(context)
+        return ErasureTarget.chat(context.bot_id, context.scope), "本群的全部记忆、备忘录、提醒、笔记和对话记录"
+    permissions.check_erase_bot(context)
+    return ErasureTarget.bot(context.bot_id), "机器人在所有会话中的全部记忆"
+
+
+async def ask_clear(engine: CognitionEngine, context: ChatContext, message_id: str, target: str) -> str:
+    """Delete-all of the speaker, this group or the bot account, after 确认 (who may: permissions)."""
+    erase, described = _erasure_target(context, target)
+
+    async def run() -> str:
+        report = await erasure.delete_all(engine, erase, actor=context.user_id)
+        counts = "，".join(f"{COUNT_NAMES[key]} {value}" for key, value in report.counts.items() if value)
+        return f"已删除{described}（{counts or '本来就没有内容'}），已留下审计记录（只记谁、何时、多少条）。"
+
+    return _ask(context, message_id, f"clear:{erase.label}", f"将不可恢复地删除{described}。", run)
+
+
+def _lineage(item: inspection.Inspected) -> str:
+    parts = []
+    if item.supersedes:
+        parts.append("更正自 " + "、".join(f"#{older}" for older in item.supersedes))
+    if item.superseded_by:
+        parts.append("已被 " + " → ".join(f"#{newer}" for newer in item.superseded_by) + " 取代")
+    return "；".join(parts)
+
+
+def _source(record: MemoryRecord) -> str:
+    source = record.source
+    parts = [PROVENANCE_NAMES.get(record.provenance, record.provenance)]
+    if source.get("job"):
+        parts.append(f"由史官整理（任务 #{source['job']}）")
+    if source.get("messages"):
+        parts.append(f"来自 {len(source['message_ids'])} 条消息")  # type: ignore[arg-type]
+    return "，".join(parts)
+
+
+def describe(item: inspection.Inspected, zone: tzinfo) -> str:
+    record = item.record
+    lines = [
+        f"记忆 #{record.id}（{STATUS_NAMES.get(record.status.value, record.status.value)}）：{record.text}",
+        f"来源：{_source(record)}",
+        f"记录于 {day_label(record.recorded_at, zone)}"
+        + (f"，发生于 {day_label(record.happened_at, zone)}" if record.happened_at else ""),
+    ]
+    lineage = _lineage(item)
+    if lineage:
+        lines.append(f"更正记录：{lineage}")
+    return "\n".join(lines)
+
+
+async def show(engine: CognitionEngine, context: ChatContext, target: str, memory_id: int) -> str:
+    """One memory this chat may see, whatever its status, with its provenance and lineage."""
+    item = await inspection.inspect_one(engine, context.bot_id, memory_id)
+    record = item.record
+    if not visibility_for(context, engine.config.scope_policy).allows(record):
+        raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
+    if context.scope.is_group and target == "user" and not record.scope.is_group:
+        raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
+    return describe(item, zone_of(engine.config.timezone))

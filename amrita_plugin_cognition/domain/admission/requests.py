@@ -1,0 +1,116 @@
+"""Requests addressed to the bot about what it keeps, beyond a negated memory verb (``intent``):
+delete what it stored ("把关于我前任的那些全删了", "清除一下你对我工作单位的记录"), forget it now
+("忘掉吧，求你了", "选择性失忆一下"), keep nothing of it ("一个字都别留", "你的记忆里不需要有这段").
+
+Each rule needs the request to be the speaker's own: words quoted from someone else ("朋友跟我说
+“这事你听了就忘了吧”") are taken out first, and the object of a deletion must be what was said or
+stored, not a file, a photo or a friend.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Someone else's words in quotes, introduced as said or asked by them.
+_QUOTED = re.compile(r"(?:说|讲|道|问|告诉我|回复)[:：]?\s*[“\"「『][^”\"」』]{0,80}[”\"」』]")
+
+_ASKS = r"(?:你|您|请|帮我|麻烦|拜托|求你|能不能|可不可以|可以|给我)"
+_DELETE_VERB = r"(?:删掉|删了|删除|删|清理掉?|清掉|清除|清空|去掉|移除|抹掉|抹去|剔除|消失)"
+# What the bot keeps or was told.
+_STORED = (
+    r"(?:记忆|记录|数据库|资料|档案|备忘|记下的|记住的|存下的|存的|记的|关于我|对我的|我说的|我发的|说过的|发过的"
+    r"|聊天内容|那些话|醉话|那条|这条|那段|这段|那几条|这几条|那些|消息)"
+)
+_NOT_STORED = re.compile(
+    r"照片|图片|视频|文件|好友|群|公告|app|软件|应用|游戏|文档|代码|注释|备份文件|截图|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车",
+    re.IGNORECASE,
+)
+_DELETE_REQUEST = re.compile(
+    rf"{_ASKS}[^。！？!?]{{0,24}}?{_STORED}[^。！？!?]{{0,16}}?{_DELETE_VERB}"
+    rf"|(?<![我他她])(?:请|帮我)?{_DELETE_VERB}(?:一下|掉)?[^。！？!?]{{0,6}}?你[^。！？!?]{{0,12}}?{_STORED}"
+)
+_DELETE_STORED = re.compile(
+    rf"(?:之前|以前|刚才|刚刚)?(?:你)?(?:记下|记住|存下|记|存)的[^，。,]{{0,8}}?(?:也|都|全)?{_DELETE_VERB}"
+)
+
+# A forget order on its own: "忘掉吧", "忘了它吧", "你就忘了吧", "选择性失忆一下".
+_FORGET_NOW = re.compile(
+    r"(?:^|[，。,\s])(?:你)?(?:就|赶紧|快|立刻|马上)?(?:忘掉|忘了|忘记|遗忘)(?:它|这个)?(?:吧|哈|啊|呀|好吗|行吗|好不好|求你了)"
+)
+_AMNESIA = re.compile(r"选择性失忆|失忆一下|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆)")
+# Keep nothing: "什么都不要留", "一个字都别留", "你的记忆里不需要有这段".
+_KEEP_NOTHING = re.compile(
+    r"(?:什么|一个字|一句|啥)(?:都|也)(?:不要|别|不许|不准|不能)(?:留|存|记)"
+    r"|(?:记忆|脑子|数据库|记录)(?:里|中)[^，。,]{0,4}?(?:不需要|不用|不必)(?:有|留)"
+)
+# A direct order not to write: "不得写入记忆", "不要写入 memory", "不用你备忘".
+_NO_WRITE = re.compile(
+    r"(?:不得|不要|别|不许|不准|禁止)(?:写入|写进|存入|录入|记入)(?:你的?)?\s*(?:记忆|memory|数据库|档案|资料)"
+    r"|(?:不用|不需要|不必)(?:你)?(?:备忘|记下来|记录)",
+    re.IGNORECASE,
+)
+
+
+# --- what the memory is told to lose, by co-occurrence in one sentence ---------------------------
+# A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
+# one sentence make a request, however it is worded (dialect, slang, English words inside).
+_REMOVE = re.compile(
+    r"删|抹|清掉|清除|清空|清理|销毁|重置|丢掉|扔掉|去掉|移除|剔除|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉"
+    r"|(?<![A-Za-z])(?:purge|delete|erase|wipe|remove|forget|clear)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_KEPT = re.compile(
+    r"记忆|记录|资料|档案|数据|关于我|对我的|我的事|我说的|我讲的|我发的|我(?:刚才|刚刚|之前|上次)?(?:说|讲|提)(?:的|过|了)?"
+    r"|这条|这句|那条|那句|这段|那段|这些|那些|刚才那|刚刚那|那嗑|这事|那事"
+    r"|(?:刚刚|刚才|之前|上次)(?:说|讲|提|发)"
+    r"|(?<![A-Za-z])(?:memory|memories|data|everything\s+about\s+me)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_ADDRESSED = re.compile(
+    r"你|您|(?<![A-Za-z])(?:bot|ai|your|you)(?![A-Za-z])|机器人|小助手|^\s*(?:请|帮我|麻烦|给我|关闭|关掉|重置|清空)"
+    r"|^\s*(?:pls\s+|please\s+)?(?:delete|erase|wipe|purge|clear|remove|forget)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+# The speaker forgot, or asks the bot not to forget: no request to lose anything.
+_NOT_A_REMOVAL = re.compile(
+    r"(?<![帮给替让])我(?:把[^，。,]{0,6})?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|记得删|记得清"
+)
+# Told not to keep it, in words beyond the standard ones: "你莫记到起", "你唔好记住", "你少给我存",
+# "别往你那小本本里整", "你要是敢把这个记下来".
+_DONT_KEEP = re.compile(
+    r"(?:莫|唔好|少给我|少|甭|休想|不准你|不许你)[^，。！？,!?]{0,4}?(?:记|存|留|整|录)"
+    r"|(?:别|不要|不许|不准)(?:往|在|把)[^，。！？,!?]{0,10}?(?:里|上)(?:整|记|存|放|塞|写)"
+    r"|(?:敢|要是)[^，。！？,!?]{0,8}?(?:记下来|存下来|记住|记着)"
+)
+
+
+def _sentences(text: str) -> list[str]:
+    return [part for part in re.split(r"[。！？!?\n]|[.](?=\s|$)", text) if part.strip()]
+
+
+def without_quotes(text: str) -> str:
+    """``text`` without the words it quotes from others."""
+    return _QUOTED.sub(" ", text)
+
+
+def asks_to_erase(text: str) -> bool:
+    """Whether ``text`` (folded, quotes of others removed) asks the bot to delete, forget or keep
+    nothing of what it was told or stored."""
+    if _AMNESIA.search(text) or _KEEP_NOTHING.search(text) or _NO_WRITE.search(text):
+        return True
+    sentences = _sentences(text)
+    if len(text) <= 60 and len(sentences) > 1:  # a short message is one request, however punctuated
+        sentences.append(text)
+    for sentence in sentences:
+        if _NOT_STORED.search(sentence) or _NOT_A_REMOVAL.search(sentence):
+            continue
+        if _REMOVE.search(sentence) and _KEPT.search(sentence) and _ADDRESSED.search(sentence):
+            return True
+        if _DONT_KEEP.search(sentence) and _ADDRESSED.search(sentence):
+            return True
+    for match in _DELETE_REQUEST.finditer(text):
+        if not _NOT_STORED.search(match.group()):
+            return True
+    if any(not _NOT_STORED.search(match.group()) for match in _DELETE_STORED.finditer(text)):
+        return True
+    return _FORGET_NOW.search(text) is not None

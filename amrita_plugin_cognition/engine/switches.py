@@ -1,0 +1,214 @@
+"""The per-chat memory switch (``/memory off|on``) and the per-user opt-out (``/memory optout|optin``).
+
+What they forbid is ``domain/governance.py``; who may flip a chat's switch is
+``domain/permissions.py``; the rows are ``store/switches.py``. Here: the cached lookups every
+path asks, and the changes, each in one unit of work with its audit record.
+
+Who honours them:
+
+* the per-turn hook injects nothing into a switched-off chat (``memory_on``);
+* the ``end`` tool (``turns.end_turn``) and transcript capture (``turns.record_turn``) write
+  nothing for a switched-off chat or an opted-out speaker, nor a text naming an opted-out user;
+  waiting transcripts of a switched-off chat are not batched (``turns.flush_transcripts``);
+* the tools refuse to run in a switched-off chat (``bot/tools/registry.py``); a write whose
+  speaker, subject or text is an opted-out user is refused: facts in ``writes.remember`` (every
+  fact write goes through it) and ``corrections.update_memory``, the memo and pins in ``notes``;
+* the historian writes nothing for a job of a switched-off chat and drops every fact about an
+  opted-out user (speaker of any of its sources, subject, or a QQ number in its text); it checks
+  both again in SQL, under the chat's lock, in the transaction that writes the facts;
+* profile cards do not exist yet: the merge that builds them must skip opted-out users
+  (``SwitchState.is_opted_out``), so that their card stops growing.
+
+Switching a chat off also calls off its waiting extraction work (queued jobs are deleted, waiting
+turns released); opting out releases the user's waiting turns in every chat. Existing memories
+stay either way, until someone deletes them.
+
+Lookups are per process and cheap (principle 4): one ``SwitchState`` per bot account (its
+switched-off chats and opted-out users, which exist only by someone's explicit command), loaded
+with two small queries and kept for ``CHAT_TTL_SECONDS``. A change made in this process drops
+the entry after its commit (``SwitchesChanged``); a change made by another process is seen
+within the TTL.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from cachetools import TTLCache
+
+from ..domain import permissions
+from ..domain.clock import aware_or_now
+from ..domain.events import Event, StoreReplaced, SwitchesChanged
+from ..domain.governance import CHAT_OFF_MESSAGE, OTHER_OPTED_OUT_MESSAGE, SELF_OPTED_OUT_MESSAGE, SwitchState
+from ..domain.records import ChatContext, Scope
+from ..errors import InvalidInput
+from ..logs import log_event
+from ..store import audit
+from ..store import switches as store
+from ..store.unit_of_work import take_write_lock
+from .caches import BANK_CACHE_SIZE, CHAT_TTL_SECONDS
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+SWITCH_OFF = "switch_off"
+SWITCH_ON = "switch_on"
+OPT_OUT = "optout"
+OPT_IN = "optin"
+
+
+class SwitchCache:
+    """Per bot account, its ``SwitchState``: bounded, short-lived, dropped after local changes."""
+
+    def __init__(self, size: int = BANK_CACHE_SIZE, ttl: float = CHAT_TTL_SECONDS) -> None:
+        self._states: TTLCache[str, SwitchState] = TTLCache(maxsize=size, ttl=ttl)
+        #: Bumped by every local change, so that a load that raced a change is not kept.
+        self._epoch = 0
+
+    def apply(self, events: Sequence[Event]) -> None:
+        """After-commit handler."""
+        for event in events:
+            if isinstance(event, SwitchesChanged):
+                self._states.pop(event.bot_id, None)
+                self._epoch += 1
+            elif isinstance(event, StoreReplaced):
+                self._states.clear()
+                self._epoch += 1
+
+    async def state(self, engine: CognitionEngine, bot_id: str) -> SwitchState:
+        cached = self._states.get(bot_id)
+        if cached is not None:
+            return cached
+        started = time.perf_counter()
+        epoch = self._epoch
+        async with engine.unit_of_work() as uow:
+            off_chats, opted_out = await store.load(uow.session, bot_id)
+        loaded = SwitchState(frozenset(off_chats), frozenset(opted_out))
+        if epoch == self._epoch:
+            self._states[bot_id] = loaded
+        log_event(
+            "switches", started, level=logging.DEBUG, bot=bot_id, off_chats=len(off_chats), opted_out=len(opted_out)
+        )
+        return loaded
+
+
+# ------------------------------------------------------------------------------------ lookups
+
+
+async def switch_state(engine: CognitionEngine, bot_id: str) -> SwitchState:
+    """A bot account's switched-off chats and opted-out users (cached)."""
+    return await engine.switches.state(engine, bot_id)
+
+
+def chat_open(engine: CognitionEngine, state: SwitchState, scope: Scope) -> bool:
+    """Whether the chat's own memory is on: not in the configured ``disabled_scopes`` and not
+    switched off by command (the master switch ``enable`` is the entry points' business)."""
+    return scope.key not in engine.config.disabled_scopes and state.chat_on(scope)
+
+
+async def chat_switches(engine: CognitionEngine, bot_id: str, scope: Scope) -> SwitchState | None:
+    """The bot account's switches when memory is on for this chat (the master switch, the
+    configured list and the chat's own switch), else None."""
+    config = engine.config
+    if not config.enable or scope.key in config.disabled_scopes:
+        return None
+    state = await engine.switches.state(engine, bot_id)
+    return state if state.chat_on(scope) else None
+
+
+async def memory_on(engine: CognitionEngine, bot_id: str, scope: Scope) -> bool:
+    """Whether memory is on for this chat: nothing is written, injected or extracted when not."""
+    return await chat_switches(engine, bot_id, scope) is not None
+
+
+def refuse_unwritable(
+    engine: CognitionEngine,
+    switches: SwitchState,
+    context: ChatContext,
+    scope: Scope,
+    people: Iterable[str] = (),
+    texts: Sequence[str] = (),
+) -> None:
+    """``InvalidInput`` (with the reason in Chinese) when ``context``'s speaker may not write
+    ``texts`` about ``people`` into ``scope``: the chat is off, or someone involved opted out."""
+    if not chat_open(engine, switches, scope):
+        raise InvalidInput(CHAT_OFF_MESSAGE, en=f"memory is off in {scope.key}")
+    if switches.is_opted_out(context.user_id):
+        raise InvalidInput(SELF_OPTED_OUT_MESSAGE, en="the speaker opted out of memory")
+    if switches.touches_opted_out(people, texts):
+        raise InvalidInput(OTHER_OPTED_OUT_MESSAGE, en="the text is about a user who opted out of memory")
+
+
+async def check_writable(engine: CognitionEngine, context: ChatContext, texts: Sequence[str] = ()) -> SwitchState:
+    """``refuse_unwritable`` in the speaker's own chat; returns the switches for further checks."""
+    switches = await switch_state(engine, context.bot_id)
+    refuse_unwritable(engine, switches, context, context.scope, (), texts)
+    return switches
+
+
+# ------------------------------------------------------------------------------------ changes
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchChange:
+    #: False when it already was so (then nothing was written, not even an audit record).
+    changed: bool
+    #: Rows the change touched: the switch or opt-out row, and the waiting work it called off.
+    count: int = 0
+
+
+async def set_chat_memory(
+    engine: CognitionEngine, bot_id: str, scope: Scope, on: bool, actor: str, now: datetime | None = None
+) -> SwitchChange:
+    """Switch a chat's memory on or off (the CLI and the Python API; chat users go through
+    ``switch_chat_memory``, which checks who asks). Off also calls off the chat's waiting work."""
+    now = aware_or_now(now)
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(bot_id, scope)  # ordered with the historian's writes to this chat
+        if not await store.set_chat(uow.session, bot_id, scope, on, actor, now):
+            return SwitchChange(False)
+        count = 1 if on else 1 + await store.drop_waiting_work(uow.session, bot_id, scope)
+        action = SWITCH_ON if on else SWITCH_OFF
+        audit.record(uow.session, bot_id, action, actor, scope.key, count, now)
+        uow.record(SwitchesChanged(bot_id))
+        await uow.commit()
+    log_event("switch", bot=bot_id, action=action, scope=scope.key, actor=actor, count=count)
+    return SwitchChange(True, count)
+
+
+async def switch_chat_memory(
+    engine: CognitionEngine, context: ChatContext, on: bool, now: datetime | None = None
+) -> SwitchChange:
+    """``/memory off|on`` in the chat it is typed in, by whoever may (``permissions``)."""
+    permissions.check_switch_chat(context)
+    return await set_chat_memory(engine, context.bot_id, context.scope, on, context.user_id, now)
+
+
+async def set_opt_out(
+    engine: CognitionEngine, bot_id: str, user_id: str, out: bool, actor: str = "", now: datetime | None = None
+) -> SwitchChange:
+    """Opt a user out of this bot account's memory (or back in). Out also releases their turns
+    waiting for extraction; their existing memories stay."""
+    now = aware_or_now(now)
+    actor = actor or user_id
+    async with engine.unit_of_work() as uow:
+        await take_write_lock(uow.session, f"cognition:optout:{bot_id}:{user_id}")
+        if out:
+            changed = await store.opt_out(uow.session, bot_id, user_id, now)
+            count = 1 + await store.release_waiting_turns(uow.session, bot_id, user_id) if changed else 0
+        else:
+            changed = await store.opt_in(uow.session, bot_id, user_id)
+            count = 1 if changed else 0
+        if not changed:
+            return SwitchChange(False)
+        action = OPT_OUT if out else OPT_IN
+        audit.record(uow.session, bot_id, action, actor, f"user:{user_id}", count, now)
+        uow.record(SwitchesChanged(bot_id))
+        await uow.commit()
+    log_event("switch", bot=bot_id, action=action, actor=actor, count=count)
+    return SwitchChange(True, count)

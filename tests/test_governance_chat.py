@@ -1,0 +1,152 @@
+"""Forget and delete-all from chat, in the real Amrita chat flow (nonebug): every removal waits for
+the same user's 确认 in the same chat (or, through the tool, for a later message of theirs),
+``取消`` calls it off, ``show`` tells where a memory came from and what corrected it."""
+
+from __future__ import annotations
+
+import pytest
+from chat_helpers import SELF_ID, connect_bot, deliver, group_message, memory_engine, private_message, tool_results
+from fake_openai import tool_call
+from nonebug import App
+from sqlalchemy import func, select
+
+from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Scope
+from amrita_plugin_cognition.store import audit
+from amrita_plugin_cognition.store.models import MemoryRow
+
+pytestmark = pytest.mark.chatflow
+
+BOT = str(SELF_ID)
+_engine = memory_engine
+
+
+async def _seed(scope: Scope, text: str, speaker: str, name: str = "用户") -> int:
+    engine = await _engine()
+    result = await engine.remember(BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)])
+    await engine.drain_outbox()
+    return result.record_ids[0]
+
+
+async def _active(memory_id: int) -> bool:
+    engine = await _engine()
+    async with engine.session() as session:
+        row = await session.get(MemoryRow, memory_id)
+    return row is not None and row.status == "active"
+
+
+async def _count_of(user_id: str) -> int:
+    engine = await _engine()
+    async with engine.session() as session:
+        query = (
+            select(func.count()).select_from(MemoryRow).where(MemoryRow.bot_id == BOT, MemoryRow.speaker_id == user_id)
+        )
+        return int((await session.execute(query)).scalar_one())
+
+
+async def test_forgetting_waits_for_the_same_users_confirmation(app: App, fake_openai, monkeypatch) -> None:
+    fact = await _seed(Scope("group", "30301"), "群30301每周三晚上打羽毛球。", speaker="10301", name="阿明")
+    async with app.test_api() as ctx:
+        bot, qq = await connect_bot(ctx, monkeypatch, BOT)
+        await deliver(bot, group_message(f"/memory group delete {fact}", 30301, 10301, "阿明", to_me=False))
+        assert f"将删除记忆 #{fact}「群30301每周三晚上打羽毛球。」" in qq.sent[-1] and "确认" in qq.sent[-1]
+        sent = len(qq.sent)
+        # someone else's 确认, or the same user's in another chat, confirms nothing (and is left to the chat)
+        await deliver(bot, group_message("确认", 30301, 10302, "路人", to_me=False))
+        await deliver(bot, private_message("确认", 10301, "阿明"))
+        assert await _active(fact) and all("已删除" not in text for text in qq.sent[sent:])
+        await deliver(bot, group_message("取消", 30301, 10301, "阿明", to_me=False))
+        assert qq.sent[-1] == "已取消，没有删除任何内容" and await _active(fact)
+        await deliver(bot, group_message("确认", 30301, 10301, "阿明", to_me=False))  # nothing waits any more
+        assert await _active(fact)
+        await deliver(bot, group_message(f"/memory group delete {fact}", 30301, 10301, "阿明", to_me=False))
+        await deliver(bot, group_message("确认", 30301, 10301, "阿明", to_me=False))
+        assert qq.sent[-1] == f"已删除记忆 #{fact}，之后不会再被记起"
+        assert not await _active(fact)
+
+
+async def test_a_member_may_not_ask_to_forget_someone_elses_group_memory(app: App, fake_openai, monkeypatch) -> None:
+    fact = await _seed(Scope("group", "30302"), "群30302的群规是不许发广告。", speaker="10303", name="群主")
+    async with app.test_api() as ctx:
+        bot, qq = await connect_bot(ctx, monkeypatch, BOT)
+        await deliver(bot, group_message(f"/memory group delete {fact}", 30302, 10304, "成员", to_me=False))
+        assert "管理员" in qq.sent[-1] and "确认" not in qq.sent[-1]  # refused before anything waits
+        await deliver(bot, group_message("确认", 30302, 10304, "成员", to_me=False))
+        assert await _active(fact)
+
+
+async def test_the_tool_forgets_only_after_a_later_message_agrees(app: App, fake_openai, monkeypatch) -> None:
+    fact = await _seed(Scope("private", "10305"), "阿杰在准备考公。", speaker="10305", name="阿杰")
+    async with app.test_api() as ctx:
+        bot, _ = await connect_bot(ctx, monkeypatch, BOT)
+        # the model tries to confirm in the same turn it asked: refused
+        fake_openai.script.extend(
+            [
+                tool_call("cognition_memory_delete", {"memory_id": fact}, "call_1"),
+                tool_call("cognition_memory_delete", {"memory_id": fact, "confirmed": True}, "call_2"),
+            ]
+        )
+        await deliver(bot, private_message("把考公那条忘了吧", 10305, "阿杰"))
+        first, second = tool_results(fake_openai.chat_requests[-1])[-2:]
+        assert first["ok"] is True and first["needs_confirmation"] is True and "考公" in first["text"]
+        assert second["ok"] is False and "确认" in second["error"]
+        assert await _active(fact)
+        # confirming a fact nobody asked about is refused too
+        fake_openai.reset()
+        fake_openai.script.append(
+            tool_call("cognition_memory_delete", {"memory_id": fact + 1000, "confirmed": True}, "c3")
+        )
+        await deliver(bot, private_message("对", 10305, "阿杰"))
+        assert tool_results(fake_openai.chat_requests[-1])[-1]["ok"] is False
+        # asked again, then agreed in the next message
+        fake_openai.reset()
+        fake_openai.script.append(tool_call("cognition_memory_delete", {"memory_id": fact}, "call_4"))
+        await deliver(bot, private_message("把考公那条删了", 10305, "阿杰"))
+        fake_openai.reset()
+        fake_openai.script.append(tool_call("cognition_memory_delete", {"memory_id": fact, "confirmed": True}, "c5"))
+        await deliver(bot, private_message("对，删吧", 10305, "阿杰"))
+        assert tool_results(fake_openai.chat_requests[-1])[-1] == {"ok": True, "deleted": fact}
+        assert not await _active(fact)
+
+
+async def test_show_tells_the_source_and_the_corrections(app: App, fake_openai, monkeypatch) -> None:
+    engine = await _engine()
+    chat = ChatContext(BOT, Scope("private", "10306"), "10306", "阿伟")
+    first = await engine.write_memory(chat, "user", "阿伟住在杭州。")
+    second = await engine.update_memory(chat, first.id, "阿伟住在上海。")
+    async with app.test_api() as ctx:
+        bot, qq = await connect_bot(ctx, monkeypatch, BOT)
+        await deliver(bot, private_message(f"/memory user show {second.id}", 10306, "阿伟"))
+        assert f"记忆 #{second.id}（有效）：阿伟住在上海。" in qq.sent[-1]
+        assert f"更正自 #{first.id}" in qq.sent[-1]
+        await deliver(bot, private_message(f"/memory user show {first.id}", 10306, "阿伟"))
+        assert "已被更正取代" in qq.sent[-1] and f"已被 #{second.id} 取代" in qq.sent[-1]
+        await deliver(bot, private_message(f"/memory user show {first.id}", 10307, "别人"))
+        assert qq.sent[-1] == f"没有找到编号为 {first.id} 的记忆"
+
+
+async def test_clearing_everything_asks_first_and_leaves_an_audit_record(app: App, fake_openai, monkeypatch) -> None:
+    await _seed(Scope("private", "10308"), "阿芳在学吉他。", speaker="10308", name="阿芳")
+    await _seed(Scope("group", "30303"), "阿芳说她周末去爬山。", speaker="10308", name="阿芳")
+    group_fact = await _seed(Scope("group", "30303"), "群30303周五聚餐。", speaker="10309", name="阿东")
+    async with app.test_api() as ctx:
+        bot, qq = await connect_bot(ctx, monkeypatch, BOT)
+        await deliver(bot, private_message("/memory user clear", 10308, "阿芳"))
+        assert "你在所有会话中的全部记忆" in qq.sent[-1] and "确认" in qq.sent[-1]
+        assert await _count_of("10308") == 2
+        await deliver(bot, private_message("确认", 10308, "阿芳"))
+        assert qq.sent[-1].startswith("已删除你在所有会话中的全部记忆") and "记忆 2" in qq.sent[-1]
+        assert await _count_of("10308") == 0 and await _active(group_fact)
+        # a group's everything: its admins only, and never the bot's everything from a group
+        await deliver(bot, group_message("/memory group clear", 30303, 10310, "成员", to_me=False))
+        assert "管理员" in qq.sent[-1]
+        await deliver(bot, group_message("/memory bot clear", 30303, 10311, "群主", role="owner", to_me=False))
+        assert "机器人管理员" in qq.sent[-1]
+        await deliver(bot, group_message("/memory group clear", 30303, 10311, "群主", role="owner", to_me=False))
+        await deliver(bot, group_message("确认", 30303, 10311, "群主", role="owner", to_me=False))
+        assert qq.sent[-1].startswith("已删除本群的全部记忆") and not await _active(group_fact)
+    engine = await _engine()
+    async with engine.session() as session:
+        entries = await audit.entries(session, BOT, 10)
+    recorded = [(entry.action, entry.actor, entry.target) for entry in entries]
+    assert ("delete_all_user", "10308", "user:10308") in recorded
+    assert ("delete_all_chat", "10311", "group:30303") in recorded
