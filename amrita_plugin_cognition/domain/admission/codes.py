@@ -1,0 +1,197 @@
+"""Codes and numbers: one-time codes near a code cue, CVVs, lock combinations, security-question
+answers, recovery codes, and identity, passport and bank card numbers (the MOD 11-2 check of a
+身份证号, Luhn for cards). Each rule finds a candidate value and checks it (``rules.value_spans``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from . import shapes
+from .rules import _A, _I, _NOT_A_VALUE_AFTER, Rule, Span, _after, _always, _value_spans
+
+# --- one-time codes, security answers, recovery codes -------------------------------------------
+
+_OTP_ALNUM_CUES = ("提取码", "授权码", "兑换码", "兑奖码", "激活码", "卡密", "核销码")
+_OTP_PICKUP_CUES = ("取件码", "取货码", "提货码", "取票码", "开锁码", "开门码")
+_OTP_CUE = (
+    r"(?P<cue>验证码|校验码|动态码|确认码|登录码|短信码|认证码|授权码|提取码|取件码|取货码|提货码|取票码|核销码|兑奖码|兑换码"
+    r"|开锁码|开门码|激活码|卡密|一次性(?:密码|验证码|口令)|动态(?:密码|口令)|临时密码|验证代码"
+    r"|(?:安全验证|验证|校验|认证|登录|短信)(?:用)?的码|收到(?:了)?(?:一?个|一条|的)?码"
+    r"|(?<![A-Za-z])yzm(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?:otp|2fa\s*code|verification\s+code|security\s+code|auth(?:entication)?\s+code|login\s+code"
+    r"|one[\s-]time\s+(?:code|password|passcode))(?![A-Za-z]))"
+)
+_OTP_VALUE = (
+    r"(?<![\w\-])(?P<v>[A-Za-z0-9]{4,6}(?:-[A-Za-z0-9]{4,6}){2,5}"
+    r"|(?:[A-Za-z]?\d{1,3}-){1,3}\d{2,5}|\d(?: \d){3,7}|\d{4,8}|[A-Za-z0-9]{4,32})(?![\w\-]|\.\d)"
+)
+_OTP = re.compile(_OTP_CUE + r"(?P<w>[^。！？；!?;\n\d]{0,12}?)" + _OTP_VALUE, _I)
+_OTP_REVERSE = re.compile(
+    r"(?<![\w\-])(?P<v>\d{4,8})\s*(?:就是|是|为)\s*(?:你|您|我)?(?:的)?(?:本次)?(?:的)?(?:登录|短信|手机|注册|支付|身份)?"
+    + _OTP_CUE,
+    _I,
+)
+_OTP_GAP_BLOCK = re.compile(
+    r"不|没|未|别|重发|重新|几|多少|客服|电话|热线|拨|秒|分钟|倒计时|有效期|过期|失败|错误|号|金额|价格|元|地址|第|订单|位|算法"
+)
+_OTP_TIGHT_GAP = re.compile(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
+_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*)$", _A)
+_CVV = re.compile(
+    r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码|卡背面?(?:的)?(?:后)?三位(?:数字|数)?"
+    r"|签名(?:栏|条)[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?|卡背(?:面|后)?[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?)"
+    r"\s*(?:[(（][^)）]{0,16}[)）])?\s*(?:是|为|[:：])?\s*"
+    r"(?<!\d)(?P<v>\d{3,4})(?!\d)",
+    _I,
+)
+
+_CVV_REVERSE = re.compile(
+    r"(?<!\d)(?P<v>\d{3,4})(?!\d)[^。！？!?\n\d]{0,8}?(?:就是|即|是)?\s*(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码)",
+    _I,
+)
+
+# A lock's combination ("行李箱密码锁 179", "保险柜是 590314").
+_LOCK_COMBINATION = re.compile(
+    r"(?:密码锁|密码箱|行李箱|保险柜|保险箱|门锁|车锁|挂锁)[^，。！？,!?\d]{0,6}?(?:密码)?(?:是|为|[:：]|改成了?|换成了?)?\s*"
+    r"(?<![\d.])(?P<v>\d{3,8})(?![\d.])"
+)
+
+_SQ_CUE = r"(?:密保|安全(?:提示)?问题|(?:密码)?提示问题|(?<![A-Za-z])security\s+questions?)"
+_SQ_CONNECT = (
+    r"(?:[:：=]|都是|就是|分别是|分别为|依次是|依次为|(?:按)?顺序是|是|为|is|(?:我)?(?:填|设|写|选|答|回答)的(?:是)?)"
+)
+_SQ_VALUE = r"(?P<v>[^，。！？,!?；,!?;\n]{1,40})"
+_SECURITY_ANSWERS = (
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?<![回问])答\s+{_SQ_VALUE}", _I),
+    # "我填的是 x" gives the answer; "设的是 x" names the question chosen
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:我|当时)?(?:答|回答|填|写)的(?:是)?\s*{_SQ_VALUE}", _I),
+    re.compile(
+        rf"{_SQ_CUE}[^？?\n。:：]{{0,8}}[:：]\s*[^？?\n。]{{2,30}}[？?]\s*(?:答案\s*(?:是|为|[:：])?\s*)?{_SQ_VALUE}",
+        _I,
+    ),
+    re.compile(rf"(?<![A-Za-z])security\s+answers?\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
+    re.compile(rf"{_SQ_CUE}[^。！？!?\n]{{0,24}}?(?:→|->|=>|⇒)\s*{_SQ_VALUE}", _I),
+)
+_SQ_NOT_AN_ANSWER = re.compile(r"^\s*(?:什么|啥|多少|忘|不|没|记不|想不|是什么|呢)|(?:吗|呢|么|\?|？)\s*$")
+
+_RC_CUE = (
+    r"(?:恢复码|恢复代码|备用码|备份码|备用验证码|救援码|紧急码"
+    r"|(?<![A-Za-z])(?:recovery|backup|2fa|scratch)\s+codes?(?![A-Za-z]))"
+)
+_RC_CODE = r"(?:[A-Za-z0-9]{3,10}(?:-[A-Za-z0-9]{3,10})+|\d{4}\s\d{4}|[A-Za-z0-9]{6,12})"
+_RECOVERY_CODES = re.compile(
+    rf"{_RC_CUE}(?P<w>[^。！？!?\n\d]{{0,8}}?)(?<![\w\-])(?P<v>{_RC_CODE}(?:(?:\s*[,，、;；]\s*|\s+){_RC_CODE})*)(?![\w\-])",
+    _I,
+)
+_RC_GAP_BLOCK = re.compile(r"丢|忘|用完|生成|下载|打印|保存|存|不|没|放|在哪|什么|多少|几")
+
+# --- identity and card numbers ------------------------------------------------------------------
+
+_ID_NUMBER = re.compile(
+    r"(?<![\w])(?P<v>[1-8]\d{5} ?(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]) ?\d{3}[\dXx])(?![\w])", _A
+)
+_OLD_ID_NUMBER = re.compile(r"(?<![\w])(?P<v>[1-8]\d{7}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3})(?![\w])", _A)
+_ID_CUE = re.compile(r"身份证|证件|身份号|公民身份|实名|居民身份|id\s*card", _I)
+_PASSPORT = re.compile(
+    r"(?:护照|passport|港澳通行证|通行证)(?:号码?|\s*no\.?|\s*number)?\s*(?:是|为|[:：])?\s*(?<![\w])(?P<v>[A-Za-z]{1,2}\d{7,8})(?![\w])",
+    _I,
+)
+_CARD = re.compile(
+    r"(?<![\w.\-])(?P<v>\d{4}(?:[ \-]\d{4}){2,3}[ \-]\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{5}|\d{15,19})(?![\w\-]|\.\d)", _A
+)
+_CARD_CUE_BEFORE = re.compile(
+    r"(?:银行卡|卡号|信用卡|借记卡|储蓄卡|工资卡|[工农中建招交浦兴光民邮]行卡|银联|card|转账到|打钱到|转到|汇款到|打到|收款|账户|开户|的卡)"
+    r"[^，。！？,!?\d]{0,8}$",
+    _I,
+)
+_CARD_CUE_AFTER = re.compile(r"^[^，。！？,!?\d]{0,6}(?:这张卡|的卡|那张卡|户名|开户|卡号)", _A)
+_NOT_CARD_BEFORE = re.compile(
+    r"(?:订单|单号|运单|快递|流水|交易号|编号|工单|发票|批次|序列号|条码|imei|tracking|order|uid|时间戳|timestamp|群号|qq|电话|手机"
+    r"|学号|工号|考号|准考证|雪花|hash|哈希|(?<![A-Za-z])(?:id|sn)(?![A-Za-z]))[^，。！？,!?\d]{0,8}$",
+    _I,
+)
+
+
+def _otp_ok(match: re.Match[str], text: str) -> bool:
+    cue, gap, value = match.group("cue"), match.group("w"), match.group("v")
+    if _OTP_GAP_BLOCK.search(gap):
+        return False
+    if value.replace(" ", "").isdigit():
+        value = value.replace(" ", "")
+        return (
+            not _SERVICE_NUMBER.match(value)
+            and not _NOT_A_VALUE_AFTER.match(_after(match, text))
+            and not re.match(r"\s*(?:号|楼|栋|室|层|箱|排|座|公里|km)", _after(match, text), _I)
+        )
+    if "-" in value:
+        return cue in _OTP_PICKUP_CUES or (cue in _OTP_ALNUM_CUES and bool(_OTP_TIGHT_GAP.match(gap)))
+    return cue in _OTP_ALNUM_CUES and bool(_OTP_TIGHT_GAP.match(gap)) and not shapes.is_placeholder(value)
+
+
+def _otp_reverse_ok(match: re.Match[str], text: str) -> bool:
+    return not _SERVICE_NUMBER.match(match.group("v"))
+
+
+def _cvv_ok(match: re.Match[str], text: str) -> bool:
+    return not _NOT_A_VALUE_AFTER.match(_after(match, text))
+
+
+def _security_answers(text: str) -> Iterator[Span]:
+    for pattern in _SECURITY_ANSWERS:
+        for match in pattern.finditer(text):
+            value = match.group("v")
+            if value.strip() and not _SQ_NOT_AN_ANSWER.search(value):
+                start, end = match.span("v")
+                start += len(value) - len(value.lstrip())
+                yield start, end - (len(value) - len(value.rstrip()))
+
+
+def _recovery_ok(match: re.Match[str], text: str) -> bool:
+    return not _RC_GAP_BLOCK.search(match.group("w")) and any(char.isdigit() for char in match.group("v"))
+
+
+def _id_numbers(text: str) -> Iterator[Span]:
+    for match in _ID_NUMBER.finditer(text):
+        value = match.group("v").replace(" ", "")
+        if not shapes.id_card_date_valid(value):
+            continue
+        if shapes.id_card_checksum_valid(value) or _id_cued(match, text):
+            yield match.span("v")
+    for match in _OLD_ID_NUMBER.finditer(text):
+        if _id_cued(match, text):
+            yield match.span("v")
+
+
+def _id_cued(match: re.Match[str], text: str) -> bool:
+    before = text[max(0, match.start() - 12) : match.start()]
+    after = text[match.end() : match.end() + 8]
+    return bool(_ID_CUE.search(before) or _ID_CUE.search(after))
+
+
+def _card_numbers(text: str) -> Iterator[Span]:
+    for match in _CARD.finditer(text):
+        digits = re.sub(r"[ \-]", "", match.group("v"))
+        if not 15 <= len(digits) <= 19:
+            continue
+        before = text[max(0, match.start() - 14) : match.start()]
+        if _NOT_CARD_BEFORE.search(before):
+            continue
+        cued = bool(_CARD_CUE_BEFORE.search(before) or _CARD_CUE_AFTER.match(text[match.end() : match.end() + 10]))
+        bare = len(digits) >= 16 and digits[0] in "3456" and shapes.luhn_valid(digits)
+        if cued or bare:
+            yield match.span("v")
+
+
+CODE_RULES: tuple[tuple[str, Rule], ...] = (
+    ("one_time_code", _value_spans(_OTP, _otp_ok)),
+    ("one_time_code", _value_spans(_OTP_REVERSE, _otp_reverse_ok)),
+    ("cvv", _value_spans(_CVV, _cvv_ok)),
+    ("cvv", _value_spans(_CVV_REVERSE, _cvv_ok)),
+    ("password", _value_spans(_LOCK_COMBINATION, _cvv_ok)),
+    ("security_answer", _security_answers),
+    ("recovery_code", _value_spans(_RECOVERY_CODES, _recovery_ok)),
+    ("id_card", _id_numbers),
+    ("passport", _value_spans(_PASSPORT, _always)),
+    ("bank_card", _card_numbers),
+)

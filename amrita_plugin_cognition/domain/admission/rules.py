@@ -1,0 +1,50 @@
+"""What every secret rule shares: the regex flags, the clause and quote classes, the value span
+helpers, and the words after a value that make it a count or a unit rather than a secret."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+_A = re.ASCII  # \w, \d, \s and \b are ASCII: a CJK character next to a value is a boundary
+_I = re.IGNORECASE | _A
+_STOP = r"[^，。！？,!?；,!?;\n]"  # a character inside one clause
+_QUOTE = r"[\"'“‘「『`]?"
+_PW_CHARS = r"A-Za-z0-9!@#$%^&*._+\-=~?/\\|<>\[\]{}"
+_PW_VALUE = rf"(?<![{_PW_CHARS}])(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])"
+
+
+# After a value: a count, a unit or an example marker means the "value" is not a password.
+_NOT_A_VALUE_AFTER = re.compile(
+    r"\s*(?:位|个|次|天|小时|分钟|秒|年|月|日|号|岁|块|元|%|字|以上|以内|左右|多|bit|加密|哈希|算法|格式|方式|字段|校验|编码"
+    r"|这种|之类|那样|这样|一类|开头|结尾|的人|的用户|(?:设|改|给|定|弄|换|说)的|告诉|知道|管|chars?\b|characters?\b|digits?\b|times?\b)",
+    _I,
+)
+Span = tuple[int, int]
+Rule = Callable[[str], Iterator[Span]]
+
+
+def _value_spans(pattern: re.Pattern[str], check: Callable[[re.Match[str], str], bool]) -> Rule:
+    def rule(text: str) -> Iterator[Span]:
+        for match in pattern.finditer(text):
+            if check(match, text):
+                yield _trimmed(match, text)
+
+    return rule
+
+
+def _trimmed(match: re.Match[str], text: str) -> Span:
+    """The value's span without trailing sentence punctuation that the value pattern let in."""
+    start, end = match.span("v")
+    while end > start + 1 and text[end - 1] in ".,?~":
+        end -= 1
+    return start, end
+
+
+def _after(match: re.Match[str], text: str, group: str = "v") -> str:
+    return text[match.end(group) : match.end(group) + 12]
+
+
+def _always(match: re.Match[str], text: str) -> bool:
+    """The check of a pattern whose match is the secret (a private key block, an Authorization header)."""
+    return True
