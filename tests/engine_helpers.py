@@ -79,3 +79,22 @@ async def empty_job_queue() -> None:
         await session.execute(delete(JobRow))
         await session.execute(delete(TranscriptRow))
         await session.commit()
+
+
+def historian_llm(preset: str) -> dict[str, Any]:
+    """The ``llm`` settings of a test engine whose historian calls ``preset`` once, without retries."""
+    return {"preset": preset, "timeout_seconds": 2.0, "max_retries": 0, "backoff_initial_seconds": 0.01,
+            "backoff_max_seconds": 0.02}  # fmt: skip
+
+
+def register_preset(preset: str, base_url: str) -> None:
+    """A model preset known to amrita_core, answered by the fake model server at ``base_url`` (the
+    path the historian takes outside the chat plugin)."""
+    from amrita_core import ModelPreset, PresetManager
+    from fake_openai import chat_preset
+
+    manager = PresetManager()
+    if preset not in {known.name for known in manager.get_all_presets()}:
+        manager.add_preset(
+            ModelPreset.model_validate(chat_preset(preset, "historian-model", base_url, "sk", stream=False))
+        )

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, empty_job_queue, group, make_engine, new_bot, private
-from fake_openai import FakeOpenAI, chat_preset, tool_call
+from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, private, register_preset
+from fake_openai import FakeOpenAI, tool_call
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.clock import UTC
@@ -30,8 +30,7 @@ from amrita_plugin_cognition.store.models import JobRow, MemoryRow
 HERE = Path(__file__).parent
 PRESET = "cognition-historian-test"
 #: Retries of the gateway are kept short: each test counts the model's calls.
-LLM = {"preset": PRESET, "timeout_seconds": 2.0, "max_retries": 0, "backoff_initial_seconds": 0.01,
-       "backoff_max_seconds": 0.02}  # fmt: skip
+LLM = historian_llm(PRESET)
 SAID = "我昨晚在春熙路吃了火锅，下周五要去成都出差"
 
 
@@ -44,14 +43,7 @@ async def _clean_queue():  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def model(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    """A preset known to amrita_core (the path the historian takes outside the chat plugin)."""
-    from amrita_core import ModelPreset, PresetManager
-
-    manager = PresetManager()
-    if PRESET not in {preset.name for preset in manager.get_all_presets()}:
-        manager.add_preset(
-            ModelPreset.model_validate(chat_preset(PRESET, "historian-model", fake_openai.base_url, "sk", stream=False))
-        )
+    register_preset(PRESET, fake_openai.base_url)
     return fake_openai
 
 

@@ -23,8 +23,8 @@ from chat_helpers import (
     system_text,
     tool_results,
 )
-from engine_helpers import NOW, empty_job_queue, group, make_engine, new_bot, private
-from fake_openai import FakeOpenAI, chat_preset, tool_call
+from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, private, register_preset
+from fake_openai import FakeOpenAI, tool_call
 from nonebug import App
 from sqlalchemy import select
 
@@ -52,8 +52,7 @@ from amrita_plugin_cognition.store.models import (
 )
 
 PRESET = "cognition-switches-test"
-LLM = {"preset": PRESET, "timeout_seconds": 2.0, "max_retries": 0, "backoff_initial_seconds": 0.01,
-       "backoff_max_seconds": 0.02}  # fmt: skip
+LLM = historian_llm(PRESET)
 
 
 @pytest.fixture(autouse=True)
@@ -65,13 +64,7 @@ async def _clean_queue():  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def model(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    from amrita_core import ModelPreset, PresetManager
-
-    manager = PresetManager()
-    if PRESET not in {preset.name for preset in manager.get_all_presets()}:
-        manager.add_preset(
-            ModelPreset.model_validate(chat_preset(PRESET, "historian-model", fake_openai.base_url, "sk", stream=False))
-        )
+    register_preset(PRESET, fake_openai.base_url)
     return fake_openai
 
 
