@@ -73,6 +73,7 @@ _SECURITY_ANSWERS = (
     re.compile(rf"(?<![A-Za-z])security\s+answers?\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
     re.compile(rf"{_SQ_CUE}[^。！？!?\n]{{0,24}}?(?:→|->|=>|⇒)\s*{_SQ_VALUE}", _I),
 )
+_SQ_TALK = re.compile(rf"{_SQ_CUE}|security\s+answer", _I)
 _SQ_NOT_AN_ANSWER = re.compile(r"^\s*(?:什么|啥|多少|忘|不|没|记不|想不|是什么|呢)|(?:吗|呢|么|\?|？)\s*$")
 
 _RC_CUE = (
@@ -138,6 +139,8 @@ def _cvv_ok(match: re.Match[str], text: str) -> bool:
 
 
 def _security_answers(text: str) -> Iterator[Span]:
+    if not _SQ_TALK.search(text):  # every pattern names a security question
+        return
     for pattern in _SECURITY_ANSWERS:
         for match in pattern.finditer(text):
             value = match.group("v")

@@ -123,6 +123,10 @@ _CLI_TOOLS = re.compile(
     r"(?<![\w\-])(?:redis-cli|sshpass|mysql|mysqldump|mariadb|mysqladmin|docker\s+login|podman\s+login)(?![\w\-])", _I
 )
 
+_ACCOUNT_TALK = re.compile(
+    rf"{_ACCOUNT_CUE}|{_PW_CUE}|账密|后台|管理员|(?<![A-Za-z])(?:mm|pw|pass|account)(?![A-Za-z])", _I
+)
+
 # --- cookies, session tokens, connection strings ---------------------------------------------
 
 _COOKIE_PAIR = r"[A-Za-z_][\w.\-]*=[^\s;,，。'\"]*"
@@ -166,37 +170,40 @@ _ASSIGNMENT_NOT_SECRET = re.compile(
 
 # --- keys and tokens --------------------------------------------------------------------------
 
-_PREFIXED_KEYS = tuple(
-    re.compile(pattern, _A)
-    for pattern in (
-        r"(?<![\w-])sk-(?:proj-|ant-(?:api\d+-)?|or-v1-|live-|svcacct-)?[A-Za-z0-9_\-]{20,}",
-        r"(?<![\w])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
-        r"(?<![\w])gh[pousr]_[A-Za-z0-9]{30,}",
-        r"(?<![\w])github_pat_[A-Za-z0-9_]{30,}",
-        r"(?<![\w])glpat-[A-Za-z0-9_\-]{20,}",
-        r"(?<![\w])xox[abprse]-[A-Za-z0-9\-]{10,}",
-        r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-        r"(?<![\w])AIza[0-9A-Za-z_\-]{30,}",
-        r"(?<![\w])hf_[A-Za-z0-9]{30,}",
-        r"(?<![\w])LTAI[A-Za-z0-9]{12,30}",
-        r"(?<![\w])AKID[A-Za-z0-9]{13,40}",
-        r"(?<![\w])ya29\.[A-Za-z0-9_\-]{20,}",
-        r"(?<![\w])npm_[A-Za-z0-9]{30,}",
-        r"(?<![\w])pypi-AgE[A-Za-z0-9_\-]{40,}",
-        r"(?<![\w])do[opr]_v1_[a-f0-9]{64}",
-        r"(?<![\w])shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
-        r"(?<![\w])SG\.[\w\-]{16,}\.[\w\-]{16,}",
-        r"(?<![\w])whsec_[A-Za-z0-9+/=]{20,}",
-        r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",  # JWT
-        r"(?<!\d)\d{8,10}:A[A-Za-z0-9_\-]{32,}",  # Telegram bot token
-        # webhook URLs whose path or query is the secret (Feishu, DingTalk, WeCom, Slack, Discord)
-        r"open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[\w\-]{16,}",
-        r"oapi\.dingtalk\.com/robot/send\?access_token=\w{16,}",
-        r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[\w\-]{16,}",
-        r"hooks\.slack\.com/services/[\w/]{20,}",
-        r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}",
-        r"(?<![\w])[MN][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,}",  # Discord bot token
-    )
+_PREFIXED_KEYS = re.compile(
+    "|".join(
+        f"(?:{pattern})"
+        for pattern in (
+            r"(?<![\w-])sk-(?:proj-|ant-(?:api\d+-)?|or-v1-|live-|svcacct-)?[A-Za-z0-9_\-]{20,}",
+            r"(?<![\w])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
+            r"(?<![\w])gh[pousr]_[A-Za-z0-9]{30,}",
+            r"(?<![\w])github_pat_[A-Za-z0-9_]{30,}",
+            r"(?<![\w])glpat-[A-Za-z0-9_\-]{20,}",
+            r"(?<![\w])xox[abprse]-[A-Za-z0-9\-]{10,}",
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+            r"(?<![\w])AIza[0-9A-Za-z_\-]{30,}",
+            r"(?<![\w])hf_[A-Za-z0-9]{30,}",
+            r"(?<![\w])LTAI[A-Za-z0-9]{12,30}",
+            r"(?<![\w])AKID[A-Za-z0-9]{13,40}",
+            r"(?<![\w])ya29\.[A-Za-z0-9_\-]{20,}",
+            r"(?<![\w])npm_[A-Za-z0-9]{30,}",
+            r"(?<![\w])pypi-AgE[A-Za-z0-9_\-]{40,}",
+            r"(?<![\w])do[opr]_v1_[a-f0-9]{64}",
+            r"(?<![\w])shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
+            r"(?<![\w])SG\.[\w\-]{16,}\.[\w\-]{16,}",
+            r"(?<![\w])whsec_[A-Za-z0-9+/=]{20,}",
+            r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",  # JWT
+            r"(?<!\d)\d{8,10}:A[A-Za-z0-9_\-]{32,}",  # Telegram bot token
+            # webhook URLs whose path or query is the secret (Feishu, DingTalk, WeCom, Slack, Discord)
+            r"open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[\w\-]{16,}",
+            r"oapi\.dingtalk\.com/robot/send\?access_token=\w{16,}",
+            r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[\w\-]{16,}",
+            r"hooks\.slack\.com/services/[\w/]{20,}",
+            r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}",
+            r"(?<![\w])[MN][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,}",  # Discord bot token
+        )
+    ),
+    _A,
 )
 _KEY_CUE = (
     r"(?:(?<![A-Za-z])(?:api[\s_-]?key|apikey|app[\s_-]?key|app[\s_-]?secret|client[\s_-]?secret"
@@ -246,6 +253,8 @@ def _password_reverse_ok(match: re.Match[str], text: str) -> bool:
 
 
 def _account_pairs(text: str) -> Iterator[Span]:
+    if not _ACCOUNT_TALK.search(text):  # every pattern below names an account or a password
+        return
     for pattern in (_ACCOUNT_PAIR, _ACCOUNT_AND_PASSWORD, _ACCOUNT_SLASH_PASSWORD):
         for match in pattern.finditer(text):
             value = match.group("v")
@@ -324,10 +333,9 @@ def _key_ok(match: re.Match[str], text: str) -> bool:
 
 
 def _prefixed_keys(text: str) -> Iterator[Span]:
-    for pattern in _PREFIXED_KEYS:
-        for match in pattern.finditer(text):
-            if len(set(match.group()[-16:])) > 3:  # ghp_XXXXXXXX… is a key masked in a tutorial
-                yield match.span()
+    for match in _PREFIXED_KEYS.finditer(text):  # one pass for every vendor's prefix
+        if len(set(match.group()[-16:])) > 3:  # ghp_XXXXXXXX… is a key masked in a tutorial
+            yield match.span()
 
 
 def _private_keys(text: str) -> Iterator[Span]:

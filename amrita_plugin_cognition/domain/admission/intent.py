@@ -144,8 +144,20 @@ _PINYIN = re.compile(
 )
 
 
+# Every request holds one of these (a memory verb, a removal, a retraction, a memory place, an
+# English memory word): a message with none is no request, and the rules below are skipped.
+_ANY_CUE = re.compile(
+    r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销]"
+    r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|note|jot|log|purge|erase|wipe|clear|remove"
+    r"|pretend|off\s+the|bie|buyao|bu\s+yao|buyong)",
+    re.IGNORECASE,
+)
+
+
 def asks_not_to_remember(text: str) -> bool:
     """Whether ``text`` (already folded) asks the bot not to keep it."""
+    if _ANY_CUE.search(text) is None:
+        return False
     text = without_quotes(text)  # someone else's words are not the speaker's request
     if asks_to_erase(text):
         return True
