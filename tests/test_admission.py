@@ -221,6 +221,7 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout5.jsonl", 0.98),
         ("admission_zh_holdout6.jsonl", 0.98),
         ("admission_zh_holdout7.jsonl", 0.99),
+        ("admission_zh_holdout8.jsonl", 0.99),
     ],
 )
 def test_evaluation_targets(name: str, credential_recall: float) -> None:
@@ -274,6 +275,12 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     found by co-occurrence in one sentence: a removal, something the bot keeps or was told, and the
     bot addressed (``requests``). Now 0.992 / 1.0 / 0 (a security question laid out as
     ``question：answer`` lines is left).
+
+    ``admission_zh_holdout8.jsonl`` (300, a seventh author), measured once on those rules:
+    credential 0.933, do-not-remember 0.833, false rejections 0 — the latest figure on sentences
+    the rules had not seen. Then: seed words numbered, on lines or in Chinese near a wallet cue,
+    question：answer lines, "你之前存过…删了吧", "取消刚才那条记忆", "forget everything you know
+    about me", 不允许你保存. Now 1.0 / 0.983 / 0.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"]["credential"] >= credential_recall, report
@@ -616,4 +623,50 @@ def test_requests_in_dialect_slang_and_english(text: str) -> None:
     ],
 )
 def test_near_misses_of_requests_and_keys_are_kept(text: str) -> None:
+    assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1. area\n2. antenna\n3. banana\n4. burst\n5. best\n6. ahead\n7. attitude\n8. basic\n9. brush\n10. amused"
+        "\n11. crush\n12. crazy\n这是我冷钱包的",
+        "imToken 的中文助记词 这 没 条 三 加 生 意 平 社 新 作 部",
+        "安全问题1 小学班主任的名字：黄建华",
+        "QQ密保里第一只宠物的名字是团子21，改密码的时候要用",
+        "手机锁屏5101，我手机落你车上了",
+        "刚才那条短信上的验证数字是一八九六八三",
+    ],
+)
+def test_wallet_words_answers_and_lock_screens(text: str) -> None:
+    assert not admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "把我的资料从你那儿清干净，谢谢",
+        "我的生日你之前存过一次吧？删了吧",
+        "麻烦把你知道的我学校的信息删除",
+        "你把今天我跟你聊的全删了吧",
+        "取消刚才那条记忆！",
+        "hey bot, forget everything you know about me pls",
+        "我撤回授权，不允许你保存我的任何个人信息",
+        "上面那几条帮我从你的记录里撤掉",
+    ],
+)
+def test_requests_about_what_the_bot_knows(text: str) -> None:
+    assert admit(text).reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "密保问题：你母亲的名字是什么来着",
+        "我的手机号 13812345678，快递到了打给我",
+        "12 个英文单词的作文 my day is very good and i like it so much",
+        "麻烦把群里的过期信息删除",
+    ],
+)
+def test_near_misses_of_wallets_answers_and_requests_are_kept(text: str) -> None:
     assert admit(text).stored_as_is, text

@@ -64,6 +64,10 @@ _SQ_VALUE = r"(?P<v>[^，。！？,!?；,!?;\n]{1,40})"
 _SECURITY_ANSWERS = (
     re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
     re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?<![回问])答\s+{_SQ_VALUE}", _I),
+    # "安全问题1 小学班主任的名字：黄建华": a question, then its answer after the colon
+    re.compile(rf"(?:密保问题|安全(?:提示)?问题|提示问题)\s*\d?\s*[^：:？?\n，。]{{2,20}}[：:]\s*{_SQ_VALUE}", _I),
+    # "密保里第一只宠物的名字是团子21"
+    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,16}}?(?:名字|名称|学校|城市|老师|颜色|车|地方)(?:是|叫)\s*{_SQ_VALUE}", _I),
     # "我填的是 x" gives the answer; "设的是 x" names the question chosen
     re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:我|当时)?(?:答|回答|填|写)的(?:是)?\s*{_SQ_VALUE}", _I),
     re.compile(

@@ -34,7 +34,7 @@ _CODE_TALK = re.compile(
 )
 # A text message or a verification, and a code or a number it brought ("短信让我验证，收到的那串数字").
 _SMS_OR_CHECK = re.compile(r"短信|验证")
-_A_CODE = re.compile(r"(?:码|那串数字|这串数字|几位数字|的数字)")
+_A_CODE = re.compile(r"码|数字")
 _KEY_TALK = re.compile(
     r"密钥|秘钥|私钥|令牌|凭证|凭据|(?<![A-Za-z])(?:api[\s_-]?key|secret|token|access[\s_-]?key|app[\s_-]?key"
     r"|private[\s_-]?key|signing[\s_-]?key|aes|hmac)(?![A-Za-z])",
@@ -67,7 +67,7 @@ _ORDINARY = re.compile(
 )
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
-    r"(?:订单|单号|运单|快递|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机|客服|热线|工号|学号|uid|id|车次|航班|邮编"
+    r"(?:订单|单号|运单|快递|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|工号|学号|uid|id|车次|航班|邮编"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|日)[^，。！？,!?\d]{0,4}$",
     _I,
 )
@@ -213,6 +213,23 @@ def _recovery_values(text: str) -> Iterator[Span]:
             yield match.span()
 
 
+# --- seed phrases: a wallet's words, numbered or not, English or Chinese ---------------------------
+
+_SEED_TALK = re.compile(
+    r"助记词|恢复短语|恢复词|钱包|(?<![A-Za-z])(?:seed|mnemonic|recovery\s+phrase|wallet|imtoken|metamask)", _I
+)
+_SEED_WORDS = re.compile(
+    r"(?:(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}[\s,，]+){11,23}(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?![A-Za-z])"
+    r"|(?:[\u4e00-\u9fff][ \t]+){11,23}[\u4e00-\u9fff](?![\u4e00-\u9fff])"
+)
+
+
+def _seed_values(text: str) -> Iterator[Span]:
+    if _SEED_TALK.search(text):
+        for match in _SEED_WORDS.finditer(text):
+            yield match.span()
+
+
 def contextual_secrets(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, kind) of the values found by the message's context (``text`` is folded)."""
     for kind, rule in (
@@ -220,6 +237,7 @@ def contextual_secrets(text: str) -> Iterator[tuple[int, int, str]]:
         ("one_time_code", _code_values),
         ("api_key", _key_values),
         ("recovery_code", _recovery_values),
+        ("seed_phrase", _seed_values),
     ):
         for start, end in rule(text):
             yield start, end, kind

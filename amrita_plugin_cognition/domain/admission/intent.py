@@ -17,7 +17,7 @@ from .requests import asks_to_erase, without_quotes
 _I = re.IGNORECASE
 
 _NEGATION = re.compile(
-    r"(?:(?<![要用需])不要|(?<!用)不用|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
+    r"(?:(?<![要用需])不要|(?<!用)不用|不允许|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
     r"|(?:能不能|可以|可不可以|能否|可否)不(?![要用必])"
     r"|(?<![要用需必])不(?=入库|入档|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆|计入|进(?:你的?)?记忆)"
     r"|(?<![特区分告级类性离识辨差鉴派道送诀判惜])(?<!(?<![这那])个)别(?![人的处墅扭致针名克样家号称离具]))"
@@ -107,7 +107,8 @@ _EN_DONT = re.compile(
 )
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
 _EN_FORGET = re.compile(
-    r"(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+i|all\s+(?:of\s+)?this|i\s+said|my\s+last)\b",
+    r"(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
+    r"|i\s+said|my\s+last|me)\b",
     _I,
 )
 _EN_NOT_FORGET = re.compile(

@@ -55,19 +55,20 @@ _NO_WRITE = re.compile(
 # A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
 # one sentence make a request, however it is worded (dialect, slang, English words inside).
 _REMOVE = re.compile(
-    r"删|抹|清掉|清除|清空|清理|销毁|重置|丢掉|扔掉|去掉|移除|剔除|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉"
+    r"删|抹|清掉|清除|清空|清理|清干净|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉"
     r"|(?<![A-Za-z])(?:purge|delete|erase|wipe|remove|forget|clear)(?![A-Za-z])",
     re.IGNORECASE,
 )
 _KEPT = re.compile(
     r"记忆|记录|资料|档案|数据|关于我|对我的|我的事|我说的|我讲的|我发的|我(?:刚才|刚刚|之前|上次)?(?:说|讲|提)(?:的|过|了)?"
-    r"|这条|这句|那条|那句|这段|那段|这些|那些|刚才那|刚刚那|那嗑|这事|那事"
+    r"|这条|这句|那条|那句|这段|那段|这些|那些|刚才那|刚刚那|那嗑|这事|那事|信息|你知道的"
+    r"|你(?:之前|以前|上次)?(?:存|记)(?:过|下|住|了)|(?:跟你|和你)?(?:聊|说|讲)的"
     r"|(?:刚刚|刚才|之前|上次)(?:说|讲|提|发)"
-    r"|(?<![A-Za-z])(?:memory|memories|data|everything\s+about\s+me)(?![A-Za-z])",
+    r"|(?<![A-Za-z])(?:memory|memories|data|about\s+me)(?![A-Za-z])",
     re.IGNORECASE,
 )
 _ADDRESSED = re.compile(
-    r"你|您|(?<![A-Za-z])(?:bot|ai|your|you)(?![A-Za-z])|机器人|小助手|^\s*(?:请|帮我|麻烦|给我|关闭|关掉|重置|清空)"
+    r"你|您|(?<![A-Za-z])(?:bot|ai|your|you)(?![A-Za-z])|机器人|小助手|^\s*(?:请|帮我|麻烦|给我|关闭|关掉|重置|清空|取消)"
     r"|^\s*(?:pls\s+|please\s+)?(?:delete|erase|wipe|purge|clear|remove|forget)(?![A-Za-z])",
     re.IGNORECASE,
 )
