@@ -136,6 +136,16 @@ class HistorianSettings(_Settings):
     turns_keep: int = Field(200, ge=1, le=100000)
 
 
+class ProfileSettings(_Settings):
+    """Profile cards: the replaced versions kept per card, and each section's length limit."""
+
+    #: Replaced versions kept per card (``ambot cognition profile restore``).
+    revision_keep: int = Field(5, ge=0, le=100)
+    evaluation_max_chars: int = Field(200, ge=20, le=5000)
+    body_max_chars: int = Field(800, ge=50, le=20000)
+    roast_max_chars: int = Field(80, ge=10, le=1000)
+
+
 class CognitionConfig(_Settings):
     #: Master switch of the plugin (hook, tools, commands).
     enable: bool = True
@@ -171,6 +181,7 @@ class CognitionConfig(_Settings):
     recall: RecallSettings = Field(default_factory=RecallSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     historian: HistorianSettings = Field(default_factory=HistorianSettings)
+    profiles: ProfileSettings = Field(default_factory=ProfileSettings)
 
     @field_validator("timezone")
     @classmethod

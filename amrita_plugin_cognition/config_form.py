@@ -98,6 +98,11 @@ DESCRIPTIONS: dict[str, str] = {
     "historian.transcript_pause_seconds": "……或会话安静这么久（秒）后提取",
     "historian.notes_keep": "每个会话保留的短期笔记条数",
     "historian.turns_keep": "每个会话保留的对话记录条数",
+    "profiles": "画像卡片（每个用户、每个群一张）",
+    "profiles.revision_keep": "每张画像保留的历史版本数（profile restore 可恢复）",
+    "profiles.evaluation_max_chars": "画像“评价”部分的字数上限",
+    "profiles.body_max_chars": "画像“正文”部分的字数上限",
+    "profiles.roast_max_chars": "画像“吐槽”部分的字数上限",
 }
 
 

@@ -245,7 +245,7 @@ def test_the_cli_deletes_with_confirmation_audits_and_exports(tmp_path) -> None:
     assert only_json(done.stdout) == {
         "bot_id": "90001",
         "target": "group:20001",
-        "counts": {"memories": 0, "notes": 0, "turns": 0, "jobs": 0, "memos": 0, "pins": 0},
+        "counts": {"memories": 0, "notes": 0, "turns": 0, "jobs": 0, "memos": 0, "pins": 0, "profiles": 0},
     }
     listed = run_cli("audit", "--home", home, "--json")
     assert listed.returncode == 0, listed.stderr[-2000:]

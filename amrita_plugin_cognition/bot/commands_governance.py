@@ -33,6 +33,7 @@ COUNT_NAMES = {
     "jobs": "待整理任务",
     "memos": "备忘录",
     "pins": "提醒",
+    "profiles": "画像",
 }
 
 

@@ -83,7 +83,7 @@ def inspect_command(
     "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="写入这个文件（默认 stdout）"
 )
 def export_command(home: Path | None, user: str, bot: str | None, output: Path | None) -> None:
-    """把一个用户的数据导出为 JSON Lines：他的记忆（含历史版本）、笔记、对话记录、私聊备忘录与提醒、设置"""
+    """把一个用户的数据导出为 JSON Lines：他的记忆（含历史版本）、笔记、对话记录、私聊备忘录与提醒、画像、设置"""
     user_id = _qq(user, "--user")
     bot = _qq(bot, "--bot")
 

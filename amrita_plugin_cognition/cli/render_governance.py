@@ -23,6 +23,7 @@ COUNT_NAMES = {
     "jobs": "史官任务",
     "memos": "备忘录",
     "pins": "提醒",
+    "profiles": "画像",
 }
 
 

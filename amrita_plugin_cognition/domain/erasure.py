@@ -10,6 +10,10 @@ Three targets, each within one bot account:
 * the **bot** account: everything it holds.
 
 A group's memo and pins belong to the group: a user's delete-all leaves them.
+
+Profile cards: a chat takes the group's card (a private chat: its user's private part); a user
+takes both parts of their card and every other card (and kept version) of the bot that names
+their QQ number, which the next merge rebuilds from the facts that are left; the bot takes all.
 """
 
 from __future__ import annotations

@@ -45,8 +45,20 @@ class SwitchesChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ProfilesChanged:
+    """Profile cards of a bot changed (saved, restored, erased): the one named by
+    ``entity_type`` and ``entity_id`` (both parts of a user), or any card of the bot when empty."""
+
+    bot_id: str
+    entity_type: str = ""
+    entity_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class StoreReplaced:
     """Everything may have changed at once (a backup was restored)."""
 
 
-Event = IndexWorkQueued | MemoriesChanged | NotesChanged | JobsQueued | SwitchesChanged | StoreReplaced
+Event = (
+    IndexWorkQueued | MemoriesChanged | NotesChanged | JobsQueued | SwitchesChanged | ProfilesChanged | StoreReplaced
+)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..domain.clock import aware_or_now
 from ..domain.erasure import ErasureTarget
-from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged
+from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, ProfilesChanged
 from ..logs import log_event
 from ..store import audit
 from ..store import erasure as erasure_store
@@ -52,6 +52,8 @@ async def delete_all(
             MemoriesChanged(target.bot_id),
             *[NotesChanged(target.bot_id, scope) for scope in sorted(counts.chats, key=lambda scope: scope.key)],
         )
+        if counts.profiles:
+            uow.record(ProfilesChanged(target.bot_id))
         await uow.commit()
     engine.recent_turns.drop(target.bot_id, None if target.kind == "bot" else counts.chats)
     report = ErasureReport(target.label, counts.as_dict())

@@ -21,9 +21,9 @@ from ..domain.clock import as_utc, aware_or_now
 from ..domain.erasure import ErasureTarget
 from ..domain.records import MemoryRecord, MemoryStatus, Scope
 from ..errors import InvalidInput, NotFound
-from ..store import repository
+from ..store import profiles, repository
 from ..store.erasure import covered_memories, covers
-from ..store.models import MemoRow, MemoryRow, NoteRow, OptOutRow, PinRow, TranscriptRow
+from ..store.models import MemoRow, MemoryRow, NoteRow, OptOutRow, PinRow, ProfileRow, TranscriptRow
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -155,6 +155,10 @@ async def _bots_of(session: AsyncSession, user_id: str) -> list[str]:
         found.update(result.scalars())
     result = await session.execute(select(distinct(MemoryRow.bot_id)).where(MemoryRow.subject_id == user_id))
     found.update(result.scalars())
+    result = await session.execute(
+        select(distinct(ProfileRow.bot_id)).where(ProfileRow.entity_type == "user", ProfileRow.entity_id == user_id)
+    )
+    found.update(result.scalars())
     return sorted(found)
 
 
@@ -163,7 +167,8 @@ async def export_user(
 ) -> list[dict[str, Any]]:
     """Everything kept about one user, as JSON-lines documents: a header, then per bot account
     their facts (every version, with lineage), notes, transcript turns, their private chat's memo
-    and pins, and whether they opted out. The same rows a delete-all of the user removes."""
+    and pins, the profile cards (theirs, and others that name them), and whether they opted out.
+    The same rows a delete-all of the user removes."""
     user_id = str(user_id).strip()
     if not user_id.isdigit():
         raise InvalidInput("用户写作 QQ 号（纯数字）")
@@ -241,6 +246,7 @@ async def _user_documents(session: AsyncSession, target: ErasureTarget) -> list[
         {"type": "pin", "id": row.id, "bot_id": bot, "chat": chat.key, "text": row.content, "at": _iso(row.created_at)}
         for row in pins.scalars()
     ]
+    out += [{"type": "profile", **card.as_dict()} for card in await profiles.covered_cards(session, target)]
     opted = await session.get(OptOutRow, (bot, target.user_id))
     out.append(
         {

@@ -21,6 +21,7 @@ synchroniser); the work itself lives in modules of one concern each:
 ``switches``       the per-chat memory switch and the per-user opt-out (cached lookups, changes)
 ``historian``      one job's observations into absolute facts
 ``workers``        leasing and running historian jobs
+``profiles``       profile cards: save with revisions, restore, list, export (module functions)
 =================  =====================================================================
 
 Every change runs in one unit of work (``unit_of_work()``); after it commits, the engine's

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.erasure import ErasureTarget, names_user, scrub_job
 from ..domain.records import MemoryStatus, Scope
-from . import keyword, outbox, repository, turns
+from . import keyword, outbox, profiles, repository, turns
 from .models import JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
@@ -32,6 +32,8 @@ class ErasureCounts:
     jobs: int = 0
     memos: int = 0
     pins: int = 0
+    #: Profile card parts (a user's two parts count two).
+    profiles: int = 0
     #: Chats whose memo, pins or notes changed (their per-turn caches are stale).
     chats: set[Scope] = field(default_factory=set)
 
@@ -43,6 +45,7 @@ class ErasureCounts:
             "jobs": self.jobs,
             "memos": self.memos,
             "pins": self.pins,
+            "profiles": self.profiles,
         }
 
 
@@ -187,4 +190,5 @@ async def erase(session: AsyncSession, target: ErasureTarget, reason: str, now: 
     counts.memos = await _delete_where(session, MemoRow, _whole_chats(MemoRow, target), counts)
     await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
     counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
+    counts.profiles = await profiles.erase(session, target)
     return counts

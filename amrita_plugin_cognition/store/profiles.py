@@ -1,0 +1,295 @@
+"""Profile cards in SQL: the current part of each card and its replaced versions (revisions).
+
+Rows become ``domain.profiles.Card`` here and nowhere else. Every function works in the
+caller's transaction; ``engine/profiles.py`` takes the entity's write lock before calling the
+ones that write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.clock import as_utc
+from ..domain.erasure import ErasureTarget, names_user
+from ..domain.profiles import Card
+from .models import ProfileRevisionRow, ProfileRow
+
+#: Cards per page when a whole table is walked (export, erasure checks).
+PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileFilter:
+    """Which cards to list: every field given narrows."""
+
+    bot_id: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+    part: str | None = None
+
+
+def _json_list(text: str) -> list[Any]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
+def _card(row: ProfileRow | ProfileRevisionRow, updated_at: datetime) -> Card:
+    return Card(
+        bot_id=row.bot_id,
+        entity_type=row.entity_type,
+        entity_id=row.entity_id,
+        part=row.part,
+        name=row.name,
+        tags=[str(tag) for tag in _json_list(row.tags)],
+        evaluation=row.evaluation,
+        body=row.body,
+        roast=row.roast,
+        updated_at=as_utc(updated_at) or updated_at,
+        source_ids=[int(item) for item in _json_list(row.source_ids) if isinstance(item, int)],
+    )
+
+
+def to_card(row: ProfileRow) -> Card:
+    return _card(row, row.updated_at)
+
+
+def revision_card(row: ProfileRevisionRow) -> Card:
+    """The version a revision kept, as it was when written (``updated_at`` = ``written_at``)."""
+    return _card(row, row.written_at)
+
+
+def _content(card: Card) -> dict[str, Any]:
+    return {
+        "name": card.name,
+        "tags": json.dumps(list(card.tags), ensure_ascii=False),
+        "evaluation": card.evaluation,
+        "body": card.body,
+        "roast": card.roast,
+        "source_ids": json.dumps(list(card.source_ids)),
+    }
+
+
+def _entity(model: Any, bot_id: str, entity_type: str, entity_id: str) -> ColumnElement[bool]:
+    return and_(model.bot_id == bot_id, model.entity_type == entity_type, model.entity_id == entity_id)
+
+
+async def get_rows(
+    session: AsyncSession, bot_id: str, entity_type: str, entity_id: str, part: str | None = None
+) -> list[ProfileRow]:
+    """The parts of one entity's card (one, when ``part`` is given), group part first."""
+    query = select(ProfileRow).where(_entity(ProfileRow, bot_id, entity_type, entity_id))
+    if part is not None:
+        query = query.where(ProfileRow.part == part)
+    rows = (await session.execute(query)).scalars().all()
+    return sorted(rows, key=lambda row: row.part != "group")
+
+
+async def write_card(session: AsyncSession, card: Card, by: str, now: datetime, keep_revisions: int) -> int | None:
+    """Make ``card`` the current version of its part. The version it replaces is kept as a
+    revision first, then only the newest ``keep_revisions`` are kept (0: none); returns that
+    revision's id (None: there was no version before, or none is kept)."""
+    rows = await get_rows(session, card.bot_id, card.entity_type, card.entity_id, card.part)
+    if not rows:
+        session.add(
+            ProfileRow(
+                bot_id=card.bot_id,
+                entity_type=card.entity_type,
+                entity_id=card.entity_id,
+                part=card.part,
+                updated_at=now,
+                updated_by=by,
+                **_content(card),
+            )
+        )
+        await session.flush()
+        return None
+    row = rows[0]
+    revision_id: int | None = None
+    if keep_revisions > 0:
+        revision = ProfileRevisionRow(
+            bot_id=row.bot_id,
+            entity_type=row.entity_type,
+            entity_id=row.entity_id,
+            part=row.part,
+            name=row.name,
+            tags=row.tags,
+            evaluation=row.evaluation,
+            body=row.body,
+            roast=row.roast,
+            source_ids=row.source_ids,
+            written_at=row.updated_at,
+            written_by=row.updated_by,
+            replaced_at=now,
+            replaced_by=by,
+        )
+        session.add(revision)
+        await session.flush()
+        revision_id = revision.id
+    await _prune(session, card, max(0, keep_revisions))
+    for key, value in _content(card).items():
+        setattr(row, key, value)
+    row.updated_at = now
+    row.updated_by = by
+    await session.flush()
+    return revision_id
+
+
+def _revisions_of(bot_id: str, entity_type: str, entity_id: str, part: str | None = None) -> Any:
+    query = select(ProfileRevisionRow).where(_entity(ProfileRevisionRow, bot_id, entity_type, entity_id))
+    return query if part is None else query.where(ProfileRevisionRow.part == part)
+
+
+async def _prune(session: AsyncSession, card: Card, keep: int) -> None:
+    kept = (
+        _revisions_of(card.bot_id, card.entity_type, card.entity_id, card.part)
+        .with_only_columns(ProfileRevisionRow.id)
+        .order_by(ProfileRevisionRow.id.desc())
+        .limit(keep)
+    )
+    keep_ids = [row[0] for row in (await session.execute(kept)).all()]
+    await session.execute(
+        delete(ProfileRevisionRow).where(
+            _entity(ProfileRevisionRow, card.bot_id, card.entity_type, card.entity_id),
+            ProfileRevisionRow.part == card.part,
+            ProfileRevisionRow.id.not_in(keep_ids),
+        )
+    )
+
+
+async def revisions(
+    session: AsyncSession, bot_id: str, entity_type: str, entity_id: str, part: str | None = None
+) -> list[ProfileRevisionRow]:
+    """The kept versions of an entity's card (one part, or both), newest first."""
+    query = _revisions_of(bot_id, entity_type, entity_id, part).order_by(ProfileRevisionRow.id.desc())
+    return list((await session.execute(query)).scalars())
+
+
+async def revision(
+    session: AsyncSession, bot_id: str, entity_type: str, entity_id: str, revision_id: int
+) -> ProfileRevisionRow | None:
+    query = _revisions_of(bot_id, entity_type, entity_id).where(ProfileRevisionRow.id == revision_id)
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+def _filtered(query: Any, wanted: ProfileFilter) -> Any:
+    for column, value in (
+        (ProfileRow.bot_id, wanted.bot_id),
+        (ProfileRow.entity_type, wanted.entity_type),
+        (ProfileRow.entity_id, wanted.entity_id),
+        (ProfileRow.part, wanted.part),
+    ):
+        if value is not None:
+            query = query.where(column == value)
+    return query
+
+
+async def list_rows(
+    session: AsyncSession, wanted: ProfileFilter, limit: int, offset: int = 0
+) -> tuple[list[ProfileRow], int]:
+    """One page of cards (newest change first) and how many match in all."""
+    page = _filtered(select(ProfileRow), wanted).order_by(ProfileRow.updated_at.desc(), ProfileRow.id.desc())
+    rows = list((await session.execute(page.limit(limit).offset(offset))).scalars())
+    total = (await session.execute(_filtered(select(func.count()).select_from(ProfileRow), wanted))).scalar_one()
+    return rows, int(total)
+
+
+async def rows_after(
+    session: AsyncSession, wanted: ProfileFilter, after_id: int, limit: int = PAGE
+) -> list[ProfileRow]:
+    """The next ``limit`` cards by id after ``after_id``: a whole table walked in pages."""
+    query = _filtered(select(ProfileRow), wanted).where(ProfileRow.id > after_id).order_by(ProfileRow.id)
+    return list((await session.execute(query.limit(limit))).scalars())
+
+
+async def revision_counts(session: AsyncSession, rows: Sequence[ProfileRow]) -> dict[tuple[str, str, str, str], int]:
+    """How many revisions each listed card part has kept (``rows``: one page of a listing)."""
+    if not rows:
+        return {}
+    keys = {(row.bot_id, row.entity_type, row.entity_id, row.part) for row in rows}
+    columns = (ProfileRevisionRow.bot_id, ProfileRevisionRow.entity_type, ProfileRevisionRow.entity_id,
+               ProfileRevisionRow.part)  # fmt: skip
+    query = (
+        select(*columns, func.count())
+        .where(
+            ProfileRevisionRow.bot_id.in_(sorted({key[0] for key in keys})),
+            ProfileRevisionRow.entity_id.in_(sorted({key[2] for key in keys})),
+        )
+        .group_by(*columns)
+    )
+    counted = {
+        (bot, kind, entity, part): int(count) for bot, kind, entity, part, count in (await session.execute(query)).all()
+    }
+    return {key: counted.get(key, 0) for key in keys}
+
+
+# ---------------------------------------------------------------------------- erasure
+
+
+def _covered(model: Any, target: ErasureTarget) -> ColumnElement[bool]:
+    """The parts a target erases by identity: every card of the bot; a group's card (chat
+    target); a user's private part (their private chat); both parts of a user (user target)."""
+    if target.kind == "bot":
+        return model.bot_id == target.bot_id  # type: ignore[no-any-return]
+    if target.kind == "user":
+        return _entity(model, target.bot_id, "user", target.user_id)
+    assert target.scope is not None
+    if target.scope.is_group:
+        return _entity(model, target.bot_id, "group", target.scope.id)
+    return and_(_entity(model, target.bot_id, "user", target.scope.id), model.part == "private")
+
+
+_TEXT_COLUMNS = ("name", "tags", "evaluation", "body", "roast")
+
+
+async def _naming(session: AsyncSession, model: Any, target: ErasureTarget) -> list[Any]:
+    """The cards (or revisions) of the bot that name the user's QQ number as a whole number."""
+    candidates = select(model).where(
+        model.bot_id == target.bot_id,
+        or_(*[getattr(model, column).contains(target.user_id) for column in _TEXT_COLUMNS]),
+    )
+    rows = (await session.execute(candidates.order_by(model.id))).scalars()
+    return [
+        row for row in rows if names_user("\n".join(getattr(row, column) for column in _TEXT_COLUMNS), target.user_id)
+    ]
+
+
+async def _delete(session: AsyncSession, model: Any, clause: ColumnElement[bool]) -> int:
+    result = await session.execute(delete(model).where(clause).execution_options(synchronize_session=False))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+async def erase(session: AsyncSession, target: ErasureTarget) -> int:
+    """Delete the cards ``target`` covers with all their revisions; for a user also every other
+    card of the bot that names their QQ number (with its revisions: a merge rebuilds it from the
+    facts that are left), and every kept revision that names it. Returns how many card parts
+    were deleted."""
+    await _delete(session, ProfileRevisionRow, _covered(ProfileRevisionRow, target))
+    count = await _delete(session, ProfileRow, _covered(ProfileRow, target))
+    if target.kind != "user":
+        return count
+    for row in await _naming(session, ProfileRow, target):
+        entity = _entity(ProfileRevisionRow, row.bot_id, row.entity_type, row.entity_id)
+        await _delete(session, ProfileRevisionRow, and_(entity, ProfileRevisionRow.part == row.part))
+        count += await _delete(session, ProfileRow, ProfileRow.id == row.id)
+    for revision_row in await _naming(session, ProfileRevisionRow, target):
+        await _delete(session, ProfileRevisionRow, ProfileRevisionRow.id == revision_row.id)
+    return count
+
+
+async def covered_cards(session: AsyncSession, target: ErasureTarget) -> list[Card]:
+    """The current cards a delete-all of ``target`` removes (a user's export lists them)."""
+    rows = list((await session.execute(select(ProfileRow).where(_covered(ProfileRow, target)))).scalars())
+    if target.kind == "user":
+        seen = {row.id for row in rows}
+        rows += [row for row in await _naming(session, ProfileRow, target) if row.id not in seen]
+    return [to_card(row) for row in sorted(rows, key=lambda row: row.id)]
