@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import distinct, or_, select
+from sqlalchemy import or_, select
 
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.erasure import ErasureTarget
@@ -148,15 +148,15 @@ async def _bots_of(session: AsyncSession, user_id: str) -> list[str]:
         (TranscriptRow, TranscriptRow.user_id),
     ):
         result = await session.execute(
-            select(distinct(model.bot_id)).where(
-                or_(column == user_id, (model.scope_kind == "private") & (model.scope_id == user_id))
-            )
+            select(model.bot_id)
+            .distinct()
+            .where(or_(column == user_id, (model.scope_kind == "private") & (model.scope_id == user_id)))
         )
         found.update(result.scalars())
-    result = await session.execute(select(distinct(MemoryRow.bot_id)).where(MemoryRow.subject_id == user_id))
+    result = await session.execute(select(MemoryRow.bot_id).distinct().where(MemoryRow.subject_id == user_id))
     found.update(result.scalars())
     result = await session.execute(
-        select(distinct(ProfileRow.bot_id)).where(ProfileRow.entity_type == "user", ProfileRow.entity_id == user_id)
+        select(ProfileRow.bot_id).distinct().where(ProfileRow.entity_type == "user", ProfileRow.entity_id == user_id)
     )
     found.update(result.scalars())
     return sorted(found)
