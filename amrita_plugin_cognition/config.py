@@ -137,13 +137,23 @@ class HistorianSettings(_Settings):
 
 
 class ProfileSettings(_Settings):
-    """Profile cards: the replaced versions kept per card, and each section's length limit."""
+    """Profile cards: the replaced versions kept per card, each section's length limit, the merge."""
 
     #: Replaced versions kept per card (``ambot cognition profile restore``).
     revision_keep: int = Field(5, ge=0, le=100)
     evaluation_max_chars: int = Field(200, ge=20, le=5000)
     body_max_chars: int = Field(800, ge=50, le=20000)
     roast_max_chars: int = Field(80, ge=10, le=1000)
+    #: The historian's merge step: after a job writes facts, each card they touch is merged by
+    #: the model (off: cards change only by restore, the CLI and the Python API).
+    merge: bool = True
+    #: A merge waits this long after the first job that asks for it; the jobs for the same card
+    #: within the window become one merge (one model call).
+    merge_window_seconds: float = Field(600.0, ge=0, le=86400)
+    #: amrita_core model preset of the merge calls; empty = ``historian.preset``.
+    merge_preset: str = ""
+    #: Past facts of the entity (the closest to the new observations) shown to each merge.
+    merge_top_k: int = Field(20, ge=1, le=200)
 
 
 class CognitionConfig(_Settings):

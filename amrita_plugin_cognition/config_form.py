@@ -103,6 +103,10 @@ DESCRIPTIONS: dict[str, str] = {
     "profiles.evaluation_max_chars": "画像“评价”部分的字数上限",
     "profiles.body_max_chars": "画像“正文”部分的字数上限",
     "profiles.roast_max_chars": "画像“吐槽”部分的字数上限",
+    "profiles.merge": "史官整理完一批记忆后，用模型更新相关的用户和群画像",
+    "profiles.merge_window_seconds": "同一张画像在这段时间（秒）内的多次更新合并为一次模型调用",
+    "profiles.merge_preset": "更新画像使用的 Amrita 模型预设；空 = historian.preset",
+    "profiles.merge_top_k": "每次更新画像时参考的该对象的历史记忆条数",
 }
 
 

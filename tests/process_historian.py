@@ -35,6 +35,7 @@ async def main(database_url: str, home: Path, base_url: str, preset: str) -> Non
         {
             "llm": {"preset": preset, "timeout_seconds": 30},
             "historian": {"max_concurrency": 2, "stale_job_timeout_seconds": 10},
+            "profiles": {"merge": False},  # the historian alone: merges are tested in test_profile_merge.py
         }
     )
     engine = build_engine(config, home / "data", get_session, embedder=HashEmbedder())  # type: ignore[arg-type]

@@ -56,7 +56,10 @@ def fact(text: str, *sources: int, happened_on: str = "", kind: str = "event") -
 
 
 async def historian_engine(tmp_root, chroma_port, **historian: Any):  # type: ignore[no-untyped-def]
-    return await make_engine(tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 2, **historian})
+    """The historian alone: card merges (their own jobs, tests/test_profile_merge.py) are off."""
+    return await make_engine(
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 2, **historian}, profiles={"merge": False}
+    )
 
 
 async def facts_of(engine, bot: str) -> list[MemoryRow]:  # type: ignore[no-untyped-def]

@@ -347,7 +347,11 @@ async def test_an_opted_out_user_gets_nothing_new_in_any_chat(tmp_root, chroma_p
 
 async def test_the_historian_drops_every_fact_about_an_opted_out_user(tmp_root, chroma_port, model) -> None:
     engine = await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 2, "transcript_batch_turns": 10}
+        tmp_root,
+        chroma_port,
+        llm=LLM,
+        historian={"job_max_retries": 2, "transcript_batch_turns": 10},
+        profiles={"merge": False},  # the facts are what this test counts; merges have their own tests
     )
     bot = new_bot()
     red, ming = group(bot, "30411", "10002", "小红"), group(bot, "30411", "10001", "小明")

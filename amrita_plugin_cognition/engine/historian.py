@@ -37,6 +37,7 @@ from ..errors import LLMUnavailable
 from ..logs import log_event
 from ..store import jobs
 from ..store import switches as switch_store
+from .profile_queue import queue_merges
 from .switches import chat_switches
 from .turns import BOT_SPEAKER, OBSERVATIONS_JOB
 from .writes import WriteResult, remember_within
@@ -493,8 +494,8 @@ async def _commit(
 
     The chat's switch and the opt-outs are read again here, in SQL under the chat's lock (a
     switch change takes the same lock): whatever changed while the model was answering, nothing
-    is written for a switched-off chat or about an opted-out user. (Profile merges, once queued
-    from here, must skip opted-out users too: their card stops growing.)"""
+    is written for a switched-off chat or about an opted-out user; the profile merges the written
+    facts call for are queued in the same transaction (``profile_merge``: none for opted-out users)."""
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(held.bot_id, held.scope)
         if not await jobs.finish(uow.session, held):
@@ -513,5 +514,6 @@ async def _commit(
             drafts = [draft for draft, about in zip(drafts, people, strict=True) if not about & opted_out]
         result = await remember_within(engine, uow, held.bot_id, held.scope, drafts, now) if drafts else WriteResult()
         result.refused.extend(refused)
+        await queue_merges(engine, uow, held.bot_id, held.scope, result.written, now)
         await uow.commit()
     return result

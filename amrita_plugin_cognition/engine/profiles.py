@@ -18,13 +18,13 @@ import asyncio
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import ProfilesChanged
 from ..domain.profile_document import render_document
 from ..domain.profiles import Card, CardLimits, card_label, check_entity, export_path, same_content, validate_card
-from ..errors import InvalidInput, NotFound
+from ..errors import ConcurrentChange, InvalidInput, NotFound
 from ..logs import log_event
 from ..store import profiles as store
 from ..store.profiles import ProfileFilter
@@ -120,13 +120,34 @@ async def _write(uow: UnitOfWork, card: Card, by: str, now: datetime, keep: int)
     return SavedCard(card, changed=True, revision_id=revision_id)
 
 
-async def save(engine: CognitionEngine, card: Card, by: str = "historian", now: datetime | None = None) -> SavedCard:
+#: ``save(expected=ANY_VERSION)``: whatever the current version is.
+ANY_VERSION: Any = object()
+
+
+async def save(
+    engine: CognitionEngine,
+    card: Card,
+    by: str = "historian",
+    now: datetime | None = None,
+    expected: Card | None = ANY_VERSION,
+) -> SavedCard:
     """Make ``card`` the current version of its part (``updated_at`` = ``now``). Refused with a
-    Chinese reason when it is no valid card (``validate_card``)."""
+    Chinese reason when it is no valid card (``validate_card``). With ``expected`` (the version
+    the new one was built from, None: there was none), ``ConcurrentChange`` when another writer
+    changed the part since: a merge built on an old card never drops a newer one."""
     now = aware_or_now(now)
     card = validate_card(replace(card, updated_at=now), card_limits(engine))
     async with engine.unit_of_work() as uow:
         await _lock(uow, card.bot_id, card.entity_type, card.entity_id)
+        if expected is not ANY_VERSION:
+            rows = await store.get_rows(uow.session, card.bot_id, card.entity_type, card.entity_id, card.part)
+            current = store.to_card(rows[0]) if rows else None
+            if (current is None) != (expected is None) or (
+                current is not None and expected is not None and current != expected
+            ):
+                raise ConcurrentChange(
+                    f"{card.label}已被其他操作修改，请重新查看", en=f"profile changed meanwhile: {card.label}"
+                )
         return await _write(uow, card, by, now, engine.config.profiles.revision_keep)
 
 

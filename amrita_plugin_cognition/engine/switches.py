@@ -16,9 +16,9 @@ Who honours them:
 * the historian writes nothing for a job of a switched-off chat and drops every fact about an
   opted-out user (speaker of any of its sources, subject, or a QQ number in its text); it checks
   both again in SQL, under the chat's lock, in the transaction that writes the facts;
-* profile cards (``profiles``) are stored and restored, not yet merged: the merge that will
-  build them must skip opted-out users (``SwitchState.is_opted_out``), so that their card stops
-  growing.
+* profile merges (``profile_merge``) are not queued for opted-out users and not run for them,
+  nor for a switched-off group or private chat's card part; past facts that name an opted-out
+  user are kept out of every merge, so their card stops growing.
 
 Switching a chat off also calls off its waiting extraction work (queued jobs are deleted, waiting
 turns released); opting out releases the user's waiting turns in every chat. Existing memories

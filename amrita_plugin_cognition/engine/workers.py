@@ -133,13 +133,17 @@ class HistorianWorkers:
                 return
 
     async def _run(self, held: jobs.Lease, now: datetime | None) -> None:
-        from . import historian  # the resolver and gate load only where jobs run
+        from . import historian, profile_merge  # the resolver and gate load only where jobs run
+        from .profile_queue import MERGE_JOB
 
         engine = self._engine
         # on the real clock only (a simulated ``now`` is driven by hand, beat by beat)
         beating = asyncio.ensure_future(self._heartbeat(held)) if now is None else None
         try:
-            report = await historian.process(engine, held, now)
+            if held.kind == MERGE_JOB:
+                report: historian.JobReport | profile_merge.MergeReport = await profile_merge.process(engine, held, now)
+            else:
+                report = await historian.process(engine, held, now)
             if report.outcome == "lost":
                 log_event("historian", level=logging.WARNING, job=held.job_id, lease="lost")
             else:

@@ -51,9 +51,15 @@ class Lease:
 
 
 def enqueue(
-    session: AsyncSession, kind: str, bot_id: str, scope: Scope, payload: dict[str, Any], now: datetime
+    session: AsyncSession,
+    kind: str,
+    bot_id: str,
+    scope: Scope,
+    payload: dict[str, Any],
+    now: datetime,
+    not_before: datetime | None = None,
 ) -> JobRow:
-    """Add a job to the caller's transaction."""
+    """Add a job to the caller's transaction (due at once, or from ``not_before``)."""
     row = JobRow(
         kind=kind,
         bot_id=bot_id,
@@ -64,13 +70,42 @@ def enqueue(
         attempts=0,
         last_error="",
         enqueued_at=now,
-        next_attempt_at=None,
+        next_attempt_at=not_before,
         lease_token=None,
         lease_expires_at=None,
         updated_at=now,
     )
     session.add(row)
     return row
+
+
+async def pending_of(session: AsyncSession, kind: str, bot_id: str, scope: Scope) -> JobRow | None:
+    """The oldest pending job of ``kind`` for this scope, if any (coalescing work that waits)."""
+    found = await session.execute(
+        select(JobRow)
+        .where(
+            JobRow.kind == kind,
+            JobRow.bot_id == bot_id,
+            JobRow.scope_kind == scope.kind,
+            JobRow.scope_id == scope.id,
+            JobRow.state == PENDING,
+        )
+        .order_by(JobRow.id)
+        .limit(1)
+    )
+    return found.scalars().first()
+
+
+async def replace_payload(session: AsyncSession, job_id: int, payload: dict[str, Any], now: datetime) -> bool:
+    """A job's payload replaced in the caller's transaction, only while it is still pending (its
+    due time is kept). False when a worker leased it meanwhile."""
+    result = await session.execute(
+        update(JobRow)
+        .where(JobRow.id == job_id, JobRow.state == PENDING)
+        .values(payload=json.dumps(payload, ensure_ascii=False, default=str), updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def _due(now: datetime):  # type: ignore[no-untyped-def]

@@ -1,0 +1,392 @@
+"""The historian's merge step: what a job taught, folded into the cards of the people and groups
+it is about (``profiles.merge``).
+
+Queued by ``profile_queue`` (one pending job per card, coalesced within a window).
+
+**Merging** (``process``, run by the historian's workers): per part, under the entity's
+in-process lock, read the current card and the entity's past facts that the part may show
+(``visible_facts``: a group's own chat; a user's facts said by or about them in groups, plus, for
+the private part only, their own private chat), ranked by their overlap with the new facts; then
+one forced tool call: ``update_profile`` (evaluation, body, roast) or ``skip``. Whatever the
+model writes, the card is saved for the job's entity and part; an answer naming another entity,
+an empty card, a section over its limit, a credential in the text, or malformed output gets one
+more call with the problem named, and if that fails too the current card stays as it was and the
+job completes (counted in ``MergeReport``). A ``skip`` completes the job (logged, counted; it is
+never retried). The save is conditional on the version read (``profiles.save(expected=...)``):
+should another process have merged meanwhile, the merge is redone once on the newer card, so no
+version is lost. Opted-out users and switched-off chats get no merge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+from zoneinfo import ZoneInfo
+
+from cachetools import LRUCache
+from pydantic import BaseModel, Field
+
+from ..domain.admission import admit
+from ..domain.clock import aware_or_now
+from ..domain.profile_policy import entity_scope, visible_to
+from ..domain.profiles import SECTION_NAMES, SECTIONS, Card, CardLimits, check_entity, validate_card
+from ..domain.records import MemoryRecord, Scope
+from ..errors import ConcurrentChange, InvalidInput, LLMUnavailable
+from ..logs import log_event
+from ..store import jobs, repository
+from . import profiles
+from .profile_queue import memory_ids
+from .search import query_keywords, record_tokens
+from .switches import chat_open, switch_state
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+TEMPLATE = "profile_merge.jinja"
+TOOL_NAME = "cognition_update_profile"
+UPDATE = "update_profile"
+SKIP = "skip"
+#: Source ids a card keeps (the newest).
+SOURCE_IDS_KEEP = 50
+#: Facts read from SQL per part before ranking (the newest).
+CANDIDATES = 400
+_WEEKDAYS = "一二三四五六日"
+_VISIBILITY = {
+    ("group", "group"): "这张卡片会在该群里展示。",
+    ("user", "group"): "这部分卡片会在群聊中展示，只能写该用户在群里表现出来的内容。",
+    ("user", "private"): "这部分卡片只在与该用户的私聊中使用。",
+}
+
+
+class ProfileAnswer(BaseModel):
+    """提交画像卡片的新版本，或说明无需更新。"""
+
+    action: Literal["update_profile", "skip"] = Field(
+        description="update_profile：提交整张卡片的新版本；skip：新观察没有值得写进卡片的新信息"
+    )
+    entity_type: str = Field("", description="卡片属于谁的类型：照抄给定的 entity_type")
+    entity_id: str = Field("", description="卡片属于谁的编号：照抄给定的 entity_id")
+    name: str = Field("", description="称呼（昵称或群名）；不知道则留空")
+    tags: list[str] = Field(default_factory=list, description="几个简短标签")
+    evaluation: str = Field("", description="评价：一两句话的概括")
+    body: str = Field("", description="正文：稳定的信息，分条，每条一行")
+    roast: str = Field("", description="吐槽：一句犀利、简短的吐槽，不辱骂、不透露隐私")
+
+
+@dataclass(slots=True)
+class MergeReport:
+    job_id: int
+    outcome: str = "done"  # "done" | "skipped" | "lost"
+    llm_calls: int = 0
+    #: Per part: "saved", "unchanged", "skip", "skip_with_news", "refused", "nothing", "off".
+    parts: dict[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- recall
+
+
+async def visible_facts(
+    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str, query: Sequence[str], top_k: int
+) -> list[MemoryRecord]:
+    """The entity's active facts that this part may show, the closest to ``query`` first (shared
+    words with the new facts, then the newest): a group's own chat; for a user, what they said or
+    what was said about them in groups, and for the private part also their own private chat.
+    Never another user's private chat."""
+    if entity_type == "group":
+        scopes, person = [Scope("group", entity_id)], None
+    elif part == "private":
+        scopes, person = [Scope("private", entity_id)], entity_id
+    else:
+        scopes, person = [], entity_id
+    async with engine.unit_of_work() as uow:
+        query_rows = repository.visible_memories_query(bot_id, scopes, person)
+        records, _ = await repository.list_visible(uow.session, query_rows, 0, CANDIDATES)
+    keywords = query_keywords(" ".join(query))
+    position = {record.id: index for index, record in enumerate(records)}  # newest first
+
+    def overlap(record: MemoryRecord) -> int:
+        return len(keywords & record_tokens(record))
+
+    ranked = sorted(records, key=lambda record: (-overlap(record), position[record.id]))
+    return ranked[:top_k]
+
+
+# --------------------------------------------------------------------------- merging
+
+
+class _EntityLocks:
+    """In-process locks per card entity (bounded), one set per engine."""
+
+    def __init__(self) -> None:
+        self._locks: LRUCache[str, asyncio.Lock] = LRUCache(maxsize=4096)
+
+    def get(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+
+_LOCKS: weakref.WeakKeyDictionary[Any, _EntityLocks] = weakref.WeakKeyDictionary()
+
+
+def _entity_lock(engine: CognitionEngine, key: str) -> asyncio.Lock:
+    locks = _LOCKS.get(engine)
+    if locks is None:
+        locks = _LOCKS[engine] = _EntityLocks()
+    return locks.get(key)
+
+
+def _when(moment: datetime, zone: ZoneInfo) -> str:
+    local = moment.astimezone(zone)
+    return f"{local:%Y-%m-%d %H:%M} 星期{_WEEKDAYS[local.weekday()]}"
+
+
+def _who(entity_type: str, entity_id: str) -> str:
+    return f"QQ群{entity_id}" if entity_type == "group" else f"用户 QQ号{entity_id}"
+
+
+def _context(
+    engine: CognitionEngine,
+    card: Card | None,
+    entity_type: str,
+    entity_id: str,
+    part: str,
+    observations: Sequence[str],
+    facts: Sequence[MemoryRecord],
+    now: datetime,
+) -> dict[str, Any]:
+    zone = ZoneInfo(engine.config.timezone)
+    limits = profiles.card_limits(engine)
+    return {
+        "now": f"{_when(now, zone)} ({zone.key})",
+        "entity_type": entity_type,
+        "entity_id": entity_id,
+        "who": _who(entity_type, entity_id),
+        "part": part,
+        "visibility": _VISIBILITY[(entity_type, part)],
+        "card": None
+        if card is None
+        else {
+            "name": card.name,
+            "tags": list(card.tags),
+            "evaluation": card.evaluation,
+            "body": card.body,
+            "roast": card.roast,
+            "updated_at": _when(card.updated_at, zone),
+        },
+        "observations": list(observations),
+        "facts": [{"id": fact.id, "when": _when(fact.recorded_at, zone), "text": fact.text} for fact in facts],
+        "limits": {"evaluation": limits.evaluation, "body": limits.body, "roast": limits.roast},
+        "feedback": [],
+    }
+
+
+def _candidate(answer: ProfileAnswer, base: Card, limits: CardLimits) -> tuple[Card | None, list[str]]:
+    """The answer as a card for the job's entity and part, or the problems to feed back."""
+    problems: list[str] = []
+    if (answer.entity_type.strip(), answer.entity_id.strip()) != (base.entity_type, base.entity_id):
+        problems.append(
+            f"你提交的是 {answer.entity_type or '?'} {answer.entity_id or '?'} 的卡片，但这张卡片属于 "
+            f"{base.entity_type} {base.entity_id}：entity_type 和 entity_id 必须照抄，内容只写这一个对象"
+        )
+    sections: dict[str, str] = {}
+    for section in SECTIONS:
+        text = str(getattr(answer, section))
+        verdict = admit(text) if text.strip() else None
+        if verdict is not None and verdict.reason == "credential":
+            if verdict.redacted and verdict.text is not None:
+                text = verdict.text  # the secret is cut out; the rest may stay
+            else:
+                problems.append(f"{SECTION_NAMES[section]}里有密码、密钥或验证码之类的机密，卡片不能写入机密")
+        sections[section] = text
+    card = replace(
+        base,
+        name=answer.name or base.name,
+        tags=list(answer.tags) or list(base.tags),
+        evaluation=sections["evaluation"],
+        body=sections["body"],
+        roast=sections["roast"],
+    )
+    try:
+        card = validate_card(card, limits)
+    except InvalidInput as error:
+        problems.append(error.zh)
+    return (None if problems else card), problems
+
+
+def _malformed(error: LLMUnavailable) -> bool:
+    """Whether the call failed on the answer itself (no tool call, bad JSON, bad arguments)
+    rather than on the model being unreachable."""
+    return getattr(error.__cause__, "kind", "") == "invalid_output"
+
+
+async def _ask(engine: CognitionEngine, context: dict[str, Any]) -> ProfileAnswer:
+    assert engine.llm is not None
+    return await engine.llm.complete_structured(
+        "profile_merge",
+        TEMPLATE,
+        context,
+        output=ProfileAnswer,
+        tool_name=TOOL_NAME,
+        preset=engine.config.profiles.merge_preset or engine.config.historian.preset,
+    )
+
+
+def _sources(current: Card | None, facts: Sequence[MemoryRecord]) -> list[int]:
+    """The card's source ids: the ones it had and the facts it was merged from, the newest kept."""
+    ids = sorted({*(current.source_ids if current else ()), *(fact.id for fact in facts)})
+    return ids[-SOURCE_IDS_KEEP:]
+
+
+async def _merge_part(
+    engine: CognitionEngine,
+    report: MergeReport,
+    bot_id: str,
+    entity_type: str,
+    entity_id: str,
+    part: str,
+    new_ids: list[int],
+    now: datetime,
+) -> str:
+    """One part's merge (the caller holds the entity's lock); its outcome for ``MergeReport``."""
+    limits = profiles.card_limits(engine)
+    switches = await switch_state(engine, bot_id)
+
+    def shown(fact: MemoryRecord) -> bool:
+        return (
+            fact.bot_id == bot_id
+            and visible_to(fact, entity_type, entity_id, part)
+            and not (switches.touches_opted_out([fact.speaker_id, fact.subject_id], [fact.text]))
+        )
+
+    for _ in range(2):  # once more when another writer saved this part meanwhile
+        current = await profiles.get(engine, bot_id, entity_type, entity_id, part)
+        async with engine.unit_of_work() as uow:  # the new facts still active and never forgotten
+            rows = await repository.recallable_rows(uow.session, new_ids)
+        new_facts = [fact for fact in map(repository.to_record, rows) if shown(fact)]
+        if not new_facts:  # forgotten or corrected meanwhile: nothing new for this part
+            return "nothing"
+        new_facts.sort(key=lambda fact: fact.id)
+        observations = [fact.text for fact in new_facts]
+        fresh = {fact.id for fact in new_facts}
+        top_k = engine.config.profiles.merge_top_k
+        past = [
+            fact
+            for fact in await visible_facts(
+                engine, bot_id, entity_type, entity_id, part, observations, top_k + len(fresh)
+            )
+            if fact.id not in fresh and shown(fact)
+        ][:top_k]
+        facts = [*new_facts, *past]
+        context = _context(engine, current, entity_type, entity_id, part, observations, past, now)
+        base = current or Card(bot_id, entity_type, entity_id, part)
+        card: Card | None = None
+        problems: list[str] = []
+        for _attempt in range(2):  # the answer, then one more with its problems named
+            report.llm_calls += 1
+            try:
+                answer = await _ask(engine, context)
+            except LLMUnavailable as error:
+                if not _malformed(error):
+                    raise  # unreachable or timing out: the job is retried later with backoff
+                problems = [f"上一次没有得到有效的函数调用（{error.zh}），请只调用一次 `{TOOL_NAME}`"]
+            else:
+                if answer.action == SKIP:
+                    # the facts written since the last merge are new by construction: a skip is
+                    # the model's judgement that none of them belongs on the card; never looped
+                    log_event(
+                        "profile_merge",
+                        bot=bot_id,
+                        entity=f"{entity_type}:{entity_id}",
+                        part=part,
+                        skip_with_news=len(observations),
+                    )
+                    return "skip_with_news" if observations else "skip"
+                card, problems = _candidate(answer, base, limits)
+                if card is not None:
+                    break
+            context["feedback"] = problems
+        if card is None:  # the current card stays as it is
+            log_event(
+                "profile_merge",
+                level=logging.WARNING,
+                bot=bot_id,
+                entity=f"{entity_type}:{entity_id}",
+                part=part,
+                refused="; ".join(problems)[:300],
+            )
+            return "refused"
+        card = replace(card, source_ids=_sources(current, facts))
+        try:
+            saved = await profiles.save(engine, card, by="historian", now=now, expected=current)
+        except ConcurrentChange:
+            log_event("profile_merge", level=logging.INFO, entity=f"{entity_type}:{entity_id}", part=part, redo=1)
+            continue
+        return "saved" if saved.changed else "unchanged"
+    raise ConcurrentChange(
+        "画像正被频繁修改，稍后重试", en=f"profile {entity_type}:{entity_id}/{part} kept changing during its merge"
+    )
+
+
+def _part_open(engine: CognitionEngine, entity_type: str, entity_id: str, part: str, switches: Any) -> bool:
+    """Whether this part may grow: no opt-out, and its own chat on (a group's, a user's private)."""
+    if entity_type == "group":
+        return chat_open(engine, switches, Scope("group", entity_id))
+    if switches.is_opted_out(entity_id):
+        return False
+    return part != "private" or chat_open(engine, switches, Scope("private", entity_id))
+
+
+async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | None = None) -> MergeReport:
+    """Run one leased merge job to its end (every part it lists), then delete it. Raises on a
+    failure worth retrying (the model unreachable, a card that kept changing)."""
+    started = time.perf_counter()
+    report = MergeReport(held.job_id)
+    moment = aware_or_now(now)
+    entity_type = str(held.payload.get("entity_type", ""))
+    entity_id = str(held.payload.get("entity_id", ""))
+    check_entity(entity_type, entity_id)
+    if held.scope != entity_scope(entity_type, entity_id):
+        raise InvalidInput("画像任务的对象与其会话不符", en=f"merge job {held.job_id} names another entity")
+    parts = held.payload.get("parts", {})
+    switches = await switch_state(engine, held.bot_id)
+    enabled = engine.config.enable and engine.config.profiles.merge
+    for part in ("group", "private"):
+        new_ids = memory_ids(parts.get(part)) if isinstance(parts, dict) else []
+        if not new_ids:
+            continue
+        check_entity(entity_type, entity_id, part)
+        if not enabled or not _part_open(engine, entity_type, entity_id, part, switches):
+            report.parts[part] = "off"
+            continue
+        if engine.llm is None:
+            raise RuntimeError("the profile merge needs an LLM gateway")
+        async with _entity_lock(engine, f"{held.bot_id}:{entity_type}:{entity_id}"):
+            report.parts[part] = await _merge_part(
+                engine, report, held.bot_id, entity_type, entity_id, part, new_ids, moment
+            )
+    if not report.llm_calls:
+        report.outcome = "skipped"
+    async with engine.unit_of_work() as uow:
+        if await jobs.finish(uow.session, held):
+            await uow.commit()
+        else:
+            report.outcome = "lost"
+    log_event(
+        "profile_merge",
+        started,
+        job=held.job_id,
+        bot=held.bot_id,
+        entity=f"{entity_type}:{entity_id}",
+        outcome=report.outcome,
+        calls=report.llm_calls,
+        parts=",".join(f"{part}={outcome}" for part, outcome in report.parts.items()),
+    )
+    return report

@@ -1,0 +1,83 @@
+"""Queueing merges (``profiles.merge``): in the transaction that writes a job's facts
+(``historian._commit``), ``queue_merges`` asks for one merge per card the facts touch
+(``domain/profile_policy.merges_for``). The request is a durable ``profile_merge`` job in the
+historian's queue, one pending job per (bot account, entity): a group's job has the group's scope,
+a user's the user's private scope, and lists per part the ids of the new facts (never their text:
+a fact forgotten or corrected before the merge runs is simply not there then, and an erasure has
+no text to scrub from the queue). A pending job is extended (its ids appended, its due time kept),
+else one is added that is due ``profiles.merge_window_seconds`` later: every job for one card
+within the window becomes one merge. Opted-out users get none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from ..domain.profile_policy import entity_scope, merges_for
+from ..domain.records import MemoryRecord, Scope
+from ..store import jobs
+from ..store.unit_of_work import UnitOfWork, take_write_lock
+from .switches import switch_state
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+MERGE_JOB = "profile_merge"
+#: New facts (ids) a pending merge job carries (the newest), the query of its recall.
+OBSERVATIONS_KEEP = 40
+
+
+async def queue_merges(
+    engine: CognitionEngine, uow: UnitOfWork, bot_id: str, scope: Scope, written: Sequence[MemoryRecord], now: datetime
+) -> int:
+    """In the caller's transaction (which writes ``written``): ask for the merges these facts
+    call for, coalesced per entity. Returns the merge jobs added (not those extended)."""
+    settings = engine.config.profiles
+    if not settings.merge or not written:
+        return 0
+    wanted = merges_for(bot_id, scope, written)
+    if not wanted:
+        return 0
+    switches = await switch_state(engine, bot_id)
+    added = 0
+    for entity_type, entity_id in sorted(wanted):  # one lock order for every process
+        if entity_type == "user" and switches.is_opted_out(entity_id):
+            continue
+        parts = wanted[(entity_type, entity_id)]
+        target = entity_scope(entity_type, entity_id)
+        await take_write_lock(uow.session, f"cognition:profile-merge:{bot_id}:{entity_type}:{entity_id}")
+        pending = await jobs.pending_of(uow.session, MERGE_JOB, bot_id, target)
+        if pending is not None:
+            payload = _extended(payload_of(pending.payload), parts)
+            if await jobs.replace_payload(uow.session, pending.id, payload, now):
+                continue
+        payload = _extended({"entity_type": entity_type, "entity_id": entity_id, "parts": {}}, parts)
+        not_before = now + timedelta(seconds=settings.merge_window_seconds) if settings.merge_window_seconds else None
+        jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now, not_before)
+        added += 1
+    return added
+
+
+def payload_of(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def memory_ids(value: Any) -> list[int]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
+
+
+def _extended(payload: dict[str, Any], parts: dict[str, list[int]]) -> dict[str, Any]:
+    known = payload.get("parts")
+    merged = {str(part): memory_ids(ids) for part, ids in (known.items() if isinstance(known, dict) else [])}
+    for part, ids in parts.items():
+        merged[part] = list(dict.fromkeys([*merged.get(part, []), *ids]))[-OBSERVATIONS_KEEP:]
+    return {**payload, "parts": merged}
