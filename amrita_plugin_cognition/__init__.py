@@ -42,6 +42,7 @@ if _nonebot_ready():
             "/memory user list [页码] | search <关键词> | delete <编号> — 我的记忆（列表、搜索仅私聊）\n"
             "/memory group list [页码] | search <关键词> | delete <编号> — 本群记忆\n"
             "/memory memo — 本会话置顶备忘录\n"
+            "/profile — 我的画像；/profile group — 本群的画像（别名 /cogprofile）\n"
             "删除他人的群记忆、整体替换群备忘录需群管理员/群主、SUPERUSERS 或 LitePerm 节点 lp.admin / cognition.admin"
         ),
         type="application",

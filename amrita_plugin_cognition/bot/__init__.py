@@ -16,7 +16,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 from ..engine.service import CognitionEngine  # noqa: E402
 from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
-from . import capture, commands, hook, tools  # noqa: E402,F401
+from . import capture, commands, commands_profile, hook, tools  # noqa: E402,F401
 from .jobs import historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
 from .settings import bind_settings  # noqa: E402
 

@@ -5,7 +5,8 @@ The hook runs on every message, so three answers are cached per process:
 * per bot account, whether its bank holds anything at all (checked in the background, never in
   a turn's path; ``bank_known_empty``);
 * per chat, whether it sees any fact (a chat that sees none skips recall and the embedding);
-* per chat, its pinned memo, pins and last short-term notes.
+* per chat, its pinned memo, pins and last short-term notes;
+* per (bot, entity, part), the profile card part a turn injects (or that there is none).
 
 Every cache is a ``cachetools`` TTL/LRU cache with a fixed size, so the process's memory stays
 flat whatever the number of chats (``bench/cache_memory.py``). Local writes invalidate through
@@ -23,7 +24,7 @@ from typing import Any
 
 from cachetools import LRUCache, TTLCache
 
-from ..domain.events import Event, MemoriesChanged, NotesChanged, StoreReplaced
+from ..domain.events import Event, MemoriesChanged, NotesChanged, ProfilesChanged, StoreReplaced
 from ..domain.records import Scope
 from ..logs import log_event
 
@@ -41,6 +42,8 @@ class TurnCaches:
         self.chat_sees: TTLCache[str, bool] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
         #: "bot|scope" -> the memo, pins and short-term notes of a chat (``notes.ChatDocuments``).
         self.notes: TTLCache[str, Any] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
+        #: "bot|type|id|part" -> that card part (``domain.profiles.Card``), or None: there is none.
+        self.cards: TTLCache[str, Any] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
         #: Bot id -> (bank holds nothing, monotonic time of the check).
         self.bank_state: LRUCache[str, tuple[bool, float]] = LRUCache(maxsize=BANK_CACHE_SIZE)
         self._bank_probes: dict[str, asyncio.Task[None]] = {}
@@ -57,6 +60,7 @@ class TurnCaches:
             if isinstance(event, StoreReplaced):
                 self.chat_sees.clear()
                 self.notes.clear()
+                self.cards.clear()
                 self.facts_changed()
             elif isinstance(event, MemoriesChanged):
                 self.facts_changed()
@@ -65,6 +69,21 @@ class TurnCaches:
                 self.notes.pop(notes_key(event.bot_id, event.scope), None)
                 self.bank_state.pop(event.bot_id, None)
                 self._write_epoch += 1
+            elif isinstance(event, ProfilesChanged):
+                self.cards_changed(event)
+
+    def cards_changed(self, event: ProfilesChanged) -> None:
+        """A card was saved, restored or erased: drop its cached parts (every card of the bot
+        when the event names none); a new card may fill an empty bank."""
+        if event.entity_type and event.entity_id:
+            for part in ("group", "private"):
+                self.cards.pop(card_key(event.bot_id, event.entity_type, event.entity_id, part), None)
+        else:
+            prefix = f"{event.bot_id}|"
+            for key in [key for key in self.cards if key.startswith(prefix)]:
+                self.cards.pop(key, None)
+        self.bank_state.pop(event.bot_id, None)
+        self._write_epoch += 1
 
     def facts_changed(self) -> None:
         """A local write may fill a chat (or a whole bank) that was known to be empty."""
@@ -127,3 +146,7 @@ class TurnCaches:
 
 def notes_key(bot_id: str, scope: Scope) -> str:
     return f"{bot_id}|{scope.key}"
+
+
+def card_key(bot_id: str, entity_type: str, entity_id: str, part: str) -> str:
+    return f"{bot_id}|{entity_type}|{entity_id}|{part}"

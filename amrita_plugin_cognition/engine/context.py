@@ -1,5 +1,11 @@
-"""The per-turn context: pinned memo, pins, the chat's recent notes and recalled memories, rendered
-into one block.
+"""The per-turn context: pinned memo, pins, the profile cards of the speaker and the group, the
+chat's recent notes and recalled memories, rendered into one block.
+
+Cards (``turn_card_keys``): in a group, the speaker's group-visible part and the group's card; in
+a private chat, the user's private part and their own group-visible part. Never another user's
+card, never a private part in a group. Over the token budget, cards are dropped last (after the
+older notes, the recalled memories and the remaining notes), the card listed last first; the memo
+and the pins are never dropped.
 
 The block is reference material, framed as data from the past that never instructs and yields to
 the current input. Its tags carry a token drawn afresh for every rendering
@@ -28,10 +34,13 @@ import jinja2
 
 from ..domain.clock import aware_or_now
 from ..domain.inert import LINE_MAX_CHARS, inert_line, inert_lines, inert_name, new_block_token
+from ..domain.profiles import SECTION_NAMES, Card
 from ..domain.records import ChatContext, MemoryRecord
 from ..errors import TIMEOUTS
 from ..logs import log_event
 from ..store import notes as notes_store
+from ..store import profiles as profiles_store
+from .caches import card_key
 from .notes import ChatDocuments, Pin, ShortNote, cache_documents, cached_documents
 from .ranking import RecallResult
 from .service import CognitionEngine
@@ -88,20 +97,31 @@ NOTES_KEPT_LONGEST = 5
 
 async def _turn_documents(
     engine: CognitionEngine, context: ChatContext, want_recall: bool
-) -> tuple[ChatDocuments, bool]:
-    """The memo, the pins, the recent notes and whether any memory is visible: from the per-chat
-    caches, else in one statement. A chat that sees no memory skips recall and the query
-    embedding altogether; on a bank known to be empty the turn touches no database."""
+) -> tuple[ChatDocuments, bool, list[Card]]:
+    """The memo, the pins, the recent notes, whether any memory is visible and the turn's cards
+    (``turn_card_keys``): from the per-process caches, else read in one unit of work (one
+    statement for the chat's documents, one for the cards the cache did not know). A chat that
+    sees no memory skips recall and the query embedding altogether; on a bank known to be empty
+    the turn touches no database."""
     if engine.bank_known_empty(context.bot_id):
-        return _NOTHING, False
+        return _NOTHING, False, []
     documents = cached_documents(engine, context)
+    wanted = _cached_cards(engine, context)
     key, sees, probe = engine.emptiness_probe(context) if want_recall else ("", False, None)
-    if documents is not None and probe is None:
-        return documents, bool(sees)
+    if documents is not None and probe is None and not wanted.missing:
+        return documents, bool(sees), wanted.cards()
     async with engine.unit_of_work() as uow:
-        read = await notes_store.turn_documents(
-            uow.session, context.bot_id, context.scope, probe, engine.config.recent_notes_inject_k
-        )
+        read = None
+        if documents is None or probe is not None:
+            read = await notes_store.turn_documents(
+                uow.session, context.bot_id, context.scope, probe, engine.config.recent_notes_inject_k
+            )
+        if wanted.missing:
+            cards = await profiles_store.turn_cards(uow.session, context.bot_id, wanted.missing)
+            _cache_cards(engine, context, wanted, cards)
+    if read is None:
+        assert documents is not None
+        return documents, bool(sees), wanted.cards()
     if documents is None:
         documents = ChatDocuments(
             read.memo,
@@ -112,7 +132,74 @@ async def _turn_documents(
     if probe is not None:
         sees = bool(read.sees_memories)
         engine.remember_chat_sees(key, sees)
-    return documents, bool(sees)
+    return documents, bool(sees), wanted.cards()
+
+
+_DIGITS = re.compile(r"[0-9]{1,20}")
+_MISSING = object()
+
+
+def turn_card_keys(context: ChatContext) -> list[tuple[str, str, str]]:
+    """The card parts this turn may inject ((entity type, entity id, part)), the one kept
+    longest first: in a group the speaker's group-visible part, then the group's card; in a
+    private chat the user's private part, then their own group-visible part."""
+    keys: list[tuple[str, str, str]] = []
+    user = context.user_id if _DIGITS.fullmatch(context.user_id or "") else ""
+    if context.scope.is_group:
+        if user:
+            keys.append(("user", user, "group"))
+        if _DIGITS.fullmatch(context.scope.id):
+            keys.append(("group", context.scope.id, "group"))
+    elif user and context.scope.id == user:
+        keys += [("user", user, "private"), ("user", user, "group")]
+    return keys
+
+
+@dataclass(slots=True)
+class _TurnCards:
+    """The turn's card parts: those the cache answered, and those still to read."""
+
+    keys: list[tuple[str, str, str]]
+    found: dict[tuple[str, str, str], Card | None]
+    missing: list[tuple[str, str, str]]
+
+    def cards(self) -> list[Card]:
+        return [card for card in (self.found.get(key) for key in self.keys) if card is not None and not card.is_empty]
+
+
+def _cached_cards(engine: CognitionEngine, context: ChatContext) -> _TurnCards:
+    keys = turn_card_keys(context)
+    found: dict[tuple[str, str, str], Card | None] = {}
+    missing = []
+    for key in keys:
+        cached = engine.caches.cards.get(card_key(context.bot_id, *key), _MISSING)
+        if cached is _MISSING:
+            missing.append(key)
+        else:
+            found[key] = cached  # type: ignore[assignment]
+    return _TurnCards(keys, found, missing)
+
+
+def _cache_cards(engine: CognitionEngine, context: ChatContext, wanted: _TurnCards, read: list[Card]) -> None:
+    by_key = {(card.entity_type, card.entity_id, card.part): card for card in read}
+    for key in wanted.missing:
+        wanted.found[key] = by_key.get(key)
+        engine.caches.cards[card_key(context.bot_id, *key)] = wanted.found[key]
+    wanted.missing = []
+
+
+def _card_values(card: Card, text_limit: int) -> dict[str, object]:
+    """One card as inert single-line fields (a body's lines folded: no line of the block forged)."""
+    return {
+        "label": card.label,
+        "name": inert_name(card.name) if card.name else "",
+        "tags": "、".join(inert_name(tag) for tag in card.tags if tag),
+        "sections": [
+            (SECTION_NAMES[section], inert_line(getattr(card, section), text_limit))
+            for section in ("evaluation", "roast", "body")
+            if getattr(card, section).strip()
+        ],
+    }
 
 
 async def _recall_within_budget(
@@ -144,11 +231,12 @@ async def build_context(
     started = time.perf_counter()
     now = aware_or_now(now)
     zone = ZoneInfo(engine.config.timezone)
-    documents, seen = await _turn_documents(engine, context, bool(queries))
+    documents, seen, cards = await _turn_documents(engine, context, bool(queries))
     recalled = await _recall_within_budget(engine, context, queries, now, started) if seen else RecallResult([])
-    if not documents.memo and not documents.pins and not documents.notes and not recalled.hits:
+    if not documents.memo and not documents.pins and not documents.notes and not recalled.hits and not cards:
         return BuiltContext("", 0, recalled.mode, (time.perf_counter() - started) * 1000)
     text_limit = max(LINE_MAX_CHARS, engine.config.memory_max_chars)
+    card_values = [_card_values(card, text_limit) for card in cards]
     memories = [
         {
             "id": hit.record.id,
@@ -163,19 +251,30 @@ async def build_context(
         "token": new_block_token(),
         "memo": inert_lines(documents.memo, max(LINE_MAX_CHARS, engine.config.memo_max_chars)),
         "pins": [{"id": pin.id, "content": inert_line(pin.content)} for pin in documents.pins],
+        "cards": card_values,
         "notes": notes,
         "memories": memories,
     }
     text = _template().render(**values)
     budget = engine.config.recall.token_budget
     # Over budget: the least relevant goes first. Older notes beyond the newest few, then the
-    # lowest-ranked memories, then the remaining notes, oldest first.
-    while estimate_tokens(text) > budget and (memories or notes):
+    # lowest-ranked memories, then the remaining notes, oldest first, then the cards (the one
+    # listed last first: the speaker's own card is kept longest).
+    while estimate_tokens(text) > budget and (memories or notes or card_values):
         if len(notes) > NOTES_KEPT_LONGEST or (notes and not memories):
             notes.pop(0)
-        else:
+        elif memories:
             memories.pop()
+        else:
+            card_values.pop()
         text = _template().render(**values)
     elapsed = (time.perf_counter() - started) * 1000
-    log_event("build_context", started, memories=len(memories), mode=recalled.mode, scope=context.scope.key)
+    log_event(
+        "build_context",
+        started,
+        memories=len(memories),
+        cards=len(card_values),
+        mode=recalled.mode,
+        scope=context.scope.key,
+    )
     return BuiltContext(text, len(memories), recalled.mode, elapsed)

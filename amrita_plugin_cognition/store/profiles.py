@@ -94,6 +94,21 @@ async def get_rows(
     return sorted(rows, key=lambda row: row.part != "group")
 
 
+async def turn_cards(session: AsyncSession, bot_id: str, keys: Sequence[tuple[str, str, str]]) -> list[Card]:
+    """The card parts named by ``keys`` ((entity type, entity id, part)) that exist, in ONE
+    statement (the per-turn read of the speaker's and the group's card)."""
+    if not keys:
+        return []
+    wanted = or_(
+        *[
+            and_(ProfileRow.entity_type == kind, ProfileRow.entity_id == entity, ProfileRow.part == part)
+            for kind, entity, part in keys
+        ]
+    )
+    rows = (await session.execute(select(ProfileRow).where(ProfileRow.bot_id == bot_id, wanted))).scalars()
+    return [to_card(row) for row in rows]
+
+
 async def write_card(session: AsyncSession, card: Card, by: str, now: datetime, keep_revisions: int) -> int | None:
     """Make ``card`` the current version of its part. The version it replaces is kept as a
     revision first, then only the newest ``keep_revisions`` are kept (0: none); returns that

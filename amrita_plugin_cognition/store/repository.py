@@ -24,7 +24,7 @@ from ..domain.records import (
     origin_hashes,
 )
 from . import keyword, outbox, turns
-from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow
+from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow, ProfileRow
 
 
 def to_record(row: Any) -> MemoryRecord:
@@ -264,13 +264,14 @@ async def any_visible(
 
 
 async def bank_holds_anything(session: AsyncSession, bot_id: str) -> bool:
-    """Whether this bot account has any active fact, memo text, pin or short-term note (one
-    statement)."""
+    """Whether this bot account has any active fact, memo text, pin, short-term note or profile
+    card (one statement)."""
     probes = [
         select(MemoryRow.id).where(MemoryRow.bot_id == bot_id, MemoryRow.status == MemoryStatus.ACTIVE.value),
         select(MemoRow.id).where(MemoRow.bot_id == bot_id, MemoRow.content != ""),
         select(PinRow.id).where(PinRow.bot_id == bot_id),
         select(NoteRow.id).where(NoteRow.bot_id == bot_id),
+        select(ProfileRow.id).where(ProfileRow.bot_id == bot_id),
     ]
     # each probe as a LIMIT 1 subquery: SQLite refuses LIMIT on the bare members of a UNION
     found = union_all(*(select(probe.limit(1).subquery().c.id) for probe in probes))

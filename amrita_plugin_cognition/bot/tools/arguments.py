@@ -241,6 +241,18 @@ class MemoryListArguments(ToolArguments):
     offset: int = Field(0, ge=0, le=OFFSET_MAX, description="跳过条数，默认 0")
 
 
+def _entity_id_check(value: str) -> str:
+    text = clean_text(value).strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 20:
+        raise refuse("参数 entity_id 应为 QQ 号或群号（纯数字的字符串），不是 {value}", value=text[:40])
+    return text
+
+
+class ProfileGetArguments(ToolArguments):
+    entity_type: Literal["user", "group"] = Field(description="user：一个用户（QQ号）；group：一个群（群号）")
+    entity_id: Annotated[str, AfterValidator(_entity_id_check)] = Field(description="QQ 号或群号（纯数字的字符串）")
+
+
 #: A turn's note and each observation are short; a turn carries at most this many observations.
 NOTE_MAX_CHARS = 300
 OBSERVATIONS_MAX = 20

@@ -1,0 +1,121 @@
+"""``/profile`` (alias ``/cogprofile``): the caller's card, or the group's card.
+
+``/profile`` shows the caller's own card: in a group its group-visible part only (a private part
+is never printed into a group), in a private chat the private part, else the group-visible one.
+``/profile group`` shows the group's card (in a group). The reply is text in the order meta
+(who, name, tags, when) → evaluation → roast → body; an image rendering through
+nonebot-plugin-htmlrender is not built (that package is not a dependency).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from nonebot import on_command
+from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
+from nonebot.matcher import Matcher
+from nonebot.params import CommandArg
+
+from ..domain.profiles import SECTION_NAMES, Card
+from ..domain.records import ChatContext, clean_text
+from ..engine import profiles
+from ..engine.service import CognitionEngine
+from ..engine.switches import memory_on
+from ..errors import CognitionError
+from ..runtime import get_engine
+from .commands import INTERNAL_ERROR_MESSAGE, TIMEOUT_MESSAGE, _menu_state
+from .commands_labels import zone_of
+from .context import chat_context
+
+logger = logging.getLogger("cognition")
+
+NO_CARD = "还没有画像"
+USAGE = (
+    "画像命令用法（/profile 也可写作 /cogprofile）：\n/profile — 查看我的画像\n/profile group — 查看本群的画像（群里）"
+)
+
+#: Amrita's menu entry of the matcher (``amrita.plugins.menu.models.MatcherData`` fields).
+MENU_ENTRY: dict[str, object] = {
+    "name": "画像",
+    "description": "查看机器人对你或本群整理的画像（评价、吐槽、正文）",
+    "usage": [
+        "/profile — 我的画像（群里只显示群内可见部分；私聊显示仅私聊部分，没有时显示群内可见部分）",
+        "/profile group — 本群的画像（群里）",
+        "/cogprofile — /profile 的别名",
+    ],
+    "related": "长期记忆",
+    "show_if": None,
+}
+
+profile_command = on_command("profile", aliases={"cogprofile"}, priority=5, block=True, state=_menu_state(MENU_ENTRY))
+
+#: Sections in the order the reply shows them (after the meta lines).
+SHOWN_SECTIONS = ("evaluation", "roast", "body")
+
+
+def render_text(card: Card, timezone: str) -> str:
+    """A card as a chat reply: meta → evaluation → roast → body."""
+    lines = [card.label]
+    if card.name:
+        lines.append(f"名称：{card.name}")
+    if card.tags:
+        lines.append(f"标签：{'、'.join(card.tags)}")
+    lines.append(f"更新于：{card.updated_at.astimezone(zone_of(timezone)).strftime('%Y-%m-%d %H:%M')}")
+    for section in SHOWN_SECTIONS:
+        text = getattr(card, section).strip()
+        if text:
+            lines.append(f"【{SECTION_NAMES[section]}】\n{text}")
+    return "\n".join(lines)
+
+
+async def visible_card(engine: CognitionEngine, context: ChatContext, target: str) -> Card | None:
+    """The card ``/profile [group]`` may show in this chat (see the module docstring)."""
+    if target == "group":
+        return await profiles.get(engine, context.bot_id, "group", context.scope.id)
+    cards = await profiles.get_card(engine, context.bot_id, "user", context.user_id)
+    if context.scope.is_group:
+        return cards.group
+    return cards.private or cards.group
+
+
+async def answer(engine: CognitionEngine, bot: Bot | None, event: MessageEvent, words: list[str]) -> str:
+    """The reply to ``/profile <words>``; refusals are answers too."""
+    target = words[0].lower() if words else ""
+    if target not in ("", "group") or len(words) > 1:
+        return USAGE
+    context = await chat_context(bot, event, with_permissions=False)
+    if target == "group" and not context.scope.is_group:
+        return "这是私聊，没有群画像；请在群里使用 /profile group"
+    if not await memory_on(engine, context.bot_id, context.scope):
+        return "本会话的记忆已关闭"
+    card = await visible_card(engine, context, target)
+    if card is None or card.is_empty:
+        return NO_CARD
+    return render_text(card, engine.config.timezone)
+
+
+async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Message = CommandArg()) -> None:  # noqa: B008
+    """Every ``/profile`` command gets one reply, within ``tool_timeout_seconds``."""
+    words = clean_text(argument.extract_plain_text()).split()
+    try:
+        engine = await get_engine()
+        if not engine.config.enable:
+            reply = "记忆功能已被管理员关闭"
+        else:
+            reply = await asyncio.wait_for(
+                answer(engine, bot, event, words), timeout=engine.config.tool_timeout_seconds
+            )
+    except (asyncio.TimeoutError, TimeoutError):  # distinct classes before Python 3.11
+        logger.warning("[cognition] stage=command action=profile timeout; the command did not finish")
+        reply = TIMEOUT_MESSAGE
+    except CognitionError as error:
+        logger.info("[cognition] stage=command action=profile refused=%s", str(error)[:300])
+        reply = error.zh
+    except Exception:
+        logger.exception("[cognition] stage=command action=profile failed")
+        reply = INTERNAL_ERROR_MESSAGE
+    await matcher.finish(reply)
+
+
+profile_command.handle()(handle)
