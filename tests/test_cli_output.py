@@ -96,6 +96,12 @@ def test_backup_list_shows_size_time_and_counts(capsys: pytest.CaptureFixture[st
     assert "cognition-20261130-010203.jsonl.gz" in out and "1.5 KiB" in out
     assert render.local_time("2026-11-30T01:02:03+00:00") in out
     assert "记忆" in out and "12" in out and "遗忘屏障" in out
+    assert "画像卡片" in out and "画像历史" in out  # a backup made before cards: 0 of each
+    with_cards = BackupInfo(info.path, info.created_at, {**info.counts, "profile": 77, "profile_revision": 55}, 2048)
+    render.backup_list([with_cards])
+    row = next(line for line in capsys.readouterr().out.splitlines() if "cognition-" in line)
+    assert "77" in row and "55" in row
+    assert "画像卡片 77 条" in render.backup_counts(with_cards.counts)
     render.backup_list([])
     assert "还没有备份" in capsys.readouterr().out
 

@@ -428,6 +428,141 @@ async def test_backup_and_restore_keep_ids_and_never_resurrect(tmp_root, chroma_
     assert again.id > doomed.id
 
 
+def _card(bot: str, entity_type: str, entity_id: str, evaluation: str, sources: list[int], part: str = "group"):  # type: ignore[no-untyped-def]
+    from amrita_plugin_cognition.domain.profiles import Card
+
+    return Card(bot, entity_type, entity_id, part, evaluation=evaluation, body="正文。", source_ids=sources)
+
+
+async def _cards_of(engine, bot):  # type: ignore[no-untyped-def]
+    """Every card part of ``bot`` (entity, part, evaluation, sources) and its revisions'
+    (entity, part, evaluation, sources), oldest first."""
+    from sqlalchemy import select
+
+    from amrita_plugin_cognition.store.models import ProfileRevisionRow, ProfileRow
+
+    async with engine.session() as session:
+        cards = await session.execute(select(ProfileRow).where(ProfileRow.bot_id == bot).order_by(ProfileRow.id))
+        kept = await session.execute(
+            select(ProfileRevisionRow).where(ProfileRevisionRow.bot_id == bot).order_by(ProfileRevisionRow.id)
+        )
+        return (
+            [(row.entity_id, row.part, row.evaluation, row.source_ids) for row in cards.scalars()],
+            [(row.entity_id, row.part, row.evaluation, row.source_ids) for row in kept.scalars()],
+        )
+
+
+async def test_backup_carries_cards_and_revisions_and_restore_replaces_them(tmp_root, chroma_port) -> None:
+    from amrita_plugin_cognition.engine import backup, profiles
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+    fact = await engine.write_memory(context, "user", "群友小明喜欢打羽毛球。", now=NOW)
+    await profiles.save(engine, _card(bot, "user", "10001", "第一版。", [fact.id]), now=NOW)
+    await profiles.save(engine, _card(bot, "user", "10001", "第二版。", [fact.id]), now=NOW + timedelta(hours=1))
+    await profiles.save(engine, _card(bot, "group", "20001", "读书群。", []), now=NOW)
+    before = await _cards_of(engine, bot)
+    assert [card[2] for card in before[0]] == ["第二版。", "读书群。"] and [r[2] for r in before[1]] == ["第一版。"]
+    info = await backup.create_backup(engine)
+    assert info.counts["profile"] >= 2 and info.counts["profile_revision"] >= 1
+    listed = next(item for item in await backup.list_backups(engine) if item.path == info.path)
+    assert listed.counts["profile"] == info.counts["profile"]
+
+    # changed after the backup: a new version (so a new revision), a new card, a card deleted
+    await profiles.save(engine, _card(bot, "user", "10001", "第三版。", [fact.id]), now=NOW + timedelta(hours=2))
+    await profiles.save(engine, _card(bot, "user", "10002", "新来的。", []), now=NOW + timedelta(hours=2))
+    async with engine.unit_of_work() as uow:
+        from sqlalchemy import delete
+
+        from amrita_plugin_cognition.store.models import ProfileRow
+
+        await uow.session.execute(delete(ProfileRow).where(ProfileRow.bot_id == bot, ProfileRow.entity_type == "group"))
+        await uow.commit()
+    assert await _cards_of(engine, bot) != before
+    report = await backup.restore_backup(engine, info.path)
+    assert report["profile"] == info.counts["profile"] and report["profile_revision"] == info.counts["profile_revision"]
+    assert await _cards_of(engine, bot) == before
+    restored = await profiles.get(engine, bot, "user", "10001")
+    assert restored is not None and restored.evaluation == "第二版。" and restored.source_ids == [fact.id]
+    assert [item.card.evaluation for item in await profiles.revisions(engine, bot, "user", "10001")] == ["第一版。"]
+
+    # wiped entirely, then restored: cards and revisions are back
+    async with engine.unit_of_work() as uow:
+        from sqlalchemy import delete
+
+        from amrita_plugin_cognition.store.models import ProfileRevisionRow, ProfileRow
+
+        await uow.session.execute(delete(ProfileRevisionRow))
+        await uow.session.execute(delete(ProfileRow))
+        await uow.commit()
+    assert await _cards_of(engine, bot) == ([], [])
+    await backup.restore_backup(engine, info.path)
+    assert await _cards_of(engine, bot) == before
+    # the id sequences moved past the restored rows: saving again works
+    saved = await profiles.save(engine, _card(bot, "user", "10001", "第四版。", [fact.id]), now=NOW + timedelta(days=1))
+    assert saved.changed and saved.revision_id is not None
+
+
+async def test_restore_leaves_out_cards_built_only_from_facts_forgotten_since(tmp_root, chroma_port) -> None:
+    from amrita_plugin_cognition.engine import backup, profiles
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+    kept = await engine.write_memory(context, "user", "群友小明喜欢打羽毛球。", now=NOW)
+    doomed = await engine.write_memory(context, "user", "群友小明欠了房东三个月房租。", now=NOW)
+    await profiles.save(engine, _card(bot, "user", "10001", "欠房租的人。", [doomed.id]), now=NOW)
+    await profiles.save(engine, _card(bot, "user", "10001", "打球。", [kept.id, doomed.id]), now=NOW + timedelta(1))
+    await profiles.save(engine, _card(bot, "user", "10002", "只打球。", [kept.id]), now=NOW)
+    await profiles.save(engine, _card(bot, "user", "10003", "也欠房租。", [doomed.id]), now=NOW)
+    info = await backup.create_backup(engine)
+    await engine.forget_memory(context, doomed.id, now=NOW)
+    await engine.drain_outbox()
+    report = await backup.restore_backup(engine, info.path)
+    assert report["cards_dropped"] >= 2 and report["cards_trimmed"] >= 1
+    cards, revisions = await _cards_of(engine, bot)
+    # 10001 keeps its part without the forgotten source (no merge rebuilds it); its revision
+    # built from the forgotten fact alone, and 10003's card, do not come back
+    assert cards == [("10001", "group", "打球。", f"[{kept.id}]"), ("10002", "group", "只打球。", f"[{kept.id}]")]
+    assert revisions == []
+    records, _ = await engine.list_memories(context, "user")
+    assert [record.id for record in records] == [kept.id]
+
+
+async def test_a_backup_without_card_lines_restores_to_no_cards(tmp_root, chroma_port) -> None:
+    """A backup made before cards existed: the restore replaces the store, so no cards."""
+    import gzip
+    import json
+
+    from amrita_plugin_cognition.engine import backup, profiles
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = group(bot, "20001", "10001")
+    fact = await engine.write_memory(context, "group", "群20001每周日晚上有读书会。", now=NOW)
+    await profiles.save(engine, _card(bot, "group", "20001", "读书群。", [fact.id]), now=NOW)
+    info = await backup.create_backup(engine)
+    old = info.path.with_name("cognition-19990101-000000.jsonl.gz")
+    with gzip.open(info.path, "rt", encoding="utf-8") as source, gzip.open(old, "wt", encoding="utf-8") as target:
+        for line in source:
+            item = json.loads(line)
+            if item.get("table") in ("profile", "profile_revision"):
+                continue
+            if "end" in item:
+                item = {"end": {key: value for key, value in item["end"].items() if not key.startswith("profile")}}
+            target.write(json.dumps(item, ensure_ascii=False) + "\n")
+    listed = next(item for item in await backup.list_backups(engine) if item.path == old)
+    assert "profile" not in listed.counts and listed.counts["memory"] == info.counts["memory"]
+    await profiles.save(engine, _card(bot, "group", "20001", "改过了。", [fact.id]), now=NOW + timedelta(hours=1))
+    report = await backup.restore_backup(engine, old)
+    assert report["profile"] == 0 and report["profile_revision"] == 0
+    assert await _cards_of(engine, bot) == ([], [])
+    records, _ = await engine.list_memories(context, "group")
+    assert [record.id for record in records] == [fact.id]
+    old.unlink()
+
+
 async def test_writes_during_a_reindex_are_not_lost(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()

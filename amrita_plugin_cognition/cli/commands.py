@@ -321,7 +321,8 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
     click.echo(
         f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
         f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"
-        f"遗忘屏障 {report['barrier']} 条，向量 {report['vectors']} 条"
+        f"遗忘屏障 {report['barrier']} 条，画像卡片 {report['profile']} 份、历史版本 {report['profile_revision']} 份"
+        f"（因来源已遗忘而未恢复 {report['cards_dropped']} 份），向量 {report['vectors']} 条"
     )
 
 

@@ -23,6 +23,8 @@ BACKUP_TABLES = {
     "memo_revision": "备忘录历史",
     "pin": "提醒",
     "barrier": "遗忘屏障",
+    "profile": "画像卡片",
+    "profile_revision": "画像历史",
 }
 JOB_STATES = {"pending": "待处理", "processing": "处理中", "failed": "失败"}
 DASH = "—"

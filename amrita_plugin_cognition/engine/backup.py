@@ -1,7 +1,12 @@
-"""Backups of the authority store: every memory (history included), memo and its revisions, pin
-and forget barrier in one gzipped JSON-lines file. Restore replaces this plugin's rows, keeps
-every barrier (those in the backup and those made since: nothing forgotten comes back), rebuilds
-the keyword index and re-embeds everything with the current model.
+"""Backups of the authority store: every memory (history included), memo and its revisions, pin,
+forget barrier, profile card and card revision in one gzipped JSON-lines file. Restore replaces
+this plugin's rows, keeps every barrier (those in the backup and those made since: nothing
+forgotten comes back), rebuilds the keyword index and re-embeds everything with the current model.
+
+Cards are replaced like the rest: a file made before cards existed has no card lines, and
+restoring it leaves no cards. A card whose every source was forgotten, and a revision with any
+forgotten source, is not restored; other cards lose the forgotten ids from their sources
+(``store/backup.py``).
 
 The file is written and read on a worker thread, a page at a time: the event loop never waits on
 the disk or on gzip.
@@ -148,7 +153,19 @@ async def restore_backup(
         uow.record(StoreReplaced(), IndexWorkQueued())
         await uow.commit()
     report = await engine.reindex(progress=progress)
+    dropped = {"cards_dropped": restore.cards_dropped, "cards_trimmed": restore.cards_trimmed}
     log_event(
-        "restore", path=path, memories=count, skipped_forgotten=restore.skipped_forgotten, vectors=report.vectors_after
+        "restore",
+        path=path,
+        memories=count,
+        skipped_forgotten=restore.skipped_forgotten,
+        cards=restore.restored["profile"],
+        **dropped,
+        vectors=report.vectors_after,
     )
-    return {**restore.restored, "skipped_forgotten": restore.skipped_forgotten, "vectors": report.vectors_after}
+    return {
+        **restore.restored,
+        "skipped_forgotten": restore.skipped_forgotten,
+        **dropped,
+        "vectors": report.vectors_after,
+    }

@@ -1,8 +1,16 @@
 """The store side of backups: every table read in id pages, and a restore that replaces the
-plugin's rows in one transaction while every forget barrier stays in force."""
+plugin's rows in one transaction while every forget barrier stays in force.
+
+Profile cards and their revisions are restored too, checked against the barriers (those of the
+file and those made since) and the memories skipped as forgotten: a kept revision built from any
+forgotten fact is not restored, nor is a card whose every source was forgotten (its text came
+from those facts). A card that keeps some of its sources is restored without the forgotten ids,
+its text as it was, and counted (``cards_trimmed``, the parts listed in ``trimmed``): a restore
+queues no rebuild merge, so the next merge that touches the card builds on it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -13,7 +21,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import MemoryStatus
 from . import keyword
-from .models import BarrierRow, MemoRevisionRow, MemoRow, MemoryRow, OutboxRow, PinRow
+from .models import (
+    BarrierRow,
+    MemoRevisionRow,
+    MemoRow,
+    MemoryRow,
+    OutboxRow,
+    PinRow,
+    ProfileRevisionRow,
+    ProfileRow,
+)
 from .turns import index_keywords
 
 #: Tables a backup carries, by the name used in the file.
@@ -23,7 +40,11 @@ TABLES: dict[str, Any] = {
     "memo_revision": MemoRevisionRow,
     "pin": PinRow,
     "barrier": BarrierRow,
+    "profile": ProfileRow,
+    "profile_revision": ProfileRevisionRow,
 }
+#: The card tables: their rows are checked against the barriers once the whole file is read.
+CARD_TABLES = ("profile", "profile_revision")
 
 
 def encode(row: Any) -> dict[str, Any]:
@@ -60,22 +81,31 @@ class Restore:
     session: AsyncSession
     restored: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
     skipped_forgotten: int = 0
+    #: Cards whose every source is forgotten and revisions with a forgotten source: not restored.
+    cards_dropped: int = 0
+    #: Cards restored without some of their sources (forgotten), their text unchanged.
+    cards_trimmed: int = 0
+    #: Those cards: (bot, entity type, entity id, part).
+    trimmed: list[tuple[str, str, str, str]] = field(default_factory=list)
     _barriers: list[BarrierRow] = field(default_factory=list)
     _barred_hashes: set[str] = field(default_factory=set)
     _barred_ids: set[int] = field(default_factory=set)
     _kept: set[tuple[int | None, str]] = field(default_factory=set)
+    _skipped_ids: set[int] = field(default_factory=set)
+    _cards: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     async def begin(self) -> None:
         """Remember today's barriers, then empty the plugin's tables."""
         self._barriers = list((await self.session.execute(select(BarrierRow))).scalars())
         self._barred_hashes = {row.content_hash for row in self._barriers}
         self._barred_ids = {row.memory_id for row in self._barriers if row.memory_id is not None}
-        for model in (OutboxRow, MemoryRow, MemoRow, MemoRevisionRow, PinRow, BarrierRow):
+        for model in (OutboxRow, *TABLES.values()):
             await self.session.execute(delete(model))
         await keyword.clear(self.session)
 
     def add(self, items: Iterable[tuple[str, dict[str, Any]]]) -> None:
-        """Rows of the backup; a fact forgotten by id or content (then or since) is skipped."""
+        """Rows of the backup; a fact forgotten by id or content (then or since) is skipped. Cards
+        wait for ``finish`` (they are checked against every barrier of the file)."""
         for table, values in items:
             if table not in TABLES:
                 continue
@@ -83,6 +113,10 @@ class Restore:
                 values["content_hash"] in self._barred_hashes or values["id"] in self._barred_ids
             ):
                 self.skipped_forgotten += 1
+                self._skipped_ids.add(values["id"])
+                continue
+            if table in CARD_TABLES:
+                self._cards.append((table, values))
                 continue
             if table == "barrier":
                 self._kept.add((values.get("memory_id"), values["content_hash"]))
@@ -92,6 +126,7 @@ class Restore:
     async def finish(self) -> int:
         """Put back the barriers made after the backup, rebuild the keyword index and the id
         sequences. Returns the number of memory rows now stored."""
+        self._add_cards()
         for barrier in self._barriers:
             if (barrier.memory_id, barrier.content_hash) not in self._kept:
                 self.session.add(
@@ -114,6 +149,30 @@ class Restore:
         await index_keywords(self.session, active)
         await _reset_sequences(self.session)
         return int((await self.session.execute(select(func.count()).select_from(MemoryRow))).scalar_one())
+
+    def _add_cards(self) -> None:
+        forgotten = self._barred_ids | self._skipped_ids | {memory_id for memory_id, _ in self._kept if memory_id}
+        for table, values in self._cards:
+            sources = _source_ids(values.get("source_ids"))
+            left = [item for item in sources if item not in forgotten]
+            if len(left) < len(sources):
+                if not left or table == "profile_revision":
+                    self.cards_dropped += 1
+                    continue
+                self.cards_trimmed += 1
+                self.trimmed.append((values["bot_id"], values["entity_type"], values["entity_id"], values["part"]))
+                values = {**values, "source_ids": json.dumps(left)}
+            self.session.add(decode(TABLES[table], values))
+            self.restored[table] += 1
+        self._cards = []
+
+
+def _source_ids(text: Any) -> list[Any]:
+    try:
+        value = json.loads(text or "[]")
+    except (TypeError, ValueError):
+        return []
+    return value if isinstance(value, list) else []
 
 
 async def _reset_sequences(session: AsyncSession) -> None:
