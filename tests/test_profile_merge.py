@@ -19,7 +19,7 @@ from sqlalchemy import select
 from amrita_plugin_cognition.domain import profile_policy
 from amrita_plugin_cognition.domain.profiles import Card
 from amrita_plugin_cognition.domain.records import Importance, MemoryRecord, MemoryStatus, Scope
-from amrita_plugin_cognition.engine import profile_merge, profiles
+from amrita_plugin_cognition.engine import profile_merge, profile_queue, profiles
 from amrita_plugin_cognition.engine.historian import TOOL_NAME as HISTORIAN_TOOL
 from amrita_plugin_cognition.engine.profile_merge import TOOL_NAME
 from amrita_plugin_cognition.engine.profile_queue import MERGE_JOB
@@ -467,3 +467,130 @@ async def test_a_merge_that_raced_another_process_is_redone_on_the_newer_card(tm
     card = await profiles.get(engine, bot, "user", "10001", "private")
     assert card is not None and LIKES in card.body and PLAYS in card.body
     assert len(await profiles.revisions(engine, bot, "user", "10001", "private")) == 1
+
+
+# ------------------------------------------------------------------------------ forget → rebuild
+
+
+def rebuild_card(request: dict[str, Any]) -> dict[str, Any]:
+    """A well-behaved rebuild: the card written from the listed facts only, never the old card."""
+    past = [re.sub(r"^\[\d+\] [^：]*：", "", line) for line in section(user_prompt(request), "相关的历史记忆")]
+    return echo_card(request, body="\n".join([*section(user_prompt(request), "新的观察"), *past]))
+
+
+async def _memory_id(engine, bot: str, text: str) -> int:  # type: ignore[no-untyped-def]
+    async with engine.session() as session:
+        found = await session.execute(select(MemoryRow.id).where(MemoryRow.bot_id == bot, MemoryRow.text == text))
+        return int(found.scalar_one())
+
+
+async def _merge_jobs(engine, bot: str) -> list[JobRow]:  # type: ignore[no-untyped-def]
+    return [row for row in await jobs_left(engine) if row.kind == MERGE_JOB and row.bot_id == bot]
+
+
+async def test_forgetting_a_fact_rebuilds_the_cards_built_from_it(tmp_root, chroma_port, model) -> None:
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    await end(engine, chat, LIKES, PLAYS)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    likes, plays = await _memory_id(engine, bot, LIKES), await _memory_id(engine, bot, PLAYS)
+    card = await profiles.get(engine, bot, "user", "10001", "private")
+    assert card is not None and LIKES in card.body and PLAYS in card.body
+    assert {likes, plays} <= set(card.source_ids)
+    assert await _merge_jobs(engine, bot) == []
+
+    await engine.forget_memory(chat, likes, now=LATER)
+    flagged = await profiles.get(engine, bot, "user", "10001", "private")
+    assert flagged is not None and likes not in flagged.source_ids and plays in flagged.source_ids
+    (job,) = await _merge_jobs(engine, bot)
+    payload = profile_queue.payload_of(job.payload)
+    assert (job.scope_kind, job.scope_id, job.state) == ("private", "10001", jobs.PENDING)
+    assert payload["rebuild"] == ["private"] and payload["entity_id"] == "10001"
+    assert LIKES not in job.payload  # ids only, never the text
+
+    model.merges = [rebuild_card]
+    before = len(model.merge_requests())
+    await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
+    (request,) = model.merge_requests()[before:]
+    prompt = user_prompt(request)
+    assert "可能含有已删除记忆的内容" in prompt
+    assert LIKES not in "\n".join([*section(prompt, "新的观察"), *section(prompt, "相关的历史记忆")])
+    assert PLAYS in "\n".join(section(prompt, "相关的历史记忆"))
+    rebuilt = await profiles.get(engine, bot, "user", "10001", "private")
+    assert rebuilt is not None and LIKES not in rebuilt.body and PLAYS in rebuilt.body
+    assert rebuilt.source_ids == [plays]
+    for revision in await profiles.revisions(engine, bot, "user", "10001", "private"):
+        assert LIKES not in revision.card.body  # no restore brings the forgotten fact back
+    assert await _merge_jobs(engine, bot) == []
+
+
+async def test_forgetting_a_fact_no_card_uses_queues_nothing(tmp_root, chroma_port, model) -> None:
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    await end(engine, chat, LIKES)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    card = await profiles.get(engine, bot, "user", "10001", "private")
+    assert card is not None
+    model.merges = [lambda body: tool_call(TOOL_NAME, {"action": "skip"})]  # PLAYS never reaches the card
+    await end(engine, chat, PLAYS, at=LATER)
+    await engine.historian.run_until_idle(LATER)
+    await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
+    assert await profiles.get(engine, bot, "user", "10001", "private") == card
+    calls = len(model.merge_requests())
+
+    await engine.forget_memory(chat, await _memory_id(engine, bot, PLAYS), now=LATER + timedelta(seconds=WINDOW + 2))
+    assert await _merge_jobs(engine, bot) == []
+    assert await profiles.get(engine, bot, "user", "10001", "private") == card
+    assert len(model.merge_requests()) == calls
+
+
+async def test_a_rebuild_with_no_fact_left_or_a_skip_deletes_the_part(tmp_root, chroma_port, model) -> None:
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    await _one_private_merge(engine, bot)
+    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    calls = len(model.merge_requests())
+    await engine.historian.run_until_idle(LATER)
+    assert len(model.merge_requests()) == calls  # nothing left to build from: no call
+    assert await profiles.get(engine, bot, "user", "10001", "private") is None
+    assert await profiles.revisions(engine, bot, "user", "10001", "private") == []
+
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    await end(engine, chat, LIKES, PLAYS)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    model.merges = [lambda body: tool_call(TOOL_NAME, {"action": "skip"})]
+    await engine.historian.run_until_idle(LATER)
+    assert await profiles.get(engine, bot, "user", "10001", "private") is None
+    assert await _merge_jobs(engine, bot) == []
+
+
+async def test_a_delete_all_rebuilds_the_cards_left_that_used_its_facts(tmp_root, chroma_port, model) -> None:
+    from amrita_plugin_cognition.domain.erasure import ErasureTarget
+    from amrita_plugin_cognition.engine.erasure import delete_all
+
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30001", "10001", "小明"), LIKES)
+    await end(engine, private(bot, "10001", "小明"), PRIVATE)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    card = await profiles.get(engine, bot, "user", "10001", "private")
+    assert card is not None and LIKES in card.body and PRIVATE in card.body
+
+    await delete_all(engine, ErasureTarget.chat(bot, Scope("group", "30001")), "cli", now=LATER)
+    assert await profiles.get(engine, bot, "group", "30001") is None  # the chat's own card: erased
+    (job,) = await _merge_jobs(engine, bot)
+    assert profile_queue.payload_of(job.payload)["rebuild"] == ["group", "private"]
+    model.merges = [rebuild_card, rebuild_card]
+    await engine.historian.run_until_idle(LATER)
+    private_part = await profiles.get(engine, bot, "user", "10001", "private")
+    assert private_part is not None and PRIVATE in private_part.body and LIKES not in private_part.body
+    assert await profiles.get(engine, bot, "user", "10001", "group") is None  # no group fact left

@@ -2,8 +2,10 @@
 
 A correction writes a new record and supersedes the old one only if it is still active (one
 conditional update in the same transaction); forgetting removes a still-active fact together with
-every version it replaced, leaving a barrier for each. Of two changes racing on one fact, one wins
-and the other is told, in Chinese, that the fact was changed or deleted meanwhile.
+every version it replaced, leaving a barrier for each, and in the same transaction flags the
+profile cards built from any of them for a rebuild (``profile_queue.queue_rebuilds``). Of two
+changes racing on one fact, one wins and the other is told, in Chinese, that the fact was changed
+or deleted meanwhile.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..logs import log_event
 from ..store import repository
 from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
+from .profile_queue import queue_rebuilds
 from .switches import refuse_unwritable, switch_state
 from .writes import REFUSAL_MESSAGES, checked_text, target_scope
 
@@ -126,9 +129,11 @@ async def forget_memory(
         row = await _load_visible(uow, context, memory_id)
         record = repository.to_record(row)
         permissions.check_forget_memory(context, record)
-        removed = await repository.forget(uow.session, row, reason=f"by:{context.user_id}", now=aware_or_now(now))
+        moment = aware_or_now(now)
+        removed = await repository.forget(uow.session, row, reason=f"by:{context.user_id}", now=moment)
         if not removed:
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，请重新查看")
+        await queue_rebuilds(engine, uow, context.bot_id, removed, moment)  # same commit as the forget
         uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
         await uow.commit()
     log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed))

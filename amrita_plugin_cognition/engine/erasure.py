@@ -1,7 +1,9 @@
 """Delete-all for a chat, a user (every chat of this bot account) or the whole bot account.
 
 One unit of work removes everything the target covers (``store/erasure.py``) and leaves one audit
-record: who asked, when, what kind of target, how many facts. Never what was deleted. The
+record: who asked, when, what kind of target, how many facts. Never what was deleted. The cards
+left that were built from an erased fact are flagged for a rebuild in that same unit of work
+(``profile_queue.queue_rebuilds``). The
 confirmation is the caller's (``/memory`` asks for 确认, the CLI for ``--yes`` or a typed answer).
 """
 
@@ -17,6 +19,7 @@ from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, Prof
 from ..logs import log_event
 from ..store import audit
 from ..store import erasure as erasure_store
+from .profile_queue import queue_rebuilds
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -46,6 +49,7 @@ async def delete_all(
             assert target.scope is not None
             await uow.lock_scope(target.bot_id, target.scope)
         counts = await erasure_store.erase(uow.session, target, f"{target.action}:{actor}", now)
+        await queue_rebuilds(engine, uow, target.bot_id, counts.memory_ids, now)  # same commit
         audit.record(uow.session, target.bot_id, target.action, actor, target.label, counts.memories, now)
         uow.record(
             IndexWorkQueued(),

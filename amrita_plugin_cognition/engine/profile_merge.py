@@ -15,6 +15,21 @@ job completes (counted in ``MergeReport``). A ``skip`` completes the job (logged
 never retried). The save is conditional on the version read (``profiles.save(expected=...)``):
 should another process have merged meanwhile, the merge is redone once on the newer card, so no
 version is lost. Opted-out users and switched-off chats get no merge.
+
+**Rebuilding** (a part listed under ``"rebuild"`` in the job: a fact it was built from was
+forgotten or erased, ``profile_queue.queue_rebuilds``): the card's text may still say what the
+forgotten fact said, so it is rewritten from the entity's remaining visible facts only (and the
+new facts of the job, if any). The model sees the current card marked as possibly holding deleted
+content and is told to keep only what the listed facts support. The rule, chosen to be safe:
+
+- the rebuilt card is saved with ``source_ids`` = exactly the facts listed, and the replaced
+  version is *not* kept as a revision (it may hold the forgotten fact);
+- no visible fact left for the part, the part closed (its user opted out, its chat switched
+  off, merges disabled), or a ``skip`` without a card: the part is deleted with its revisions
+  (there is nothing it may be rebuilt from; the next merge starts a new card);
+- the model unreachable, or two unusable answers (another entity, empty, over a limit, a
+  secret, malformed): the job fails and is retried with the queue's backoff, keeping its
+  rebuild flag; after the last attempt it stays failed (``jobs`` commands) until retried.
 """
 
 from __future__ import annotations
@@ -41,7 +56,7 @@ from ..errors import ConcurrentChange, InvalidInput, LLMUnavailable
 from ..logs import log_event
 from ..store import jobs, repository
 from . import profiles
-from .profile_queue import memory_ids
+from .profile_queue import memory_ids, rebuild_parts
 from .search import query_keywords, record_tokens
 from .switches import chat_open, switch_state
 
@@ -84,7 +99,8 @@ class MergeReport:
     job_id: int
     outcome: str = "done"  # "done" | "skipped" | "lost"
     llm_calls: int = 0
-    #: Per part: "saved", "unchanged", "skip", "skip_with_news", "refused", "nothing", "off".
+    #: Per part: "saved", "unchanged", "skip", "skip_with_news", "refused", "nothing", "off";
+    #: for a rebuild: "rebuilt", "unchanged", "cleared", "nothing".
     parts: dict[str, str] = field(default_factory=dict)
 
 
@@ -185,6 +201,7 @@ def _context(
         "facts": [{"id": fact.id, "when": _when(fact.recorded_at, zone), "text": fact.text} for fact in facts],
         "limits": {"evaluation": limits.evaluation, "body": limits.body, "roast": limits.roast},
         "feedback": [],
+        "rebuild": False,
     }
 
 
@@ -335,6 +352,101 @@ async def _merge_part(
     )
 
 
+class RebuildFailed(RuntimeError):
+    """A rebuild got no usable card: the job is retried with backoff (its flag kept)."""
+
+
+async def _rebuild_part(
+    engine: CognitionEngine,
+    report: MergeReport,
+    bot_id: str,
+    entity_type: str,
+    entity_id: str,
+    part: str,
+    new_ids: list[int],
+    is_open: bool,
+    now: datetime,
+) -> str:
+    """One part rebuilt after a forget (the caller holds the entity's lock; the rule is in the
+    module docstring); its outcome for ``MergeReport``."""
+    limits = profiles.card_limits(engine)
+    switches = await switch_state(engine, bot_id)
+
+    def shown(fact: MemoryRecord) -> bool:
+        return (
+            fact.bot_id == bot_id
+            and visible_to(fact, entity_type, entity_id, part)
+            and not (switches.touches_opted_out([fact.speaker_id, fact.subject_id], [fact.text]))
+        )
+
+    def logged(outcome: str, **fields: Any) -> str:
+        log_event("profile_rebuild", bot=bot_id, entity=f"{entity_type}:{entity_id}", part=part, outcome=outcome,
+                  **fields)  # fmt: skip
+        return outcome
+
+    for _ in range(2):  # once more when another writer changed this part meanwhile
+        current = await profiles.get(engine, bot_id, entity_type, entity_id, part)
+        if current is None:  # deleted meanwhile: nothing holds the forgotten fact
+            return logged("nothing")
+        new_facts: list[MemoryRecord] = []
+        if new_ids:
+            async with engine.unit_of_work() as uow:
+                rows = await repository.recallable_rows(uow.session, new_ids)
+            new_facts = sorted((fact for fact in map(repository.to_record, rows) if shown(fact)), key=lambda f: f.id)
+        observations = [fact.text for fact in new_facts]
+        fresh = {fact.id for fact in new_facts}
+        top_k = engine.config.profiles.merge_top_k
+        past: list[MemoryRecord] = []
+        if is_open:
+            query = observations or [current.evaluation, current.body]
+            past = [
+                fact
+                for fact in await visible_facts(engine, bot_id, entity_type, entity_id, part, query, top_k + len(fresh))
+                if fact.id not in fresh and shown(fact)
+            ][:top_k]
+        facts = [*new_facts, *past]
+        try:
+            if not is_open or not facts:
+                await profiles.clear(engine, current)
+                return logged("cleared", reason="closed" if not is_open else "no_facts")
+            if engine.llm is None:
+                raise RuntimeError("the profile rebuild needs an LLM gateway")
+            context = _context(engine, current, entity_type, entity_id, part, observations, past, now)
+            context["rebuild"] = True
+            card: Card | None = None
+            problems: list[str] = []
+            for _attempt in range(2):  # the answer, then one more with its problems named
+                report.llm_calls += 1
+                try:
+                    answer = await _ask(engine, context)
+                except LLMUnavailable as error:
+                    if not _malformed(error):
+                        raise  # unreachable or timing out: retried later with backoff
+                    problems = [f"上一次没有得到有效的函数调用（{error.zh}），请只调用一次 `{TOOL_NAME}`"]
+                else:
+                    has_text = any(str(getattr(answer, name)).strip() for name in SECTIONS)
+                    if answer.action == SKIP and not has_text:
+                        # nothing on the card is supported by the facts that are left
+                        await profiles.clear(engine, current)
+                        return logged("cleared", reason="skip")
+                    card, problems = _candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
+                    if card is not None:
+                        break
+                context["feedback"] = problems
+            if card is None:
+                logged("failed", refused="; ".join(problems)[:300])
+                raise RebuildFailed(f"profile rebuild of {entity_type}:{entity_id}/{part} got no usable card")
+            card = replace(card, source_ids=sorted(fact.id for fact in facts)[-SOURCE_IDS_KEEP:])
+            saved = await profiles.save(engine, card, by="historian", now=now, expected=current, keep_replaced=False)
+        except ConcurrentChange:
+            log_event("profile_rebuild", level=logging.INFO, entity=f"{entity_type}:{entity_id}", part=part, redo=1)
+            continue
+        return logged("rebuilt" if saved.changed else "unchanged", facts=len(facts))
+    raise ConcurrentChange(
+        "画像正被频繁修改，稍后重试", en=f"profile {entity_type}:{entity_id}/{part} kept changing during its rebuild"
+    )
+
+
 def _part_open(engine: CognitionEngine, entity_type: str, entity_id: str, part: str, switches: Any) -> bool:
     """Whether this part may grow: no opt-out, and its own chat on (a group's, a user's private)."""
     if entity_type == "group":
@@ -358,8 +470,18 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
     parts = held.payload.get("parts", {})
     switches = await switch_state(engine, held.bot_id)
     enabled = engine.config.enable and engine.config.profiles.merge
+    rebuilds = rebuild_parts(held.payload)
     for part in ("group", "private"):
         new_ids = memory_ids(parts.get(part)) if isinstance(parts, dict) else []
+        if part in rebuilds:
+            check_entity(entity_type, entity_id, part)
+            is_open = enabled and _part_open(engine, entity_type, entity_id, part, switches)
+            async with _entity_lock(engine, f"{held.bot_id}:{entity_type}:{entity_id}"):
+                report.parts[part] = await _rebuild_part(
+                    engine, report, held.bot_id, entity_type, entity_id, part, new_ids if is_open else [], is_open,
+                    moment,
+                )  # fmt: skip
+            continue
         if not new_ids:
             continue
         check_entity(entity_type, entity_id, part)
@@ -372,7 +494,9 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             report.parts[part] = await _merge_part(
                 engine, report, held.bot_id, entity_type, entity_id, part, new_ids, moment
             )
-    if not report.llm_calls:
+    if not report.llm_calls and not any(
+        outcome in ("cleared", "rebuilt", "unchanged") for outcome in report.parts.values()
+    ):
         report.outcome = "skipped"
     async with engine.unit_of_work() as uow:
         if await jobs.finish(uow.session, held):

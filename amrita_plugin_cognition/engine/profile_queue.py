@@ -7,6 +7,15 @@ a fact forgotten or corrected before the merge runs is simply not there then, an
 no text to scrub from the queue). A pending job is extended (its ids appended, its due time kept),
 else one is added that is due ``profiles.merge_window_seconds`` later: every job for one card
 within the window becomes one merge. Opted-out users get none.
+
+**Rebuilds after a forget** (``queue_rebuilds``): in the transaction that removes facts (a forget,
+``corrections.forget_memory``; a delete-all, ``erasure.delete_all``), every card part whose
+``source_ids`` hold a removed id is flagged: the ids leave its ``source_ids`` (under the entity's
+write lock), the kept revisions built from them are deleted (no restore brings them back), and
+its entity's merge job lists the part under ``"rebuild"`` (a list of parts), extended when one is
+pending, else added due at once. The flag and the card change commit or roll back with the
+forget itself: a crash cannot forget the fact and lose the re-merge. Opt-outs and switches do not
+stop a rebuild (it only takes away); ``profile_merge`` decides what a rebuild may write.
 """
 
 from __future__ import annotations
@@ -16,10 +25,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ..domain.events import ProfilesChanged
 from ..domain.profile_policy import entity_scope, merges_for
 from ..domain.records import MemoryRecord, Scope
 from ..store import jobs
+from ..store import profiles as profile_store
 from ..store.unit_of_work import UnitOfWork, take_write_lock
+from .profiles import lock_entity
 from .switches import switch_state
 
 if TYPE_CHECKING:
@@ -59,6 +71,57 @@ async def queue_merges(
         jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now, not_before)
         added += 1
     return added
+
+
+async def queue_rebuilds(
+    engine: CognitionEngine, uow: UnitOfWork, bot_id: str, removed: Sequence[int], now: datetime
+) -> int:
+    """In the caller's transaction (which removes the facts ``removed``): flag every card part of
+    the bot built from one of them and ask for its rebuild (see the module docstring). Returns
+    the card parts flagged."""
+    if not removed:
+        return 0
+    entities = sorted(
+        {(row.entity_type, row.entity_id) for row in await profile_store.citing(uow.session, bot_id, removed)}
+    )
+    flagged = 0
+    for entity_type, entity_id in entities:  # one lock order for every process
+        await lock_entity(uow, bot_id, entity_type, entity_id)
+        await take_write_lock(uow.session, f"cognition:profile-merge:{bot_id}:{entity_type}:{entity_id}")
+        gone = set(removed)
+        rows = [
+            row
+            for row in await profile_store.get_rows(uow.session, bot_id, entity_type, entity_id)
+            if gone.intersection(profile_store.source_list(row.source_ids))
+        ]
+        if not rows:  # rebuilt or deleted before the lock was ours
+            continue
+        for row in rows:
+            await profile_store.drop_sources(uow.session, row, removed)
+        parts = [row.part for row in rows]
+        flagged += len(parts)
+        target = entity_scope(entity_type, entity_id)
+        pending = await jobs.pending_of(uow.session, MERGE_JOB, bot_id, target)
+        if pending is not None:
+            payload = _with_rebuild(payload_of(pending.payload), parts)
+            if await jobs.replace_payload(uow.session, pending.id, payload, now):
+                uow.record(ProfilesChanged(bot_id, entity_type, entity_id))
+                continue
+        payload = _with_rebuild({"entity_type": entity_type, "entity_id": entity_id, "parts": {}}, parts)
+        jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now)  # due at once
+        uow.record(ProfilesChanged(bot_id, entity_type, entity_id))
+    await profile_store.drop_revisions_citing(uow.session, bot_id, removed)
+    return flagged
+
+
+def rebuild_parts(payload: dict[str, Any]) -> list[str]:
+    """The parts a merge job must rebuild (a fact they were built from was forgotten)."""
+    value = payload.get("rebuild")
+    return [part for part in value if isinstance(part, str)] if isinstance(value, list) else []
+
+
+def _with_rebuild(payload: dict[str, Any], parts: Sequence[str]) -> dict[str, Any]:
+    return {**payload, "rebuild": sorted({*rebuild_parts(payload), *parts})}
 
 
 def payload_of(text: str) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def card_limits(engine: CognitionEngine) -> CardLimits:
     return CardLimits(settings.evaluation_max_chars, settings.body_max_chars, settings.roast_max_chars)
 
 
-async def _lock(uow: UnitOfWork, bot_id: str, entity_type: str, entity_id: str) -> None:
+async def lock_entity(uow: UnitOfWork, bot_id: str, entity_type: str, entity_id: str) -> None:
     """The entity's write lock, before anything is read (see ``take_write_lock``)."""
     await take_write_lock(uow.session, f"cognition:profile:{bot_id}:{entity_type}:{entity_id}")
 
@@ -108,12 +108,14 @@ async def get_card(engine: CognitionEngine, bot_id: str, entity_type: str, entit
     return EntityCards(cards.get("group"), cards.get("private"))
 
 
-async def _write(uow: UnitOfWork, card: Card, by: str, now: datetime, keep: int) -> SavedCard:
+async def _write(
+    uow: UnitOfWork, card: Card, by: str, now: datetime, keep: int, keep_replaced: bool = True
+) -> SavedCard:
     """Write ``card`` (validated, locked) unless its part already says exactly this."""
     rows = await store.get_rows(uow.session, card.bot_id, card.entity_type, card.entity_id, card.part)
     if rows and same_content(store.to_card(rows[0]), card):
         return SavedCard(store.to_card(rows[0]), changed=False)
-    revision_id = await store.write_card(uow.session, card, by, now, keep)
+    revision_id = await store.write_card(uow.session, card, by, now, keep, keep_replaced)
     uow.record(ProfilesChanged(card.bot_id, card.entity_type, card.entity_id))
     await uow.commit()
     log_event("profile_save", bot=card.bot_id, entity=f"{card.entity_type}:{card.entity_id}", part=card.part, by=by)
@@ -130,25 +132,55 @@ async def save(
     by: str = "historian",
     now: datetime | None = None,
     expected: Card | None = ANY_VERSION,
+    keep_replaced: bool = True,
 ) -> SavedCard:
     """Make ``card`` the current version of its part (``updated_at`` = ``now``). Refused with a
     Chinese reason when it is no valid card (``validate_card``). With ``expected`` (the version
     the new one was built from, None: there was none), ``ConcurrentChange`` when another writer
-    changed the part since: a merge built on an old card never drops a newer one."""
+    changed the part since: a merge built on an old card never drops a newer one. With
+    ``keep_replaced=False`` the replaced version is not kept as a revision (a rebuild after a
+    forget: that version may hold the forgotten fact)."""
     now = aware_or_now(now)
     card = validate_card(replace(card, updated_at=now), card_limits(engine))
     async with engine.unit_of_work() as uow:
-        await _lock(uow, card.bot_id, card.entity_type, card.entity_id)
+        await lock_entity(uow, card.bot_id, card.entity_type, card.entity_id)
         if expected is not ANY_VERSION:
-            rows = await store.get_rows(uow.session, card.bot_id, card.entity_type, card.entity_id, card.part)
-            current = store.to_card(rows[0]) if rows else None
-            if (current is None) != (expected is None) or (
-                current is not None and expected is not None and current != expected
-            ):
-                raise ConcurrentChange(
-                    f"{card.label}已被其他操作修改，请重新查看", en=f"profile changed meanwhile: {card.label}"
-                )
-        return await _write(uow, card, by, now, engine.config.profiles.revision_keep)
+            await _check_expected(uow, card.bot_id, card.entity_type, card.entity_id, card.part, expected)
+        return await _write(uow, card, by, now, engine.config.profiles.revision_keep, keep_replaced)
+
+
+async def _check_expected(
+    uow: UnitOfWork, bot_id: str, entity_type: str, entity_id: str, part: str, expected: Card | None
+) -> None:
+    rows = await store.get_rows(uow.session, bot_id, entity_type, entity_id, part)
+    current = store.to_card(rows[0]) if rows else None
+    if (current is None) != (expected is None) or (
+        current is not None and expected is not None and current != expected
+    ):
+        label = card_label(entity_type, entity_id, part)
+        raise ConcurrentChange(f"{label}已被其他操作修改，请重新查看", en=f"profile changed meanwhile: {label}")
+
+
+async def clear(engine: CognitionEngine, expected: Card, by: str = "historian") -> bool:
+    """Delete one card part with its revisions, only while it is still ``expected``
+    (``ConcurrentChange`` otherwise): a rebuild after a forget with nothing left to build from.
+    Returns whether a part was deleted."""
+    async with engine.unit_of_work() as uow:
+        await lock_entity(uow, expected.bot_id, expected.entity_type, expected.entity_id)
+        await _check_expected(uow, expected.bot_id, expected.entity_type, expected.entity_id, expected.part, expected)
+        deleted = await store.delete_part(
+            uow.session, expected.bot_id, expected.entity_type, expected.entity_id, expected.part
+        )
+        uow.record(ProfilesChanged(expected.bot_id, expected.entity_type, expected.entity_id))
+        await uow.commit()
+    log_event(
+        "profile_clear",
+        bot=expected.bot_id,
+        entity=f"{expected.entity_type}:{expected.entity_id}",
+        part=expected.part,
+        by=by,
+    )
+    return bool(deleted)
 
 
 async def revisions(
@@ -187,7 +219,7 @@ async def restore(
     check_entity(entity_type, entity_id, part)
     now = aware_or_now(now)
     async with engine.unit_of_work() as uow:
-        await _lock(uow, bot_id, entity_type, entity_id)
+        await lock_entity(uow, bot_id, entity_type, entity_id)
         row = await store.revision(uow.session, bot_id, entity_type, entity_id, revision_id)
         if row is None or (part is not None and row.part != part):
             raise NotFound(f"{card_label(entity_type, entity_id, part)}没有编号为 {revision_id} 的历史版本")

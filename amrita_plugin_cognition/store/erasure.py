@@ -36,6 +36,8 @@ class ErasureCounts:
     profiles: int = 0
     #: Chats whose memo, pins or notes changed (their per-turn caches are stale).
     chats: set[Scope] = field(default_factory=set)
+    #: The ids of the facts removed (the cards built from them are rebuilt; never in the audit).
+    memory_ids: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -112,11 +114,14 @@ async def _with_older_versions(session: AsyncSession, rows: list[MemoryRow]) -> 
     return list(found.values())
 
 
-async def _erase_memories(session: AsyncSession, target: ErasureTarget, reason: str, now: datetime) -> int:
+async def _erase_memories(
+    session: AsyncSession, target: ErasureTarget, reason: str, now: datetime, counts: ErasureCounts
+) -> int:
     matched = await covered_memories(session, target)
     rows = await _with_older_versions(session, matched)
     if not rows:
         return 0
+    counts.memory_ids = sorted(row.id for row in rows)
     active = [row for row in rows if row.status == MemoryStatus.ACTIVE.value]
     for row in rows:
         session.add_all(repository.barriers_for(row, reason, now))
@@ -180,7 +185,7 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget) -> int:
 async def erase(session: AsyncSession, target: ErasureTarget, reason: str, now: datetime) -> ErasureCounts:
     """Remove everything ``target`` covers, in the caller's transaction."""
     counts = ErasureCounts()
-    counts.memories = await _erase_memories(session, target, reason, now)
+    counts.memories = await _erase_memories(session, target, reason, now, counts)
     counts.notes = await _delete_where(session, NoteRow, covers(NoteRow, target, [NoteRow.user_id]), counts)
     counts.turns = await _delete_where(
         session, TranscriptRow, covers(TranscriptRow, target, [TranscriptRow.user_id]), counts

@@ -109,10 +109,13 @@ async def turn_cards(session: AsyncSession, bot_id: str, keys: Sequence[tuple[st
     return [to_card(row) for row in rows]
 
 
-async def write_card(session: AsyncSession, card: Card, by: str, now: datetime, keep_revisions: int) -> int | None:
+async def write_card(
+    session: AsyncSession, card: Card, by: str, now: datetime, keep_revisions: int, keep_replaced: bool = True
+) -> int | None:
     """Make ``card`` the current version of its part. The version it replaces is kept as a
-    revision first, then only the newest ``keep_revisions`` are kept (0: none); returns that
-    revision's id (None: there was no version before, or none is kept)."""
+    revision first (unless ``keep_replaced`` is False: a rebuild after a forget never keeps the
+    version that may hold the forgotten fact), then only the newest ``keep_revisions`` are kept
+    (0: none); returns that revision's id (None: there was no version before, or none is kept)."""
     rows = await get_rows(session, card.bot_id, card.entity_type, card.entity_id, card.part)
     if not rows:
         session.add(
@@ -130,7 +133,7 @@ async def write_card(session: AsyncSession, card: Card, by: str, now: datetime, 
         return None
     row = rows[0]
     revision_id: int | None = None
-    if keep_revisions > 0:
+    if keep_revisions > 0 and keep_replaced:
         revision = ProfileRevisionRow(
             bot_id=row.bot_id,
             entity_type=row.entity_type,
@@ -308,3 +311,63 @@ async def covered_cards(session: AsyncSession, target: ErasureTarget) -> list[Ca
         seen = {row.id for row in rows}
         rows += [row for row in await _naming(session, ProfileRow, target) if row.id not in seen]
     return [to_card(row) for row in sorted(rows, key=lambda row: row.id)]
+
+
+# ---------------------------------------------------------------------------- forgotten sources
+
+
+def source_list(text: str) -> list[int]:
+    return [item for item in _json_list(text) if isinstance(item, int) and not isinstance(item, bool)]
+
+
+async def _citing(session: AsyncSession, model: Any, bot_id: str, memory_ids: Sequence[int]) -> list[Any]:
+    """The rows of ``model`` (cards or revisions) of the bot whose ``source_ids`` hold one of
+    ``memory_ids``: a substring filter in SQL, the exact match here (1 is not in [12])."""
+    wanted = set(memory_ids)
+    found: dict[int, Any] = {}
+    ordered = sorted(wanted)
+    for start in range(0, len(ordered), PAGE):
+        chunk = ordered[start : start + PAGE]
+        query = select(model).where(
+            model.bot_id == bot_id, or_(*[model.source_ids.contains(str(memory_id)) for memory_id in chunk])
+        )
+        for row in (await session.execute(query)).scalars():
+            if wanted.intersection(source_list(row.source_ids)):
+                found[row.id] = row
+    return [found[key] for key in sorted(found)]
+
+
+async def citing(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) -> list[ProfileRow]:
+    """The current card parts of the bot built from one of ``memory_ids``."""
+    return await _citing(session, ProfileRow, bot_id, memory_ids) if memory_ids else []
+
+
+async def drop_sources(session: AsyncSession, row: ProfileRow, memory_ids: Sequence[int]) -> None:
+    """Take ``memory_ids`` out of a card part's ``source_ids`` (its text is left to the rebuild)."""
+    gone = set(memory_ids)
+    row.source_ids = json.dumps([item for item in source_list(row.source_ids) if item not in gone])
+    await session.flush()
+
+
+async def drop_revisions_citing(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) -> int:
+    """Delete the kept revisions built from one of ``memory_ids`` (no restore brings a forgotten
+    fact back); returns how many."""
+    if not memory_ids:
+        return 0
+    rows = await _citing(session, ProfileRevisionRow, bot_id, memory_ids)
+    for start in range(0, len(rows), PAGE):
+        chunk = [row.id for row in rows[start : start + PAGE]]
+        await _delete(session, ProfileRevisionRow, ProfileRevisionRow.id.in_(chunk))
+    return len(rows)
+
+
+async def delete_part(session: AsyncSession, bot_id: str, entity_type: str, entity_id: str, part: str) -> int:
+    """Delete one card part with its revisions; returns how many parts (0 or 1)."""
+    await _delete(
+        session,
+        ProfileRevisionRow,
+        and_(_entity(ProfileRevisionRow, bot_id, entity_type, entity_id), ProfileRevisionRow.part == part),
+    )
+    return await _delete(
+        session, ProfileRow, and_(_entity(ProfileRow, bot_id, entity_type, entity_id), ProfileRow.part == part)
+    )
