@@ -48,7 +48,7 @@ class FakeModel:
     def __init__(self) -> None:
         from amrita_plugin_cognition.cli.loopback import LoopbackServer, completion, tool_call_message
         from amrita_plugin_cognition.engine.historian import TOOL_NAME as HISTORIAN_TOOL
-        from amrita_plugin_cognition.engine.profile_merge import TOOL_NAME as MERGE_TOOL
+        from amrita_plugin_cognition.engine.profile_prompt import TOOL_NAME as MERGE_TOOL
 
         self._completion = completion
         self._tool_call = tool_call_message

@@ -21,7 +21,7 @@ from amrita_plugin_cognition.domain.profiles import Card
 from amrita_plugin_cognition.domain.records import Importance, MemoryRecord, MemoryStatus, Scope
 from amrita_plugin_cognition.engine import profile_merge, profile_queue, profiles
 from amrita_plugin_cognition.engine.historian import TOOL_NAME as HISTORIAN_TOOL
-from amrita_plugin_cognition.engine.profile_merge import TOOL_NAME
+from amrita_plugin_cognition.engine.profile_prompt import TOOL_NAME
 from amrita_plugin_cognition.engine.profile_queue import MERGE_JOB
 from amrita_plugin_cognition.engine.switches import set_opt_out
 from amrita_plugin_cognition.store import jobs

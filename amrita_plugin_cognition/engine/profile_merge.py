@@ -1,7 +1,8 @@
 """The historian's merge step: what a job taught, folded into the cards of the people and groups
 it is about (``profiles.merge``).
 
-Queued by ``profile_queue`` (one pending job per card, coalesced within a window).
+Queued by ``profile_queue`` (one pending job per card, coalesced within a window); the prompt
+and the checks of an answer are ``profile_prompt``'s.
 
 **Merging** (``process``, run by the historian's workers): per part, under the entity's
 in-process lock, read the current card and the entity's past facts that the part may show
@@ -41,21 +42,19 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
-from zoneinfo import ZoneInfo
+from typing import TYPE_CHECKING, Any
 
 from cachetools import LRUCache
-from pydantic import BaseModel, Field
 
-from ..domain.admission import admit
 from ..domain.clock import aware_or_now
 from ..domain.profile_policy import entity_scope, visible_to
-from ..domain.profiles import SECTION_NAMES, SECTIONS, Card, CardLimits, check_entity, validate_card
+from ..domain.profiles import SECTIONS, Card, check_entity
 from ..domain.records import MemoryRecord, Scope
 from ..errors import ConcurrentChange, InvalidInput, LLMUnavailable
 from ..logs import log_event
 from ..store import jobs, repository
 from . import profiles
+from .profile_prompt import SKIP, TOOL_NAME, ask, candidate, malformed, prompt_context
 from .profile_queue import memory_ids, rebuild_parts
 from .search import query_keywords, record_tokens
 from .switches import chat_open, switch_state
@@ -63,35 +62,10 @@ from .switches import chat_open, switch_state
 if TYPE_CHECKING:
     from .service import CognitionEngine
 
-TEMPLATE = "profile_merge.jinja"
-TOOL_NAME = "cognition_update_profile"
-UPDATE = "update_profile"
-SKIP = "skip"
 #: Source ids a card keeps (the newest).
 SOURCE_IDS_KEEP = 50
 #: Facts read from SQL per part before ranking (the newest).
 CANDIDATES = 400
-_WEEKDAYS = "一二三四五六日"
-_VISIBILITY = {
-    ("group", "group"): "这张卡片会在该群里展示。",
-    ("user", "group"): "这部分卡片会在群聊中展示，只能写该用户在群里表现出来的内容。",
-    ("user", "private"): "这部分卡片只在与该用户的私聊中使用。",
-}
-
-
-class ProfileAnswer(BaseModel):
-    """提交画像卡片的新版本，或说明无需更新。"""
-
-    action: Literal["update_profile", "skip"] = Field(
-        description="update_profile：提交整张卡片的新版本；skip：新观察没有值得写进卡片的新信息"
-    )
-    entity_type: str = Field("", description="卡片属于谁的类型：照抄给定的 entity_type")
-    entity_id: str = Field("", description="卡片属于谁的编号：照抄给定的 entity_id")
-    name: str = Field("", description="称呼（昵称或群名）；不知道则留空")
-    tags: list[str] = Field(default_factory=list, description="几个简短标签")
-    evaluation: str = Field("", description="评价：一两句话的概括")
-    body: str = Field("", description="正文：稳定的信息，分条，每条一行")
-    roast: str = Field("", description="吐槽：一句犀利、简短的吐槽，不辱骂、不透露隐私")
 
 
 @dataclass(slots=True)
@@ -159,103 +133,6 @@ def _entity_lock(engine: CognitionEngine, key: str) -> asyncio.Lock:
     return locks.get(key)
 
 
-def _when(moment: datetime, zone: ZoneInfo) -> str:
-    local = moment.astimezone(zone)
-    return f"{local:%Y-%m-%d %H:%M} 星期{_WEEKDAYS[local.weekday()]}"
-
-
-def _who(entity_type: str, entity_id: str) -> str:
-    return f"QQ群{entity_id}" if entity_type == "group" else f"用户 QQ号{entity_id}"
-
-
-def _context(
-    engine: CognitionEngine,
-    card: Card | None,
-    entity_type: str,
-    entity_id: str,
-    part: str,
-    observations: Sequence[str],
-    facts: Sequence[MemoryRecord],
-    now: datetime,
-) -> dict[str, Any]:
-    zone = ZoneInfo(engine.config.timezone)
-    limits = profiles.card_limits(engine)
-    return {
-        "now": f"{_when(now, zone)} ({zone.key})",
-        "entity_type": entity_type,
-        "entity_id": entity_id,
-        "who": _who(entity_type, entity_id),
-        "part": part,
-        "visibility": _VISIBILITY[(entity_type, part)],
-        "card": None
-        if card is None
-        else {
-            "name": card.name,
-            "tags": list(card.tags),
-            "evaluation": card.evaluation,
-            "body": card.body,
-            "roast": card.roast,
-            "updated_at": _when(card.updated_at, zone),
-        },
-        "observations": list(observations),
-        "facts": [{"id": fact.id, "when": _when(fact.recorded_at, zone), "text": fact.text} for fact in facts],
-        "limits": {"evaluation": limits.evaluation, "body": limits.body, "roast": limits.roast},
-        "feedback": [],
-        "rebuild": False,
-    }
-
-
-def _candidate(answer: ProfileAnswer, base: Card, limits: CardLimits) -> tuple[Card | None, list[str]]:
-    """The answer as a card for the job's entity and part, or the problems to feed back."""
-    problems: list[str] = []
-    if (answer.entity_type.strip(), answer.entity_id.strip()) != (base.entity_type, base.entity_id):
-        problems.append(
-            f"你提交的是 {answer.entity_type or '?'} {answer.entity_id or '?'} 的卡片，但这张卡片属于 "
-            f"{base.entity_type} {base.entity_id}：entity_type 和 entity_id 必须照抄，内容只写这一个对象"
-        )
-    sections: dict[str, str] = {}
-    for section in SECTIONS:
-        text = str(getattr(answer, section))
-        verdict = admit(text) if text.strip() else None
-        if verdict is not None and verdict.reason == "credential":
-            if verdict.redacted and verdict.text is not None:
-                text = verdict.text  # the secret is cut out; the rest may stay
-            else:
-                problems.append(f"{SECTION_NAMES[section]}里有密码、密钥或验证码之类的机密，卡片不能写入机密")
-        sections[section] = text
-    card = replace(
-        base,
-        name=answer.name or base.name,
-        tags=list(answer.tags) or list(base.tags),
-        evaluation=sections["evaluation"],
-        body=sections["body"],
-        roast=sections["roast"],
-    )
-    try:
-        card = validate_card(card, limits)
-    except InvalidInput as error:
-        problems.append(error.zh)
-    return (None if problems else card), problems
-
-
-def _malformed(error: LLMUnavailable) -> bool:
-    """Whether the call failed on the answer itself (no tool call, bad JSON, bad arguments)
-    rather than on the model being unreachable."""
-    return getattr(error.__cause__, "kind", "") == "invalid_output"
-
-
-async def _ask(engine: CognitionEngine, context: dict[str, Any]) -> ProfileAnswer:
-    assert engine.llm is not None
-    return await engine.llm.complete_structured(
-        "profile_merge",
-        TEMPLATE,
-        context,
-        output=ProfileAnswer,
-        tool_name=TOOL_NAME,
-        preset=engine.config.profiles.merge_preset or engine.config.historian.preset,
-    )
-
-
 def _sources(current: Card | None, facts: Sequence[MemoryRecord]) -> list[int]:
     """The card's source ids: the ones it had and the facts it was merged from, the newest kept."""
     ids = sorted({*(current.source_ids if current else ()), *(fact.id for fact in facts)})
@@ -302,16 +179,16 @@ async def _merge_part(
             if fact.id not in fresh and shown(fact)
         ][:top_k]
         facts = [*new_facts, *past]
-        context = _context(engine, current, entity_type, entity_id, part, observations, past, now)
+        context = prompt_context(engine, current, entity_type, entity_id, part, observations, past, now)
         base = current or Card(bot_id, entity_type, entity_id, part)
         card: Card | None = None
         problems: list[str] = []
         for _attempt in range(2):  # the answer, then one more with its problems named
             report.llm_calls += 1
             try:
-                answer = await _ask(engine, context)
+                answer = await ask(engine, context)
             except LLMUnavailable as error:
-                if not _malformed(error):
+                if not malformed(error):
                     raise  # unreachable or timing out: the job is retried later with backoff
                 problems = [f"上一次没有得到有效的函数调用（{error.zh}），请只调用一次 `{TOOL_NAME}`"]
             else:
@@ -326,7 +203,7 @@ async def _merge_part(
                         skip_with_news=len(observations),
                     )
                     return "skip_with_news" if observations else "skip"
-                card, problems = _candidate(answer, base, limits)
+                card, problems = candidate(answer, base, limits)
                 if card is not None:
                     break
             context["feedback"] = problems
@@ -411,16 +288,16 @@ async def _rebuild_part(
                 return logged("cleared", reason="closed" if not is_open else "no_facts")
             if engine.llm is None:
                 raise RuntimeError("the profile rebuild needs an LLM gateway")
-            context = _context(engine, current, entity_type, entity_id, part, observations, past, now)
+            context = prompt_context(engine, current, entity_type, entity_id, part, observations, past, now)
             context["rebuild"] = True
             card: Card | None = None
             problems: list[str] = []
             for _attempt in range(2):  # the answer, then one more with its problems named
                 report.llm_calls += 1
                 try:
-                    answer = await _ask(engine, context)
+                    answer = await ask(engine, context)
                 except LLMUnavailable as error:
-                    if not _malformed(error):
+                    if not malformed(error):
                         raise  # unreachable or timing out: retried later with backoff
                     problems = [f"上一次没有得到有效的函数调用（{error.zh}），请只调用一次 `{TOOL_NAME}`"]
                 else:
@@ -429,7 +306,7 @@ async def _rebuild_part(
                         # nothing on the card is supported by the facts that are left
                         await profiles.clear(engine, current)
                         return logged("cleared", reason="skip")
-                    card, problems = _candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
+                    card, problems = candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
                     if card is not None:
                         break
                 context["feedback"] = problems
