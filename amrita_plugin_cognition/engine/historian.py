@@ -28,18 +28,19 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, Field
 
 from ..domain.clock import aware_or_now
-from ..domain.gate import GateVerdict, check_fact, explicit_ids
+from ..domain.gate import GateVerdict, check_fact
 from ..domain.governance import OPTED_OUT, SWITCHED_OFF, SwitchState, people_about
-from ..domain.inert import NAME_MAX_CHARS, inert_line
-from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance, Scope
-from ..domain.timeresolve import anchor_hints, first_date
+from ..domain.inert import inert_line
+from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance
+from ..domain.timeresolve import first_date
 from ..errors import LLMUnavailable
 from ..logs import log_event
 from ..store import jobs
 from ..store import switches as switch_store
+from .historian_sources import Source, job_sources, prompt_context
 from .profile_queue import queue_merges
 from .switches import chat_switches
-from .turns import BOT_SPEAKER, OBSERVATIONS_JOB
+from .turns import OBSERVATIONS_JOB
 from .writes import WriteResult, remember_within
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ EXTRACT_TEMPLATE = "historian_extract.jinja"
 TOOL_NAME = "cognition_record_facts"
 _MENTION = re.compile(r"QQ号(\d{5,12})")
 _NAMED = re.compile(r"QQ号(\d{5,12})（昵称([^）]{1,64})）")
-_WEEKDAYS = "一二三四五六日"
 
 
 class RewrittenFact(BaseModel):
@@ -65,20 +65,6 @@ class RewriteAnswer(BaseModel):
     """提交改写后的全部事实。"""
 
     facts: list[RewrittenFact] = Field(default_factory=list, description="全部事实")
-
-
-@dataclass(slots=True)
-class Source:
-    """One numbered thing the facts come from: an observation, or a transcript turn."""
-
-    number: int
-    text: str
-    speaker_id: str
-    speaker_name: str
-    at: datetime
-    message_ids: list[str]
-    hints: list[str]
-    ids: set[str]
 
 
 @dataclass(slots=True)
@@ -100,103 +86,6 @@ class JobReport:
     written: int = 0
     downgraded: int = 0
     refused: list[tuple[int, str, str]] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- sources
-
-
-def _moment(value: str, fallback: datetime) -> datetime:
-    try:
-        moment = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        return fallback
-    return moment if moment.tzinfo else moment.replace(tzinfo=fallback.tzinfo)
-
-
-def _local_time(payload: dict[str, Any], zone: ZoneInfo) -> datetime:
-    return _moment(str(payload.get("time", {}).get("utc", "")), datetime.now(zone)).astimezone(zone)
-
-
-def _source(number: int, text: str, speaker_id: str, speaker_name: str, at: datetime, message_ids: list[str]) -> Source:
-    """A numbered source with what is derived from its text: the resolver's anchors and its ids."""
-    return Source(number, text, speaker_id, speaker_name, at, message_ids, anchor_hints(text, at), explicit_ids(text))
-
-
-def _sources(kind: str, payload: dict[str, Any], zone: ZoneInfo) -> list[Source]:
-    said = _local_time(payload, zone)
-    if kind == OBSERVATIONS_JOB:
-        speaker = payload.get("speaker", {})
-        message_ids = [str(item) for item in payload.get("message_ids", [])]
-        return [
-            _source(number, text, str(speaker.get("id", "")), str(speaker.get("name", "")), said, message_ids)
-            for number, text in enumerate(payload.get("observations", []), start=1)
-        ]
-    return [
-        _source(
-            number,
-            str(turn.get("input", "")),
-            str(turn.get("speaker_id", "")),
-            str(turn.get("speaker", "")),
-            _moment(str(turn.get("at", "")), said).astimezone(zone),
-            [str(turn["message_id"])] if turn.get("message_id") else [],
-        )
-        for number, turn in enumerate(payload.get("turns", []), start=1)
-    ]
-
-
-def _when(moment: datetime) -> str:
-    return f"{moment:%Y-%m-%d %H:%M} 星期{_WEEKDAYS[moment.weekday()]}"
-
-
-def _person(person_id: str, name: str) -> str:
-    name = inert_line(name, NAME_MAX_CHARS)
-    return f"QQ号{person_id}（昵称{name}）" if person_id else name or "未知"
-
-
-def _chat_label(scope: Scope) -> str:
-    return f"QQ群{scope.id}" if scope.is_group else f"与QQ号{scope.id}的私聊"
-
-
-def _prompt_context(
-    kind: str, scope: Scope, payload: dict[str, Any], sources: list[Source], now: datetime, zone: ZoneInfo
-) -> dict[str, Any]:
-    recent = [
-        {
-            "when": _when(_moment(str(message.get("at", "")), now).astimezone(zone)),
-            "speaker": _person(str(message.get("speaker_id", "")), str(message.get("speaker", ""))),
-            "text": inert_line(str(message.get("text", ""))),
-        }
-        for message in [*payload.get("recent", []), *payload.get("batch", [])]
-    ]
-    items = [
-        {
-            "id": source.number,
-            "when": _when(source.at),
-            "speaker": _person(source.speaker_id, source.speaker_name),
-            "text": inert_line(source.text, None),
-            "hints": source.hints,
-            "ids": sorted(source.ids),
-        }
-        for source in sources
-    ]
-    context: dict[str, Any] = {
-        "now": f"{_when(now.astimezone(zone))} ({zone.key})",
-        "chat": _chat_label(scope),
-        "messages": recent,
-        "perspective": str(payload.get("perspective", "")),
-        "feedback": [],
-        "previous": [],
-    }
-    if kind == OBSERVATIONS_JOB:
-        context["observations"] = items
-    else:
-        turns = payload.get("turns", [])
-        context["turns"] = [
-            {**item, "reply": inert_line(str(turns[index].get("reply", ""))) if index < len(turns) else ""}
-            for index, item in enumerate(items)
-        ]
-        context["bot"] = BOT_SPEAKER
-    return context
 
 
 # --------------------------------------------------------------------------- checking
@@ -368,8 +257,8 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             raise RuntimeError("the historian needs an LLM gateway")
         zone = ZoneInfo(engine.config.timezone)
         extracting = held.kind != OBSERVATIONS_JOB
-        sources = _sources(held.kind, payload, zone)
-        context = _prompt_context(held.kind, held.scope, payload, sources, aware_or_now(now), zone)
+        sources = job_sources(held.kind, payload, zone)
+        context = prompt_context(held.kind, held.scope, payload, sources, aware_or_now(now), zone)
         by_number = {source.number: source for source in sources}
         answer = await _ask(engine, held.kind, context)
         report.llm_calls += 1

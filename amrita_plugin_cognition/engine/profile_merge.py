@@ -39,7 +39,7 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -139,6 +139,23 @@ def _sources(current: Card | None, facts: Sequence[MemoryRecord]) -> list[int]:
     return ids[-SOURCE_IDS_KEEP:]
 
 
+async def _shown_in(
+    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str
+) -> Callable[[MemoryRecord], bool]:
+    """Which facts a card part may be built from: of this bot account, visible to the part
+    (``profile_policy.visible_to``), and about no user who opted out."""
+    switches = await switch_state(engine, bot_id)
+
+    def shown(fact: MemoryRecord) -> bool:
+        return (
+            fact.bot_id == bot_id
+            and visible_to(fact, entity_type, entity_id, part)
+            and not (switches.touches_opted_out([fact.speaker_id, fact.subject_id], [fact.text]))
+        )
+
+    return shown
+
+
 async def _merge_part(
     engine: CognitionEngine,
     report: MergeReport,
@@ -151,14 +168,7 @@ async def _merge_part(
 ) -> str:
     """One part's merge (the caller holds the entity's lock); its outcome for ``MergeReport``."""
     limits = profiles.card_limits(engine)
-    switches = await switch_state(engine, bot_id)
-
-    def shown(fact: MemoryRecord) -> bool:
-        return (
-            fact.bot_id == bot_id
-            and visible_to(fact, entity_type, entity_id, part)
-            and not (switches.touches_opted_out([fact.speaker_id, fact.subject_id], [fact.text]))
-        )
+    shown = await _shown_in(engine, bot_id, entity_type, entity_id, part)
 
     for _ in range(2):  # once more when another writer saved this part meanwhile
         current = await profiles.get(engine, bot_id, entity_type, entity_id, part)
@@ -247,14 +257,7 @@ async def _rebuild_part(
     """One part rebuilt after a forget (the caller holds the entity's lock; the rule is in the
     module docstring); its outcome for ``MergeReport``."""
     limits = profiles.card_limits(engine)
-    switches = await switch_state(engine, bot_id)
-
-    def shown(fact: MemoryRecord) -> bool:
-        return (
-            fact.bot_id == bot_id
-            and visible_to(fact, entity_type, entity_id, part)
-            and not (switches.touches_opted_out([fact.speaker_id, fact.subject_id], [fact.text]))
-        )
+    shown = await _shown_in(engine, bot_id, entity_type, entity_id, part)
 
     def logged(outcome: str, **fields: Any) -> str:
         log_event("profile_rebuild", bot=bot_id, entity=f"{entity_type}:{entity_id}", part=part, outcome=outcome,

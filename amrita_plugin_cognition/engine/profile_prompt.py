@@ -25,6 +25,7 @@ from ..domain.profiles import SECTION_NAMES, SECTIONS, Card, CardLimits, validat
 from ..domain.records import MemoryRecord
 from ..errors import InvalidInput, LLMUnavailable
 from . import profiles
+from .historian_sources import when
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -33,7 +34,6 @@ TEMPLATE = "profile_merge.jinja"
 TOOL_NAME = "cognition_update_profile"
 UPDATE = "update_profile"
 SKIP = "skip"
-_WEEKDAYS = "一二三四五六日"
 _VISIBILITY = {
     ("group", "group"): "这张卡片会在该群里展示。",
     ("user", "group"): "这部分卡片会在群聊中展示，只能写该用户在群里表现出来的内容。",
@@ -57,8 +57,8 @@ class ProfileAnswer(BaseModel):
 
 
 def when_text(moment: datetime, zone: ZoneInfo) -> str:
-    local = moment.astimezone(zone)
-    return f"{local:%Y-%m-%d %H:%M} 星期{_WEEKDAYS[local.weekday()]}"
+    """A moment as the historian's prompts show it, in ``zone``."""
+    return when(moment.astimezone(zone))
 
 
 def who(entity_type: str, entity_id: str) -> str:
