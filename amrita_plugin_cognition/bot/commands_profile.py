@@ -2,9 +2,10 @@
 
 ``/profile`` shows the caller's own card: in a group its group-visible part only (a private part
 is never printed into a group), in a private chat the private part, else the group-visible one.
-``/profile group`` shows the group's card (in a group). The reply is text in the order meta
-(who, name, tags, when) → evaluation → roast → body; an image rendering through
-nonebot-plugin-htmlrender is not built (that package is not a dependency).
+``/profile group`` shows the group's card (in a group). The card is shown in the order meta
+(who, name, tags, when) → evaluation → roast → body: as an image when nonebot-plugin-htmlrender
+is installed and renders (the ``image`` extra; ``profile_image``), else, and whenever rendering
+fails, as text (``render_text``). Refusals and usage are always text.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import logging
 
 from nonebot import on_command
-from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
+from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent, MessageSegment
 from nonebot.matcher import Matcher
 from nonebot.params import CommandArg
 
@@ -24,6 +25,7 @@ from ..engine.service import CognitionEngine
 from ..engine.switches import memory_on
 from ..errors import CognitionError
 from ..runtime import get_engine
+from . import profile_image
 from .commands import INTERNAL_ERROR_MESSAGE, TIMEOUT_MESSAGE, _menu_state
 from .commands_labels import zone_of
 from .context import chat_context
@@ -50,8 +52,8 @@ MENU_ENTRY: dict[str, object] = {
 
 profile_command = on_command("profile", aliases={"cogprofile"}, priority=5, block=True, state=_menu_state(MENU_ENTRY))
 
-#: Sections in the order the reply shows them (after the meta lines).
-SHOWN_SECTIONS = ("evaluation", "roast", "body")
+#: Sections in the order the reply shows them (after the meta lines), the image's order too.
+SHOWN_SECTIONS = profile_image.SHOWN_SECTIONS
 
 
 def render_text(card: Card, timezone: str) -> str:
@@ -79,8 +81,8 @@ async def visible_card(engine: CognitionEngine, context: ChatContext, target: st
     return cards.private or cards.group
 
 
-async def answer(engine: CognitionEngine, bot: Bot | None, event: MessageEvent, words: list[str]) -> str:
-    """The reply to ``/profile <words>``; refusals are answers too."""
+async def lookup(engine: CognitionEngine, bot: Bot | None, event: MessageEvent, words: list[str]) -> str | Card:
+    """What ``/profile <words>`` shows: the card, or a refusal or usage text."""
     target = words[0].lower() if words else ""
     if target not in ("", "group") or len(words) > 1:
         return USAGE
@@ -92,20 +94,35 @@ async def answer(engine: CognitionEngine, bot: Bot | None, event: MessageEvent, 
     card = await visible_card(engine, context, target)
     if card is None or card.is_empty:
         return NO_CARD
-    return render_text(card, engine.config.timezone)
+    return card
+
+
+async def answer(engine: CognitionEngine, bot: Bot | None, event: MessageEvent, words: list[str]) -> str:
+    """The text reply to ``/profile <words>``; refusals are answers too."""
+    found = await lookup(engine, bot, event, words)
+    return found if isinstance(found, str) else render_text(found, engine.config.timezone)
+
+
+async def card_reply(card: Card, timezone: str) -> MessageSegment | str:
+    """The card as an image when htmlrender renders it, else as text (never raises)."""
+    image = await profile_image.render_card_image(card, timezone)
+    return MessageSegment.image(image) if image is not None else render_text(card, timezone)
 
 
 async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Message = CommandArg()) -> None:  # noqa: B008
-    """Every ``/profile`` command gets one reply, within ``tool_timeout_seconds``."""
+    """Every ``/profile`` command gets one reply: the card is found within ``tool_timeout_seconds``,
+    then drawn within ``profile_image.RENDER_TIMEOUT_SECONDS`` (or sent as text)."""
     words = clean_text(argument.extract_plain_text()).split()
+    reply: MessageSegment | str
     try:
         engine = await get_engine()
         if not engine.config.enable:
             reply = "记忆功能已被管理员关闭"
         else:
-            reply = await asyncio.wait_for(
-                answer(engine, bot, event, words), timeout=engine.config.tool_timeout_seconds
+            found = await asyncio.wait_for(
+                lookup(engine, bot, event, words), timeout=engine.config.tool_timeout_seconds
             )
+            reply = found if isinstance(found, str) else await card_reply(found, engine.config.timezone)
     except (asyncio.TimeoutError, TimeoutError):  # distinct classes before Python 3.11
         logger.warning("[cognition] stage=command action=profile timeout; the command did not finish")
         reply = TIMEOUT_MESSAGE
@@ -119,3 +136,4 @@ async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Mess
 
 
 profile_command.handle()(handle)
+profile_image.load_htmlrender()  # with the bot, when installed: its startup/shutdown hooks must run
