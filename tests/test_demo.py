@@ -22,12 +22,14 @@ from click.testing import CliRunner
 
 from amrita_plugin_cognition.cli import demo
 from amrita_plugin_cognition.cli.commands import cognition
-from amrita_plugin_cognition.cli.demo_script import load_script
+from amrita_plugin_cognition.cli.demo_card_model import PROFILE_TOOL
+from amrita_plugin_cognition.cli.demo_script import FollowedCard, ScriptError, load_script, parse_script
 from amrita_plugin_cognition.cli.loopback import chat_preset
 from amrita_plugin_cognition.cli.replay_model import HISTORIAN_TOOL, ReplayModel
 from amrita_plugin_cognition.domain.gate import check_fact
+from amrita_plugin_cognition.domain.profiles import Card, CardLimits
 from amrita_plugin_cognition.domain.timeresolve import anchor_hints
-from amrita_plugin_cognition.engine import historian
+from amrita_plugin_cognition.engine import historian, profile_prompt
 from amrita_plugin_cognition.llm.prompts import default_templates
 
 # The demo is the chat flow on the embedded defaults; the server backend run skips it.
@@ -97,7 +99,8 @@ USER_MODEL = """
 import sys
 from datetime import date
 from zoneinfo import ZoneInfo
-from amrita_plugin_cognition.cli.demo_script import load_script
+from amrita_plugin_cognition.cli.demo_card_model import PROFILE_TOOL
+from amrita_plugin_cognition.cli.demo_script import FollowedCard, ScriptError, load_script, parse_script
 from amrita_plugin_cognition.cli.replay_model import ReplayModel
 model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(sys.argv[1]))).start()
 print(model.base_url, flush=True)
@@ -145,6 +148,34 @@ def _historian_section(stdout: str, day: int) -> str:
     return found.group(0)
 
 
+MING_CARD = "小明（10001）的群内可见画像"
+GROUP_A_CARD = "群A·摄影爱好者（群 20001）的画像"
+#: What 小明 said only in his private chat (or had refused): never on a card shown in groups.
+PRIVATE_WORDS = ("跳槽", "字节跳动", "交房租", "Sunny2024abc")
+
+
+def _card_views(stdout: str, title: str) -> dict[int, str]:
+    """Simulated day -> the card's view printed after that day's merges (its header and lines)."""
+    views: dict[int, str] = {}
+    lines = stdout.splitlines()
+    for index, line in enumerate(lines):
+        head = re.fullmatch(rf"  ▣ {re.escape(title)} · 第 (\d+) 天：.*", line)
+        if head is None:
+            continue
+        block = [line]
+        for following in lines[index + 1 :]:
+            if not following.startswith("      "):
+                break
+            block.append(following)
+        views[int(head.group(1))] = "\n".join(block)
+    return views
+
+
+def _body(view: str) -> list[str]:
+    """The body lines of a card view (＋ new today, · kept)."""
+    return re.findall(r"^        [＋·] (.+)$", view, re.MULTILINE)
+
+
 def _check_count() -> int:
     script = load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))
     return sum(len(turn.checks) for turn in script.turns)
@@ -157,33 +188,33 @@ def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
     assert re.fullmatch(r"未配置模型：使用内置回放模型（127\.0\.0\.1:\d+），除模型外均为真实代码", lines[0])
     assert "universal-sentence-encoder" in run.stdout and "embedded" in run.stdout
     turns = run.turns()
-    assert len(turns) == 15
+    assert len(turns) == 18
     # What the bot was asked, which tool ran with which arguments, and what it answered.
     assert "小明（10001）问：我3月10日要去杭州西湖拍日出，有人一起吗？" in turns[1]
     assert f'● cognition_memory_write {{"content": "{GROUP_A_FACT}"' in turns[1]
     assert '→ {"ok": true, "memory_id": 1}' in turns[1]
     # The fact written on day 1 reaches the model two simulated days later, in the same group,
     # stamped with the simulated time it was said, next to the group's pinned memo.
-    recalled = Run.context(turns[9])
+    recalled = Run.context(turns[11])
     assert f"│ - [记忆#1] 2026-03-02 20:05 小明：{GROUP_A_FACT}" in recalled
     assert "人民公园" in recalled
     # Group B never sees group A's fact, nor anyone's private one.
     group_b = [text for text in turns.values() if "群B·羽毛球" in text.splitlines()[0]]
-    assert len(group_b) == 3
+    assert len(group_b) == 4
     for turn in group_b:
         assert "西湖" not in Run.context(turn) and PRIVATE_FACT not in Run.context(turn)
-    assert "市体育馆" in Run.context(turns[7])
+    assert "市体育馆" in Run.context(turns[8])
     # The private chat has its own fact and the pin; after the delete the fact is gone.
-    assert PRIVATE_FACT in Run.context(turns[11]) and "交房租" in Run.context(turns[11])
+    assert PRIVATE_FACT in Run.context(turns[13]) and "交房租" in Run.context(turns[13])
     # forgetting asks first: the fact is still there until the user agrees in the next message
-    assert '● cognition_memory_delete {"memory_id": 2}' in turns[12] and '"needs_confirmation": true' in turns[12]
-    assert PRIVATE_FACT in Run.context(turns[13])
-    assert '● cognition_memory_delete {"memory_id": 2, "confirmed": true}' in turns[13]
-    assert '"deleted": 2' in turns[13]
-    assert PRIVATE_FACT not in Run.context(turns[14]) and "交房租" in Run.context(turns[14])
-    assert "不记得了" in turns[14]
+    assert '● cognition_memory_delete {"memory_id": 2}' in turns[14] and '"needs_confirmation": true' in turns[14]
+    assert PRIVATE_FACT in Run.context(turns[15])
+    assert '● cognition_memory_delete {"memory_id": 2, "confirmed": true}' in turns[15]
+    assert '"deleted": 2' in turns[15]
+    assert PRIVATE_FACT not in Run.context(turns[16]) and "交房租" in Run.context(turns[16])
+    assert "不记得了" in turns[16]
     # The credential was refused, never stored.
-    assert '"ok": false' in turns[8] and "Sunny2024abc" not in Run.context(turns[11])
+    assert '"ok": false' in turns[10] and "Sunny2024abc" not in Run.context(turns[13])
     total = _check_count()
     assert "✗" not in run.stdout and f"检查：{total}/{total} 通过" in run.stdout
     home = re.search(r"^数据目录：(\S+?)（", run.stdout, re.MULTILINE)
@@ -196,27 +227,86 @@ def test_replay_demo_shows_the_historian_rewriting_observations(runs: Runs) -> N
     run = runs.replay
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     turns = run.turns()
-    assert "● end {" in turns[10] and '"observations": 2' in turns[10]
+    assert "● end {" in turns[12] and '"observations": 2' in turns[12]
     # Not a fact yet during day 3: the historian runs when the day is over.
-    assert "雪景" not in Run.context(turns[11])
+    assert "雪景" not in Run.context(turns[13])
     section = _historian_section(run.stdout, 3)
     assert "观察改写 · 群A·摄影爱好者（群 20001） · 小明（10001）12:30 的一轮" in section
     assert "观察#1：QQ号10001（昵称小明）昨晚在西湖断桥拍到了雪景" in section
     assert f"时间换算：“昨晚” = {LAST_NIGHT}（周" in section
     assert f"时间换算：“下周六” = {NEXT_SATURDAY}（周六）" in section
-    assert f"● [记忆#4] {SNOW_FACT}\n          发生日期 {LAST_NIGHT} · 绝对表述：是" in section
-    assert f"● [记忆#5] {TRIP_FACT}\n          发生日期 {NEXT_SATURDAY} · 绝对表述：是" in section
+    assert f"● [记忆#7] {SNOW_FACT}\n          发生日期 {LAST_NIGHT} · 绝对表述：是" in section
+    assert f"● [记忆#8] {TRIP_FACT}\n          发生日期 {NEXT_SATURDAY} · 绝对表述：是" in section
     # Transcript turns that ended without ``end`` become extraction jobs, which the replay
     # model answers with no facts.
     assert "对话记录提取" in _historian_section(run.stdout, 1)
     # A day later, in the same group, the block carries the rewritten facts (the raw note of the
     # turn, with its 昨晚, sits in the notes); the reply quotes the dated one.
-    context = Run.context(turns[15])
-    assert re.search(rf"│ - \[记忆#4\] {LAST_NIGHT} 小明：{re.escape(SNOW_FACT)}$", context, re.MULTILINE)
+    context = Run.context(turns[17])
+    assert re.search(rf"│ - \[记忆#7\] {LAST_NIGHT} 小明：{re.escape(SNOW_FACT)}$", context, re.MULTILINE)
     assert f"小明：{TRIP_FACT}" in context
     assert "【本会话最近的笔记】" in context and "小明分享了昨晚在断桥拍的雪景" in context
-    assert f"我记得：「{SNOW_FACT}」" in turns[15]
-    assert "检查 ✓ 史官把“昨晚”换算成了日期" in turns[15]
+    assert f"我记得：「{SNOW_FACT}」" in turns[17]
+    assert "检查 ✓ 史官把“昨晚”换算成了日期" in turns[17]
+
+
+def test_replay_demo_shows_a_card_growing_day_by_day(runs: Runs) -> None:
+    """After each simulated day the facts the historian wrote are merged into 小明's card (and
+    the group's) by the real merge at the end of the coalescing window, in simulated time; the
+    card printed then grows, new lines marked, and names what later days taught."""
+    run = runs.replay
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    # The window (600 s) is run out on the simulated clock: day 1's historian ran at 22:33.
+    day_1 = _historian_section(run.stdout, 1)
+    assert "合并窗口 600 秒，模拟时间 2026-03-02 22:43 到期后运行，共 2 个合并任务" in day_1
+    assert "◆ 合并任务" in day_1 and "小明（10001）的画像（群内可见） · 新事实：记忆#3、#4" in day_1
+    assert "群A·摄影爱好者（群 20001）的画像 · 新事实：记忆#3、#4" in day_1
+    # Day 3's two observations of one turn make one merge per card, not one per fact.
+    assert "小明（10001）的画像（群内可见） · 新事实：记忆#7、#8" in _historian_section(run.stdout, 3)
+    cards = _card_views(run.stdout, MING_CARD)
+    assert sorted(cards) == [1, 2, 3, 4], run.stdout[-3000:]
+    assert "第 1 天：新建" in cards[1] and all("：更新" in cards[day] for day in (2, 3, 4))
+    bodies = {day: _body(view) for day, view in cards.items()}
+    assert bodies[1] == ["是风光摄影爱好者，最爱拍日出", "用富士相机拍照"]
+    assert [len(bodies[day]) for day in (1, 2, 3, 4)] == [2, 3, 5, 6]
+    for day in (2, 3, 4):  # every day keeps what the day before said, and adds its own lines
+        assert bodies[day][: len(bodies[day - 1])] == bodies[day - 1]
+    assert "        ＋ 是羽毛球新手，想跟群友一起打球" in cards[2]  # said in group B on day 2
+    assert f"        ＋ 约群友{NEXT_SATURDAY}去千岛湖拍星空" in cards[3]
+    assert "        ＋ 有两支三脚架，可以借给去千岛湖拍星空的群友" in cards[4]
+    assert "        · 用富士相机拍照" in cards[4]
+    assert "千岛湖" not in cards[1] and "三脚架" in cards[4]
+    assert "评价：小明，常聊摄影。" in cards[1] and "（更新）" in cards[4]
+    assert "标签：摄影、羽毛球、出游" in cards[4]
+    # The group's card grows only on the days its own chat taught something.
+    group = _card_views(run.stdout, GROUP_A_CARD)
+    assert "第 1 天：新建（正文 2 条）" in group[1] and "第 2 天：没有变化（正文 2 条）" in group[2]
+    assert "        ＋ 小明有两支三脚架，可以借给去千岛湖拍星空的群友" in group[4]
+    assert "羽毛球" not in group[4]  # group B's facts stay out of group A's card
+    # The card is injected where it belongs: with 小明 in group B (his group-visible part, built
+    # on day 1 in group A), never when someone else speaks there.
+    turns = run.turns()
+    assert "群B·羽毛球" in turns[8].splitlines()[0] and "小明（10001）问" in turns[8]
+    assert "用户 10001 的群内可见画像（小明）" in Run.context(turns[8])
+    assert "正文：是风光摄影爱好者，最爱拍日出 用富士相机拍照" in Run.context(turns[8])
+    assert "用户 10001 的群内可见画像" not in Run.context(turns[7])  # 阿强 speaks: not 小明's card
+
+
+def test_replay_demo_cards_never_show_private_facts(runs: Runs) -> None:
+    """The private chat's fact (and the refused credential, and the private pin) never reach a
+    card shown in groups: not in any printed view, not among its source memories, not in a
+    group's block that carries 小明's card."""
+    run = runs.replay
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    views = [*_card_views(run.stdout, MING_CARD).values(), *_card_views(run.stdout, GROUP_A_CARD).values()]
+    assert len(views) == 8
+    for view in views:
+        assert not any(word in view for word in PRIVATE_WORDS), view
+        sources = re.search(r"依据记忆 (.+)$", view, re.MULTILINE)
+        assert sources is None or "#2、" not in sources.group(1) + "、"  # memory #2: the private fact
+    for turn in run.turns().values():
+        if "群" in turn.splitlines()[0] and "用户 10001 的群内可见画像" in Run.context(turn):
+            assert not any(word in Run.context(turn) for word in PRIVATE_WORDS)
 
 
 def test_demo_with_a_preset_talks_to_that_model(runs: Runs) -> None:
@@ -228,7 +318,9 @@ def test_demo_with_a_preset_talks_to_that_model(runs: Runs) -> None:
     assert runs.preset_model_requests > 20
     assert "✗" not in run.stdout and "cognition_memo_update" in run.stdout
     # The historian's calls go to that model too (the chat's preset is the historian's default).
-    assert f"● [记忆#4] {SNOW_FACT}" in _historian_section(run.stdout, 3)
+    assert f"● [记忆#7] {SNOW_FACT}" in _historian_section(run.stdout, 3)
+    # So do the card merges: the card grows there too.
+    assert len(_card_views(run.stdout, MING_CARD)) == 4 and "千岛湖" in _card_views(run.stdout, MING_CARD)[4]
 
 
 def test_demo_under_a_bot_runs_in_a_process_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_root: Path) -> None:
@@ -327,3 +419,81 @@ def test_replay_model_rewrites_observations_for_the_historian() -> None:
     user = {"role": "user", "content": extraction.user}
     answer = model.answer({"messages": [user], "tools": tools})
     assert json.loads(answer["tool_calls"][0]["function"]["arguments"]) == {"facts": []}
+
+
+def _merge_request(card: dict[str, object] | None, observations: list[str], facts: list[str]) -> dict[str, object]:
+    """A card merge's request as the engine sends it (the real template)."""
+    context = {
+        "tool_name": profile_prompt.TOOL_NAME,
+        "now": "2026-03-04 21:10 星期三 (Asia/Shanghai)",
+        "entity_type": "user",
+        "entity_id": "10001",
+        "who": profile_prompt.who("user", "10001"),
+        "part": "group",
+        "visibility": "这部分卡片会在群聊中展示，只能写该用户在群里表现出来的内容。",
+        "card": card,
+        "observations": observations,
+        "facts": [
+            {"id": number, "when": "2026-03-02 20:05 星期一", "text": text} for number, text in enumerate(facts, 1)
+        ],
+        "limits": {"evaluation": 200, "body": 800, "roast": 80},
+        "feedback": [],
+        "rebuild": False,
+    }
+    prompt = default_templates().render(profile_prompt.TEMPLATE, context)
+    return {
+        "messages": [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
+        "tools": [{"type": "function", "function": {"name": profile_prompt.TOOL_NAME}}],
+    }
+
+
+def test_replay_model_writes_cards_from_what_the_merge_sends() -> None:
+    """The replay model's card is a function of the merge's request: the current card's lines
+    kept, one line per new observation added, nothing the request does not carry."""
+    assert PROFILE_TOOL == profile_prompt.TOOL_NAME
+    model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START)))
+    hobby = "QQ号10001（昵称小明）是风光摄影爱好者，最爱拍日出"
+    first = model.answer(_merge_request(None, [hobby], ["小明（QQ10001）计划去西湖拍日出。"]))
+    call = first["tool_calls"][0]["function"]
+    assert call["name"] == profile_prompt.TOOL_NAME
+    answer = profile_prompt.ProfileAnswer.model_validate_json(call["arguments"])
+    assert (answer.action, answer.entity_type, answer.entity_id) == ("update_profile", "user", "10001")
+    assert answer.name == "小明"
+    assert answer.body == "是风光摄影爱好者，最爱拍日出"
+    assert "西湖" not in answer.body  # a past fact is context, not news
+    base = Card("900001", "user", "10001", "group")
+    card, problems = profile_prompt.candidate(answer, base, CardLimits())
+    assert card is not None and not problems
+    current = {
+        "name": card.name,
+        "tags": card.tags,
+        "evaluation": card.evaluation,
+        "body": card.body,
+        "roast": card.roast,
+        "updated_at": "2026-03-02 22:43 星期一",
+    }
+    # Different observations, a different card: the answer follows the request.
+    grown = model.answer(_merge_request(current, ["QQ号10001（昵称小明）是羽毛球新手，想跟群友一起打球"], []))
+    second = profile_prompt.ProfileAnswer.model_validate_json(grown["tool_calls"][0]["function"]["arguments"])
+    assert second.body.splitlines() == ["是风光摄影爱好者，最爱拍日出", "是羽毛球新手，想跟群友一起打球"]
+    assert second.tags == ["摄影", "羽毛球"] and "羽毛球" in second.evaluation and second.roast != answer.roast
+    # Nothing new: skip.
+    again = model.answer(_merge_request(current, [hobby], []))
+    assert json.loads(again["tool_calls"][0]["function"]["arguments"])["action"] == "skip"
+
+
+def test_script_names_the_cards_the_demo_follows() -> None:
+    script = load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))
+    assert [(card.entity_type, card.entity_id, card.part, card.title) for card in script.cards] == [
+        ("user", "10001", "group", MING_CARD),
+        ("group", "20001", "group", GROUP_A_CARD),
+    ]
+    assert isinstance(script.cards[0], FollowedCard) and script.cards[0].note
+    data = json.loads((Path(demo.__file__).parent / "demo_conversation.json").read_text(encoding="utf-8"))
+    for wrong, message in (
+        ({"user": 99999}, "未定义的用户"),
+        ({"chat": "private_ming"}, "不是脚本里的群"),
+        ({}, "需要"),
+    ):
+        with pytest.raises(ScriptError, match=message):
+            parse_script({**data, "cards": [wrong]}, ZoneInfo("Asia/Shanghai"))

@@ -12,14 +12,18 @@ through Amrita's ``agent.tool_call`` / ``agent.tool_return`` events), the reply 
 and the script's checks (scope isolation, forgetting, the memo and the pins, facts the
 historian wrote) evaluated on what actually happened. After each simulated day the historian
 runs at that day's time and its jobs are printed: the observations a turn handed to the ``end``
-tool with the time resolver's anchors, and the absolute facts written from them. The model is
+tool with the time resolver's anchors, and the absolute facts written from them. The card
+merges those facts queued then run at the end of their coalescing window (the simulated clock
+moves on by ``profiles.merge_window_seconds``; nothing sleeps), and the cards the script follows
+(a user's group-visible part, a group's card) are printed with what changed that day. The model is
 a user's preset (``--preset``) or, by default, the built-in replay model (``replay_model.py``);
 everything else is the real code.
 
 The pieces: ``demo_script`` (the scripted conversation), ``demo_adapter`` (the simulated QQ
 client and its events), ``demo_recording`` (what a turn showed, and the checks),
-``demo_historian`` (the historian driven by hand), ``demo_printing`` (the transcript), and this
-module (the model, the run).
+``demo_historian`` (the historian driven by hand), ``demo_cards`` (the card merges driven by the
+simulated clock), ``demo_printing`` (the transcript), and this module (the model, the run). The
+replay model's answers to card merges are ``demo_card_model``'s.
 
 Run it as ``python -m amrita_plugin_cognition demo`` (``__main__`` boots NoneBot for it) or as
 ``ambot cognition demo`` (which starts the former in a subprocess).
@@ -49,6 +53,7 @@ import click
 
 from ..errors import TIMEOUTS
 from .demo_adapter import event_payload, simulated_qq_adapter
+from .demo_cards import run_merges
 from .demo_historian import pause_scheduled_runs, run_historian
 from .demo_printing import Printer
 from .demo_recording import Outcome, Recorder
@@ -264,7 +269,8 @@ async def _end_of_day(
     engine: CognitionEngine, now: datetime, printer: Printer, outcome: Outcome, choice: ModelChoice
 ) -> None:
     """The historian at the end of a simulated day, at that day's last turn's time; its facts
-    are indexed before the next day begins."""
+    are indexed before the next day begins. Then the card merges its facts queued, at the end of
+    their coalescing window in simulated time (``demo_cards``), and the followed cards."""
     from ..bot.jobs import wait_for_background
 
     _report_stalls()
@@ -278,6 +284,21 @@ async def _end_of_day(
         return
     printer.historian(run, outcome)
     problem = await _background_done(wait_for_background(engine), "史官写入的记忆的后台索引")
+    if problem:
+        printer.line(f"  出错：{problem}")
+        outcome.failed += 1
+    _report_stalls()
+    try:
+        cards = await asyncio.wait_for(
+            run_merges(engine, str(printer.script.bot_id), now, printer.script.cards), timeout=timeout
+        )
+    except TIMEOUTS:
+        printer.line()
+        printer.line(f"  出错：画像合并超过 {timeout:.0f} 秒没有完成")
+        outcome.failed += 1
+        return
+    printer.cards(cards, outcome)
+    problem = await _background_done(wait_for_background(engine), "画像合并后的后台工作")
     if problem:
         printer.line(f"  出错：{problem}")
         outcome.failed += 1
@@ -300,7 +321,7 @@ def _banner(script: DemoScript, choice: ModelChoice, home: Path, keep: bool) -> 
         "运行中：NoneBot + OneBot V11 适配器 + Amrita 聊天流程 + 本插件；"
         f"对话由脚本以 OneBot V11 事件送入，共 {len(script.turns)} 轮，"
         f"模拟 {script.days} 天（{script.day_date(first).isoformat()} 至 {script.day_date(last).isoformat()}），"
-        "每天结束时按当天的模拟时间运行史官"
+        "每天结束时按当天的模拟时间运行史官，合并窗口到期后合并画像"
     )
     click.echo(f"数据目录：{home}" + ("（运行后保留）" if keep else "（运行结束后删除，--keep 可保留）"))
 

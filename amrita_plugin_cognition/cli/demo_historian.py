@@ -16,6 +16,8 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from ..domain.clock import UTC
+
 if TYPE_CHECKING:
     from ..engine.service import CognitionEngine
 
@@ -99,11 +101,13 @@ def _report(row: Any, zone: ZoneInfo) -> JobReport:
 
 
 async def _pending_jobs(engine: CognitionEngine, zone: ZoneInfo) -> list[JobReport]:
+    """The historian's own pending jobs (card merges are ``demo_cards``' to show)."""
+    from ..engine.profile_queue import MERGE_JOB
     from ..store import jobs
 
     async with engine.unit_of_work() as uow:
         rows = await jobs.list_jobs(uow.session, jobs.PENDING, limit=10_000)
-    return [_report(row, zone) for row in rows]
+    return [_report(row, zone) for row in rows if row.kind != MERGE_JOB]
 
 
 async def _written_facts(engine: CognitionEngine, job_ids: set[int], zone: ZoneInfo) -> dict[int, list[WrittenFact]]:
@@ -146,13 +150,16 @@ async def run_historian(engine: CognitionEngine, now: datetime) -> HistorianRun:
 
     zone = ZoneInfo(engine.config.timezone)
     run = HistorianRun(now)
+    # The engine is handed UTC, as the bot's own clock gives it: SQLite keeps a time without its
+    # offset, so a local time would be stored (and due) hours off.
+    moment = now.astimezone(UTC)
     # The waiting transcript turns become jobs here rather than inside run_until_idle, so that
     # the report can show every job before it runs (a finished job is deleted).
-    await flush_transcripts(engine, now, everything=True)
+    await flush_transcripts(engine, moment, everything=True)
     run.jobs = await _pending_jobs(engine, zone)
     if not run.jobs:
         return run
-    await engine.historian.run_until_idle(now=now)
+    await engine.historian.run_until_idle(now=moment)
     ids = {job.job_id for job in run.jobs}
     written = await _written_facts(engine, ids, zone)
     async with engine.unit_of_work() as uow:

@@ -1,19 +1,26 @@
 """The demo's transcript on stdout (Chinese): each turn with the memory block the model got,
 its tool calls and results, the reply and the checks; after each simulated day, the
-historian's jobs with their observations, time anchors and the facts written."""
+historian's jobs with their observations, time anchors and the facts written, then the card
+merges of that day and the followed cards with what changed since the day before."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from typing import TYPE_CHECKING
 
 import click
 
+from .demo_cards import CardRun, MergeJob, card_lines, describe_parts
 from .demo_historian import HistorianRun, JobReport
 from .demo_recording import Outcome, TurnTrace, describe, evaluate
-from .demo_script import WEEKDAYS, DemoScript, Turn
+from .demo_script import WEEKDAYS, DemoScript, FollowedCard, Turn
+
+if TYPE_CHECKING:
+    from ..domain.profiles import Card
 
 JOB_KINDS = {"observations": "观察改写", "transcript": "对话记录提取"}
+PART_NAMES = {"group": "群内可见", "private": "仅私聊"}
 
 
 def compact_json(text: str | None) -> str:
@@ -43,6 +50,8 @@ class Printer:
         #: The built-in replay model answers: its transcript extraction never submits facts.
         self.replay = replay
         self.day = 0
+        #: The followed cards as last printed (None: there was none yet).
+        self.shown_cards: dict[tuple[str, str, str], Card | None] = {}
 
     def line(self, text: str = "") -> None:
         click.echo(text)
@@ -142,3 +151,73 @@ class Printer:
             absolute = "是" if fact.absolute else f"否（{fact.warning or '改写后仍有相对表述'}）"
             self.line(f"        ● [记忆#{fact.memory_id}] {fact.text}")
             self.line(f"          发生日期 {happened} · 绝对表述：{absolute}")
+
+    # ------------------------------------------------------------------ cards
+
+    def _merge_target(self, job: MergeJob) -> str:
+        if job.entity_type == "group":
+            return f"{self._chat(f'group:{job.entity_id}')}的画像"
+        person = self.script.people.get(int(job.entity_id)) if job.entity_id.isdigit() else None
+        who = person.title if person else f"用户 {job.entity_id}"
+        parts = "、".join(PART_NAMES.get(part, part) for part in sorted({*job.parts, *job.rebuild}))
+        return f"{who}的画像（{parts}）"
+
+    def cards(self, run: CardRun, outcome: Outcome) -> None:
+        """The day's merges (run at the end of the coalescing window, in simulated time), then
+        each followed card: new, changed (new body lines marked ＋, dropped ones －) or not."""
+        self.line()
+        if not run.enabled:
+            self.line(f"  ◇ 画像合并（第 {self.day} 天）：已关闭（profiles.merge = false）")
+        elif not run.merges:
+            self.line(f"  ◇ 画像合并（第 {self.day} 天）：没有待合并的画像（史官今天没有写入新的事实）")
+        else:
+            queued, ran = run.queued_at.strftime("%H:%M"), run.ran_at.strftime("%Y-%m-%d %H:%M")
+            self.line(
+                f"  ◇ 画像合并（第 {self.day} 天 · 史官 {queued} 写入的事实按画像排队，"
+                f"合并窗口 {run.window_seconds:.0f} 秒，模拟时间 {ran} 到期后运行，共 {len(run.merges)} 个合并任务）"
+            )
+            for job in run.merges:
+                self.line(f"    ◆ 合并任务 #{job.job_id} · {self._merge_target(job)} · {describe_parts(job)}")
+                if job.state != "done":
+                    state = "稍后重试" if job.state == "pending" else "已放弃"
+                    self.line(f"      未完成（{state}）：{job.error[:200]}")
+                    outcome.failed += 1
+        for followed, card in run.cards:
+            self._card(followed, card)
+
+    def _card(self, followed: FollowedCard, card: Card | None) -> None:
+        key = (followed.entity_type, followed.entity_id, followed.part)
+        before = self.shown_cards.get(key)
+        self.shown_cards[key] = card
+        head = f"  ▣ {followed.title} · 第 {self.day} 天"
+        if card is None:
+            if before is None:
+                self.line(f"{head}：还没有（史官还没有写入与它有关的事实）")
+            else:
+                self.line(f"{head}：已删除（它依据的记忆被删除，没有剩下可依据的事实）")
+            return
+        lines, old_lines = card_lines(card), card_lines(before) if before is not None else []
+        shown = ("evaluation", "body", "roast", "tags")
+        if before is not None and all(getattr(before, name) == getattr(card, name) for name in shown):
+            self.line(f"{head}：没有变化（正文 {len(lines)} 条）")
+            return
+        self.line(f"{head}：{'新建' if before is None else '更新'}（正文 {len(lines)} 条）")
+        if before is None and followed.note:
+            self.line(f"      （{followed.note}）")
+        sources = "、".join(f"#{memory_id}" for memory_id in card.source_ids) or "（无）"
+        tags = "、".join(card.tags) or "（无）"
+        self.line(f"      名称：{card.name or '（无）'} · 标签：{tags} · 依据记忆 {sources}")
+
+        def mark(section: str) -> str:
+            if before is None:
+                return "（新）"
+            return "（更新）" if getattr(before, section) != getattr(card, section) else ""
+
+        self.line(f"      评价：{card.evaluation or '（空）'}{mark('evaluation')}")
+        self.line("      正文（＋ 今天新增，－ 今天删去）：" if before is not None else "      正文：")
+        for line in lines:
+            self.line(f"        {'＋' if line not in old_lines else '·'} {line}")
+        for line in old_lines:
+            if line not in lines:
+                self.line(f"        － {line}")
+        self.line(f"      吐槽：{card.roast or '（空）'}{mark('roast')}")

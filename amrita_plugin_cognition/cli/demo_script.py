@@ -11,6 +11,9 @@ Checks (``demo_recording.evaluate``): ``context_has`` / ``context_lacks`` (the m
 ``memory_has`` (one of the block's recalled memories, not its notes or memo), ``results_lack``
 (the tool results), ``tools_ok``, ``tool_refused``, ``ended`` (the turn called ``end`` and its
 observations went to the historian).
+
+``cards`` names the card parts the demo prints after each day's merges (a user's group-visible
+part, a group's card), with what changed since the day before.
 """
 
 from __future__ import annotations
@@ -99,6 +102,18 @@ class Turn:
     checks: tuple[Check, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class FollowedCard:
+    """A card part the demo prints after each simulated day's merges (``cards`` in the script):
+    a user's group-visible part, or a group's card."""
+
+    entity_type: Literal["user", "group"]
+    entity_id: str
+    title: str
+    note: str = ""
+    part: str = "group"
+
+
 @dataclass(slots=True)
 class DemoScript:
     bot_id: int
@@ -108,6 +123,7 @@ class DemoScript:
     turns: list[Turn]
     start: date
     zone: ZoneInfo
+    cards: list[FollowedCard] = field(default_factory=list)
 
     @property
     def days(self) -> int:
@@ -195,6 +211,28 @@ def _parse_turn(number: int, data: dict[str, Any], chats: dict[str, Chat], peopl
     return Turn(number, day, clock, chats[chat_key], people[user], _require(data, "text", where), steps, reply, checks)
 
 
+def _parse_cards(data: list[Any], chats: dict[str, Chat], people: dict[int, Person]) -> list[FollowedCard]:
+    cards = []
+    for number, item in enumerate(data, start=1):
+        where = f"cards 第 {number} 项"
+        if not isinstance(item, dict):
+            raise ScriptError(f"{where}: 应为对象")
+        note = str(item.get("note", ""))
+        if "user" in item:
+            person = people.get(int(item["user"]))
+            if person is None:
+                raise ScriptError(f"{where}: 未定义的用户 {item['user']}")
+            cards.append(FollowedCard("user", str(person.user_id), f"{person.title}的群内可见画像", note))
+        elif "chat" in item:
+            chat = chats.get(str(item["chat"]))
+            if chat is None or chat.kind != "group":
+                raise ScriptError(f"{where}: {item['chat']} 不是脚本里的群")
+            cards.append(FollowedCard("group", str(chat.id), f"{chat.title}的画像", note))
+        else:
+            raise ScriptError(f"{where}: 需要 user 或 chat")
+    return cards
+
+
 def parse_script(data: dict[str, Any], zone: ZoneInfo, start: date | None = None) -> DemoScript:
     chats = {
         key: Chat(key=key, kind=value["kind"], id=int(value["id"]), label=value["label"])
@@ -221,6 +259,7 @@ def parse_script(data: dict[str, Any], zone: ZoneInfo, start: date | None = None
         turns=turns,
         start=date.today(),
         zone=zone,
+        cards=_parse_cards(data.get("cards") or [], chats, people),
     )
     script.start = start or default_start(script.days, zone)
     said = [script.said(turn) for turn in turns]

@@ -12,7 +12,9 @@ The historian's requests (they offer the one function ``cognition_record_facts``
 by rule instead (``historian_facts``): every observation becomes one fact, its relative time
 expressions replaced by the anchors the request's 时间换算 lines give, 我/我们 by the speaker.
 Transcript extraction requests get no facts: the scripted turns store what matters through the
-memory tools themselves.
+memory tools themselves. The card merge's requests (the one function ``cognition_update_profile``)
+are answered by rule from the card and the new observations the request carries
+(``demo_card_model``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from .demo_card_model import PROFILE_TOOL, card_answer
 from .demo_script import DemoScript, Reply, Turn
 from .loopback import LoopbackServer, completion, tool_call_message
 
@@ -121,9 +124,13 @@ class ReplayModel:
             self.requests += 1
             serial = self.requests
         messages: list[dict[str, Any]] = list(body.get("messages") or [])
-        if HISTORIAN_TOOL in offered_tools(body):
+        offered = offered_tools(body)
+        if HISTORIAN_TOOL in offered or PROFILE_TOOL in offered:
             user = "\n".join(message_text(message) for message in messages if message.get("role") == "user")
-            return tool_call_message(HISTORIAN_TOOL, {"facts": historian_facts(user)}, f"call_historian_{serial}")
+            if HISTORIAN_TOOL in offered:
+                return tool_call_message(HISTORIAN_TOOL, {"facts": historian_facts(user)}, f"call_historian_{serial}")
+            system = "\n".join(message_text(message) for message in messages if message.get("role") == "system")
+            return tool_call_message(PROFILE_TOOL, card_answer(system, user), f"call_profile_{serial}")
         try:
             last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
         except ValueError:
