@@ -198,10 +198,13 @@ def reindex_command(home: Path | None, yes: bool) -> None:
     click.echo(
         f"重建完成：第 {report.generation_before} 代 → 第 {report.generation_after} 代；"
         f"数据库有效记忆 {report.sql_active} 条，重建前向量 {report.vectors_before} 条，"
-        f"重建后向量 {report.vectors_after} 条，期间变更补写 {report.reapplied} 条，用时 {report.seconds:.1f} 秒"
+        f"重建后向量 {report.vectors_after} 条，画像 {report.cards} 份、画像向量 {report.card_vectors} 条，"
+        f"期间变更补写 {report.reapplied} 条，用时 {report.seconds:.1f} 秒"
     )
     if report.vectors_after != report.sql_active:
         raise fail(f"重建后向量数 {report.vectors_after} 与数据库 {report.sql_active} 不一致")
+    if report.card_vectors != report.cards:
+        raise fail(f"重建后画像向量数 {report.card_vectors} 与数据库画像 {report.cards} 份不一致")
 
 
 @cognition.command("repair")

@@ -129,6 +129,8 @@ def status(report: dict[str, Any]) -> None:
     head = f"向量索引：{index.get('backend', '?')}，第 {index.get('generation', '?')} 代"
     if index.get("healthy"):
         body = f"健康；向量 {index.get('vectors', 0)} 条"
+        if index.get("card_vectors"):
+            body += f"，画像向量 {index['card_vectors']} 条"
         if "missing" in index:
             body += f"，缺 {index['missing']} 条，多余 {index['stale']} 条"
     else:

@@ -9,6 +9,10 @@
   retried with backoff and finally kept as dead, while the others go on.
 * **Repair.** ``missing_and_extra`` compares, by id, what SQL holds active with what a generation
   stores; ``repair`` re-queues the missing and deletes the extra (at startup and by command).
+* **Cards.** Profile card parts follow the same way into one card collection per bot account
+  (outbox rows of scope kind ``profile`` name a card's row id; the drain reads the row then:
+  present, its current text is embedded; gone, its vector is deleted). Repair compares them by id
+  too (reported under ``<bot>|profiles``) and re-writes missing card keyword rows.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ from ..domain.clock import UTC
 from ..domain.events import IndexWorkQueued
 from ..domain.records import MemoryKind, MemoryStatus, Scope
 from ..errors import EmbedderUnavailable, IndexUnavailable
+from ..index.collections import CARDS_SCOPE
 from ..logs import log_event
-from ..store import meta, outbox, repository, turns
-from ..store.models import MemoryRow, OutboxRow
+from ..store import meta, outbox, profile_index, repository, turns
+from ..store import profiles as profile_store
+from ..store.models import MemoryRow, OutboxRow, ProfileRow
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -43,6 +49,13 @@ CONSECUTIVE_FAILURES_DOWN = 3
 
 IndexFailure = (EmbedderUnavailable, IndexUnavailable)
 _Key = tuple[str, Scope]
+#: How outbox rows are applied together: a chat's facts (bot, scope), or a bot's cards (bot, None).
+_Batch = tuple[str, Scope | None]
+
+
+def cards_label(bot_id: str) -> str:
+    """How a bot account's card collection is named in a ``RepairReport``."""
+    return f"{bot_id}|{CARDS_SCOPE}"
 
 
 @dataclass(slots=True)
@@ -56,6 +69,8 @@ class RepairReport:
     unmapped: dict[str, int] = field(default_factory=dict)
     requeued: int = 0
     deleted: int = 0
+    #: Card keyword rows written again (a card without one) or removed (one without a card).
+    card_keywords: int = 0
 
     @property
     def missing_count(self) -> int:
@@ -173,9 +188,11 @@ class IndexSync:
                     pending = await outbox.due(uow.session, moment, OUTBOX_BATCH)
                     if not pending:
                         break
-                    ids = [entry.memory_id for entry in pending]
+                    ids = [entry.memory_id for entry in pending if not outbox.is_card(entry)]
                     rows = {row.id: row for row in await repository.rows_by_ids(uow.session, ids)}
-                done, failures = await self._apply(pending, rows, generation)
+                    card_ids = [entry.memory_id for entry in pending if outbox.is_card(entry)]
+                    cards = {row.id: row for row in await profile_store.rows_by_ids(uow.session, card_ids)}
+                done, failures = await self._apply(pending, rows, cards, generation)
                 if await self.current_generation(force=True) != generation:
                     continue  # switched meanwhile by another process: apply again to the new one
                 async with self._engine.unit_of_work() as uow:
@@ -200,14 +217,19 @@ class IndexSync:
         return applied
 
     async def _apply(
-        self, pending: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int
+        self,
+        pending: Sequence[OutboxRow],
+        rows: dict[int, MemoryRow],
+        cards: dict[int, ProfileRow],
+        generation: int,
     ) -> tuple[list[int], dict[int, str]]:
-        """Apply each chat's entries together; when a chat's batch fails, its entries one by one
-        (a fact that cannot be indexed must not hold back its chat). Returns the outbox ids done
-        and the failures (outbox id -> error)."""
-        groups: dict[_Key, list[OutboxRow]] = {}
+        """Apply each chat's entries (and each bot's card entries) together; when a batch fails,
+        its entries one by one (a fact that cannot be indexed must not hold back its chat).
+        Returns the outbox ids done and the failures (outbox id -> error)."""
+        groups: dict[_Batch, list[OutboxRow]] = {}
         for entry in pending:
-            groups.setdefault((entry.bot_id, Scope(entry.scope_kind, entry.scope_id)), []).append(entry)  # type: ignore[arg-type]
+            scope = None if outbox.is_card(entry) else Scope(entry.scope_kind, entry.scope_id)  # type: ignore[arg-type]
+            groups.setdefault((entry.bot_id, scope), []).append(entry)
         done: list[int] = []
         failures: dict[int, str] = {}
         consecutive = 0
@@ -219,7 +241,7 @@ class IndexSync:
                     failures.update((entry.id, "index unavailable (not tried)") for entry in batch)
                     continue
                 try:
-                    await self._apply_group(key, batch, rows, generation)
+                    await self._apply_group(key, batch, rows, cards, generation)
                 except IndexFailure as error:
                     if len(batch) > 1:  # find the entry that fails: the chat's entries one by one
                         batches = [[entry] for entry in batch] + batches
@@ -232,22 +254,37 @@ class IndexSync:
         return done, failures
 
     async def _apply_group(
-        self, key: _Key, entries: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int
+        self,
+        key: _Batch,
+        entries: Sequence[OutboxRow],
+        rows: dict[int, MemoryRow],
+        cards: dict[int, ProfileRow],
+        generation: int,
     ) -> None:
         """To the live generation; during a reindex, to the generation being built first (it
         must succeed) and to the live one as well, best effort (its model may be the old one)."""
         if self.building_generation is None:
-            await self._apply_to(key, entries, rows, generation)
+            await self._apply_to(key, entries, rows, cards, generation)
             return
-        await self._apply_to(key, entries, rows, self.building_generation)
+        await self._apply_to(key, entries, rows, cards, self.building_generation)
         try:
-            await self._apply_to(key, entries, rows, generation)
+            await self._apply_to(key, entries, rows, cards, generation)
         except IndexFailure as error:
             log_event("outbox", level=logging.WARNING, live_generation_skipped=str(error)[:200])
 
     async def _apply_to(
-        self, key: _Key, entries: Sequence[OutboxRow], rows: dict[int, MemoryRow], generation: int
+        self,
+        batch: _Batch,
+        entries: Sequence[OutboxRow],
+        rows: dict[int, MemoryRow],
+        cards: dict[int, ProfileRow],
+        generation: int,
     ) -> None:
+        bot_id, scope = batch
+        if scope is None:
+            await self._apply_cards(bot_id, entries, cards, generation)
+            return
+        key = (bot_id, scope)
         upserts: list[MemoryRow] = []
         deletes: list[int] = []
         for entry in entries:
@@ -259,9 +296,47 @@ class IndexSync:
         if upserts:
             await self.upsert_rows({key: upserts}, generation)
         if deletes:
-            bot_id, scope = key
             vectors = self._engine.vectors
             await asyncio.to_thread(vectors.delete, generation, bot_id, scope, sorted(set(deletes)))
+
+    async def _apply_cards(
+        self, bot_id: str, entries: Sequence[OutboxRow], cards: dict[int, ProfileRow], generation: int
+    ) -> None:
+        """A bot's card entries: a card row that still exists (and is still this bot's: SQLite
+        may hand a deleted row's id out again) is embedded as it reads now; else its vector goes."""
+        upserts: list[ProfileRow] = []
+        deletes: list[int] = []
+        for entry in entries:
+            row = cards.get(entry.memory_id)
+            if row is not None and row.bot_id == bot_id:
+                upserts.append(row)
+            else:
+                deletes.append(entry.memory_id)
+        if upserts:
+            await self.upsert_cards(upserts, generation)
+        if deletes:
+            await asyncio.to_thread(self._engine.vectors.delete_cards, generation, bot_id, sorted(set(deletes)))
+
+    async def upsert_cards(self, rows: Sequence[ProfileRow], generation: int) -> None:
+        """Embed card parts (their name, tags and sections) into their bots' card collections."""
+        by_bot: dict[str, dict[int, ProfileRow]] = {}
+        for row in rows:
+            by_bot.setdefault(row.bot_id, {})[row.id] = row
+        for bot_id, unique in by_bot.items():
+            parts = list(unique.values())
+            vectors = await self._engine.embedder.embed([profile_index.row_text(row) for row in parts])
+            metadatas: list[dict[str, str | int | float | bool]] = [
+                {
+                    "card": profile_index.card_key(row.entity_type, row.entity_id, row.part),
+                    "entity_type": row.entity_type,
+                    "entity_id": row.entity_id,
+                    "part": row.part,
+                }
+                for row in parts
+            ]
+            await asyncio.to_thread(
+                self._engine.vectors.upsert_cards, generation, bot_id, [row.id for row in parts], vectors, metadatas
+            )
 
     async def _embedding_texts(self, bot_id: str, scope: Scope, rows: list[MemoryRow]) -> list[str]:
         """What is embedded for each row: its text, or for a conversation turn its window."""
@@ -301,14 +376,31 @@ class IndexSync:
             last_id = page[-1].id
             for row in page:
                 expected.setdefault((row.bot_id, Scope(row.scope_kind, row.scope_id)), set()).add(row.id)  # type: ignore[arg-type]
+        expected_cards: dict[str, set[int]] = {}
+        last_id = 0
+        while True:
+            async with self._engine.unit_of_work() as uow:
+                cards = await profile_store.rows_after(uow.session, profile_store.ProfileFilter(), last_id, 5000)
+            if not cards:
+                break
+            last_id = cards[-1].id
+            for card in cards:
+                expected_cards.setdefault(card.bot_id, set()).add(card.id)
         listing = await asyncio.to_thread(self._engine.vectors.stored_ids, generation, list(expected))
         stored = listing.by_scope
         for name, ids in listing.unmapped.items():  # a collection of no chat SQL knows
             report.unmapped[name] = len(ids)
-        for key in expected.keys() | stored.keys():
-            label = f"{key[0]}|{key[1].key}"
-            missing = sorted(expected.get(key, set()) - stored.get(key, set()))
-            extra = sorted(stored.get(key, set()) - expected.get(key, set()))
+        compared: list[tuple[str, set[int], set[int]]] = [
+            (f"{key[0]}|{key[1].key}", expected.get(key, set()), stored.get(key, set()))
+            for key in expected.keys() | stored.keys()
+        ]
+        compared += [
+            (cards_label(bot_id), expected_cards.get(bot_id, set()), listing.cards.get(bot_id, set()))
+            for bot_id in expected_cards.keys() | listing.cards.keys()
+        ]
+        for label, wanted, found in compared:
+            missing = sorted(wanted - found)
+            extra = sorted(found - wanted)
             if missing:
                 report.missing[label] = missing
             if extra:
@@ -321,10 +413,20 @@ class IndexSync:
         report = await self.missing_and_extra(generation)
         for label, ids in report.extra.items():
             bot_id, _, scope_key = label.partition("|")
-            scope = Scope.parse(scope_key)
-            await asyncio.to_thread(self._engine.vectors.delete, report.generation, bot_id, scope, ids)
+            if scope_key == CARDS_SCOPE:
+                await asyncio.to_thread(self._engine.vectors.delete_cards, report.generation, bot_id, ids)
+            else:
+                scope = Scope.parse(scope_key)
+                await asyncio.to_thread(self._engine.vectors.delete, report.generation, bot_id, scope, ids)
             report.deleted += len(ids)
-        missing_ids = [memory_id for ids in report.missing.values() for memory_id in ids]
+        await self._repair_cards(report, direct)
+        report.card_keywords = await self._repair_card_keywords()
+        missing_ids = [
+            memory_id
+            for label, ids in report.missing.items()
+            if not label.endswith(f"|{CARDS_SCOPE}")
+            for memory_id in ids
+        ]
         for start in range(0, len(missing_ids), 1000):
             chunk = missing_ids[start : start + 1000]
             async with self._engine.unit_of_work() as uow:
@@ -349,6 +451,42 @@ class IndexSync:
                 extra=report.extra_count,
             )
         return report
+
+    async def _repair_cards(self, report: RepairReport, direct: bool) -> None:
+        """The card parts ``report`` found missing: embedded now (``direct``) or queued."""
+        missing = [
+            profile_id
+            for label, ids in report.missing.items()
+            if label.endswith(f"|{CARDS_SCOPE}")
+            for profile_id in ids
+        ]
+        for start in range(0, len(missing), 1000):
+            async with self._engine.unit_of_work() as uow:
+                rows = await profile_store.rows_by_ids(uow.session, missing[start : start + 1000])
+                if not direct:
+                    now = datetime.now(UTC)
+                    for row in rows:
+                        outbox.enqueue_card(uow.session, row.id, row.bot_id, now)
+                    uow.record(IndexWorkQueued())
+                    await uow.commit()
+            if direct:
+                await self.upsert_cards(rows, report.generation)
+            report.requeued += len(rows)
+
+    async def _repair_card_keywords(self) -> int:
+        """Cards without a keyword row (written before cards were searchable) get one; rows of
+        no card go. Returns how many were fixed."""
+        async with self._engine.unit_of_work() as uow:
+            indexed = await profile_index.indexed_ids(uow.session)
+            cards = await profile_store.all_ids(uow.session)
+            missing, extra = sorted(cards - indexed), sorted(indexed - cards)
+            if not missing and not extra:
+                return 0
+            await profile_index.remove_keywords(uow.session, extra)
+            await profile_index.index_rows(uow.session, await profile_store.rows_by_ids(uow.session, missing))
+            await uow.commit()
+        log_event("repair", level=logging.WARNING, card_keywords_missing=len(missing), card_keywords_extra=len(extra))
+        return len(missing) + len(extra)
 
     async def retry_dead(self) -> int:
         async with self._engine.unit_of_work() as uow:

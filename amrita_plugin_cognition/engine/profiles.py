@@ -5,7 +5,9 @@ Every change of a card runs in one unit of work that first takes the entity's wr
 (``cognition:profile:<bot>:<type>:<id>``, both parts of a user under one key), so two writers of
 one card never interleave, in this process or another; the version it replaces is kept as a
 revision first (the newest ``profiles.revision_keep``), and ``ProfilesChanged`` is recorded for
-whoever caches cards. A save that changes nothing writes nothing.
+whoever caches cards. The part's keyword row and its vector's outbox row are written in the same
+unit of work (``store/profile_index.py``; ``IndexWorkQueued`` drains it soon). A save that
+changes nothing writes nothing.
 
 Export writes the seed's layout below the output folder, one folder per bot account:
 ``<bot>/profiles/users/<QQ>.md`` (a user's group-visible part), ``<bot>/profiles/users/<QQ>.private.md``
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..domain.clock import as_utc, aware_or_now
-from ..domain.events import ProfilesChanged
+from ..domain.events import IndexWorkQueued, ProfilesChanged
 from ..domain.profile_document import render_document
 from ..domain.profiles import Card, CardLimits, card_label, check_entity, export_path, same_content, validate_card
 from ..errors import ConcurrentChange, InvalidInput, NotFound
@@ -116,7 +118,7 @@ async def _write(
     if rows and same_content(store.to_card(rows[0]), card):
         return SavedCard(store.to_card(rows[0]), changed=False)
     revision_id = await store.write_card(uow.session, card, by, now, keep, keep_replaced)
-    uow.record(ProfilesChanged(card.bot_id, card.entity_type, card.entity_id))
+    uow.record(ProfilesChanged(card.bot_id, card.entity_type, card.entity_id), IndexWorkQueued())
     await uow.commit()
     log_event("profile_save", bot=card.bot_id, entity=f"{card.entity_type}:{card.entity_id}", part=card.part, by=by)
     return SavedCard(card, changed=True, revision_id=revision_id)
@@ -161,17 +163,18 @@ async def _check_expected(
         raise ConcurrentChange(f"{label}已被其他操作修改，请重新查看", en=f"profile changed meanwhile: {label}")
 
 
-async def clear(engine: CognitionEngine, expected: Card, by: str = "historian") -> bool:
-    """Delete one card part with its revisions, only while it is still ``expected``
-    (``ConcurrentChange`` otherwise): a rebuild after a forget with nothing left to build from.
-    Returns whether a part was deleted."""
+async def clear(engine: CognitionEngine, expected: Card, by: str = "historian", now: datetime | None = None) -> bool:
+    """Delete one card part with its revisions (its keyword row and vector too), only while it
+    is still ``expected`` (``ConcurrentChange`` otherwise): a rebuild after a forget with nothing
+    left to build from. Returns whether a part was deleted."""
+    now = aware_or_now(now)
     async with engine.unit_of_work() as uow:
         await lock_entity(uow, expected.bot_id, expected.entity_type, expected.entity_id)
         await _check_expected(uow, expected.bot_id, expected.entity_type, expected.entity_id, expected.part, expected)
         deleted = await store.delete_part(
-            uow.session, expected.bot_id, expected.entity_type, expected.entity_id, expected.part
+            uow.session, expected.bot_id, expected.entity_type, expected.entity_id, expected.part, now
         )
-        uow.record(ProfilesChanged(expected.bot_id, expected.entity_type, expected.entity_id))
+        uow.record(ProfilesChanged(expected.bot_id, expected.entity_type, expected.entity_id), IndexWorkQueued())
         await uow.commit()
     log_event(
         "profile_clear",

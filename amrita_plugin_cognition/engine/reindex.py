@@ -6,6 +6,10 @@ forget committed after the page was read is applied to the new generation after 
 outbox row is drained behind the lock). Before the switch, the new generation is checked by id
 against SQL and repaired (nothing forgotten or corrected stays, nothing active is missing); the
 switch is one SQL write, and the old collections are dropped off the event loop.
+
+Profile cards are rebuilt the same way, after the facts: their keyword rows again from the card
+rows (one transaction), then every card part in id pages into the new generation's card
+collections, checked by id with the facts before the switch.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from ..domain.records import Scope
 from ..errors import EngineUnavailable
 from ..index.embedders import Fingerprint
 from ..logs import log_event
-from ..store import meta, repository
+from ..store import meta, profile_index, repository
+from ..store import profiles as profile_store
 from ..store.models import MemoryRow
 
 if TYPE_CHECKING:
@@ -43,6 +48,9 @@ class ReindexReport:
     seconds: float
     #: Ids the check before the switch found missing or stale in the new generation (repaired).
     repaired: int = 0
+    #: Profile card parts in SQL, and their vectors in the new generation.
+    cards: int = 0
+    card_vectors: int = 0
 
 
 async def reindex(
@@ -75,6 +83,7 @@ async def reindex(
             done += len(page)
             if progress:
                 progress(done, int(total))
+        await _rebuild_cards(engine, new_generation, page_size)
         reapplied = await index.drain()
         async with index.lock:
             check = await index.repair(new_generation, direct=True)
@@ -85,7 +94,9 @@ async def reindex(
     await asyncio.to_thread(vectors.drop_generations, new_generation)
     async with engine.unit_of_work() as uow:
         sql_active = await repository.count_all_active(uow.session)
+        cards = len(await profile_store.all_ids(uow.session))
     vectors_after = await asyncio.to_thread(vectors.total_count, new_generation)
+    card_vectors = await asyncio.to_thread(vectors.card_count, new_generation)
     report = ReindexReport(
         generation_before=old_generation,
         generation_after=new_generation,
@@ -95,9 +106,28 @@ async def reindex(
         reapplied=reapplied,
         seconds=time.perf_counter() - started,
         repaired=check.missing_count + check.extra_count,
+        cards=cards,
+        card_vectors=card_vectors,
     )
-    log_event("reindex", started, generation=new_generation, rows=sql_active, vectors=vectors_after)
+    log_event("reindex", started, generation=new_generation, rows=sql_active, vectors=vectors_after, cards=card_vectors)
     return report
+
+
+async def _rebuild_cards(engine: CognitionEngine, generation: int, page_size: int) -> None:
+    """The cards' keyword rows from the card rows, and their vectors into ``generation``: each
+    page read and written under the index lock, like the facts' pages."""
+    async with engine.unit_of_work() as uow:
+        await profile_index.rebuild(uow.session)
+        await uow.commit()
+    last_id = 0
+    while True:
+        async with engine.index.lock:
+            async with engine.unit_of_work() as uow:
+                page = await profile_store.rows_after(uow.session, profile_store.ProfileFilter(), last_id, page_size)
+            if not page:
+                return
+            last_id = page[-1].id
+            await engine.index.upsert_cards(page, generation)
 
 
 async def stored_fingerprint(engine: CognitionEngine) -> Fingerprint | None:

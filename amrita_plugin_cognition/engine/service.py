@@ -21,7 +21,8 @@ synchroniser); the work itself lives in modules of one concern each:
 ``switches``       the per-chat memory switch and the per-user opt-out (cached lookups, changes)
 ``historian``      one job's observations into absolute facts
 ``workers``        leasing and running historian jobs
-``profiles``       profile cards: save with revisions, restore, list, export (module functions)
+``profiles``       profile cards: save with revisions, restore, list, export (module functions);
+                   ``profile_search``: what parts a chat may see, searching them (``search_profiles``)
 =================  =====================================================================
 
 Every change runs in one unit of work (``unit_of_work()``); after it commits, the engine's
@@ -50,9 +51,10 @@ from ..errors import IndexUnavailable
 from ..index.embedders import CachedQueryEmbedder, Embedder
 from ..index.vector import ChromaVectorIndex
 from ..logs import log_event
-from ..store import keyword, meta, repository, sqlite
+from ..store import keyword, meta, profile_index, repository, sqlite
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import corrections as _corrections
+from . import profile_search as _profile_search
 from . import recall as _recall
 from . import reindex as _reindex
 from . import status as _status
@@ -144,6 +146,7 @@ class CognitionEngine:
             await sqlite.use_write_ahead_log(uow.session)
         async with self.unit_of_work() as uow:
             await keyword.ensure_schema(uow.session)
+            await profile_index.ensure_schema(uow.session)
             if await meta.get(uow.session, meta.GENERATION) is None:
                 await meta.put(uow.session, meta.GENERATION, "1")
             await uow.commit()
@@ -181,6 +184,7 @@ class CognitionEngine:
     forgettable = _corrections.forgettable
     list_memories = _corrections.list_memories
     recall = _recall.recall
+    search_profiles = _profile_search.search_cards
     reindex = _reindex.reindex
     stored_fingerprint = _reindex.stored_fingerprint
     check_fingerprint = _reindex.check_fingerprint

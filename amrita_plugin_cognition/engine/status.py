@@ -31,6 +31,7 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
     try:
         await asyncio.to_thread(engine.vectors.heartbeat)
         index["vectors"] = await asyncio.to_thread(engine.vectors.total_count, generation)
+        index["card_vectors"] = await asyncio.to_thread(engine.vectors.card_count, generation)
         if check_ids:
             report = await engine.index.missing_and_extra(generation)
             index["missing"] = report.missing_count

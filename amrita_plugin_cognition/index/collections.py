@@ -1,8 +1,10 @@
 """Chroma collections of the plugin: names, metadata, and what Chroma says about them.
 
 A collection is one chat of one bot account in one generation of the index, named
-``cog<generation>-<sha1(bot, scope)>``. The name cannot be read back, so a collection also keeps
-its bot and scope in its metadata (``stored_ids`` maps collections to chats with it).
+``cog<generation>-<sha1(bot, scope)>``, or the profile cards of one bot account in one
+generation, named ``cog<generation>-<sha1(bot, "profiles")>`` (a scope key always has a colon, so
+the two never collide). The name cannot be read back, so a collection also keeps its bot and
+scope (``profiles`` for cards) in its metadata (``stored_ids`` maps collections to owners with it).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ COLLECTION_METADATA: dict[str, str | int] = {
 #: keys existed are mapped back through the (bot, scope) pairs the caller knows.
 BOT_KEY = "cognition_bot_id"
 SCOPE_KEY = "cognition_scope"
+#: ``SCOPE_KEY`` of a bot account's card collection (and the label its ids are reported under).
+CARDS_SCOPE = "profiles"
 
 
 class CollectionMissing(IndexUnavailable):
@@ -50,13 +54,19 @@ class StoredIds:
     """The memory ids stored in one generation's collections."""
 
     by_scope: dict[tuple[str, Scope], set[int]] = field(default_factory=dict)
+    #: Bot account -> the card (profile row) ids stored in its card collection.
+    cards: dict[str, set[int]] = field(default_factory=dict)
     #: Collections of the generation whose (bot, scope) neither their metadata nor the caller's
     #: known pairs name: collection name -> ids (every one of them is a vector of no known chat).
     unmapped: dict[str, set[int]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
-        return sum(map(len, self.by_scope.values())) + sum(map(len, self.unmapped.values()))
+        return (
+            sum(map(len, self.by_scope.values()))
+            + sum(map(len, self.cards.values()))
+            + sum(map(len, self.unmapped.values()))
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +74,18 @@ class Listed:
     name: str
     generation: int
     owner: tuple[str, Scope] | None
+    #: The bot account whose card collection this is (None: a chat's collection, or unknown).
+    cards_of: str | None = None
 
 
 def collection_name(generation: int, bot_id: str, scope: Scope) -> str:
     digest = hashlib.sha1(f"{bot_id}\x1f{scope.key}".encode()).hexdigest()[:20]
+    return f"{COLLECTION_PREFIX}{generation}-{digest}"
+
+
+def card_collection_name(generation: int, bot_id: str) -> str:
+    """The collection of a bot account's profile cards in ``generation``."""
+    digest = hashlib.sha1(f"{bot_id}\x1f{CARDS_SCOPE}".encode()).hexdigest()[:20]
     return f"{COLLECTION_PREFIX}{generation}-{digest}"
 
 
@@ -90,6 +108,17 @@ def owner_of(name: str, generation: int, metadata: object) -> tuple[str, Scope] 
     except ValueError:
         return None
     return (bot_id, scope) if collection_name(generation, bot_id, scope) == name else None
+
+
+def card_owner_of(name: str, generation: int, metadata: object) -> str | None:
+    """The bot account of a card collection, as stored in its metadata, if it names this very
+    collection."""
+    if not isinstance(metadata, dict) or metadata.get(SCOPE_KEY) != CARDS_SCOPE:
+        return None
+    bot_id = metadata.get(BOT_KEY)
+    if not isinstance(bot_id, str):
+        return None
+    return bot_id if card_collection_name(generation, bot_id) == name else None
 
 
 def is_missing(error: Exception) -> bool:

@@ -1,4 +1,5 @@
-"""The vector index in Chroma: derived from SQL, one collection per (bot account, scope).
+"""The vector index in Chroma: derived from SQL, one collection per (bot account, scope), and
+one per bot account for its profile cards (ids: ``cognition_profile`` row ids).
 
 Layout, chosen by measurement (bench/recall_latency.py): a ``where`` scope filter on one shared
 collection costs a filtered HNSW search over every scope's vectors, while a collection per
@@ -35,6 +36,7 @@ from ..errors import IndexLocked, IndexUnavailable
 from .calls import IndexCalls
 from .collections import (
     BOT_KEY,
+    CARDS_SCOPE,
     COLLECTION_METADATA,
     COLLECTION_PREFIX,
     SCOPE_KEY,
@@ -42,6 +44,8 @@ from .collections import (
     CollectionMissing,
     Listed,
     StoredIds,
+    card_collection_name,
+    card_owner_of,
     collection_name,
     generation_of,
     is_missing,
@@ -245,7 +249,8 @@ class ChromaVectorIndex:
         """The collection ``name``; with ``create=False`` None if it does not exist."""
         return self._open_collection(name, create, None)
 
-    def _open_collection(self, name: str, create: bool, owner: tuple[str, Scope] | None):  # type: ignore[no-untyped-def]
+    def _open_collection(self, name: str, create: bool, owner: tuple[str, str] | None):  # type: ignore[no-untyped-def]
+        """``owner``: (bot, scope key or ``CARDS_SCOPE``), kept in a created collection's metadata."""
         with self._handles_lock:
             cached = self._collections.get(name)
         if cached is not None:
@@ -255,7 +260,7 @@ class ChromaVectorIndex:
             if create:
                 metadata: dict[str, str | int] = dict(COLLECTION_METADATA)
                 if owner is not None:  # the name is a hash: keep who it belongs to (stored_ids)
-                    metadata |= {BOT_KEY: owner[0], SCOPE_KEY: owner[1].key}
+                    metadata |= {BOT_KEY: owner[0], SCOPE_KEY: owner[1]}
                 collection = client.get_or_create_collection(name, metadata=metadata, embedding_function=None)
             else:
                 collection = client.get_collection(name, embedding_function=None)
@@ -301,13 +306,34 @@ class ChromaVectorIndex:
         vectors: np.ndarray,
         metadatas: Sequence[dict[str, str | int | float | bool]],
     ) -> None:
+        self._upsert_into(collection_name(generation, bot_id, scope), (bot_id, scope.key), ids, vectors, metadatas)
+
+    @_on_index_thread
+    def upsert_cards(
+        self,
+        generation: int,
+        bot_id: str,
+        ids: Sequence[int],
+        vectors: np.ndarray,
+        metadatas: Sequence[dict[str, str | int | float | bool]],
+    ) -> None:
+        """Store the vectors of a bot account's card parts (ids: profile row ids)."""
+        self._upsert_into(card_collection_name(generation, bot_id), (bot_id, CARDS_SCOPE), ids, vectors, metadatas)
+
+    def _upsert_into(
+        self,
+        name: str,
+        owner: tuple[str, str],
+        ids: Sequence[int],
+        vectors: np.ndarray,
+        metadatas: Sequence[dict[str, str | int | float | bool]],
+    ) -> None:
         if not ids:
             return
-        name = collection_name(generation, bot_id, scope)
-        collection = self._open_collection(name, True, (bot_id, scope))
+        collection = self._open_collection(name, True, owner)
         try:
             collection.upsert(
-                ids=[str(memory_id) for memory_id in ids],
+                ids=[str(item) for item in ids],
                 embeddings=np.asarray(vectors, dtype=np.float32),
                 metadatas=list(metadatas),
             )
@@ -316,14 +342,21 @@ class ChromaVectorIndex:
 
     @_on_index_thread
     def delete(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:
+        self._delete_from(collection_name(generation, bot_id, scope), ids)
+
+    @_on_index_thread
+    def delete_cards(self, generation: int, bot_id: str, ids: Sequence[int]) -> None:
+        """Remove card parts (profile row ids) from a bot account's card collection."""
+        self._delete_from(card_collection_name(generation, bot_id), ids)
+
+    def _delete_from(self, name: str, ids: Sequence[int]) -> None:
         if not ids:
             return
-        name = collection_name(generation, bot_id, scope)
         collection = self._collection(name, create=False)
         if collection is None:
             return
         try:
-            collection.delete(ids=[str(memory_id) for memory_id in ids])
+            collection.delete(ids=[str(item) for item in ids])
         except Exception as error:
             raise self._failed("delete", name, error) from error
 
@@ -342,7 +375,19 @@ class ChromaVectorIndex:
         """The nearest vectors of one chat. A collection that does not exist gives no hits, or
         ``CollectionMissing`` with ``missing_ok=False``; one this index had open and that has
         since been dropped always raises ``CollectionMissing``."""
-        name = collection_name(generation, bot_id, scope)
+        return self._query_in(collection_name(generation, bot_id, scope), vector, limit, where, missing_ok)
+
+    @_on_index_thread
+    def query_cards(
+        self, generation: int, bot_id: str, vector: np.ndarray, limit: int, where: dict[str, object] | None = None
+    ) -> list[VectorHit]:
+        """The nearest card parts of a bot account (``VectorHit.memory_id``: the profile row id);
+        none when it has no card collection. ``where`` narrows on the stored metadata."""
+        return self._query_in(card_collection_name(generation, bot_id), vector, limit, where, True)
+
+    def _query_in(
+        self, name: str, vector: np.ndarray, limit: int, where: dict[str, object] | None, missing_ok: bool
+    ) -> list[VectorHit]:
         collection = self._existing(name, missing_ok)
         if collection is None:
             return []
@@ -371,6 +416,9 @@ class ChromaVectorIndex:
         """Every collection this plugin owns, with its generation."""
         return [(listed.name, listed.generation) for listed in self._listing()]
 
+    def _card_collections(self, generation: int) -> set[str]:
+        return {listed.name for listed in self._listing() if listed.generation == generation and listed.cards_of}
+
     def _listing(self) -> Iterator[Listed]:
         offset = 0
         while True:
@@ -394,17 +442,29 @@ class ChromaVectorIndex:
         for item in items:
             name = item if isinstance(item, str) else str(getattr(item, "name", item))
             generation = generation_of(name)
+            metadata = getattr(item, "metadata", None)
             page.append(
                 None
                 if generation is None
-                else Listed(name, generation, owner_of(name, generation, getattr(item, "metadata", None)))
+                else Listed(
+                    name,
+                    generation,
+                    owner_of(name, generation, metadata),
+                    card_owner_of(name, generation, metadata),
+                )
             )
         return page, len(items)
 
     def total_count(self, generation: int) -> int:
-        """Vectors in every collection of ``generation`` (one index call per collection, so a
-        bank of many chats never makes one call long enough to hit the deadline)."""
-        return sum(self._count_collection(name) for name, found in self.collections() if found == generation)
+        """Memory vectors in every chat collection of ``generation`` (one index call per
+        collection, so a bank of many chats never makes one call long enough to hit the deadline);
+        card vectors are ``card_count``."""
+        listed = [item for item in self._listing() if item.generation == generation and not item.cards_of]
+        return sum(self._count_collection(item.name) for item in listed)
+
+    def card_count(self, generation: int) -> int:
+        """Card vectors in every card collection of ``generation``."""
+        return sum(self._count_collection(name) for name in self._card_collections(generation))
 
     @_on_index_thread
     def _count_collection(self, name: str) -> int:
@@ -429,6 +489,9 @@ class ChromaVectorIndex:
             if listed.generation != generation:
                 continue
             ids = self._all_ids(listed.name)
+            if listed.cards_of is not None:
+                result.cards.setdefault(listed.cards_of, set()).update(ids)
+                continue
             owner = listed.owner or known.get(listed.name)
             if owner is None:
                 result.unmapped[listed.name] = ids

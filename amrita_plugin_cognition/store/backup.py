@@ -20,7 +20,7 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import MemoryStatus
-from . import keyword
+from . import keyword, profile_index
 from .models import (
     BarrierRow,
     MemoRevisionRow,
@@ -147,6 +147,7 @@ class Restore:
             ).scalars()
         )
         await index_keywords(self.session, active)
+        await profile_index.rebuild(self.session)  # the cards' keyword rows (their vectors: reindex)
         await _reset_sequences(self.session)
         return int((await self.session.execute(select(func.count()).select_from(MemoryRow))).scalar_one())
 

@@ -195,5 +195,5 @@ async def erase(session: AsyncSession, target: ErasureTarget, reason: str, now: 
     counts.memos = await _delete_where(session, MemoRow, _whole_chats(MemoRow, target), counts)
     await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
     counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
-    counts.profiles = await profiles.erase(session, target)
+    counts.profiles = await profiles.erase(session, target, now)
     return counts

@@ -1,6 +1,6 @@
 """The outbox of vector-index work.
 
-An outbox row is written in the same transaction as the fact it concerns. Each row is tried on
+An outbox row is written in the same transaction as the fact (or profile card part) it concerns. Each row is tried on
 its own schedule: a failure counts an attempt and sets the next one with exponential backoff
 (``domain/backoff.py``); after ``max_attempts`` it is "dead": kept with its error, counted by
 ``status``, revived by ``retry_dead``. A failing row never holds back the others.
@@ -21,6 +21,11 @@ from .models import MemoryRow, OutboxRow
 
 PENDING = "pending"
 DEAD = "dead"
+#: ``scope_kind`` of a profile card's row (``memory_id`` then holds the card's profile row id):
+#: the vector side of a card part, applied to its bot account's card collection.
+CARD = "profile"
+#: ``scope_id`` of a card's row (its bot account is ``bot_id``).
+CARD_SCOPE_ID = "cards"
 
 
 def enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime) -> None:
@@ -38,6 +43,28 @@ def enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime
             created_at=now,
         )
     )
+
+
+def enqueue_card(session: AsyncSession, profile_id: int, bot_id: str, now: datetime) -> None:
+    """Index work for one card part (written or deleted: the drain reads which it is then)."""
+    session.add(
+        OutboxRow(
+            memory_id=profile_id,
+            operation="card",
+            bot_id=bot_id,
+            scope_kind=CARD,
+            scope_id=CARD_SCOPE_ID,
+            attempts=0,
+            last_error="",
+            state=PENDING,
+            next_attempt_at=None,
+            created_at=now,
+        )
+    )
+
+
+def is_card(row: OutboxRow) -> bool:
+    return row.scope_kind == CARD
 
 
 async def due(session: AsyncSession, now: datetime, limit: int) -> list[OutboxRow]:

@@ -2,7 +2,8 @@
 
 Rows become ``domain.profiles.Card`` here and nowhere else. Every function works in the
 caller's transaction; ``engine/profiles.py`` takes the entity's write lock before calling the
-ones that write.
+ones that write. Every write or delete of a card row updates its keyword row and queues its
+vector in the same transaction (``store/profile_index.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.clock import as_utc
 from ..domain.erasure import ErasureTarget, names_user
 from ..domain.profiles import Card
+from . import profile_index
 from .models import ProfileRevisionRow, ProfileRow
 
 #: Cards per page when a whole table is walked (export, erasure checks).
@@ -118,18 +120,18 @@ async def write_card(
     (0: none); returns that revision's id (None: there was no version before, or none is kept)."""
     rows = await get_rows(session, card.bot_id, card.entity_type, card.entity_id, card.part)
     if not rows:
-        session.add(
-            ProfileRow(
-                bot_id=card.bot_id,
-                entity_type=card.entity_type,
-                entity_id=card.entity_id,
-                part=card.part,
-                updated_at=now,
-                updated_by=by,
-                **_content(card),
-            )
+        created = ProfileRow(
+            bot_id=card.bot_id,
+            entity_type=card.entity_type,
+            entity_id=card.entity_id,
+            part=card.part,
+            updated_at=now,
+            updated_by=by,
+            **_content(card),
         )
+        session.add(created)
         await session.flush()
+        await profile_index.changed(session, [created], now)
         return None
     row = rows[0]
     revision_id: int | None = None
@@ -159,6 +161,7 @@ async def write_card(
     row.updated_at = now
     row.updated_by = by
     await session.flush()
+    await profile_index.changed(session, [row], now)
     return revision_id
 
 
@@ -229,6 +232,21 @@ async def rows_after(
     return list((await session.execute(query.limit(limit))).scalars())
 
 
+async def rows_by_ids(session: AsyncSession, profile_ids: Sequence[int]) -> list[ProfileRow]:
+    """The card rows among ``profile_ids`` that exist (any bot account)."""
+    found: list[ProfileRow] = []
+    ordered = sorted(set(profile_ids))
+    for start in range(0, len(ordered), PAGE):
+        query = select(ProfileRow).where(ProfileRow.id.in_(ordered[start : start + PAGE]))
+        found.extend((await session.execute(query)).scalars())
+    return found
+
+
+async def all_ids(session: AsyncSession) -> set[int]:
+    """The id of every card row (index checks)."""
+    return {int(row[0]) for row in await session.execute(select(ProfileRow.id))}
+
+
 async def revision_counts(session: AsyncSession, rows: Sequence[ProfileRow]) -> dict[tuple[str, str, str, str], int]:
     """How many revisions each listed card part has kept (``rows``: one page of a listing)."""
     if not rows:
@@ -286,19 +304,33 @@ async def _delete(session: AsyncSession, model: Any, clause: ColumnElement[bool]
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def erase(session: AsyncSession, target: ErasureTarget) -> int:
+async def _delete_cards(session: AsyncSession, clause: ColumnElement[bool], now: datetime) -> int:
+    """Delete the card rows ``clause`` selects, with their keyword rows and vectors (outbox)."""
+    doomed = [
+        (int(row[0]), str(row[1]))
+        for row in await session.execute(select(ProfileRow.id, ProfileRow.bot_id).where(clause))
+    ]
+    if not doomed:
+        return 0
+    await _delete(session, ProfileRow, ProfileRow.id.in_([profile_id for profile_id, _ in doomed]))
+    await profile_index.removed(session, doomed, now)
+    return len(doomed)
+
+
+async def erase(session: AsyncSession, target: ErasureTarget, now: datetime) -> int:
     """Delete the cards ``target`` covers with all their revisions; for a user also every other
     card of the bot that names their QQ number (with its revisions: a merge rebuilds it from the
-    facts that are left), and every kept revision that names it. Returns how many card parts
-    were deleted."""
+    facts that are left), and every kept revision that names it. Their keyword rows go and their
+    vectors are queued for deletion in the same transaction. Returns how many card parts were
+    deleted."""
     await _delete(session, ProfileRevisionRow, _covered(ProfileRevisionRow, target))
-    count = await _delete(session, ProfileRow, _covered(ProfileRow, target))
+    count = await _delete_cards(session, _covered(ProfileRow, target), now)
     if target.kind != "user":
         return count
     for row in await _naming(session, ProfileRow, target):
         entity = _entity(ProfileRevisionRow, row.bot_id, row.entity_type, row.entity_id)
         await _delete(session, ProfileRevisionRow, and_(entity, ProfileRevisionRow.part == row.part))
-        count += await _delete(session, ProfileRow, ProfileRow.id == row.id)
+        count += await _delete_cards(session, ProfileRow.id == row.id, now)
     for revision_row in await _naming(session, ProfileRevisionRow, target):
         await _delete(session, ProfileRevisionRow, ProfileRevisionRow.id == revision_row.id)
     return count
@@ -361,13 +393,16 @@ async def drop_revisions_citing(session: AsyncSession, bot_id: str, memory_ids: 
     return len(rows)
 
 
-async def delete_part(session: AsyncSession, bot_id: str, entity_type: str, entity_id: str, part: str) -> int:
-    """Delete one card part with its revisions; returns how many parts (0 or 1)."""
+async def delete_part(
+    session: AsyncSession, bot_id: str, entity_type: str, entity_id: str, part: str, now: datetime
+) -> int:
+    """Delete one card part with its revisions, its keyword row and (outbox) its vector; returns
+    how many parts (0 or 1)."""
     await _delete(
         session,
         ProfileRevisionRow,
         and_(_entity(ProfileRevisionRow, bot_id, entity_type, entity_id), ProfileRevisionRow.part == part),
     )
-    return await _delete(
-        session, ProfileRow, and_(_entity(ProfileRow, bot_id, entity_type, entity_id), ProfileRow.part == part)
+    return await _delete_cards(
+        session, and_(_entity(ProfileRow, bot_id, entity_type, entity_id), ProfileRow.part == part), now
     )

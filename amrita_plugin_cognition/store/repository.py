@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, delete, func, or_, select, union_all, update
+from sqlalchemy import Select, and_, delete, func, or_, select, union, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import UTC, as_utc
@@ -290,6 +290,29 @@ async def groups_with_person(session: AsyncSession, bot_id: str, user_id: str) -
         .distinct()
     )
     return [row[0] for row in result]
+
+
+async def group_members(
+    session: AsyncSession, bot_id: str, group_id: str, among: Sequence[str] | None = None, limit: int = 1000
+) -> set[str]:
+    """The users an active fact of the group was said by or is about (at most ``limit``; only
+    those in ``among`` when given): whose group-visible card the group may see."""
+    if among is not None and not among:
+        return set()
+    base = and_(
+        MemoryRow.bot_id == bot_id,
+        MemoryRow.scope_kind == "group",
+        MemoryRow.scope_id == group_id,
+        MemoryRow.status == MemoryStatus.ACTIVE.value,
+    )
+    speakers = select(MemoryRow.speaker_id.label("person")).where(base)
+    subjects = select(MemoryRow.subject_id.label("person")).where(base)
+    if among is not None:
+        speakers = speakers.where(MemoryRow.speaker_id.in_(set(among)))
+        subjects = subjects.where(MemoryRow.subject_id.in_(set(among)))
+    people = union(speakers, subjects).subquery()
+    result = await session.execute(select(people.c.person).where(people.c.person != "").limit(limit))
+    return {row[0] for row in result}
 
 
 async def list_visible(

@@ -253,6 +253,22 @@ class ProfileGetArguments(ToolArguments):
     entity_id: Annotated[str, AfterValidator(_entity_id_check)] = Field(description="QQ 号或群号（纯数字的字符串）")
 
 
+#: At most this many cards per profile search.
+PROFILE_SEARCH_MAX = 10
+
+
+class ProfileSearchArguments(ToolArguments):
+    query: Annotated[
+        str,
+        Field(description=f"要找的内容（最多 {QUERY_MAX_CHARS} 字），如“谁喜欢爬山”“组织桌游的人”"),
+        AfterValidator(_text_check(required=True, max_chars=QUERY_MAX_CHARS)),
+    ]
+    entity_type: Literal["user", "group", "any"] = Field(
+        "any", description="user：只找用户的画像；group：只找群的画像；any：都找（默认）"
+    )
+    top_k: int = Field(5, ge=1, le=PROFILE_SEARCH_MAX, description=f"返回条数 1-{PROFILE_SEARCH_MAX}，默认 5")
+
+
 #: A turn's note and each observation are short; a turn carries at most this many observations.
 NOTE_MAX_CHARS = 300
 OBSERVATIONS_MAX = 20

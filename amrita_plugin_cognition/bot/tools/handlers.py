@@ -12,10 +12,12 @@ from ...domain.inert import NAME_MAX_CHARS, STORED_DATA_NOTICE, inert_line
 from ...domain.profiles import Card
 from ...domain.records import ChatContext, Importance, Scope
 from ...engine import notes, profiles
+from ...engine.profile_search import search_cards, visible_parts
 from ...engine.service import CognitionEngine, RecallFilters
 from ...errors import InvalidInput
 from ..confirmations import CONFIRM_SECONDS, CONFIRMATIONS, Confirmations
 from .arguments import (
+    PROFILE_SEARCH_MAX,
     MemoAppendArguments,
     MemoryDeleteArguments,
     MemoryListArguments,
@@ -28,6 +30,7 @@ from .arguments import (
     PinDeleteArguments,
     PinUpdateArguments,
     ProfileGetArguments,
+    ProfileSearchArguments,
 )
 from .registry import CURRENT_CALL, cognition_tool
 
@@ -254,36 +257,6 @@ CARD_NOTICE = (
 )
 
 
-async def _known_in_group(engine: CognitionEngine, context: ChatContext, user_id: str) -> bool:
-    """Whether ``user_id`` is the speaker, or spoke or was spoken of in this group (a fact of
-    the group names them)."""
-    if user_id == context.user_id:
-        return True
-    from ...store import repository
-
-    async with engine.unit_of_work() as uow:
-        groups = await repository.groups_with_person(uow.session, context.bot_id, user_id)
-    return context.scope.id in groups
-
-
-async def visible_parts(engine: CognitionEngine, context: ChatContext, entity_type: str, entity_id: str) -> list[str]:
-    """The parts of a card this chat may see (``InvalidInput`` when none). In a group: the group's
-    own card, and the group-visible part of its speaker or of a user its facts name; in a private
-    chat: only the user's own card, both parts. Never another group's card, never a private part
-    in a group, never another user's private part."""
-    if context.scope.is_group:
-        if entity_type == "group":
-            if entity_id != context.scope.id:
-                raise InvalidInput("只能查看本群的画像")
-            return ["group"]
-        if not await _known_in_group(engine, context, entity_id):
-            raise InvalidInput("只能查看本群成员的画像（说话人本人，或本群记忆里提到的人）")
-        return ["group"]
-    if entity_type != "user" or entity_id != context.user_id:
-        raise InvalidInput("私聊里只能查看说话人本人的画像")
-    return ["private", "group"]
-
-
 def _card_result(card: Card) -> dict[str, Any]:
     return {
         "part": card.part,
@@ -312,3 +285,27 @@ async def profile_get(
     if not found:
         return {"cards": [], "message": "还没有画像"}
     return {"notice": CARD_NOTICE, "cards": [_card_result(card) for card in found]}
+
+
+@cognition_tool(
+    "cognition_profile_search",
+    "按内容搜索画像（评价、吐槽、正文），如“谁喜欢爬山”。只在本会话能看的画像里找：群聊里是本群的画像和本群成员的"
+    f"群内可见画像；私聊里只有说话人本人的画像。entity_type 选 user/group/any，top_k 1-{PROFILE_SEARCH_MAX}。",
+    ProfileSearchArguments,
+)
+async def profile_search(
+    engine: CognitionEngine, context: ChatContext, args: ProfileSearchArguments, now: datetime
+) -> dict[str, Any]:
+    result = await search_cards(engine, context, args.query, args.entity_type, args.top_k)
+    if not result.hits:
+        return {"cards": [], "mode": result.mode, "message": "没有找到相关的画像"}
+    cards = [
+        {
+            "entity_type": hit.card.entity_type,
+            "entity_id": hit.card.entity_id,
+            **_card_result(hit.card),
+            "score": round(hit.relevance, 3),
+        }
+        for hit in result.hits
+    ]
+    return {"notice": CARD_NOTICE, "mode": result.mode, "cards": cards}
