@@ -222,6 +222,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout6.jsonl", 0.98),
         ("admission_zh_holdout7.jsonl", 0.99),
         ("admission_zh_holdout8.jsonl", 0.99),
+        ("admission_zh_holdout9.jsonl", 0.99),
+        ("admission_zh_holdout10.jsonl", 0.99),
     ],
 )
 def test_evaluation_targets(name: str, credential_recall: float) -> None:
@@ -281,6 +283,17 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     the rules had not seen. Then: seed words numbered, on lines or in Chinese near a wallet cue,
     question：answer lines, "你之前存过…删了吧", "取消刚才那条记忆", "forget everything you know
     about me", 不允许你保存. Now 1.0 / 0.983 / 0.
+
+    ``admission_zh_holdout9.jsonl`` and ``admission_zh_holdout10.jsonl`` (300 each, two more
+    authors), measured once on those rules: credential 0.825 / 0.855, do-not-remember 0.883 /
+    0.829, false rejections 0.025 / 0.008. Rules alone had stopped generalising, so two learned
+    second opinions were added (``learned``: linear models over character and shape n-grams,
+    asked only where the rules name nothing and a memory word or a value of a secret's shape is
+    there). Trained without these two sets, rules and models together measured 0.958 / 0.955
+    credential, 0.967 / 0.929 do-not-remember, 0.025 / 0.025 false rejections on them. Then rule
+    fixes (``好像是`` is not "for example", ``Shadow`` is not ``sha``, a number after a colon,
+    dials, passports, ``登录要的是``, dialect negations, "ctrl+z 掉", "you didn't hear this",
+    words only named, consolation), and both models retrained on every set.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"]["credential"] >= credential_recall, report
@@ -670,3 +683,55 @@ def test_requests_about_what_the_bot_knows(text: str) -> None:
 )
 def test_near_misses_of_wallets_answers_and_requests_are_kept(text: str) -> None:
     assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "验证码刚来了，我在开车，你看我手机屏幕上那条，好像是005445？帮我输下",  # 好像是 is not "for example"
+        "zh：344385321 mm：Shadow@1990 帮我挂一下日常",  # Shadow is no sha checksum talk
+        "微信支付密码六位：二七零五八三，妈你买菜直接扫就行",  # a number after a colon
+        "保险箱密码：左16右56左57",
+        "保险柜是转盘的：左三圈到 37，右两圈到 14，再左转到 62，合同在最下面一层",
+        "出境游报名表里护照那栏填 EA6102938，名字拼音 ZHOU MIN",
+        "网易云那个号你知道的，登录要的是 fdb660879，上去帮我签到下",
+        "动态码幺两六八幺勾，听清楚没",  # digits read out the radio way
+        "说出来你们别笑，我的密码就是我家猫的名字加她生日 miaomiao0416xq",
+    ],
+)
+def test_secrets_the_ninth_and_tenth_sets_found_missing(text: str) -> None:
+    assert not admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "唔好记住呢句啊",
+        "bot you didn't hear this 🤫 我把公司打印机弄坏了",
+        "机器人，脑子里把这句话 ctrl+z 掉吧",
+        "这段私聊内容别持久化哈 bot，纯属闲聊",
+    ],
+)
+def test_requests_the_ninth_and_tenth_sets_found_missing(text: str) -> None:
+    verdict = admit(text)
+    assert not verdict.admit and verdict.reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "忘了吧，那个人不值得你难过",  # letting go of a person
+        "哈哈“当我没说”这四个字被他用烂了",  # words named, not said
+        "off the record 这个词中文怎么翻比较地道",
+        "门锁换成指纹的了，再也不用记那串数字",  # relieved of remembering, not a request
+        "你好像是 2019 年入职的吧",
+        "这首歌你听听就好，别太当真",
+        "护照过期了，下周去出入境办新的",
+        "保险柜放在左边第二个柜子里",
+        "redis://localhost:6379 默认没密码",
+        "Shadow 这个角色的大招好强",
+        "I never heard of this band before",
+    ],
+)
+def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
+    assert admit(text).stored_as_is, (text, admit(text))

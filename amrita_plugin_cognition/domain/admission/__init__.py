@@ -4,7 +4,9 @@ Two reasons to refuse an observation: it carries a credential (a password, key, 
 connection string, one-time code, security answer, recovery code, card or identity number), or the
 speaker asked not to remember it. Both are judged by what is there, not by a keyword: a secret is a
 value of the right shape next to its cue (``credentials``), a request is an intent about the memory
-itself (``intent``).
+itself (``intent``). Where the rules name nothing, a learned model has the last word on both
+(``learned``): on a request in words no rule knows, and on a value of a secret's shape that no
+rule explains (its candidate spans are then the secrets).
 
 A secret inside a sentence that says something else worth keeping does not cost the sentence: the
 verdict admits it with the secret replaced by ``[已隐去]`` (``redacted``; callers store ``text``).
@@ -17,8 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .contextual import names_security_question, value_candidates
 from .credentials import Secret, find_secrets
 from .intent import asks_not_to_remember
+from .learned import credential_model
 from .normalise import clauses, fold
 
 __all__ = ["PLACEHOLDER", "AdmissionVerdict", "admit", "find_secrets", "redact"]
@@ -78,7 +82,9 @@ def admit(text: str) -> AdmissionVerdict:
     folded = fold(text)
     if asks_not_to_remember(folded):
         return AdmissionVerdict(False, "do_not_remember")
-    secrets = find_secrets(folded)
+    secrets = find_secrets(folded) or _learned_secrets(folded)
+    if secrets is None:
+        return AdmissionVerdict(False, "credential")
     if not secrets:
         return AdmissionVerdict(True, "", text)
     if _rest_units(folded, secrets) < MIN_REST_UNITS:
@@ -86,9 +92,28 @@ def admit(text: str) -> AdmissionVerdict:
     return AdmissionVerdict(True, "credential", _replace(text, secrets), redacted=True)
 
 
+def credential_model_consulted(folded: str) -> bool:
+    """Whether the learned model is asked about ``folded``: it holds a value of a secret's shape
+    that no rule explained, or it speaks of a security question."""
+    return bool(value_candidates(folded)) or names_security_question(folded)
+
+
+def _learned_secrets(folded: str) -> list[Secret] | None:
+    """When the rules found nothing: the candidate values, if the learned model says the message
+    gives a secret away; ``None`` (refuse it whole) when it does but no value has a shape (a
+    security answer); ``[]`` otherwise."""
+    if not credential_model_consulted(folded) or not credential_model().says_yes(folded):
+        return []
+    spans = value_candidates(folded)
+    return [Secret(start, end, "learned") for start, end in spans] or None
+
+
 def redact(text: str) -> str:
-    """``text`` with every secret replaced by ``[已隐去]``: safe to log."""
-    return _replace(text, find_secrets(fold(text)))
+    """``text`` with every secret replaced by ``[已隐去]``: safe to log (all of it hidden when a
+    secret without a shape is in it)."""
+    folded = fold(text)
+    secrets = find_secrets(folded) or _learned_secrets(folded)
+    return PLACEHOLDER if secrets is None else _replace(text, secrets)
 
 
 def _replace(text: str, secrets: list[Secret]) -> str:

@@ -23,7 +23,7 @@ _I = re.IGNORECASE | _A
 # --- what the message is about -------------------------------------------------------------------
 
 _PASSWORD_TALK = re.compile(
-    r"密码(?!学|锁|箱|柜|管理|策略|强度|长度|规则|芯片|破解)|口令|密保|账密|门禁|锁屏|解锁|解压|保险柜|开机|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mm|mima|pin)(?![A-Za-z])"
+    r"密码(?!学|锁|箱|柜|管理|策略|强度|长度|规则|芯片|破解)|口令|登录(?:要|用)的|密保|账密|门禁|锁屏|解锁|解压|保险柜|开机|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mm|mima|pin)(?![A-Za-z])"
     r"|(?<![A-Za-z])p\s*[:：]",
     _I,
 )
@@ -45,13 +45,15 @@ _RECOVERY_TALK = re.compile(
 )
 # A message about a key that is public, or about a checksum, names a value that is not secret.
 _NOT_SECRET_TALK = re.compile(
-    r"公钥|public\s*key|pub\s*key|指纹|fingerprint|校验和|checksum|md5|sha\d*|哈希|hash|commit|提交|版本|version", _I
+    r"公钥|指纹|校验和|哈希|提交|版本|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
+    r"|hash(?:es|ed|ing)?|commits?|versions?)(?![A-Za-z])",
+    _I,
 )
 
 # --- the shape of a value ------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"(?<![\w!@#$%^&*+=/.\-])[A-Za-z0-9!@#$%^&*_.+=/\-]{4,80}(?![\w!@#$%^&*+=/\-])", _A)
-_DIGIT_CODE = re.compile(r"(?<![\w.:/\-])(?P<v>\d{4,8}|\d{3}\s\d{3}|\d{4}\s\d{4})(?![\w.:/%\-])", _A)
+_DIGIT_CODE = re.compile(r"(?<![\w./\-])(?<!\w:)(?P<v>\d{4,8}|\d{3}\s\d{3}|\d{4}\s\d{4})(?![\w.:/%\-])", _A)
 _RECOVERY_CODE = re.compile(
     r"(?<![\w\-])(?:[A-Za-z0-9]{4,6}-[A-Za-z0-9]{4,6}|[A-Za-z0-9]{6,12}|\d{4}\s\d{4})(?![\w\-])", _A
 )
@@ -68,7 +70,7 @@ _ORDINARY = re.compile(
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
     r"(?:订单|单号|运单|快递|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|工号|学号|uid|id|车次|航班|邮编"
-    r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|日)[^，。！？,!?\d]{0,4}$",
+    r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
 )
 _NUMBER_AFTER = re.compile(
@@ -83,7 +85,7 @@ _TOTP_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \t]){3,}[A-Za-z2-
 _PREFIXED_CODE = re.compile(r"(?<![\w\-])[A-Z]-\d{4,8}(?![\w\-])")
 _URL = re.compile(r"(?:[a-z][a-z0-9+.\-]*://|www\.)\S+", _I)
 _EXAMPLE_BEFORE = re.compile(
-    r"(?:比如|例如|像是?|举例|示例|样例|格式|形如|类似|e\.g\.|example)[^，。！？,!?]{0,6}$", _I
+    r"(?:比如|例如|(?<![好就])像是?|举例|示例|样例|格式|形如|类似|e\.g\.|example)[^，。！？,!?]{0,6}$", _I
 )
 # A name, not a secret: "WiFi 名字是 Office-5G", "用户名 ci-bot".
 _NAME_BEFORE = re.compile(
@@ -93,7 +95,7 @@ _NAME_BEFORE = re.compile(
 _NO_CODE = re.compile(r"(?:码|短信|数字)[^，。,.!?！？]{0,4}?(?:收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没)")
 # The weakest passwords are said as examples ("不会也是 123456 吧"), not given away.
 # A message about a password or a lock: any number in it may be the code that opens it.
-_PIN_TALK = re.compile(r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|开机", _I)
+_PIN_TALK = re.compile(r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|保险箱|开机", _I)
 _TRIVIAL_DIGITS = re.compile(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
 _PIN_BLOCK = re.compile(r"忘|错|几位|多少位|位数")
 _SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*|110|119|120|122)$", _A)
@@ -160,11 +162,27 @@ def _password_values(text: str) -> Iterator[Span]:
                 yield start, end
     # a PIN or a numeric password: a number in a message about a password, a PIN or a lock
     if _PIN_TALK.search(text):
+        for match in _DIAL.finditer(text):  # a safe's dial
+            yield match.span("v")
         for match in _numbers(text):
             value = match.group("v").replace(" ", "")
             before = text[max(0, match.start() - 8) : match.start()]
             if not _TRIVIAL_DIGITS.match(value) and not _PIN_BLOCK.search(before):
                 yield match.span("v")
+
+
+# A safe's dial: "左16右56左57", "左三圈到 37，右两圈到 14".
+_DIAL = re.compile(
+    r"(?P<v>[左右][^，。！？,!?\d]{0,6}\d{1,2}(?:[^。！？!?\d]{0,12}[左右][^，。！？,!?\d]{0,6}\d{1,2}){1,4})"
+)
+_PASSPORT_TALK = re.compile(r"护照|通行证|(?<![A-Za-z])passport(?![A-Za-z])", _I)
+_PASSPORT_NUMBER = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-Z]{1,2}\d{7,8})(?![A-Za-z0-9])")
+
+
+def _passport_values(text: str) -> Iterator[Span]:
+    if _PASSPORT_TALK.search(text):
+        for match in _PASSPORT_NUMBER.finditer(text):
+            yield match.span("v")
 
 
 def _code_values(text: str) -> Iterator[Span]:
@@ -238,6 +256,79 @@ def contextual_secrets(text: str) -> Iterator[tuple[int, int, str]]:
         ("api_key", _key_values),
         ("recovery_code", _recovery_values),
         ("seed_phrase", _seed_values),
+        ("passport", _passport_values),
     ):
         for start, end in rule(text):
             yield start, end, kind
+
+
+# --- values of any kind, for the learned second opinion ------------------------------------------
+
+_SPACED_DIGITS = re.compile(r"(?<![\w.\-])(?P<v>\d(?:[ \-]\d){2,7}|\d{3}[ \-]\d{3})(?![\w.\-])", _A)
+_THREE_DIGITS = re.compile(r"(?<![\w./%\-])(?<!\w:)(?P<v>\d{3})(?![\w.:/%\-])", _A)
+# Codes in groups (a setup key, recovery codes): four or more groups of four.
+_GROUPED = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{4}[ \t,，]+){3,}[A-Za-z0-9]{4}(?![A-Za-z0-9])", _A)
+# A short code in capitals with a digit ("KFJD5", "EKS28S").
+_CAPS_CODE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,8}(?![A-Za-z0-9])", _A)
+# A wallet's words, numbered or not, twelve or more in a row.
+_WORD_LIST = re.compile(
+    r"(?:(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}[\s,，]+){11,23}(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?![A-Za-z])"
+    r"|(?:[\u4e00-\u9fff][ \t]+){11,23}[\u4e00-\u9fff](?![\u4e00-\u9fff])"
+)
+# Values that are public by what they are: an address to pay to, a company's registration code,
+# an encoding shown decoded, a server's settings.
+_PUBLIC_VALUE_TALK = re.compile(
+    r"收款地址|钱包地址|打赏地址|充值地址|链上|(?<![A-Za-z])(?:address|addr|btc|eth|usdt|trc20|erc20)(?![A-Za-z])"
+    r"|信用代码|营业执照|税号|base64|解码|编码|作业|习题|公式|方程|(?<![A-Za-z])git\s+(?:revert|checkout|show|cherry-pick|reset|log|diff|bisect|rebase)"
+    r"|^\s*\[[a-z_]+\]\s*$",
+    _I | re.MULTILINE,
+)
+_PUBLIC_BLOCK = re.compile(r"-----BEGIN [A-Z ]*PUBLIC KEY-----|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-")
+
+
+_HEX = re.compile(r"[0-9a-f]{7,64}", _I)
+_ALNUM = re.compile(r"[0-9A-Za-z]")
+_SEPARATED = re.compile(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
+_CAPITAL = re.compile(r"[A-Z]")
+# A security question asked, not answered ("密保问题：你母亲的名字是什么来着").
+_ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？])\W*$")
+_SECURITY_QUESTION = re.compile(
+    r"密保|安全问题|安全提示问题|(?<![A-Za-z])security\s+questions?(?![A-Za-z])"
+    r"|(?:问题|问我)[^。！？!?]{0,24}?(?:答案|填的是|答的是|我填|我答)",
+    _I,
+)
+
+
+def names_security_question(text: str) -> bool:
+    """Whether ``text`` (folded) speaks of a security question, and not only to ask it: its
+    answer has no shape."""
+    return _SECURITY_QUESTION.search(text) is not None and _ONLY_ASKED.search(text) is None
+
+
+def value_candidates(text: str) -> list[Span]:
+    """Spans of ``text`` (folded) that could be a secret by their shape alone, whatever the
+    message says about them: a password-like or random token, a code of digits (spaced or not).
+    Empty when the message is about something public (a public key, a checksum, a commit), so
+    that a model is never asked about those."""
+    if _ALNUM.search(text) is None and " " not in text:  # no value of any of these shapes
+        return []
+    spans: list[Span] = []
+    for start, end, value in _tokens(text):
+        value = value.strip(".,")
+        if _HEX.fullmatch(value):  # a digest or a commit, unless a cue says key (the rules' call)
+            continue
+        if _password_like(value) or (len(value) >= 12 and not _ordinary(value) and shapes.high_entropy_key(value)):
+            spans.append((start, end))
+    spans.extend(match.span("v") for match in _numbers(text))
+    if _SEPARATED.search(text):  # codes in groups, digits spaced out, a wallet's words
+        spans.extend(match.span("v") for match in _SPACED_DIGITS.finditer(text))
+        spans.extend(match.span() for pattern in (_GROUPED, _WORD_LIST) for match in pattern.finditer(text))
+    if _CAPITAL.search(text):
+        spans.extend(match.span() for match in _CAPS_CODE.finditer(text))
+    for match in _THREE_DIGITS.finditer(text):  # a CVV, a luggage lock
+        before = text[max(0, match.start() - 10) : match.start()]
+        if not (_NUMBER_BEFORE.search(before) or _NUMBER_AFTER.match(text[match.end() : match.end() + 6])):
+            spans.append(match.span("v"))
+    if not spans or _NOT_SECRET_TALK.search(text) or _PUBLIC_BLOCK.search(text) or _PUBLIC_VALUE_TALK.search(text):
+        return []
+    return sorted(set(spans))

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 
+from .learned import do_not_remember_model
 from .normalise import clauses
-from .requests import asks_to_erase, without_quotes
+from .requests import asks_to_erase, explained_away, without_quotes
 
 _I = re.IGNORECASE
 
 _NEGATION = re.compile(
-    r"(?:(?<![要用需])不要|(?<!用)不用|不允许|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
+    r"(?:(?<![要用需])不要|(?<!用)(?<!再也)(?<!终于)(?<!以后)不用|唔好|唔使|覅|不允许|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
     r"|(?:能不能|可以|可不可以|能否|可否)不(?![要用必])"
     r"|(?<![要用需必])不(?=入库|入档|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆|计入|进(?:你的?)?记忆)"
     r"|(?<![特区分告级类性离识辨差鉴派道送诀判惜])(?<!(?<![这那])个)别(?![人的处墅扭致针名克样家号称离具]))"
@@ -29,7 +30,7 @@ _MEMORY_PLACE = (
 _VERB = re.compile(
     rf"(?P<verb>(?:写|加|放|塞|收|录|记|存|留)(?:进|入|到|在){_MEMORY_PLACE}"
     r"|(?:写|记|存|放|加|录)进去|(?:入|进)(?:你的?)?(?:记忆|库|数据库|小本本|脑子)|计入(?:你的?)?(?:记忆|档案)"
-    r"|保存|储存|存储|保留|留档|留底|留存|留记录|留下记录|留痕迹?|入库|入档|录入|收录|归档|存档|建档|记录|记忆|记|存"
+    r"|持久化|保存|储存|存储|保留|留档|留底|留存|留记录|留下记录|留痕迹?|入库|入档|录入|收录|归档|存档|建档|记录|记忆|记|存"
     r"|(?<![A-Za-z])(?:memori[sz]e|remember|save|record|store)(?![A-Za-z]))"
 )
 # Weak verbs that mean "put into the memory" only when the clause names the memory.
@@ -114,7 +115,7 @@ _EN_FORGET = re.compile(
 _EN_NOT_FORGET = re.compile(
     r"(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d)\s*$", _I
 )
-_EN_OFF_RECORD = re.compile(r"\boff\s+the\s+record\b", _I)
+_EN_OFF_RECORD = re.compile(r"\boff\s+the\s+record\b|\b(?:didn'?t|did\s+not|never)\s+hear\s+(?:this|that|it|me)\b", _I)
 
 
 # The memory named first, then "must not hold it": "你的记忆里不要有这条".
@@ -148,18 +149,54 @@ _PINYIN = re.compile(
 # Every request holds one of these (a memory verb, a removal, a retraction, a memory place, an
 # English memory word): a message with none is no request, and the rules below are skipped.
 _ANY_CUE = re.compile(
-    r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销]"
+    r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤]|持久|ctrl"
     r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|note|jot|log|purge|erase|wipe|clear|remove"
-    r"|pretend|off\s+the|bie|buyao|bu\s+yao|buyong)",
+    r"|pretend|off\s+the|hear|undo|bie|buyao|bu\s+yao|buyong)",
     re.IGNORECASE,
 )
 
 
+def has_memory_cue(text: str) -> bool:
+    """Whether ``text`` (folded) holds any word a request not to remember is made of."""
+    return _ANY_CUE.search(text) is not None
+
+
+# The words the learned model must see before it is asked: narrower than ``_ANY_CUE`` (whose
+# single characters 资, 学, 入, 没 let the rules look further, but say little on their own).
+_MODEL_CUE = re.compile(
+    r"[记存忘删留录库档抹清撤焚毁写耳]|持久|ctrl|没(?:说|讲|听|看|发|问|提)|失忆|脑子|小本本|画像|(?:往|进)[^，。,]{0,6}?(?:装|整)"
+    r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|log|purge|erase|wipe|clear|remove|undo|hear"
+    r"|off\s+the|bie|buyao|bu\s+yao|buyong)",
+    re.IGNORECASE,
+)
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+# The model learned from Chinese chat: a message with less Chinese than this is the rules' alone.
+MODEL_MIN_CJK = 4
+
+
+def model_consulted(text: str) -> bool:
+    """Whether the learned model is asked about ``text`` (folded, quotes of others removed): it is
+    Chinese chat, and holds a memory word that is not plainly about something else
+    (``explained_away``)."""
+    if len(_CJK.findall(text)) < MODEL_MIN_CJK or _MODEL_CUE.search(text) is None:
+        return False
+    return not explained_away(text)
+
+
 def asks_not_to_remember(text: str) -> bool:
-    """Whether ``text`` (already folded) asks the bot not to keep it."""
-    if _ANY_CUE.search(text) is None:
+    """Whether ``text`` (already folded) asks the bot not to keep it: a rule names the request,
+    or, when none does, the learned model (``learned``) reads one in the speaker's own words."""
+    if not has_memory_cue(text):
         return False
     text = without_quotes(text)  # someone else's words are not the speaker's request
+    if _rules_ask(text):
+        return True
+    return model_consulted(text) and do_not_remember_model().says_yes(text)
+
+
+def _rules_ask(text: str) -> bool:
     if asks_to_erase(text):
         return True
     if _english(text) or _WISH.search(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):

@@ -37,6 +37,8 @@ _DELETE_STORED = re.compile(
 _FORGET_NOW = re.compile(
     r"(?:^|[，。,\s])(?:你)?(?:就|赶紧|快|立刻|马上)?(?:忘掉|忘了|忘记|遗忘)(?:它|这个)?(?:吧|哈|啊|呀|好吗|行吗|好不好|求你了)"
 )
+# Letting go of a person or a grief is not the bot's memory: "忘了吧，那个人不值得你难过".
+_CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人")
 _AMNESIA = re.compile(r"选择性失忆|失忆一下|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆)")
 # Keep nothing: "什么都不要留", "一个字都别留", "你的记忆里不需要有这段".
 _KEEP_NOTHING = re.compile(
@@ -55,8 +57,8 @@ _NO_WRITE = re.compile(
 # A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
 # one sentence make a request, however it is worded (dialect, slang, English words inside).
 _REMOVE = re.compile(
-    r"删|抹|清掉|清除|清空|清理|清干净|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉"
-    r"|(?<![A-Za-z])(?:purge|delete|erase|wipe|remove|forget|clear)(?![A-Za-z])",
+    r"删|抹|清掉|清除|清空|清理|清干净|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
+    r"|(?<![A-Za-z])(?:purge|delete|erase|wipe|remove|forget|clear|undo)(?![A-Za-z])",
     re.IGNORECASE,
 )
 _KEPT = re.compile(
@@ -75,6 +77,7 @@ _ADDRESSED = re.compile(
 # The speaker forgot, or asks the bot not to forget: no request to lose anything.
 _NOT_A_REMOVAL = re.compile(
     r"(?<![帮给替让])我(?:把[^，。,]{0,6})?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|记得删|记得清"
+    r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)"
 )
 # Told not to keep it, in words beyond the standard ones: "你莫记到起", "你唔好记住", "你少给我存",
 # "别往你那小本本里整", "你要是敢把这个记下来".
@@ -85,13 +88,62 @@ _DONT_KEEP = re.compile(
 )
 
 
+_MEMORY_WORD = re.compile(
+    r"[记存忘删留录库档抹清写装]|(?<![a-z])(?:remember|forget|delete|save|store|record|erase|wipe)", re.IGNORECASE
+)
+
+
 def _sentences(text: str) -> list[str]:
     return [part for part in re.split(r"[。！？!?\n]|[.](?=\s|$)", text) if part.strip()]
 
 
+# Asking the bot to keep, remember or show what it has ("这个要记住喔", "不用删，留着吧",
+# "把你记的列出来我看看", "remember that …"): the opposite of a request not to remember, when
+# nothing else in the sentence is negated.
+_KEEP_OR_SHOW = re.compile(
+    r"记住|记得|记下|记牢|记好|留着|(?:不用|别|不要)删|列出来?|列一下|看看|查看|查一下|给我看"
+    r"|(?<![a-z])(?:remember|keep|show|list)(?![a-z])",
+    re.IGNORECASE,
+)
+# A negation that can turn the wish around ("不用记住", "别留着"); not 说不定, 有没有, 不错.
+_VERB_NEGATION = re.compile(
+    r"别(?!人)|不(?:要|用|许|准|能|可以|必|需要|想|希望|该|应该)|没必要|莫|勿|甭|休想"
+    r"|(?<![a-z])(?:don'?t|do\s+not|never|no\s+need)(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+# What can or cannot be done ("这一条写不进索引", "我记不住", "存不下了"): a statement, not a request.
+_ABILITY = re.compile(r"[记存写删录留装][不得](?:进|住|下|了|掉|到|完)")
+
+
+def _keeps_or_shows(sentence: str) -> bool:
+    return bool(_KEEP_OR_SHOW.search(sentence)) and not _VERB_NEGATION.search(_KEEP_OR_SHOW.sub(" ", sentence))
+
+
+def explained_away(text: str) -> bool:
+    """Whether every sentence of ``text`` (folded) that holds a memory word is plainly about
+    something else: the speaker's own forgetting ("我忘了我刚说的"), a file, a group notice, an
+    order (not what the bot keeps), what can or cannot be done ("写不进"), or a wish that the bot
+    keep or show it. Such a message is no
+    request, whatever else it looks like."""
+    sentences = [sentence for sentence in _sentences(text) if _MEMORY_WORD.search(sentence)]
+    return bool(sentences) and all(
+        _NOT_STORED.search(s) or _NOT_A_REMOVAL.search(s) or _ABILITY.search(s) or _keeps_or_shows(s) for s in sentences
+    )
+
+
+# Words named rather than said: a quoted phrase that is then called "这四个字" or "这句话", a phrase
+# asked about ("off the record 这个词怎么翻").
+_MENTIONED = re.compile(
+    r"[“\"「『][^”\"」』]{0,40}[”\"」』](?=\s*(?:这|那)(?:[一二三四五六七八九十两几\d]+)?(?:个|句)?(?:字|词|话|说法|梗|口头禅))"
+    r"|[^，。！？,!?\n]{1,40}?(?=\s*这个(?:词|说法|梗|短语|表达)|\s*(?:是什么意思|啥意思|什么意思|怎么翻))"
+)
+
+
 def without_quotes(text: str) -> str:
-    """``text`` without the words it quotes from others."""
-    return _QUOTED.sub(" ", text)
+    """``text`` without the words it quotes from others or only names."""
+    return _MENTIONED.sub(" ", _QUOTED.sub(" ", text))
 
 
 def asks_to_erase(text: str) -> bool:
@@ -114,4 +166,4 @@ def asks_to_erase(text: str) -> bool:
             return True
     if any(not _NOT_STORED.search(match.group()) for match in _DELETE_STORED.finditer(text)):
         return True
-    return _FORGET_NOW.search(text) is not None
+    return _FORGET_NOW.search(text) is not None and _CONSOLING.search(text) is None

@@ -1,0 +1,226 @@
+"""Train admission's learned second opinions (amrita_plugin_cognition/domain/admission/learned.py).
+
+    uv run python scripts/train_admission_model.py                   # train both models on every set, write them
+    uv run python scripts/train_admission_model.py --holdout-report  # leave each set out in turn, print what it adds
+    uv run python scripts/train_admission_model.py --output DIR      # write the models elsewhere (tests compare)
+
+Data: every ``tests/data/admission_zh*.jsonl`` (the eval format: text, admit, reason). Two models:
+
+- ``do_not_remember``: positives are the do-not-remember lines, negatives everything else; it reads
+  the folded text with others' quoted words removed, and is asked only when ``model_consulted``.
+- ``credential``: positives are the credential lines, negatives the lines to keep (requests not to
+  remember are left out: they say nothing about secrets); it reads the folded text and its shape,
+  and is asked only when ``credential_model_consulted`` (a value of a secret's shape no rule
+  explained, or a security question).
+
+Features are the models' own (``learned.grams``), binary and length-normalised; logistic regression
+with balanced class weights (and optional L2), trained by full-batch Adam in numpy: deterministic,
+same data, same weights. The threshold comes from out-of-fold scores (5 folds) of the negatives the
+model would be asked about: the lowest (not below 0.5) that lets at most ``train_fp`` of them through.
+
+``--holdout-report`` measures what the model adds on a set it has not seen: for each set, both
+models are trained on the others, and the report prints, on that set, the lines the rules miss that
+the model catches, and the lines to keep that the model alone would refuse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from amrita_plugin_cognition.domain.admission import admit, credential_model_consulted  # noqa: E402
+from amrita_plugin_cognition.domain.admission.intent import model_consulted  # noqa: E402
+from amrita_plugin_cognition.domain.admission.learned import (  # noqa: E402
+    CREDENTIAL_FILE,
+    DO_NOT_REMEMBER_FILE,
+    LinearModel,
+    grams,
+)
+from amrita_plugin_cognition.domain.admission.normalise import fold  # noqa: E402
+from amrita_plugin_cognition.domain.admission.requests import without_quotes  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+PACKAGE = ROOT / "amrita_plugin_cognition" / "domain" / "admission"
+# Weights this small change no verdict and are left out of the file.
+PRUNE = 0.01
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Task:
+    reason: str
+    file: str
+    shape: bool
+    view: Callable[[str], str]
+    consulted: Callable[[str], bool]
+    train_fp: float
+
+    def label(self, row: dict) -> bool | None:
+        """True for a positive, False for a negative, None for a line this model does not learn from."""
+        if row["admit"]:
+            return False
+        if row.get("reason") == self.reason:
+            return True
+        return False if self.reason == "do_not_remember" else None
+
+
+TASKS = {
+    "do_not_remember": Task(
+        "do_not_remember", DO_NOT_REMEMBER_FILE, False, lambda text: without_quotes(fold(text)), model_consulted, 0.02
+    ),
+    "credential": Task("credential", CREDENTIAL_FILE, True, fold, credential_model_consulted, 0.10),
+}
+
+
+def load_sets() -> dict[str, list[dict]]:
+    sets: dict[str, list[dict]] = {}
+    for path in sorted(DATA.glob("admission_zh*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        sets[path.stem] = [json.loads(line) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return sets
+
+
+def _fit(texts: list[str], labels: np.ndarray, *, shape: bool, l2: float, epochs: int) -> LinearModel:
+    features = [grams(text, shape) for text in texts]
+    counts: dict[str, int] = {}
+    for found in features:
+        for gram in found:
+            counts[gram] = counts.get(gram, 0) + 1
+    vocabulary = sorted(gram for gram, count in counts.items() if count >= 2)
+    index = {gram: position for position, gram in enumerate(vocabulary)}
+    columns: list[int] = []
+    rows_of: list[int] = []
+    values: list[float] = []
+    for row, found in enumerate(features):
+        norm = 1.0 / math.sqrt(max(1, len(found)))  # every gram of the text counts, as the scorer does
+        for gram in found:
+            position = index.get(gram)
+            if position is not None:
+                columns.append(position)
+                rows_of.append(row)
+                values.append(norm)
+    column, row_index = np.array(columns, dtype=np.int64), np.array(rows_of, dtype=np.int64)
+    value = np.array(values)
+    samples, width = len(texts), len(vocabulary)
+    positives = labels.sum()
+    balance = (samples / (2 * max(1.0, positives)), samples / (2 * max(1.0, samples - positives)))
+    sample_weight = np.where(labels > 0, *balance)
+    weights, bias = np.zeros(width), 0.0
+    first, second = np.zeros(width + 1), np.zeros(width + 1)  # Adam moments, the bias last
+    rate, beta1, beta2 = 0.05, 0.9, 0.999
+    for step in range(1, epochs + 1):
+        scores = np.bincount(row_index, weights=value * weights[column], minlength=samples) + bias
+        predicted = 1.0 / (1.0 + np.exp(-np.clip(scores, -60, 60)))
+        residual = (predicted - labels) * sample_weight / samples
+        per_weight = np.bincount(column, weights=value * residual[row_index], minlength=width) + l2 * weights
+        gradient = np.append(per_weight, residual.sum())
+        first = beta1 * first + (1 - beta1) * gradient
+        second = beta2 * second + (1 - beta2) * gradient * gradient
+        update = rate * (first / (1 - beta1**step)) / (np.sqrt(second / (1 - beta2**step)) + 1e-8)
+        weights -= update[:-1]
+        bias -= update[-1]
+    kept = {gram: round(float(w), 4) for gram, w in zip(vocabulary, weights, strict=True) if abs(w) >= PRUNE}
+    return LinearModel(weights=kept, bias=round(float(bias), 4), threshold=0.5, shape=shape)
+
+
+def train(task: Task, rows: list[dict], *, l2: float = 0.0, epochs: int = 400) -> LinearModel:
+    """Fit on ``rows``; the threshold from out-of-fold scores (a model scores its own training
+    lines too well to calibrate on them)."""
+    labelled = [(task.view(row["text"]), label) for row in rows if (label := task.label(row)) is not None]
+    texts = [text for text, _ in labelled]
+    labels = np.array([label for _, label in labelled], dtype=np.float64)
+    negative_scores: list[float] = []
+    for fold_number in range(FOLDS):
+        held = [position for position in range(len(texts)) if position % FOLDS == fold_number]
+        rest = [position for position in range(len(texts)) if position % FOLDS != fold_number]
+        model = _fit([texts[p] for p in rest], labels[rest], shape=task.shape, l2=l2, epochs=epochs)
+        negative_scores += [model.probability(texts[p]) for p in held if labels[p] == 0 and task.consulted(texts[p])]
+    model = _fit(texts, labels, shape=task.shape, l2=l2, epochs=epochs)
+    ordered = sorted(negative_scores, reverse=True)
+    allowed = int(task.train_fp * len(ordered))
+    above = ordered[allowed] if allowed < len(ordered) else 0.0
+    return LinearModel(model.weights, model.bias, round(max(0.5, above + 1e-4), 4), task.shape)
+
+
+def holdout_report(sets: dict[str, list[dict]]) -> None:
+    """For each set: train on the others, and count on it what each model adds to the rules."""
+    from amrita_plugin_cognition.domain.admission import learned
+
+    totals = {"caught": 0, "missed_by_rules": 0, "refused_by_model": 0, "admits": 0}
+    for name, rows in sets.items():
+        rest = [row for other, others in sets.items() if other != name for row in others]
+        models = {key: train(task, rest) for key, task in TASKS.items()}
+        learned.shipped_model.cache_clear()
+        with _models(models):
+            added = {"caught": 0, "missed_by_rules": 0, "refused_by_model": 0, "admits": 0}
+            for row in rows:
+                with _models(None):
+                    rules = admit(row["text"])
+                full = admit(row["text"])
+                if row["admit"]:
+                    added["admits"] += 1
+                    added["refused_by_model"] += rules.stored_as_is and not full.stored_as_is
+                elif rules.stored_as_is or (row.get("reason") == "do_not_remember" and rules.admit):
+                    added["missed_by_rules"] += 1
+                    added["caught"] += not full.stored_as_is if row.get("reason") == "credential" else not full.admit
+        for key in totals:
+            totals[key] += added[key]
+        print(f"{name}: {added}")
+    print(f"all: {totals}")
+
+
+class _models:
+    """Run ``admit`` with these models (``None``: with models that never say yes)."""
+
+    def __init__(self, models: dict[str, LinearModel] | None) -> None:
+        self.models = models
+
+    def __enter__(self) -> None:
+        from amrita_plugin_cognition.domain.admission import learned
+
+        self.saved = learned.shipped_model
+        models = self.models
+        never = LinearModel({}, -60.0, 1.0)
+
+        def chosen(file: str) -> LinearModel:
+            if models is None:
+                return never
+            return next(models[key] for key, task in TASKS.items() if task.file == file)
+
+        learned.shipped_model = chosen  # type: ignore[assignment]
+
+    def __exit__(self, *exc: object) -> None:
+        from amrita_plugin_cognition.domain.admission import learned
+
+        learned.shipped_model = self.saved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--holdout-report", action="store_true", help="leave each set out in turn; write nothing")
+    parser.add_argument("--output", type=Path, default=PACKAGE, help="folder to write the models to (default: package)")
+    arguments = parser.parse_args()
+    sets = load_sets()
+    if arguments.holdout_report:
+        holdout_report(sets)
+        return
+    rows = [row for lines in sets.values() for row in lines]
+    for key, task in TASKS.items():
+        model = train(task, rows)
+        text = json.dumps(model.to_json(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        (arguments.output / task.file).write_text(text + "\n", encoding="utf-8")
+        print(f"{key}: {len(model.weights)} weights, threshold {model.threshold} -> {task.file}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Admission's learned second opinions (domain/admission/learned.py): what they read, when they are
+asked, what a yes does, and that the shipped weights are what the training script makes of the
+data (no hand-edited model)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from amrita_plugin_cognition.domain.admission import PLACEHOLDER, admit, learned, redact
+from amrita_plugin_cognition.domain.admission.learned import (
+    CREDENTIAL_FILE,
+    DO_NOT_REMEMBER_FILE,
+    MAX_N,
+    LinearModel,
+    grams,
+)
+from amrita_plugin_cognition.domain.admission.normalise import fold
+
+pytestmark = pytest.mark.embedded_only
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def _always(answer: bool) -> LinearModel:
+    return LinearModel({}, 60.0 if answer else -60.0, 0.5)
+
+
+@pytest.fixture
+def models_say() -> Iterator[dict[str, bool]]:
+    """Both models replaced by ones that always answer as the test says."""
+    answers = {DO_NOT_REMEMBER_FILE: False, CREDENTIAL_FILE: False}
+    saved = learned.shipped_model
+
+    def chosen(name: str) -> LinearModel:
+        return _always(answers[name])
+
+    learned.shipped_model = chosen  # type: ignore[assignment]
+    try:
+        yield answers
+    finally:
+        learned.shipped_model = saved
+
+
+def test_features_are_character_and_shape_grams() -> None:
+    plain = grams("别记123")
+    assert {"别", "别记", "\x02别", "23\x03"} <= plain
+    assert not any(gram.startswith("§") for gram in plain)
+    shaped = grams("码 653091", shape=True)
+    assert "§000" in shaped and "§ 00" in shaped  # six digits are one shape, whatever they are
+    assert grams("码 111111", shape=True) & {g for g in shaped if g.startswith("§")} == {
+        g for g in shaped if g.startswith("§")
+    }
+
+
+def test_a_model_file_of_other_features_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_n"):
+        LinearModel.from_json({"max_n": MAX_N + 1, "bias": 0, "threshold": 0.5, "weights": {}})
+
+
+def test_the_do_not_remember_model_is_asked_only_about_a_memory_word(models_say: dict[str, bool]) -> None:
+    models_say[DO_NOT_REMEMBER_FILE] = True
+    assert admit("今天中午吃了兰州拉面，味道还行").stored_as_is
+    verdict = admit("机器人，这条你就当耳旁风吧")  # no rule names it
+    assert not verdict.admit and verdict.reason == "do_not_remember"
+    # plainly about something else: the speaker's own forgetting, a wish to be remembered
+    assert admit("我忘了我刚说的是啥了").stored_as_is
+    assert admit("这个要记住喔，下礼拜考").stored_as_is
+    # someone else's quoted words are not read
+    assert admit("朋友跟我说“这事你听完就删了吧”，我觉得他想多了").stored_as_is
+
+
+def test_without_the_model_the_rules_alone_decide(models_say: dict[str, bool]) -> None:
+    assert admit("机器人，这条你就当耳旁风吧").stored_as_is
+    assert not admit("这段别记哈，我乱说的").admit  # a rule names this one
+
+
+def test_the_credential_model_is_asked_only_about_a_value_or_a_security_question(models_say: dict[str, bool]) -> None:
+    models_say[CREDENTIAL_FILE] = True
+    assert admit("明天下午三点开会，记得带电脑").stored_as_is  # nothing of a secret's shape
+    assert admit("回滚到 4c090cea7a24129199532290b5cd33e9fec3d7c6").stored_as_is  # a digest
+    assert admit("收款地址 bc1q0h3sdj3mgpxxda4h6vd83ht2uv2q793504tzun 随缘").stored_as_is  # public by what it is
+    assert admit("密保问题：你母亲的名字是什么来着").stored_as_is  # asked, not answered
+    # a value: hidden where the rest is worth keeping, refused when little else is there
+    kept = admit("车库卷帘门遥控坏了，旁边按键面板输 71842 也能开，明天找物业修遥控器")
+    assert kept.admit and kept.redacted and "71842" not in kept.text and PLACEHOLDER in kept.text
+    assert not admit("给你 053721 快").admit
+    # a security answer has no shape: the message is refused whole, and a log line hides all of it
+    answer = "那个银行问的问题是我小学的学校 答案是红旗第三小学"
+    assert not admit(answer).admit
+    assert redact(answer) == PLACEHOLDER
+    assert "71842" not in redact("面板输 71842 也能开")
+
+
+def test_the_shipped_models_say_yes_only_past_their_threshold() -> None:
+    model = learned.do_not_remember_model()
+    assert 0.5 <= model.threshold < 1.0 and model.weights
+    text = fold("机器人，脑子里把这句话 ctrl+z 掉吧")
+    assert model.says_yes(text) == (model.probability(text) >= model.threshold)
+
+
+def _lines() -> list[str]:
+    texts: list[str] = []
+    for path in sorted(DATA.glob("admission_zh*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                texts.append(json.loads(line)["text"])
+    return texts
+
+
+def test_the_shipped_models_are_what_the_training_script_makes(tmp_path: Path) -> None:
+    """Retrained from the data, the models give the shipped models' verdict on every line."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train_admission_model.py"), "--output", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    texts = [fold(text) for text in _lines()]
+    for name in (DO_NOT_REMEMBER_FILE, CREDENTIAL_FILE):
+        shipped = learned.shipped_model(name)
+        retrained = LinearModel.from_json(json.loads((tmp_path / name).read_text(encoding="utf-8")))
+        assert abs(shipped.threshold - retrained.threshold) < 1e-3, name
+        differ = [text for text in texts if shipped.says_yes(text) != retrained.says_yes(text)]
+        assert not differ, (name, differ[:5])
