@@ -186,3 +186,27 @@ async def test_sqlite_runs_with_a_write_ahead_log(tmp_root, chroma_port, backend
     engine = await make_engine(tmp_root, chroma_port)
     async with engine.session() as session:
         assert (await session.execute(text("PRAGMA journal_mode"))).scalar_one().lower() == "wal"
+
+
+async def test_a_local_time_is_stored_as_the_same_instant(tmp_root, chroma_port) -> None:
+    """A caller's aware time in another zone (+08:00) is stored and compared as the same instant:
+    SQLite keeps no offset, so the store converts to UTC before binding."""
+    from datetime import timezone
+
+    from sqlalchemy import select
+
+    from amrita_plugin_cognition.store.models import MemoryRow
+
+    engine = await make_engine(tmp_root, chroma_port)
+    context = group(new_bot(), "20001", "10001")
+    shanghai = timezone(timedelta(hours=8))
+    local = NOW.astimezone(shanghai)
+    record = await engine.write_memory(context, "group", "时区测试：本地时间写入。", now=local)
+    async with engine.session() as session:
+        stored = (await session.execute(select(MemoryRow.recorded_at).where(MemoryRow.id == record.id))).scalar_one()
+        later = (
+            await session.execute(select(MemoryRow.id).where(MemoryRow.recorded_at > (NOW - timedelta(minutes=1))))
+        ).scalars()
+        assert record.id in set(later)
+    stored = stored if stored.tzinfo else stored.replace(tzinfo=UTC)
+    assert stored == NOW

@@ -1,16 +1,41 @@
 """ORM models of the authority store (nonebot-plugin-orm; SQLite by default, PostgreSQL when grown).
 
-Datetimes are stored in UTC. No server-side defaults: every value is set by the repository,
-so the schema behaves the same on every database and under ``orm sync``.
+Datetimes are stored in UTC (``UTCDateTime`` converts an aware value of any offset on the way in:
+SQLite keeps no offset, so a local time would otherwise be stored hours off). No server-side
+defaults: every value is set by the repository, so the schema behaves the same on every database
+and under ``orm sync``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from nonebot_plugin_orm import Model
 from sqlalchemy import BigInteger, Boolean, DateTime, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from ..domain.clock import UTC
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """``UTCDateTime()`` whose aware values are converted to UTC before they are bound
+    (columns and the values compared with them); naive values are taken as UTC already."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    @property
+    def python_type(self) -> type[datetime]:
+        return datetime
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            return value.astimezone(UTC)
+        return value
+
 
 # SQLite only auto-increments INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
 _ID = BigInteger().with_variant(Integer(), "sqlite")
@@ -44,12 +69,12 @@ class MemoryRow(Model):
     importance: Mapped[str] = mapped_column(String(8), default="medium")
     provenance: Mapped[str] = mapped_column(String(16), default="user_stated")
     source: Mapped[str] = mapped_column(Text, default="{}")  # JSON object
-    happened_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    happened_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     status: Mapped[str] = mapped_column(String(16), default="active")
     superseded_by: Mapped[int | None] = mapped_column(_ID, nullable=True)
-    invalid_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    invalid_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     content_hash: Mapped[str] = mapped_column(String(64))
 
 
@@ -64,7 +89,7 @@ class MemoRow(Model):
     scope_kind: Mapped[str] = mapped_column(String(16))
     scope_id: Mapped[str] = mapped_column(String(64))
     content: Mapped[str] = mapped_column(Text, default="")
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_by: Mapped[str] = mapped_column(String(64), default="")
 
 
@@ -80,10 +105,10 @@ class MemoRevisionRow(Model):
     scope_id: Mapped[str] = mapped_column(String(64))
     content: Mapped[str] = mapped_column(Text, default="")
     #: When and by whom this version was written.
-    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    written_at: Mapped[datetime] = mapped_column(UTCDateTime())
     written_by: Mapped[str] = mapped_column(String(64), default="")
     #: When and by whom it was replaced.
-    replaced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    replaced_at: Mapped[datetime] = mapped_column(UTCDateTime())
     replaced_by: Mapped[str] = mapped_column(String(64), default="")
 
 
@@ -98,8 +123,8 @@ class PinRow(Model):
     scope_kind: Mapped[str] = mapped_column(String(16))
     scope_id: Mapped[str] = mapped_column(String(64))
     content: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     created_by: Mapped[str] = mapped_column(String(64), default="")
 
 
@@ -117,11 +142,11 @@ class OutboxRow(Model):
     scope_id: Mapped[str] = mapped_column(String(64))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     #: "pending" (retried, with backoff, from ``next_attempt_at``) or "dead" (gave up after
     #: ``outbox_max_attempts``; ``status`` counts these and ``ambot cognition outbox retry`` revives them).
     state: Mapped[str] = mapped_column(String(8), default="pending")
-    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class BarrierRow(Model):
@@ -135,7 +160,7 @@ class BarrierRow(Model):
     content_hash: Mapped[str] = mapped_column(String(64))
     bot_id: Mapped[str] = mapped_column(String(32))
     reason: Mapped[str] = mapped_column(String(64), default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class MetaRow(Model):
@@ -161,7 +186,7 @@ class NoteRow(Model):
     user_name: Mapped[str] = mapped_column(String(128), default="")
     content: Mapped[str] = mapped_column(Text)
     #: The time of the message the note sums up.
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class JobRow(Model):
@@ -189,11 +214,11 @@ class JobRow(Model):
     state: Mapped[str] = mapped_column(String(12), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str] = mapped_column(Text, default="")
-    enqueued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    enqueued_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     lease_token: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class TranscriptRow(Model):
@@ -217,7 +242,7 @@ class TranscriptRow(Model):
     message_id: Mapped[str] = mapped_column(String(64), default="")
     input_text: Mapped[str] = mapped_column(Text, default="")
     reply_text: Mapped[str] = mapped_column(Text, default="")
-    said_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    said_at: Mapped[datetime] = mapped_column(UTCDateTime())
     #: Waiting for transcript extraction (a turn that called ``end`` never is).
     pending: Mapped[bool] = mapped_column(Boolean, default=False)
 
@@ -234,7 +259,7 @@ class ChatSwitchRow(Model):
     memory_on: Mapped[bool] = mapped_column(Boolean)
     #: The QQ number of who switched it last.
     changed_by: Mapped[str] = mapped_column(String(64), default="")
-    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class OptOutRow(Model):
@@ -245,7 +270,7 @@ class OptOutRow(Model):
 
     bot_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     user_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    opted_out_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    opted_out_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class AuditRow(Model):
@@ -263,7 +288,7 @@ class AuditRow(Model):
     #: What it applied to: a chat key ("group:123"), a user id, or the bot account.
     target: Mapped[str] = mapped_column(String(128), default="")
     count: Mapped[int] = mapped_column(Integer, default=0)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class ProfileRow(Model):
@@ -288,7 +313,7 @@ class ProfileRow(Model):
     body: Mapped[str] = mapped_column(Text, default="")
     roast: Mapped[str] = mapped_column(Text, default="")
     source_ids: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of memory ids
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     #: Who wrote this version: "historian", "cli", a QQ number.
     updated_by: Mapped[str] = mapped_column(String(64), default="")
 
@@ -311,8 +336,8 @@ class ProfileRevisionRow(Model):
     roast: Mapped[str] = mapped_column(Text, default="")
     source_ids: Mapped[str] = mapped_column(Text, default="[]")
     #: When and by whom this version was written.
-    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    written_at: Mapped[datetime] = mapped_column(UTCDateTime())
     written_by: Mapped[str] = mapped_column(String(64), default="")
     #: When and by whom it was replaced.
-    replaced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    replaced_at: Mapped[datetime] = mapped_column(UTCDateTime())
     replaced_by: Mapped[str] = mapped_column(String(64), default="")
