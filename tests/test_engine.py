@@ -522,10 +522,18 @@ async def test_restore_leaves_out_cards_built_only_from_facts_forgotten_since(tm
     report = await backup.restore_backup(engine, info.path)
     assert report["cards_dropped"] >= 2 and report["cards_trimmed"] >= 1
     cards, revisions = await _cards_of(engine, bot)
-    # 10001 keeps its part without the forgotten source (no merge rebuilds it); its revision
-    # built from the forgotten fact alone, and 10003's card, do not come back
+    # 10001 keeps its part without the forgotten source, and its rebuild is asked for (its text
+    # may still say what the forgotten fact said); its revision built from the forgotten fact
+    # alone, and 10003's card, do not come back
     assert cards == [("10001", "group", "打球。", f"[{kept.id}]"), ("10002", "group", "只打球。", f"[{kept.id}]")]
     assert revisions == []
+    from amrita_plugin_cognition.engine.profile_queue import MERGE_JOB, payload_of, rebuild_parts
+    from amrita_plugin_cognition.store import jobs
+
+    async with engine.unit_of_work() as uow:
+        pending = await jobs.pending_of(uow.session, MERGE_JOB, bot, Scope("private", "10001"))
+        assert pending is not None and rebuild_parts(payload_of(pending.payload)) == ["group"]
+        assert await jobs.pending_of(uow.session, MERGE_JOB, bot, Scope("private", "10002")) is None
     records, _ = await engine.list_memories(context, "user")
     assert [record.id for record in records] == [kept.id]
 

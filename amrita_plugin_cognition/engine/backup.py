@@ -28,6 +28,7 @@ from ..domain.events import IndexWorkQueued, StoreReplaced
 from ..errors import InvalidInput
 from ..logs import log_event
 from ..store import backup as store_backup
+from .profile_queue import queue_part_rebuilds
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -150,6 +151,8 @@ async def restore_backup(
         while chunk := await asyncio.to_thread(next, chunks, None):
             restore.add(chunk)
         count = await restore.finish()
+        # a card kept without its forgotten sources still says what they said: rebuilt like after a forget
+        await queue_part_rebuilds(uow, restore.trimmed, datetime.now(UTC))
         uow.record(StoreReplaced(), IndexWorkQueued())
         await uow.commit()
     report = await engine.reindex(progress=progress)

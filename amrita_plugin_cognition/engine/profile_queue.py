@@ -15,7 +15,9 @@ write lock), the kept revisions built from them are deleted (no restore brings t
 its entity's merge job lists the part under ``"rebuild"`` (a list of parts), extended when one is
 pending, else added due at once. The flag and the card change commit or roll back with the
 forget itself: a crash cannot forget the fact and lose the re-merge. Opt-outs and switches do not
-stop a rebuild (it only takes away); ``profile_merge`` decides what a rebuild may write.
+stop a rebuild (it only takes away); ``profile_merge`` decides what a rebuild may write. A restore
+that keeps a card part whose sources lost a forgotten fact asks for its rebuild the same way
+(``queue_part_rebuilds``, in the restore's transaction).
 """
 
 from __future__ import annotations
@@ -100,18 +102,36 @@ async def queue_rebuilds(
             await profile_store.drop_sources(uow.session, row, removed)
         parts = [row.part for row in rows]
         flagged += len(parts)
-        target = entity_scope(entity_type, entity_id)
-        pending = await jobs.pending_of(uow.session, MERGE_JOB, bot_id, target)
-        if pending is not None:
-            payload = _with_rebuild(payload_of(pending.payload), parts)
-            if await jobs.replace_payload(uow.session, pending.id, payload, now):
-                uow.record(ProfilesChanged(bot_id, entity_type, entity_id))
-                continue
-        payload = _with_rebuild({"entity_type": entity_type, "entity_id": entity_id, "parts": {}}, parts)
-        jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now)  # due at once
-        uow.record(ProfilesChanged(bot_id, entity_type, entity_id))
+        await _ask_rebuild(uow, bot_id, entity_type, entity_id, parts, now)
     await profile_store.drop_revisions_citing(uow.session, bot_id, removed)
     return flagged
+
+
+async def queue_part_rebuilds(uow: UnitOfWork, parts: Sequence[tuple[str, str, str, str]], now: datetime) -> int:
+    """In the caller's transaction: ask for the rebuild of these card parts ((bot account, entity
+    type, entity id, part)), whose sources lost a forgotten fact elsewhere (a restore keeps their
+    text as it was). Returns the entities asked for."""
+    wanted: dict[tuple[str, str, str], set[str]] = {}
+    for bot_id, entity_type, entity_id, part in parts:
+        wanted.setdefault((bot_id, entity_type, entity_id), set()).add(part)
+    for (bot_id, entity_type, entity_id), names in sorted(wanted.items()):  # one lock order
+        await take_write_lock(uow.session, f"cognition:profile-merge:{bot_id}:{entity_type}:{entity_id}")
+        await _ask_rebuild(uow, bot_id, entity_type, entity_id, sorted(names), now)
+    return len(wanted)
+
+
+async def _ask_rebuild(
+    uow: UnitOfWork, bot_id: str, entity_type: str, entity_id: str, parts: Sequence[str], now: datetime
+) -> None:
+    """List ``parts`` under ``"rebuild"`` in the entity's pending merge job, or add one due at once."""
+    target = entity_scope(entity_type, entity_id)
+    pending = await jobs.pending_of(uow.session, MERGE_JOB, bot_id, target)
+    if pending is None or not await jobs.replace_payload(
+        uow.session, pending.id, _with_rebuild(payload_of(pending.payload), parts), now
+    ):
+        payload = _with_rebuild({"entity_type": entity_type, "entity_id": entity_id, "parts": {}}, parts)
+        jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now)  # due at once
+    uow.record(ProfilesChanged(bot_id, entity_type, entity_id))
 
 
 def rebuild_parts(payload: dict[str, Any]) -> list[str]:

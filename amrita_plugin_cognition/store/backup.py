@@ -5,8 +5,9 @@ Profile cards and their revisions are restored too, checked against the barriers
 file and those made since) and the memories skipped as forgotten: a kept revision built from any
 forgotten fact is not restored, nor is a card whose every source was forgotten (its text came
 from those facts). A card that keeps some of its sources is restored without the forgotten ids,
-its text as it was, and counted (``cards_trimmed``, the parts listed in ``trimmed``): a restore
-queues no rebuild merge, so the next merge that touches the card builds on it."""
+its text as it was, and counted (``cards_trimmed``, the parts listed in ``trimmed``); the engine
+asks for their rebuild in the same transaction (``profile_queue.queue_part_rebuilds``), as a
+forget does."""
 
 from __future__ import annotations
 
