@@ -129,3 +129,35 @@ def test_the_shipped_models_are_what_the_training_script_makes(tmp_path: Path) -
         assert abs(shipped.threshold - retrained.threshold) < 1e-3, name
         differ = [text for text in texts if shipped.says_yes(text) != retrained.says_yes(text)]
         assert not differ, (name, differ[:5])
+
+
+def test_overlapping_candidates_are_hidden_whole(models_say: dict[str, bool]) -> None:
+    """A code in groups and a number inside it are both candidates: nothing of either is left."""
+    models_say[CREDENTIAL_FILE] = True
+    text = "他给的那串 QWER 7391 ASDF ZXCV 我抄本子上了，今天下午还去打了球"
+    verdict = admit(text)
+    assert verdict.redacted and verdict.text == "他给的那串 [已隐去] 我抄本子上了，今天下午还去打了球"
+    assert redact(text) == verdict.text
+
+
+def test_english_is_judged_by_the_rules_alone(models_say: dict[str, bool]) -> None:
+    models_say[CREDENTIAL_FILE] = models_say[DO_NOT_REMEMBER_FILE] = True
+    for text in ("my username is DarkLord99", "our table number is XK2941", "have you heard the news"):
+        assert admit(text).stored_as_is, text
+    assert not admit("my password is Tr0ub4dor&3").admit  # a rule's
+
+
+@pytest.mark.parametrize(
+    "text", ["不要记录我刚说的这个词", "不要记住这个梗", "别记这条我没别的什么意思", "你别存这个我没啥意思"]
+)
+def test_a_request_is_not_taken_for_words_only_named(text: str) -> None:
+    assert not admit(text).admit, text
+
+
+def test_a_long_run_of_question_marks_is_judged_in_linear_time() -> None:
+    import time
+
+    started = time.perf_counter()
+    admit("密保" + "？" * 20_000 + "a")
+    redact("密保" + "？" * 20_000 + "a")
+    assert time.perf_counter() - started < 1.0

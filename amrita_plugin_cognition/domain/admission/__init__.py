@@ -21,13 +21,14 @@ from dataclasses import dataclass
 
 from .contextual import names_security_question, value_candidates
 from .credentials import Secret, find_secrets
-from .intent import asks_not_to_remember
+from .intent import asks_not_to_remember, enough_chinese
 from .learned import credential_model
 from .normalise import clauses, fold
 
 __all__ = ["PLACEHOLDER", "AdmissionVerdict", "admit", "find_secrets", "redact"]
 
 PLACEHOLDER = "[已隐去]"
+CREDENTIAL_MODEL_MIN_CJK = 2
 
 # A redacted sentence is kept when its clauses without a secret carry at least this much content
 # (CJK characters and ASCII words, after the boilerplate below is removed).
@@ -95,6 +96,9 @@ def admit(text: str) -> AdmissionVerdict:
 def credential_model_consulted(folded: str) -> bool:
     """Whether the learned model is asked about ``folded``: it holds a value of a secret's shape
     that no rule explained, or it speaks of a security question."""
+    # the model learned from Chinese chat, where a code may come with two words ("给你 053721 快")
+    if not enough_chinese(folded, CREDENTIAL_MODEL_MIN_CJK):  # English is the rules' alone
+        return False
     return bool(value_candidates(folded)) or names_security_question(folded)
 
 
@@ -119,10 +123,13 @@ def redact(text: str) -> str:
 def _replace(text: str, secrets: list[Secret]) -> str:
     parts: list[str] = []
     position = 0
-    for secret in secrets:
-        parts.append(text[position : secret.start])
-        parts.append(PLACEHOLDER)
-        position = secret.end
+    for secret in sorted(secrets, key=lambda found: (found.start, -found.end)):
+        if secret.end <= position:  # inside one already hidden
+            continue
+        if secret.start > position or not parts:
+            parts.append(text[position : secret.start])
+            parts.append(PLACEHOLDER)
+        position = max(position, secret.end)
     parts.append(text[position:])
     return "".join(parts)
 

@@ -291,7 +291,7 @@ _ALNUM = re.compile(r"[0-9A-Za-z]")
 _SEPARATED = re.compile(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
 _CAPITAL = re.compile(r"[A-Z]")
 # A security question asked, not answered ("密保问题：你母亲的名字是什么来着").
-_ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？])\W*$")
+_ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？])\W{0,8}$")
 _SECURITY_QUESTION = re.compile(
     r"密保|安全问题|安全提示问题|(?<![A-Za-z])security\s+questions?(?![A-Za-z])"
     r"|(?:问题|问我)[^。！？!?]{0,24}?(?:答案|填的是|答的是|我填|我答)",
@@ -302,7 +302,7 @@ _SECURITY_QUESTION = re.compile(
 def names_security_question(text: str) -> bool:
     """Whether ``text`` (folded) speaks of a security question, and not only to ask it: its
     answer has no shape."""
-    return _SECURITY_QUESTION.search(text) is not None and _ONLY_ASKED.search(text) is None
+    return _SECURITY_QUESTION.search(text) is not None and _ONLY_ASKED.search(text[-12:]) is None
 
 
 def value_candidates(text: str) -> list[Span]:

@@ -172,15 +172,20 @@ _MODEL_CUE = re.compile(
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-# The model learned from Chinese chat: a message with less Chinese than this is the rules' alone.
+# The models learned from Chinese chat: a message with less Chinese than this is the rules' alone.
 MODEL_MIN_CJK = 4
+
+
+def enough_chinese(text: str, minimum: int = MODEL_MIN_CJK) -> bool:
+    """Whether ``text`` has enough Chinese for a learned model to judge it."""
+    return len(_CJK.findall(text)) >= minimum
 
 
 def model_consulted(text: str) -> bool:
     """Whether the learned model is asked about ``text`` (folded, quotes of others removed): it is
     Chinese chat, and holds a memory word that is not plainly about something else
     (``explained_away``)."""
-    if len(_CJK.findall(text)) < MODEL_MIN_CJK or _MODEL_CUE.search(text) is None:
+    if not enough_chinese(text) or _MODEL_CUE.search(text) is None:
         return False
     return not explained_away(text)
 

@@ -68,7 +68,7 @@ class LinearModel:
         features = grams(text, self.shape)
         if not features:
             return 0.0
-        total = sum(self.weights.get(gram, 0.0) for gram in features)
+        total = math.fsum(self.weights.get(gram, 0.0) for gram in features)  # order-free: one verdict per text
         score = self.bias + total / math.sqrt(len(features))
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, score))))
 
