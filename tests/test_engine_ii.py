@@ -210,3 +210,16 @@ async def test_a_local_time_is_stored_as_the_same_instant(tmp_root, chroma_port)
         assert record.id in set(later)
     stored = stored if stored.tzinfo else stored.replace(tzinfo=UTC)
     assert stored == NOW
+
+
+def test_a_naive_time_is_taken_as_utc_on_every_database() -> None:
+    """asyncpg would read a naive value as the host's local time: the column makes it UTC first."""
+    from datetime import timezone
+
+    from amrita_plugin_cognition.store.models import UTCDateTime
+
+    column = UTCDateTime()
+    naive = datetime(2026, 1, 1, 8, 0)
+    assert column.process_bind_param(naive, None) == naive.replace(tzinfo=UTC)  # type: ignore[arg-type]
+    local = datetime(2026, 1, 1, 8, 0, tzinfo=timezone(timedelta(hours=8)))
+    assert column.process_bind_param(local, None) == datetime(2026, 1, 1, 0, 0, tzinfo=UTC)  # type: ignore[arg-type]

@@ -32,8 +32,8 @@ class UTCDateTime(TypeDecorator[datetime]):
         return datetime
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
-        if isinstance(value, datetime) and value.tzinfo is not None:
-            return value.astimezone(UTC)
+        if isinstance(value, datetime):
+            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
         return value
 
 
