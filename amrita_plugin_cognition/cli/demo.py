@@ -46,7 +46,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from zoneinfo import ZoneInfo
 
 import click
@@ -273,32 +273,38 @@ async def _end_of_day(
     their coalescing window in simulated time (``demo_cards``), and the followed cards."""
     from ..bot.jobs import wait_for_background
 
-    _report_stalls()
     timeout = HISTORIAN_TIMEOUT if choice.replay else MODEL_HISTORIAN_TIMEOUT
-    try:
-        run = await asyncio.wait_for(run_historian(engine, now), timeout=timeout)
-    except TIMEOUTS:
-        printer.line()
-        printer.line(f"  出错：史官超过 {timeout:.0f} 秒没有完成当天的任务")
-        outcome.failed += 1
+    run = await _day_step(printer, outcome, run_historian(engine, now), timeout, "史官超过 {:.0f} 秒没有完成当天的任务")
+    if run is None:
         return
     printer.historian(run, outcome)
-    problem = await _background_done(wait_for_background(engine), "史官写入的记忆的后台索引")
-    if problem:
-        printer.line(f"  出错：{problem}")
-        outcome.failed += 1
-    _report_stalls()
-    try:
-        cards = await asyncio.wait_for(
-            run_merges(engine, str(printer.script.bot_id), now, printer.script.cards), timeout=timeout
-        )
-    except TIMEOUTS:
-        printer.line()
-        printer.line(f"  出错：画像合并超过 {timeout:.0f} 秒没有完成")
-        outcome.failed += 1
+    await _background_step(printer, outcome, wait_for_background(engine), "史官写入的记忆的后台索引")
+    merges = run_merges(engine, str(printer.script.bot_id), now, printer.script.cards)
+    cards = await _day_step(printer, outcome, merges, timeout, "画像合并超过 {:.0f} 秒没有完成")
+    if cards is None:
         return
     printer.cards(cards, outcome)
-    problem = await _background_done(wait_for_background(engine), "画像合并后的后台工作")
+    await _background_step(printer, outcome, wait_for_background(engine), "画像合并后的后台工作")
+
+
+T = TypeVar("T")
+
+
+async def _day_step(printer: Printer, outcome: Outcome, step: Awaitable[T], timeout: float, late: str) -> T | None:
+    """One end-of-day step within ``timeout`` (the stall timer restarted first); ``None``, with
+    the failure printed and counted, when it does not finish."""
+    _report_stalls()
+    try:
+        return await asyncio.wait_for(step, timeout=timeout)
+    except TIMEOUTS:
+        printer.line()
+        printer.line("  出错：" + late.format(timeout))
+        outcome.failed += 1
+        return None
+
+
+async def _background_step(printer: Printer, outcome: Outcome, work: Awaitable[None], what: str) -> None:
+    problem = await _background_done(work, what)
     if problem:
         printer.line(f"  出错：{problem}")
         outcome.failed += 1

@@ -198,12 +198,12 @@ def _account_check(value: str | None, info: ValidationInfo) -> str | None:
 AccountId = Annotated[str | None, AfterValidator(_account_check)]
 
 
+#: A search query: required, at most ``QUERY_MAX_CHARS`` characters.
+QueryText = Annotated[str, AfterValidator(_text_check(required=True, max_chars=QUERY_MAX_CHARS))]
+
+
 class MemoryReadArguments(ToolArguments):
-    query: Annotated[
-        str,
-        Field(description=f"要查找的内容（最多 {QUERY_MAX_CHARS} 字）"),
-        AfterValidator(_text_check(required=True, max_chars=QUERY_MAX_CHARS)),
-    ]
+    query: QueryText = Field(description=f"要查找的内容（最多 {QUERY_MAX_CHARS} 字）")
     scope: Literal["user", "group", "all"] = Field(
         "all", description="user：只看说话人本人的；group：只看本群的；all：全部可见（默认）"
     )
@@ -258,11 +258,7 @@ PROFILE_SEARCH_MAX = 10
 
 
 class ProfileSearchArguments(ToolArguments):
-    query: Annotated[
-        str,
-        Field(description=f"要找的内容（最多 {QUERY_MAX_CHARS} 字），如“谁喜欢爬山”“组织桌游的人”"),
-        AfterValidator(_text_check(required=True, max_chars=QUERY_MAX_CHARS)),
-    ]
+    query: QueryText = Field(description=f"要找的内容（最多 {QUERY_MAX_CHARS} 字），如“谁喜欢爬山”“组织桌游的人”")
     entity_type: Literal["user", "group", "any"] = Field(
         "any", description="user：只找用户的画像；group：只找群的画像；any：都找（默认）"
     )
