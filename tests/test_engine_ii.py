@@ -223,3 +223,15 @@ def test_a_naive_time_is_taken_as_utc_on_every_database() -> None:
     assert column.process_bind_param(naive, None) == naive.replace(tzinfo=UTC)  # type: ignore[arg-type]
     local = datetime(2026, 1, 1, 8, 0, tzinfo=timezone(timedelta(hours=8)))
     assert column.process_bind_param(local, None) == datetime(2026, 1, 1, 0, 0, tzinfo=UTC)  # type: ignore[arg-type]
+
+
+async def test_a_too_long_text_is_reported_without_its_secret(tmp_root, chroma_port) -> None:
+    from amrita_plugin_cognition.domain.records import MemoryDraft
+    from amrita_plugin_cognition.engine.writes import remember
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    text = "我的QQ密码是 Dragon9703!xq，" + "后面是很长的流水账。" * (engine.config.memory_max_chars // 8)
+    result = await remember(engine, bot, [MemoryDraft(text, Scope("group", "20001"), speaker_id="10001")], now=NOW)
+    assert not result.written and result.refused[0][2] == "too_long"
+    assert "Dragon9703" not in result.refused[0][1] and "[已隐去]" in result.refused[0][1]

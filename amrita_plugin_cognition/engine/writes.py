@@ -84,7 +84,9 @@ def _screen(
         try:
             draft.text = checked_text(engine, draft.text)
         except InvalidInput as error:
-            result.refused.append((index, draft.text, "too_long" if isinstance(error, LimitExceeded) else "empty"))
+            # reported without a secret, like admission's refusals (the text was never admitted)
+            reason = "too_long" if isinstance(error, LimitExceeded) else "empty"
+            result.refused.append((index, redact(draft.text), reason))
             continue
         verdict = admit(draft.text)
         if not verdict.admit:
