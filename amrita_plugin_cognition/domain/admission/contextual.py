@@ -288,6 +288,7 @@ _PUBLIC_BLOCK = re.compile(r"-----BEGIN [A-Z ]*PUBLIC KEY-----|ssh-(?:rsa|ed2551
 
 _HEX = re.compile(r"[0-9a-f]{7,64}", _I)
 _ALNUM = re.compile(r"[0-9A-Za-z]")
+_LETTER_TOKEN = re.compile(r"(?=[\w!@#$%^&*.+=/\-]*[A-Za-z])[\w!@#$%^&*.+=/\-]{4,}", _A)
 _SEPARATED = re.compile(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
 _CAPITAL = re.compile(r"[A-Z]")
 # A security question asked, not answered ("密保问题：你母亲的名字是什么来着").
@@ -313,7 +314,8 @@ def value_candidates(text: str) -> list[Span]:
     if _ALNUM.search(text) is None and " " not in text:  # no value of any of these shapes
         return []
     spans: list[Span] = []
-    for start, end, value in _tokens(text):
+    # a token that is no number must hold a letter: without one, only the number rules below apply
+    for start, end, value in _tokens(text) if _LETTER_TOKEN.search(text) else ():
         value = value.strip(".,")
         if _HEX.fullmatch(value):  # a digest or a commit, unless a cue says key (the rules' call)
             continue
