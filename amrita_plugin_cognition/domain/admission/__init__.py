@@ -83,7 +83,7 @@ def admit(text: str) -> AdmissionVerdict:
     folded = fold(text)
     if asks_not_to_remember(folded):
         return AdmissionVerdict(False, "do_not_remember")
-    secrets = find_secrets(folded) or _learned_secrets(folded)
+    secrets = _secrets(folded)
     if secrets is None:
         return AdmissionVerdict(False, "credential")
     if not secrets:
@@ -96,27 +96,36 @@ def admit(text: str) -> AdmissionVerdict:
 def credential_model_consulted(folded: str) -> bool:
     """Whether the learned model is asked about ``folded``: it holds a value of a secret's shape
     that no rule explained, or it speaks of a security question."""
+    return _model_candidates(folded) is not None
+
+
+def _model_candidates(folded: str) -> list[Secret] | None:
+    """The values the learned model would judge in ``folded`` (empty for a security answer, which
+    has no shape); ``None`` when the model is not asked."""
     # the model learned from Chinese chat, where a code may come with two words ("给你 053721 快")
     if not enough_chinese(folded, CREDENTIAL_MODEL_MIN_CJK):  # English is the rules' alone
-        return False
-    return bool(value_candidates(folded)) or names_security_question(folded)
+        return None
+    candidates = [Secret(start, end, "learned") for start, end in value_candidates(folded)]
+    return candidates if candidates or names_security_question(folded) else None
 
 
-def _learned_secrets(folded: str) -> list[Secret] | None:
-    """When the rules found nothing: the candidate values, if the learned model says the message
-    gives a secret away; ``None`` (refuse it whole) when it does but no value has a shape (a
-    security answer); ``[]`` otherwise."""
-    if not credential_model_consulted(folded) or not credential_model().says_yes(folded):
+def _secrets(folded: str) -> list[Secret] | None:
+    """The secrets in ``folded``: the rules' or, when they name none, the candidate values the
+    learned model says give a secret away; ``None`` (refuse it whole) when the model says so but
+    no value has a shape (a security answer)."""
+    found = find_secrets(folded)
+    if found:
+        return found
+    candidates = _model_candidates(folded)
+    if candidates is None or not credential_model().says_yes(folded):
         return []
-    spans = value_candidates(folded)
-    return [Secret(start, end, "learned") for start, end in spans] or None
+    return candidates or None
 
 
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[已隐去]``: safe to log (all of it hidden when a
     secret without a shape is in it)."""
-    folded = fold(text)
-    secrets = find_secrets(folded) or _learned_secrets(folded)
+    secrets = _secrets(fold(text))
     return PLACEHOLDER if secrets is None else _replace(text, secrets)
 
 
