@@ -50,11 +50,11 @@ from ..domain.clock import aware_or_now
 from ..domain.profile_policy import entity_scope, visible_to
 from ..domain.profiles import SECTIONS, Card, check_entity
 from ..domain.records import MemoryRecord, Scope
-from ..errors import ConcurrentChange, InvalidInput, LLMUnavailable
+from ..errors import ConcurrentChange, InvalidInput
 from ..logs import log_event
 from ..store import jobs, repository
 from . import profiles
-from .profile_prompt import SKIP, TOOL_NAME, ask, candidate, malformed, prompt_context
+from .profile_prompt import SKIP, answer_or_problems, candidate, prompt_context
 from .profile_queue import memory_ids, rebuild_parts
 from .search import query_keywords, record_tokens
 from .switches import chat_open, switch_state
@@ -195,13 +195,8 @@ async def _merge_part(
         problems: list[str] = []
         for _attempt in range(2):  # the answer, then one more with its problems named
             report.llm_calls += 1
-            try:
-                answer = await ask(engine, context)
-            except LLMUnavailable as error:
-                if not malformed(error):
-                    raise  # unreachable or timing out: the job is retried later with backoff
-                problems = [f"上一次没有得到有效的函数调用（{error.zh}），请只调用一次 `{TOOL_NAME}`"]
-            else:
+            answer, problems = await answer_or_problems(engine, context)
+            if answer is not None:
                 if answer.action == SKIP:
                     # the facts written since the last merge are new by construction: a skip is
                     # the model's judgement that none of them belongs on the card; never looped
@@ -297,13 +292,8 @@ async def _rebuild_part(
             problems: list[str] = []
             for _attempt in range(2):  # the answer, then one more with its problems named
                 report.llm_calls += 1
-                try:
-                    answer = await ask(engine, context)
-                except LLMUnavailable as error:
-                    if not malformed(error):
-                        raise  # unreachable or timing out: retried later with backoff
-                    problems = [f"上一次没有得到有效的函数调用（{error.zh}），请只调用一次 `{TOOL_NAME}`"]
-                else:
+                answer, problems = await answer_or_problems(engine, context)
+                if answer is not None:
                     has_text = any(str(getattr(answer, name)).strip() for name in SECTIONS)
                     if answer.action == SKIP and not has_text:
                         # nothing on the card is supported by the facts that are left

@@ -151,3 +151,17 @@ async def ask(engine: CognitionEngine, context: dict[str, Any]) -> ProfileAnswer
         tool_name=TOOL_NAME,
         preset=engine.config.profiles.merge_preset or engine.config.historian.preset,
     )
+
+
+async def answer_or_problems(
+    engine: CognitionEngine, context: dict[str, Any]
+) -> tuple[ProfileAnswer | None, list[str]]:
+    """The model's answer; or, when the answer itself was unusable (no tool call, bad JSON), none
+    and the problem to name in the next try. An unreachable or timing-out model raises: the job
+    is retried later with backoff."""
+    try:
+        return await ask(engine, context), []
+    except LLMUnavailable as error:
+        if not malformed(error):
+            raise
+        return None, [f"上一次没有得到有效的函数调用（{error.zh}），请只调用一次 `{TOOL_NAME}`"]
