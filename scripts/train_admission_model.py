@@ -1,7 +1,6 @@
 """Train admission's learned second opinions (amrita_plugin_cognition/domain/admission/learned.py).
 
     uv run python scripts/train_admission_model.py                   # train both models on every set, write them
-    uv run python scripts/train_admission_model.py --holdout-report  # leave each set out in turn, print what it adds
     uv run python scripts/train_admission_model.py --output DIR      # write the models elsewhere (tests compare)
 
 Data: every ``tests/data/admission_zh*.jsonl`` (the eval format: text, admit, reason). Two models:
@@ -18,9 +17,8 @@ with balanced class weights (and optional L2), trained by full-batch Adam in num
 same data, same weights. The threshold comes from out-of-fold scores (5 folds) of the negatives the
 model would be asked about: the lowest (not below 0.5) that lets at most ``train_fp`` of them through.
 
-``--holdout-report`` measures what the model adds on a set it has not seen: for each set, both
-models are trained on the others, and the report prints, on that set, the lines the rules miss that
-the model catches, and the lines to keep that the model alone would refuse.
+What the models add on sets they have not seen is measured by ``scripts/admission_unseen_estimate.py``
+(each blind set against the rules of the commit before it and models trained without it).
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from amrita_plugin_cognition.domain.admission import admit, credential_model_consulted  # noqa: E402
+from amrita_plugin_cognition.domain.admission import credential_model_consulted  # noqa: E402
 from amrita_plugin_cognition.domain.admission.intent import model_consulted  # noqa: E402
 from amrita_plugin_cognition.domain.admission.learned import (  # noqa: E402
     CREDENTIAL_FILE,
@@ -152,68 +150,11 @@ def train(task: Task, rows: list[dict], *, l2: float = 0.0, epochs: int = 400) -
     return LinearModel(model.weights, model.bias, round(max(0.5, above + 1e-4), 4), task.shape)
 
 
-def holdout_report(sets: dict[str, list[dict]]) -> None:
-    """For each set: train on the others, and count on it what each model adds to the rules."""
-    from amrita_plugin_cognition.domain.admission import learned
-
-    totals = {"caught": 0, "missed_by_rules": 0, "refused_by_model": 0, "admits": 0}
-    for name, rows in sets.items():
-        rest = [row for other, others in sets.items() if other != name for row in others]
-        models = {key: train(task, rest) for key, task in TASKS.items()}
-        learned.shipped_model.cache_clear()
-        with _models(models):
-            added = {"caught": 0, "missed_by_rules": 0, "refused_by_model": 0, "admits": 0}
-            for row in rows:
-                with _models(None):
-                    rules = admit(row["text"])
-                full = admit(row["text"])
-                if row["admit"]:
-                    added["admits"] += 1
-                    added["refused_by_model"] += rules.stored_as_is and not full.stored_as_is
-                elif rules.stored_as_is or (row.get("reason") == "do_not_remember" and rules.admit):
-                    added["missed_by_rules"] += 1
-                    added["caught"] += not full.stored_as_is if row.get("reason") == "credential" else not full.admit
-        for key in totals:
-            totals[key] += added[key]
-        print(f"{name}: {added}")
-    print(f"all: {totals}")
-
-
-class _models:
-    """Run ``admit`` with these models (``None``: with models that never say yes)."""
-
-    def __init__(self, models: dict[str, LinearModel] | None) -> None:
-        self.models = models
-
-    def __enter__(self) -> None:
-        from amrita_plugin_cognition.domain.admission import learned
-
-        self.saved = learned.shipped_model
-        models = self.models
-        never = LinearModel({}, -60.0, 1.0)
-
-        def chosen(file: str) -> LinearModel:
-            if models is None:
-                return never
-            return next(models[key] for key, task in TASKS.items() if task.file == file)
-
-        learned.shipped_model = chosen  # type: ignore[assignment]
-
-    def __exit__(self, *exc: object) -> None:
-        from amrita_plugin_cognition.domain.admission import learned
-
-        learned.shipped_model = self.saved
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--holdout-report", action="store_true", help="leave each set out in turn; write nothing")
     parser.add_argument("--output", type=Path, default=PACKAGE, help="folder to write the models to (default: package)")
     arguments = parser.parse_args()
     sets = load_sets()
-    if arguments.holdout_report:
-        holdout_report(sets)
-        return
     rows = [row for lines in sets.values() for row in lines]
     for key, task in TASKS.items():
         model = train(task, rows)
