@@ -270,11 +270,6 @@ _THREE_DIGITS = re.compile(r"(?<![\w./%\-])(?<!\w:)(?P<v>\d{3})(?![\w.:/%\-])", 
 _GROUPED = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{4}[ \t,，]+){3,}[A-Za-z0-9]{4}(?![A-Za-z0-9])", _A)
 # A short code in capitals with a digit ("KFJD5", "EKS28S").
 _CAPS_CODE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,8}(?![A-Za-z0-9])", _A)
-# A wallet's words, numbered or not, twelve or more in a row.
-_WORD_LIST = re.compile(
-    r"(?:(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}[\s,，]+){11,23}(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?![A-Za-z])"
-    r"|(?:[\u4e00-\u9fff][ \t]+){11,23}[\u4e00-\u9fff](?![\u4e00-\u9fff])"
-)
 # Values that are public by what they are: an address to pay to, a company's registration code,
 # an encoding shown decoded, a server's settings.
 _PUBLIC_VALUE_TALK = re.compile(
@@ -324,7 +319,7 @@ def value_candidates(text: str) -> list[Span]:
     spans.extend(match.span("v") for match in _numbers(text))
     if _SEPARATED.search(text):  # codes in groups, digits spaced out, a wallet's words
         spans.extend(match.span("v") for match in _SPACED_DIGITS.finditer(text))
-        spans.extend(match.span() for pattern in (_GROUPED, _WORD_LIST) for match in pattern.finditer(text))
+        spans.extend(match.span() for pattern in (_GROUPED, _SEED_WORDS) for match in pattern.finditer(text))
     if _CAPITAL.search(text):
         spans.extend(match.span() for match in _CAPS_CODE.finditer(text))
     for match in _THREE_DIGITS.finditer(text):  # a CVV, a luggage lock
