@@ -31,6 +31,11 @@ _VERDICTS = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from amrita_plugin_cognition.domain.admission import admit
+try:  # the rules alone: that commit's own models (trained with sets up to then) are not asked
+    from amrita_plugin_cognition.domain.admission.learned import LinearModel
+    LinearModel.says_yes = lambda self, text: False
+except ImportError:  # a commit before the models
+    pass
 rows = json.loads(sys.stdin.read())
 out = {}
 for row in rows:
