@@ -8,14 +8,17 @@ Data: every ``tests/data/admission_zh*.jsonl`` (the eval format: text, admit, re
 - ``do_not_remember``: positives are the do-not-remember lines, negatives everything else; it reads
   the folded text with others' quoted words removed, and is asked only when ``model_consulted``.
 - ``credential``: positives are the credential lines, negatives the lines to keep (requests not to
-  remember are left out: they say nothing about secrets); it reads the folded text and its shape,
-  and is asked only when ``credential_model_consulted`` (a value of a secret's shape no rule
-  explained, or a security question).
+  remember are left out: they say nothing about secrets); it reads the folded text with its
+  candidate values marked (``credential_view``) and its shape, and is asked only when
+  ``credential_model_consulted`` (a value of a secret's shape no rule explained, or a security
+  question).
 
 Features are the models' own (``learned.grams``), binary and length-normalised; logistic regression
 with balanced class weights (and optional L2), trained by full-batch Adam in numpy: deterministic,
-same data, same weights. The threshold comes from out-of-fold scores (5 folds) of the negatives the
-model would be asked about: the lowest (not below 0.5) that lets at most ``train_fp`` of them through.
+same data, same weights. The do-not-remember threshold comes from out-of-fold scores (5 folds) of
+the negatives the model would be asked about: the lowest (not below 0.5) that lets at most
+``train_fp`` of them through. The credential model keeps the balanced boundary, 0.5: on the unseen
+sets a calibrated threshold (about 0.63) caught four secrets fewer and refused no ordinary line less.
 
 What the models add on sets they have not seen is measured by ``scripts/admission_unseen_estimate.py``
 (each blind set against the rules of the commit before it and models trained without it).
@@ -36,7 +39,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from amrita_plugin_cognition.domain.admission import credential_model_consulted  # noqa: E402
+from amrita_plugin_cognition.domain.admission import (  # noqa: E402
+    credential_model_consulted,
+    credential_view,
+    unmarked,
+)
 from amrita_plugin_cognition.domain.admission.intent import model_consulted  # noqa: E402
 from amrita_plugin_cognition.domain.admission.learned import (  # noqa: E402
     CREDENTIAL_FILE,
@@ -61,7 +68,8 @@ class Task:
     shape: bool
     view: Callable[[str], str]
     consulted: Callable[[str], bool]
-    train_fp: float
+    #: The share of out-of-fold negatives the threshold lets through; None: the balanced boundary 0.5.
+    train_fp: float | None
 
     def label(self, row: dict) -> bool | None:
         """True for a positive, False for a negative, None for a line this model does not learn from."""
@@ -76,7 +84,14 @@ TASKS = {
     "do_not_remember": Task(
         "do_not_remember", DO_NOT_REMEMBER_FILE, False, lambda text: without_quotes(fold(text)), model_consulted, 0.02
     ),
-    "credential": Task("credential", CREDENTIAL_FILE, True, fold, credential_model_consulted, 0.10),
+    "credential": Task(
+        "credential",
+        CREDENTIAL_FILE,
+        True,
+        lambda text: credential_view(fold(text)),
+        lambda view: credential_model_consulted(unmarked(view)),
+        None,
+    ),
 }
 
 
@@ -137,6 +152,9 @@ def train(task: Task, rows: list[dict], *, l2: float = 0.0, epochs: int = 400) -
     labelled = [(task.view(row["text"]), label) for row in rows if (label := task.label(row)) is not None]
     texts = [text for text, _ in labelled]
     labels = np.array([label for _, label in labelled], dtype=np.float64)
+    if task.train_fp is None:
+        model = _fit(texts, labels, shape=task.shape, l2=l2, epochs=epochs)
+        return LinearModel(model.weights, model.bias, 0.5, task.shape)
     negative_scores: list[float] = []
     for fold_number in range(FOLDS):
         held = [position for position in range(len(texts)) if position % FOLDS == fold_number]

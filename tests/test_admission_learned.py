@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from amrita_plugin_cognition.domain.admission import PLACEHOLDER, admit, learned, redact
+from amrita_plugin_cognition.domain.admission import PLACEHOLDER, admit, credential_view, learned, redact
 from amrita_plugin_cognition.domain.admission.learned import (
     CREDENTIAL_FILE,
     DO_NOT_REMEMBER_FILE,
@@ -21,6 +21,7 @@ from amrita_plugin_cognition.domain.admission.learned import (
     grams,
 )
 from amrita_plugin_cognition.domain.admission.normalise import fold
+from amrita_plugin_cognition.domain.admission.requests import without_quotes
 
 pytestmark = pytest.mark.embedded_only
 
@@ -67,6 +68,14 @@ def test_a_model_file_of_other_features_is_refused() -> None:
 def test_the_do_not_remember_model_is_asked_only_about_a_memory_word(models_say: dict[str, bool]) -> None:
     models_say[DO_NOT_REMEMBER_FILE] = True
     assert admit("今天中午吃了兰州拉面，味道还行").stored_as_is
+    # a memory word, but nothing turned away: no request, whatever the words
+    for text in (
+        "这是一条来自安装包的测试记忆。",
+        "鱼的记忆只有七秒是真的吗",
+        "给我讲个关于记忆的冷知识吧",
+        "你记不记得我上次说的",
+    ):
+        assert admit(text).stored_as_is, text
     verdict = admit("机器人，这条你就当耳旁风吧")  # no rule names it
     assert not verdict.admit and verdict.reason == "do_not_remember"
     # plainly about something else: the speaker's own forgetting, a wish to be remembered
@@ -123,11 +132,15 @@ def test_the_shipped_models_are_what_the_training_script_makes(tmp_path: Path) -
         timeout=300,
     )
     texts = [fold(text) for text in _lines()]
-    for name in (DO_NOT_REMEMBER_FILE, CREDENTIAL_FILE):
+    views = {
+        DO_NOT_REMEMBER_FILE: [without_quotes(text) for text in texts],
+        CREDENTIAL_FILE: [credential_view(text) for text in texts],
+    }
+    for name, read in views.items():
         shipped = learned.shipped_model(name)
         retrained = LinearModel.from_json(json.loads((tmp_path / name).read_text(encoding="utf-8")))
         assert abs(shipped.threshold - retrained.threshold) < 1e-3, name
-        differ = [text for text in texts if shipped.says_yes(text) != retrained.says_yes(text)]
+        differ = [text for text in read if shipped.says_yes(text) != retrained.says_yes(text)]
         assert not differ, (name, differ[:5])
 
 
@@ -140,11 +153,19 @@ def test_overlapping_candidates_are_hidden_whole(models_say: dict[str, bool]) ->
     assert redact(text) == verdict.text
 
 
-def test_english_is_judged_by_the_rules_alone(models_say: dict[str, bool]) -> None:
+def test_english_sentences_are_judged_by_the_rules_alone(models_say: dict[str, bool]) -> None:
     models_say[CREDENTIAL_FILE] = models_say[DO_NOT_REMEMBER_FILE] = True
-    for text in ("my username is DarkLord99", "our table number is XK2941", "have you heard the news"):
+    for text in (
+        "my username is DarkLord99",
+        "our table number is XK2941",
+        "have you heard the news",
+        "docker-compose.yml",
+    ):
         assert admit(text).stored_as_is, text
     assert not admit("my password is Tr0ub4dor&3").admit  # a rule's
+    # without Chinese, the credential model is asked when a secret is named or values are all there is
+    assert not admit("zhangfan_1993 / Fa!9k2LmQe").admit
+    assert not admit("G-126414 is your Google verification code.").admit
 
 
 @pytest.mark.parametrize(

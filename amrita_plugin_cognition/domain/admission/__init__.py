@@ -22,13 +22,20 @@ from dataclasses import dataclass
 from .contextual import names_security_question, value_candidates
 from .credentials import Secret, find_secrets
 from .intent import asks_not_to_remember, enough_chinese
-from .learned import credential_model
+from .learned import VALUE_END, VALUE_START, credential_model
 from .normalise import clauses, fold
 
 __all__ = ["PLACEHOLDER", "AdmissionVerdict", "admit", "find_secrets", "redact"]
 
 PLACEHOLDER = "[已隐去]"
 CREDENTIAL_MODEL_MIN_CJK = 2
+_ENGLISH_SECRET_WORD = re.compile(
+    r"(?<![a-z])(?:codes?|pins?|pass\w*|pwd|pw|(?:app|api|access|client|private|secret)?(?:keys?|tokens?|secrets?)"
+    r"|seed|mnemonic|login|auth\w*|otp|2fa|cvv|cvc"
+    r"|cards?|acct|account|credentials?|wallet|backup|recovery|verif\w*)(?![a-z])",
+    re.IGNORECASE,
+)
+_ENGLISH_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,}(?![A-Za-z0-9])")
 
 # A redacted sentence is kept when its clauses without a secret carry at least this much content
 # (CJK characters and ASCII words, after the boilerplate below is removed).
@@ -93,6 +100,27 @@ def admit(text: str) -> AdmissionVerdict:
     return AdmissionVerdict(True, "credential", _replace(text, secrets), redacted=True)
 
 
+def credential_view(folded: str, candidates: list[Secret] | None = None) -> str:
+    """What the credential model reads: ``folded`` with each candidate value between marks, so
+    that the words right before and after a value are features of their own."""
+    if candidates is None:
+        candidates = _model_candidates(folded) or []
+    parts: list[str] = []
+    position = 0
+    for candidate in sorted(candidates, key=lambda found: found.start):
+        if candidate.start < position:
+            continue
+        parts += [folded[position : candidate.start], VALUE_START, folded[candidate.start : candidate.end], VALUE_END]
+        position = candidate.end
+    parts.append(folded[position:])
+    return "".join(parts)
+
+
+def unmarked(view: str) -> str:
+    """The folded text a ``credential_view`` was made from."""
+    return view.replace(VALUE_START, "").replace(VALUE_END, "")
+
+
 def credential_model_consulted(folded: str) -> bool:
     """Whether the learned model is asked about ``folded``: it holds a value of a secret's shape
     that no rule explained, or it speaks of a security question."""
@@ -102,10 +130,13 @@ def credential_model_consulted(folded: str) -> bool:
 def _model_candidates(folded: str) -> list[Secret] | None:
     """The values the learned model would judge in ``folded`` (empty for a security answer, which
     has no shape); ``None`` when the model is not asked."""
-    # the model learned from Chinese chat, where a code may come with two words ("给你 053721 快")
-    if not enough_chinese(folded, CREDENTIAL_MODEL_MIN_CJK):  # English is the rules' alone
-        return None
     candidates = [Secret(start, end, "learned") for start, end in value_candidates(folded)]
+    # The model learned from Chinese chat, where a code may come with two words ("给你 053721 快").
+    # Without Chinese it is asked only when a secret is named or values are all there is
+    # ("zhangfan_1993 / Fa!9k2LmQe", "zgsBH!5qWgn"), not about an English sentence with a name in it.
+    english = not enough_chinese(folded, CREDENTIAL_MODEL_MIN_CJK) and not _ENGLISH_SECRET_WORD.search(folded)
+    if english and (not candidates or len(_ENGLISH_WORD.findall(_replace(folded, candidates))) > 1):
+        return None
     return candidates if candidates or names_security_question(folded) else None
 
 
@@ -117,7 +148,7 @@ def _secrets(folded: str) -> list[Secret] | None:
     if found:
         return found
     candidates = _model_candidates(folded)
-    if candidates is None or not credential_model().says_yes(folded):
+    if candidates is None or not credential_model().says_yes(credential_view(folded, candidates)):
         return []
     return candidates or None
 

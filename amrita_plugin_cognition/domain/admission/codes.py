@@ -102,9 +102,7 @@ _PASSPORT = re.compile(
     r"(?:护照|passport|港澳通行证|通行证)(?:号码?|\s*no\.?|\s*number)?\s*(?:是|为|[:：])?\s*(?<![\w])(?P<v>[A-Za-z]{1,2}\d{7,8})(?![\w])",
     _I,
 )
-_CARD = re.compile(
-    r"(?<![\w.\-])(?P<v>\d{4}(?:[ \-]\d{4}){2,3}[ \-]\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{5}|\d{15,19})(?![\w\-]|\.\d)", _A
-)
+_CARD = re.compile(r"(?<![\w.\-])(?P<v>\d{4}(?:[ \-]\d{1,7}){2,6}|\d{15,19})(?![\w\-]|\.\d)", _A)
 _CARD_CUE_BEFORE = re.compile(
     r"(?:银行卡|卡号|信用卡|借记卡|储蓄卡|工资卡|[工农中建招交浦兴光民邮]行卡|银联|card|转账到|打钱到|转到|汇款到|打到|收款|账户|开户|的卡)"
     r"[^，。！？,!?\d]{0,8}$",
@@ -176,18 +174,37 @@ def _id_cued(match: re.Match[str], text: str) -> bool:
     return bool(_ID_CUE.search(before) or _ID_CUE.search(after))
 
 
+def _card_prefixes(run: str) -> Iterator[str]:
+    """The card numbers a run of digits can start with: the whole run, or, for a run written in
+    groups, each first few groups of 15-19 digits (a card number followed by its expiry and CVV)."""
+    groups = re.split(r"[ \-]", run)
+    for count in range(len(groups), 0, -1):
+        digits = "".join(groups[:count])
+        if 15 <= len(digits) <= 19:
+            yield digits
+
+
+def public_test_cards(text: str) -> list[Span]:
+    """Spans of the card numbers in ``text`` that the payment networks publish for testing."""
+    return [
+        match.span("v")
+        for match in _CARD.finditer(text)
+        if any(digits in shapes.PUBLIC_TEST_CARDS for digits in _card_prefixes(match.group("v")))
+    ]
+
+
 def _card_numbers(text: str) -> Iterator[Span]:
     for match in _CARD.finditer(text):
-        digits = re.sub(r"[ \-]", "", match.group("v"))
-        if not 15 <= len(digits) <= 19:
-            continue
         before = text[max(0, match.start() - 14) : match.start()]
         if _NOT_CARD_BEFORE.search(before):
             continue
         cued = bool(_CARD_CUE_BEFORE.search(before) or _CARD_CUE_AFTER.match(text[match.end() : match.end() + 10]))
-        bare = len(digits) >= 16 and digits[0] in "3456" and shapes.luhn_valid(digits)
-        if cued or bare:
-            yield match.span("v")
+        for digits in _card_prefixes(match.group("v")):
+            if digits in shapes.PUBLIC_TEST_CARDS:
+                break
+            if cued or (len(digits) >= 16 and digits[0] in "3456" and shapes.luhn_valid(digits)):
+                yield match.span("v")  # the whole run: what follows the number is its expiry or CVV
+                break
 
 
 CODE_RULES: tuple[tuple[str, Rule], ...] = (

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 
 from . import shapes
+from .codes import public_test_cards
+from .rules import _FIGURATIVE_PASSWORD
 
 Span = tuple[int, int]
 
@@ -23,7 +25,9 @@ _I = re.IGNORECASE | _A
 # --- what the message is about -------------------------------------------------------------------
 
 _PASSWORD_TALK = re.compile(
-    r"密码(?!学|锁|箱|柜|管理|策略|强度|长度|规则|芯片|破解)|口令|登录(?:要|用)的|密保|账密|门禁|锁屏|解锁|解压|保险柜|开机|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mm|mima|pin)(?![A-Za-z])"
+    _FIGURATIVE_PASSWORD + r"密码(?!学|锁|箱|柜|管理|策略|强度|长度|规则|芯片|破解)|口令|登录(?:要|用)的|密保|账密"
+    r"|门禁|锁屏|解锁|解压|保险柜|开机"
+    r"|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mm|mima|pin)(?![A-Za-z])"
     r"|(?<![A-Za-z])p\s*[:：]",
     _I,
 )
@@ -46,7 +50,7 @@ _RECOVERY_TALK = re.compile(
 # A message about a key that is public, or about a checksum, names a value that is not secret.
 _NOT_SECRET_TALK = re.compile(
     r"公钥|指纹|校验和|哈希|提交|版本|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
-    r"|hash(?:es|ed|ing)?|commits?|versions?)(?![A-Za-z])",
+    r"|hash(?:es|ed|ing)?|commits?|versions?|push(?:ed)?|merged?|rebased?|revert(?:ed)?|cherry-pick)(?![A-Za-z])|回滚|合并|推送",
     _I,
 )
 
@@ -63,19 +67,24 @@ _ORDINARY = re.compile(
     r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"  # e-mail addresses
     r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
-    r"|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z]+(?:_[a-z]+)+)"  # names of settings: DASHSCOPE_API_KEY, api_key
+    # names of settings and paths: DASHSCOPE_API_KEY, api_key, global.index-url, /usr/bin
+    r"|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|/?[a-z]+(?:[_.\-/][a-z]+)+)"
+    # amounts and ranges with a unit: 62.3kg, 24-70mm, 5000mah
+    r"|\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?(?:kg|g|cm|mm|km|m|ml|l|mb|gb|tb|kb|mah|px|fps|hz|khz|mhz|ghz|w|kw|v|k|cal|kcal|h|min|s|ms)"
     r"|[A-Za-z]+|\d+)$",
     _I,
 )
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
-    r"(?:订单|单号|运单|快递|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|工号|学号|uid|id|车次|航班|邮编"
+    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|工号|学号|uid|id|车次|航班|邮编"
+    r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
 )
 _NUMBER_AFTER = re.compile(
     r"^\s*(?:元|块|毛|分钱|%|个|次|位|号|年|月|日|点|分钟?|秒|小时|天|周|岁|斤|公斤|kg|km|公里|米|楼|层|室|栋|人|条|张|页|章"
-    r"|人民币|rmb|万|千|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b)",
+    r"|人民币|rmb|万|千|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b|开头|结尾|打头"
+    r"|路|届|级|期|集|话|回|局|把|首|部|只|台|辆|件|本|盒|瓶|杯|份|碗|是(?:个|一个|一位|一名|部|首))",
     _I,
 )
 # ``NAME=`` before a value (``API_KEY=…``); base64 padding at the end is not one.
@@ -95,14 +104,28 @@ _NAME_BEFORE = re.compile(
 _NO_CODE = re.compile(r"(?:码|短信|数字)[^，。,.!?！？]{0,4}?(?:收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没)")
 # The weakest passwords are said as examples ("不会也是 123456 吧"), not given away.
 # A message about a password or a lock: any number in it may be the code that opens it.
-_PIN_TALK = re.compile(r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|保险箱|开机", _I)
+_PIN_TALK = re.compile(
+    r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|保险箱|开机|转盘|密码锁", _I
+)
 _TRIVIAL_DIGITS = re.compile(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
 _PIN_BLOCK = re.compile(r"忘|错|几位|多少位|位数")
 _SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*|110|119|120|122)$", _A)
 
 
+def _before(text: str, start: int) -> str:
+    """The words before a value that may say what it is ("订单号是", "error code")."""
+    return text[max(0, start - 14) : start]
+
+
 def _ordinary(value: str) -> bool:
     return bool(_ORDINARY.match(value)) or shapes.is_placeholder(value) or value.lower() in shapes.STOPWORDS
+
+
+# Numbers everyone writes in chat for what they say, not what they open: 520 (我爱你), 1314 (一生一世),
+# 666, 233 (laughing), 886 (bye), 618 and 1111 (shopping days), 4396 (a game meme).
+_CHAT_NUMBERS = frozenset(
+    ("520", "521", "1314", "5201314", "666", "6666", "233", "2333", "23333", "886", "618", "1111", "4396", "7758521")
+)
 
 
 def _password_like(value: str) -> bool:
@@ -125,7 +148,7 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
     for match in _TOKEN.finditer(text):
         if any(start < match.end() and match.start() < end for start, end in urls):
             continue
-        before = text[max(0, match.start() - 10) : match.start()]
+        before = _before(text, match.start())
         if _EXAMPLE_BEFORE.search(before) or _NUMBER_BEFORE.search(before) or _NAME_BEFORE.search(before):
             continue
         start, value = match.start(), match.group()
@@ -139,7 +162,7 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
 def _numbers(text: str) -> Iterator[re.Match[str]]:
     for match in _DIGIT_CODE.finditer(text):
         value = match.group("v").replace(" ", "")
-        before = text[max(0, match.start() - 10) : match.start()]
+        before = _before(text, match.start())
         after = text[match.end() : match.end() + 6]
         blocked = _NUMBER_BEFORE.search(before) or _EXAMPLE_BEFORE.search(before) or _NUMBER_AFTER.match(after)
         # a group of a longer number written with spaces or dashes (400 800 1234, 882 331 907),
@@ -264,7 +287,13 @@ def contextual_secrets(text: str) -> Iterator[tuple[int, int, str]]:
 
 # --- values of any kind, for the learned second opinion ------------------------------------------
 
-_SPACED_DIGITS = re.compile(r"(?<![\w.\-])(?P<v>\d(?:[ \-]\d){2,7}|\d{3}[ \-]\d{3})(?![\w.\-])", _A)
+_SPACED_DIGITS = re.compile(
+    r"(?<![\w.\-])(?P<v>\d(?:[ \-]\d){2,7}|\d{2}(?:[ \-]\d{2}){2,5}|\d{3}[ \-]\d{3})(?![\w.\-])", _A
+)
+# Codes listed one after another ("73421109 58536843 45801709"): backup codes, not one long number.
+_CODE_LIST = re.compile(r"(?<![\w.\-])(?P<v>\d{6,10}(?:[ ,，、]+\d{6,10}){2,})(?![\w.\-])", _A)
+# A combination in dashes ("36-12-88"): not a date, whose year has four digits.
+_DASHED = re.compile(r"(?<![\w.\-])(?P<v>\d{1,3}(?:-\d{1,3}){2,5})(?![\w.\-])", _A)
 _THREE_DIGITS = re.compile(r"(?<![\w./%\-])(?<!\w:)(?P<v>\d{3})(?![\w.:/%\-])", _A)
 # Codes in groups (a setup key, recovery codes): four or more groups of four.
 _GROUPED = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{4}[ \t,，]+){3,}[A-Za-z0-9]{4}(?![A-Za-z0-9])", _A)
@@ -282,6 +311,7 @@ _PUBLIC_BLOCK = re.compile(r"-----BEGIN [A-Z ]*PUBLIC KEY-----|ssh-(?:rsa|ed2551
 
 
 _HEX = re.compile(r"[0-9a-f]{7,64}", _I)
+_DIGEST_LENGTHS = (7, 40, 64)
 _ALNUM = re.compile(r"[0-9A-Za-z]")
 _LETTER_TOKEN = re.compile(r"(?=[\w!@#$%^&*.+=/\-]*[A-Za-z])[\w!@#$%^&*.+=/\-]{4,}", _A)
 _SEPARATED = re.compile(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
@@ -290,7 +320,7 @@ _CAPITAL = re.compile(r"[A-Z]")
 _ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？])\W{0,8}$")
 _SECURITY_QUESTION = re.compile(
     r"密保|安全问题|安全提示问题|(?<![A-Za-z])security\s+questions?(?![A-Za-z])"
-    r"|(?:问题|问我)[^。！？!?]{0,24}?(?:答案|填的是|答的是|我填|我答)",
+    r"|(?:问题|问我|问你|问的是)[^。！？!?]{0,24}?(?:答案|填的是|答的是|我填|我答|(?<![空要])填\s)",
     _I,
 )
 
@@ -299,6 +329,15 @@ def names_security_question(text: str) -> bool:
     """Whether ``text`` (folded) speaks of a security question, and not only to ask it: its
     answer has no shape."""
     return _SECURITY_QUESTION.search(text) is not None and _ONLY_ASKED.search(text[-12:]) is None
+
+
+# A value shown masked ("6222 **** **** 3108", "3201**********123X") is a value hidden, not given.
+_MASK = re.compile(r"[*＊]{3,}|[xX]{4,}|•{3,}")
+
+
+def _masked(text: str, span: Span) -> bool:
+    start, end = span
+    return bool(_MASK.search(text[max(0, start - 6) : end + 6]))
 
 
 def value_candidates(text: str) -> list[Span]:
@@ -312,20 +351,32 @@ def value_candidates(text: str) -> list[Span]:
     # a token that is no number must hold a letter: without one, only the number rules below apply
     for start, end, value in _tokens(text) if _LETTER_TOKEN.search(text) else ():
         value = value.strip(".,")
-        if _HEX.fullmatch(value):  # a digest or a commit, unless a cue says key (the rules' call)
+        # a commit (7 hex digits, as git shows it) or a digest (40 or 64), unless a cue says key (the
+        # rules' call); other runs of hex digits (8-digit backup codes, a 32-digit appsecret) may be secrets
+        if _HEX.fullmatch(value) and len(value) in _DIGEST_LENGTHS:
             continue
         if _password_like(value) or (len(value) >= 12 and not _ordinary(value) and shapes.high_entropy_key(value)):
             spans.append((start, end))
     spans.extend(match.span("v") for match in _numbers(text))
     if _SEPARATED.search(text):  # codes in groups, digits spaced out, a wallet's words
-        spans.extend(match.span("v") for match in _SPACED_DIGITS.finditer(text))
+        spans.extend(
+            match.span("v") for pattern in (_SPACED_DIGITS, _DASHED, _CODE_LIST) for match in pattern.finditer(text)
+        )
         spans.extend(match.span() for pattern in (_GROUPED, _SEED_WORDS) for match in pattern.finditer(text))
     if _CAPITAL.search(text):
         spans.extend(match.span() for match in _CAPS_CODE.finditer(text))
     for match in _THREE_DIGITS.finditer(text):  # a CVV, a luggage lock
-        before = text[max(0, match.start() - 10) : match.start()]
+        before = _before(text, match.start())
         if not (_NUMBER_BEFORE.search(before) or _NUMBER_AFTER.match(text[match.end() : match.end() + 6])):
             spans.append(match.span("v"))
     if not spans or _NOT_SECRET_TALK.search(text) or _PUBLIC_BLOCK.search(text) or _PUBLIC_VALUE_TALK.search(text):
         return []
-    return sorted(set(spans))
+    spans = [span for span in spans if text[span[0] : span[1]] not in _CHAT_NUMBERS]
+    published = public_test_cards(text)
+    return sorted(
+        {
+            span
+            for span in spans
+            if not _masked(text, span) and not any(start <= span[0] and span[1] <= end for start, end in published)
+        }
+    )

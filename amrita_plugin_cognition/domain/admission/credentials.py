@@ -19,6 +19,7 @@ from .codes import CODE_RULES
 from .contextual import contextual_secrets
 from .rules import (
     _A,
+    _FIGURATIVE_PASSWORD,
     _I,
     _NOT_A_VALUE_AFTER,
     _PW_CHARS,
@@ -44,7 +45,7 @@ class Secret:
 # --- passwords -------------------------------------------------------------------------------
 
 _PW_CUE = (
-    r"(?:密\s?码(?!学|锁|箱|柜|本|器|机|盘|管理|子|破解|策略|框|强度|长度|规则|芯片|错误|保护|输错)"
+    rf"(?:{_FIGURATIVE_PASSWORD}密\s?码(?!学|锁|箱|柜|本|器|机|盘|管理|子|破解|策略|框|强度|长度|规则|芯片|错误|保护|输错)"
     r"|口令|pin\s*码|解压码|开锁码|(?<![\u4e00-\u9fff])密(?=[:：]?\s*[A-Za-z0-9!@#$%^&*])"
     r"|蜜码|秘码|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd|psw|mima|mi\s?ma)(?![A-Za-z])"
     r"|(?<![A-Za-z])(?:pass|pin|pw)(?=\s*[:=：]))"
@@ -179,6 +180,8 @@ _PREFIXED_KEYS = re.compile(
             r"(?<![\w])gh[pousr]_[A-Za-z0-9]{30,}",
             r"(?<![\w])github_pat_[A-Za-z0-9_]{30,}",
             r"(?<![\w])glpat-[A-Za-z0-9_\-]{20,}",
+            # the body of an OpenSSH private key ("openssh-key-v1" in base64)
+            r"(?<![A-Za-z0-9+/])b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{16,}",
             r"(?<![\w])xox[abprse]-[A-Za-z0-9\-]{10,}",
             r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
             r"(?<![\w])AIza[0-9A-Za-z_\-]{30,}",
@@ -334,7 +337,8 @@ def _key_ok(match: re.Match[str], text: str) -> bool:
 
 def _prefixed_keys(text: str) -> Iterator[Span]:
     for match in _PREFIXED_KEYS.finditer(text):  # one pass for every vendor's prefix
-        if len(set(match.group()[-16:])) > 3:  # ghp_XXXXXXXX… is a key masked in a tutorial
+        # ghp_XXXXXXXX… is a key masked in a tutorial, AKIAIOSFODNN7EXAMPLE the documentation's
+        if len(set(match.group()[-16:])) > 3 and not shapes.is_placeholder(match.group()):
             yield match.span()
 
 
@@ -368,11 +372,33 @@ _RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
+# A value shown as an example or a placeholder ("示例密码 P@ssw0rd 只是占位符"), or a share code the
+# sender calls public ("提取码 x36t 随便传"), gives nothing away.
+_EXAMPLE_NAMED = re.compile(
+    r"示例|样例|举例|例如|比如|占位|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])", _I
+)
+_EXAMPLE_AFTER = re.compile(
+    r"^[^，。！？,!?]{0,8}?(?:只是|就是|是)?(?:占位符?|示例|假(?:的|数据)|(?:官方)?示例值|样例)", _I
+)
+_SHARE_CODE_BEFORE = re.compile(r"提取码[^，。！？,!?]{0,4}$")
+_SHARED_PUBLICLY = re.compile(r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下")
+
+
+def _given_away(text: str, start: int, end: int) -> bool:
+    """Whether the value at ``start:end`` is a real one: not named an example, not a public share code."""
+    before = text[max(0, start - 12) : start]
+    if _EXAMPLE_NAMED.search(before) or _EXAMPLE_AFTER.match(text[end : end + 14]):
+        return False
+    return not (_SHARE_CODE_BEFORE.search(before) and _SHARED_PUBLICLY.search(text))
+
+
 def find_secrets(text: str) -> list[Secret]:
     """Secret values in ``text`` (already folded), merged where they overlap, in order."""
     found = sorted(
-        [(start, end, kind) for kind, rule in _RULES for start, end in rule(text) if end > start]
-        + [(start, end, kind) for start, end, kind in contextual_secrets(text) if end > start]
+        (start, end, kind)
+        for start, end, kind in [(start, end, kind) for kind, rule in _RULES for start, end in rule(text)]
+        + list(contextual_secrets(text))
+        if end > start and _given_away(text, start, end)
     )
     merged: list[Secret] = []
     for start, end, kind in found:

@@ -95,15 +95,25 @@ _FORGET_POINTED = re.compile(
 _GAME = re.compile(r"游戏|关卡|这关|进度|副本|读档|存档点|角色|boss|通关|打到|存档位", _I)
 _DELETE = re.compile(r"删|抹掉|抹去|去掉|清除|清空|清掉|清理|剔除|移除|消失")
 
-_EN_OBJECT = r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))\b"
+_EN_OBJECT = (
+    r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))(?![a-z])"
+)
 _EN_DONT = re.compile(
-    r"(?<![a-z'])(?:please\s+|pls\s+)?(?:don'?t|do\s+not|never)\s+(?:ever\s+)?"
-    rf"(?:(?:remember|memori[sz]e|record|save|store|log|keep|write\s+down|note(?:\s+down)?)\s+{_EN_OBJECT}"
+    r"(?<![a-z'])(?:please\s+|pls\s+|plz\s+)?(?:don'?t|do\s+not|never|(?:can|could|would)\s+(?:you|u)\s+not)\s+(?:ever\s+)?"
+    rf"(?:(?:remember|memori[sz]e|record|save|store|log|keep|retain|write\s+down|note(?:\s+down)?)\s+{_EN_OBJECT}"
+    r"|keep\s+(?:a\s+|any\s+)?(?:record|note|log|copy)s?\s+of"
     rf"|(?:write|note|jot)\s+{_EN_OBJECT}\s+down"
     r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
     r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:])))"
     r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
     r"|pretend\s+(?:you|u)\s+(?:never|didn'?t)\s+(?:heard?|saw|see|read)",
+    _I,
+)
+_EN_ERASE_MINE = re.compile(
+    r"(?:^|[,.!?;，。！？]\s*|(?:please|pls|plz|bot|hey|can\s+(?:you|u)|could\s+(?:you|u))[\s,]+)"
+    r"(?:wipe|delete|erase|clear|purge|remove|forget|rm\s+-rf)\s+(?:all\s+)?(?:of\s+)?(?:my|your)\s+"
+    r"(?:data|info|information|details|records?|history|memor(?:y|ies)|profile|stuff)(?![a-z])"
+    r"|(?<![a-z])rm\s+-rf\s+(?:你|your|my)",
     _I,
 )
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
@@ -115,7 +125,11 @@ _EN_FORGET = re.compile(
 _EN_NOT_FORGET = re.compile(
     r"(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d)\s*$", _I
 )
-_EN_OFF_RECORD = re.compile(r"\boff\s+the\s+record\b|\b(?:didn'?t|did\s+not|never)\s+hear\s+(?:this|that|it|me)\b", _I)
+# English inside Chinese has no word boundary before it ("这句off the record哈"): letters bound it.
+_EN_OFF_RECORD = re.compile(
+    r"(?<![a-z])off\s+the\s+record(?![a-z])|(?<![a-z])(?:didn'?t|did\s+not|never)\s+hear\s+(?:this|that|it|me)(?![a-z])",
+    _I,
+)
 
 
 # The memory named first, then "must not hold it": "你的记忆里不要有这条".
@@ -150,7 +164,7 @@ _PINYIN = re.compile(
 # English memory word): a message with none is no request, and the rules below are skipped.
 _ANY_CUE = re.compile(
     r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤]|持久|ctrl"
-    r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|note|jot|log|purge|erase|wipe|clear|remove"
+    r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
     r"|pretend|off\s+the|hear|undo|bie|buyao|bu\s+yao|buyong)",
     re.IGNORECASE,
 )
@@ -171,6 +185,29 @@ _MODEL_CUE = re.compile(
 )
 
 
+# A request not to remember turns something away: a negation, a removal, a retraction or a
+# threat. A message with none of these ("这是一条测试记忆", "鱼的记忆只有七秒") asks nothing of the
+# memory, whatever its words; the model is not asked about it. A question in the A-not-A form
+# (能不能, 记不记得) negates nothing.
+_TURNS_AWAY = re.compile(
+    r"不|别|没|勿|甭|莫|唔|覅|无需|无须|休想|少给|少(?=记|存|录|留)|禁止|拒绝|免了|跳过"  # negations
+    # removals
+    r"|(?<!备)忘|删|抹(?!茶)|擦(?:掉|除|了|干净)|撕(?:掉|了)|抠(?:掉|了)|撤|划掉|销毁|注销|除名|丢(?!人|脸)|扔|去掉|移除|剔除"
+    r"|拿掉|取消|重置|作废|收回|格式化|消失|失忆"
+    # retractions
+    r"|清(?:掉|除|空|理|了|一下|干净|零)|关(?:掉|闭|了|一下)|算了|拉倒|焚|耳旁风|耳边风|左耳|树洞|肚子|屁|ctrl"
+    r"|就当|当作|当成|权当"
+    r"|敢|拉黑|绝交|卸载"  # threats
+    r"|n't(?![a-z])|(?<![a-z])(?:off|not|no|never|dont|didnt|cant|wont|forget|delete|erase|wipe|purge|undo|scratch|clear"
+    r"|remove|skip|bie|bu|buyao|buyong|wang|mo)(?![a-z])",
+    re.IGNORECASE,
+)
+_A_NOT_A = re.compile(r"(.)不\1")
+# What was said, pointed at: a request may name no memory word ("这条不作数", "你就当这条消息被风吹走了").
+_WHAT_WAS_SAID = re.compile(
+    r"这条|这句|这段|那条|那句|那段|刚才|刚刚|我说的|我讲的|我发的|消息|对话|内容|聊天|这些话|那些话|这事|那事"
+)
+
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 # The models learned from Chinese chat: a message with less Chinese than this is the rules' alone.
 MODEL_MIN_CJK = 4
@@ -183,9 +220,11 @@ def enough_chinese(text: str, minimum: int = MODEL_MIN_CJK) -> bool:
 
 def model_consulted(text: str) -> bool:
     """Whether the learned model is asked about ``text`` (folded, quotes of others removed): it is
-    Chinese chat, and holds a memory word that is not plainly about something else
-    (``explained_away``)."""
-    if not enough_chinese(text) or _MODEL_CUE.search(text) is None:
+    Chinese chat, holds a memory word or points at what was said (``_WHAT_WAS_SAID``), is not
+    plainly about something else (``explained_away``), and turns something away (``_TURNS_AWAY``)."""
+    if not enough_chinese(text) or (_MODEL_CUE.search(text) is None and _WHAT_WAS_SAID.search(text) is None):
+        return False
+    if _TURNS_AWAY.search(_A_NOT_A.sub(" ", text)) is None:
         return False
     return not explained_away(text)
 
@@ -193,10 +232,8 @@ def model_consulted(text: str) -> bool:
 def asks_not_to_remember(text: str) -> bool:
     """Whether ``text`` (already folded) asks the bot not to keep it: a rule names the request,
     or, when none does, the learned model (``learned``) reads one in the speaker's own words."""
-    if not has_memory_cue(text):
-        return False
     text = without_quotes(text)  # someone else's words are not the speaker's request
-    if _rules_ask(text):
+    if has_memory_cue(text) and _rules_ask(text):
         return True
     return model_consulted(text) and do_not_remember_model().says_yes(text)
 
@@ -222,7 +259,7 @@ def _reported(before: str) -> bool:
 
 
 def _english(text: str) -> bool:
-    if _EN_OFF_RECORD.search(text):
+    if _EN_OFF_RECORD.search(text) or _EN_ERASE_MINE.search(text):
         return True
     for match in _EN_DONT.finditer(text):
         if "want" in match.group().lower() or not _EN_SUBJECT.search(text[: match.start()]):

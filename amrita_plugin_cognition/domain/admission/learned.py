@@ -11,7 +11,8 @@ The same kind of model judges secrets the rules miss ("短信那个六位数 6 5
 锁我设的 154", "教务系统我换成 jY5QQ&i*hu 了"): it is asked only when the message holds a value of a
 secret's shape that is not otherwise explained (``contextual.value_candidates``) or names a
 security question, and it also reads the message's shape (digits as 0, letters as a/A), so a
-six-digit code is one feature whatever its digits.
+six-digit code is one feature whatever its digits. It reads each candidate between marks, with the
+characters a few places before and after it as features of their own: the cue of a code is near it.
 
 The models are data (``do_not_remember_model.json``, ``credential_model.json``: weights per
 n-gram), loaded once. Scoring is a sum of weights: a few microseconds per message.
@@ -45,6 +46,8 @@ def grams(text: str, shape: bool = False) -> set[str]:
     for size in range(1, MAX_N + 1):
         for start in range(len(marked) - size + 1):
             found.add(marked[start : start + size])
+    if shape and VALUE_START in marked:
+        found |= _window_grams(marked)
     if shape:
         outline = "\x02" + _UPPER.sub("A", _LOWER.sub("a", _DIGIT.sub("0", " ".join(text.split())))) + "\x03"
         for size in SHAPE_SIZES:
@@ -52,6 +55,29 @@ def grams(text: str, shape: bool = False) -> set[str]:
                 piece = outline[start : start + size]
                 if "0" in piece or "a" in piece or "A" in piece:
                     found.add("§" + piece)
+    return found
+
+
+#: The marks around a candidate value in what the credential model reads (``admission.credential_view``).
+VALUE_START, VALUE_END = "\x01", "\x04"
+#: How far a marked value's context reaches, before and after it.
+WINDOW_BEFORE, WINDOW_AFTER = 8, 6
+_MARKED_VALUE = re.compile(f"{VALUE_START}[^{VALUE_END}]*{VALUE_END}")
+
+
+def _window_grams(marked: str) -> set[str]:
+    """The characters and character pairs a little before («) and after (») each marked value:
+    a cue a few words from its value ("PIN 是 508799", "登录要的是 x") counts wherever it stands."""
+    found: set[str] = set()
+    for match in _MARKED_VALUE.finditer(marked):
+        before = marked[max(0, match.start() - WINDOW_BEFORE) : match.start()].replace(VALUE_END, "")
+        after = marked[match.end() : match.end() + WINDOW_AFTER].split(VALUE_START)[0]
+        for mark, window in (("«", before), ("»", after)):
+            for size in (1, 2):
+                for start in range(len(window) - size + 1):
+                    piece = window[start : start + size]
+                    if piece.strip():
+                        found.add(mark + piece)
     return found
 
 

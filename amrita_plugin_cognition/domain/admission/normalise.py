@@ -34,7 +34,8 @@ _CLAUSE_BREAK = re.compile(r"[，。！？；\n]|[!?;,](?=\s|$|[^\x00-\x7f])|\.(
 
 
 # Digits read out one by one ("密码是六四九零七六", "验证码是五四二五九四"): a run of four or more
-# Chinese digit characters is a number; shorter runs are words (一一, 三五个).
+# Chinese digit characters is a number; shorter runs are words (一一, 三五个), and so are the
+# doubled pairs of idioms (七七八八, 三三两两).
 _CN_DIGITS = {
     "零": "0",
     "〇": "0",
@@ -55,6 +56,11 @@ _CN_DIGITS = {
     "洞": "0",
 }
 _CN_DIGIT_RUN = re.compile(f"[{''.join(_CN_DIGITS)}]{{4,}}叉?")
+# Read out with pauses: one at a time ("六 一 六 五 三 零") or in groups ("七一零 七三三").
+_CN = f"[{''.join(_CN_DIGITS)}]"
+_CN_SPACED_DIGITS = re.compile(
+    f"(?<!{_CN}){_CN}(?:[ ,，、]{_CN}){{3,}}(?!{_CN})|(?<!{_CN}){_CN}{{3}}(?:[ ,，、]{_CN}{{3}})+(?!{_CN})"
+)
 
 
 # Three digits read out after a card's security-code cue ("cvv是六八二").
@@ -70,6 +76,10 @@ def fold(text: str) -> str:
     folded = text.translate(_TABLE)
     if _CN_DIGIT_RUN.search(folded) is not None:
         folded = _CN_DIGIT_RUN.sub(_digits, folded)
+    if _CN_SPACED_DIGITS.search(folded) is not None:
+        folded = _CN_SPACED_DIGITS.sub(
+            lambda match: "".join(_CN_DIGITS.get(char, char) for char in match.group()), folded
+        )
     if _CN_CVV.search(folded) is not None:
         folded = _CN_CVV.sub(
             lambda match: match.group(1) + "".join(_CN_DIGITS[char] for char in match.group(2)), folded
@@ -80,6 +90,8 @@ def fold(text: str) -> str:
 def _digits(match: re.Match[str]) -> str:
     """The run as ASCII digits; a 叉 after seventeen of them is the X of a 身份证号."""
     run = match.group()
+    if len(run) == 4 and run[0] == run[1] != run[2] == run[3]:  # 七七八八, 三三两两: words, not a number
+        return run
     digits = "".join(_CN_DIGITS.get(char, char) for char in run.rstrip("叉"))
     if run.endswith("叉"):
         digits += "X" if len(digits) == 17 else "叉"

@@ -35,7 +35,7 @@ _DELETE_STORED = re.compile(
 
 # A forget order on its own: "忘掉吧", "忘了它吧", "你就忘了吧", "选择性失忆一下".
 _FORGET_NOW = re.compile(
-    r"(?:^|[，。,\s])(?:你)?(?:就|赶紧|快|立刻|马上)?(?:忘掉|忘了|忘记|遗忘)(?:它|这个)?(?:吧|哈|啊|呀|好吗|行吗|好不好|求你了)"
+    r"(?:^|[，。,\s])(?:你)?(?:就|赶紧|快|立刻|马上)?(?:都|全|全部|统统)?(?:忘掉|忘了|忘记|遗忘)(?:它|这个)?(?:吧|哈|啊|呀|好吗|行吗|好不好|求你了)"
 )
 # Letting go of a person or a grief is not the bot's memory: "忘了吧，那个人不值得你难过".
 _CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人")
@@ -70,7 +70,7 @@ _KEPT = re.compile(
     re.IGNORECASE,
 )
 _ADDRESSED = re.compile(
-    r"你|您|(?<![A-Za-z])(?:bot|ai|your|you)(?![A-Za-z])|机器人|小助手|^\s*(?:请|帮我|麻烦|给我|关闭|关掉|重置|清空|取消)"
+    r"你|您|(?<![A-Za-z])(?:bot|ai|your|you|ur|u)(?![A-Za-z])|机器人|小助手|^\s*(?:请|帮我|麻烦|给我|关闭|关掉|重置|清空|取消)"
     r"|^\s*(?:pls\s+|please\s+)?(?:delete|erase|wipe|purge|clear|remove|forget)(?![A-Za-z])",
     re.IGNORECASE,
 )

@@ -12,6 +12,8 @@ _STOP = r"[^，。！？,!?；,!?;\n]"  # a character inside one clause
 _QUOTE = r"[\"'“‘「『`]?"
 _PW_CHARS = r"A-Za-z0-9!@#$%^&*._+\-=~?/\\|<>\[\]{}"
 _PW_VALUE = rf"(?<![{_PW_CHARS}])(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])"
+# 密码 as a figure of speech, "the secret of": 流量密码, 财富密码, 摩斯密码.
+_FIGURATIVE_PASSWORD = r"(?<!流量)(?<!财富)(?<!摩斯)(?<!成功)(?<!幸福)(?<!快乐)(?<!长寿)(?<!致富)(?<!生命)"
 
 
 # After a value: a count, a unit or an example marker means the "value" is not a password.

@@ -35,8 +35,35 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 _PLACEHOLDER = re.compile(
     r"^(?:x{2,}|\*+|\.{2,}|…+|_+|-+|#+|\?+|<[^>]*>|\{[^}]*\}|\$\{[^}]*\}|%[^%]*%|\[[^\]]*\]"
     r"|your[_-]?[\w\-]*|my[_-][\w\-]*|[\w\-]*[_-]here|password|passwd|pass|pwd|secret|token"
-    r"|apikey|api[_-]?key|example|dummy|placeholder|redacted|hidden|none|null|nil|true|false|\w*xxx\w*)$",
+    r"|apikey|api[_-]?key|placeholder|redacted|hidden|none|null|nil|true|false|change[_-]?me|[\w/+\-]*(?:xxx|example|dummy)[\w/+\-]*)$",
     re.IGNORECASE,
+)
+
+
+# Card numbers the payment networks publish for testing (Stripe, Adyen, PayPal and UnionPay
+# sandboxes): printed in every integration guide, they pay for nothing.
+PUBLIC_TEST_CARDS = frozenset(
+    (
+        "4242424242424242",
+        "4000056655665556",
+        "4111111111111111",
+        "4012888888881881",
+        "4000000000000002",
+        "4000000000000077",
+        "5555555555554444",
+        "5200828282828210",
+        "5105105105105100",
+        "2223003122003222",
+        "378282246310005",
+        "371449635398431",
+        "6011111111111117",
+        "6011000990139424",
+        "3056930009020004",
+        "36227206271667",
+        "3566002020360505",
+        "6200000000000005",
+        "6250946000000016",
+    )
 )
 
 
