@@ -231,6 +231,10 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout15.jsonl", 0.99),
         ("admission_zh_holdout16.jsonl", 0.98),
         ("admission_zh_holdout17.jsonl", 0.96),
+        ("admission_zh_holdout18.jsonl", 0.99),
+        ("admission_zh_holdout19.jsonl", 0.99),
+        ("admission_zh_holdout20.jsonl", 0.99),
+        ("admission_zh_holdout21.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -320,6 +324,17 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     credential 0.982 / 0.955, do-not-remember 0.900 / 0.914, false rejections 3.3 % / 1.7 % — the
     latest figures on sentences never seen, below the targets. Everything is in training now, so
     the floors of the last sets here are regression guards, not measurements.
+
+    Three more rounds, two blind sets each (300 lines: 90 credential, 60 do-not-remember, 150 to
+    keep), each pair measured once on the rules and models of its day, then used to improve them:
+    ``holdout18`` / ``19`` credential 1.0 / 0.978, do-not-remember 0.967 / 0.983, false rejections
+    2.7 % / 1.3 %; ``holdout20`` / ``21`` 1.0 / 0.989, 0.85 / 0.90, 1.3 % / 3.3 %; ``holdout22`` /
+    ``23`` 0.989 / 0.989, 0.95 / 0.90, 2.7 % / 1.3 %. Most misses were requests in dialect (覅记牢,
+    咪记低, 毋通记落来, 清咗, 忘记脱) or slang that the request model scored high but was never asked
+    about (its gate wanted a negation it did not know, or explained the message away by a word such
+    as 群 or 截图), and values public by what they are (a path, a product or colour code, a stock
+    code, a hotline in groups, an extension number, a bare price); the gates and the rules were
+    widened for those kinds, not for the sentences.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -763,3 +778,79 @@ def test_requests_the_ninth_and_tenth_sets_found_missing(text: str) -> None:
 )
 def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
     assert admit(text).stored_as_is, (text, admit(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "格件事体侬忘记脱 好伐",  # Wu: forget it
+        "你咪记低啊 我讲玩笑嘅",  # Cantonese: don't note it down
+        "这句汝毋通记落来",  # Hokkien
+        "伐要记牢 刚刚是瞎话",
+        "刚才那条你就当没聊过",
+        "就当我瞎说的 你别当真",
+        "这事你就当不知道",
+        "聊完就删 谢谢",
+        "能从你脑子里把这事拿走吗",
+        "I'd prefer you not remember any of this",
+        "scratch that from your memory pls",
+        "ni ba na ju hua shan le ba",
+        "你要是敢记得这句 我就拉黑你",
+        "我嘅资料你全部清咗啦",
+        "刚发的截图里的内容你也别存",
+    ],
+)
+def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
+    verdict = admit(text)
+    assert not verdict.admit and verdict.reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这个字段不入库 只在页面上显示",  # a program's storage
+        "token 别存 localStorage 放 httpOnly cookie 里",
+        "我这记性 转头就忘",  # the speaker's own memory
+        "我连早饭吃了啥都忘了",
+        "先别点保存 我还没改完",  # a button
+        "别存侥幸心理 好好复习",
+        "我室友说她不想被AI记住 觉得怪",  # someone else's wish, reported
+        "笑死 他说'别让bot记住我' 结果天天找bot聊",
+        "小说里主角能删除别人的记忆 这个设定好玩",
+        "想把跟前任的聊天记录全删了 又舍不得",
+        "麻烦把群里的过期通知删一下",
+        "新同事的分机号 8316",  # numbers public by what they are
+        "Pantone 2935C 这个蓝真好看",
+        "实验数据在 /share/exp2024 下面",
+        "300750 宁德时代明天能不能站上 200",
+        "客服热线 400 800 1234 工作日有人",
+        "mysql 连接串格式是 mysql://用户名:密码@host:port/库名",
+        "教程里那个 password123 只是举例",
+        "测试环境验证码随便填 123456 不校验",
+        "我们住酒店 1206 到了直接上来",
+    ],
+)
+def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:
+    assert admit(text).stored_as_is, (text, admit(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "保险柜密码左转三圈到二十八右转两圈到零九",  # a dial, said as numbers
+        "wifi 密码是小写abc下划线八八六六",  # spelled out by voice
+        "私钥 WIF 格式 5Kb8kLf9zgWQnogidDA76MzPL6TsZZY36hWXMssSzNydYXYB9KF",
+        "id_rsa 在这 MIIEpAIBAAKCAQEAx4sV1bq8Yq7m3Kc9rT2uP0dLw6hZf1nXy5oQe8jB",  # a private key without armour
+        "单元门按 2014# 就开了",
+        "提货码 38 29 16 报给团长就行",
+        "助记词前五个 hidden river pencil scout famous 剩下的晚点发",
+    ],
+)
+def test_secrets_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
+    verdict = admit(text)
+    assert (not verdict.admit and verdict.reason == "credential") or verdict.redacted, (text, verdict)
+
+
+def test_a_public_key_and_directions_are_no_secret() -> None:
+    assert admit("公钥是 MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo").stored_as_is
+    assert admit("门禁坏了 从路口左转三百米再右转两百米就到").stored_as_is

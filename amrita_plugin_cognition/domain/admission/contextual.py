@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from . import shapes
 from .codes import public_test_cards
-from .rules import _FIGURATIVE_PASSWORD
+from .rules import _FIGURATIVE_PASSWORD, named_example
 
 Span = tuple[int, int]
 
@@ -65,6 +65,9 @@ _ORDINARY = re.compile(
     r"^(?:v?\d+(?:\.\d+){1,3}[a-z]?"  # versions, IPs
     r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[:：]\d{2}(?::\d{2})?"  # dates, times
     r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"  # e-mail addresses
+    r"|(?:qq|wx|vx|tel|uid|uin|id|no)[:：]?\d{5,13}"  # a chat or phone id with its app's name
+    r"|(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*)+"  # paths: /share/exp2024
+    r"|[A-Za-z]\d{2,4}|\d{2,4}[A-Za-z]"  # models and colours: A380, 2935C
     r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
     # names of settings and paths: DASHSCOPE_API_KEY, api_key, global.index-url, /usr/bin
@@ -76,7 +79,7 @@ _ORDINARY = re.compile(
 )
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
-    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|工号|学号|uid|id|车次|航班|邮编"
+    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单"
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
@@ -105,7 +108,8 @@ _NO_CODE = re.compile(r"(?:码|短信|数字)[^，。,.!?！？]{0,4}?(?:收不�
 # The weakest passwords are said as examples ("不会也是 123456 吧"), not given away.
 # A message about a password or a lock: any number in it may be the code that opens it.
 _PIN_TALK = re.compile(
-    r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|保险箱|开机|转盘|密码锁", _I
+    r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|保险箱|开机|转盘|密码锁|单元门|门锁|防盗门|智能锁|电子锁",
+    _I,
 )
 _TRIVIAL_DIGITS = re.compile(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
 _PIN_BLOCK = re.compile(r"忘|错|几位|多少位|位数")
@@ -151,6 +155,8 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
         before = _before(text, match.start())
         if _EXAMPLE_BEFORE.search(before) or _NUMBER_BEFORE.search(before) or _NAME_BEFORE.search(before):
             continue
+        if named_example(text, match.start(), match.end()):
+            continue
         start, value = match.start(), match.group()
         assignment = _ASSIGNED.match(value)
         if assignment:
@@ -159,9 +165,18 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
             yield start, start + len(value), value
 
 
+# Talk about shares: a six-digit number in it is a stock's code ("300750宁德时代 明天能不能站上200").
+_STOCK_TALK = re.compile(
+    r"股|涨停|跌停|站上|跌破|仓位|建仓|加仓|减仓|买入|卖出|大盘|板块|k线|均线|基金|市值|开盘|收盘|主力|抄底|套牢", _I
+)
+
+
 def _numbers(text: str) -> Iterator[re.Match[str]]:
+    stocks = _STOCK_TALK.search(text) is not None
     for match in _DIGIT_CODE.finditer(text):
         value = match.group("v").replace(" ", "")
+        if stocks and len(value) == 6 and value[0] in "036":
+            continue
         before = _before(text, match.start())
         after = text[match.end() : match.end() + 6]
         blocked = _NUMBER_BEFORE.search(before) or _EXAMPLE_BEFORE.search(before) or _NUMBER_AFTER.match(after)
@@ -170,13 +185,27 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
         blocked = blocked or re.search(r"\d[\s\-]$|(?<![\w\-])-[A-Za-z]\s*$", before) or re.match(r"[\s\-]\d", after)
         if _SERVICE_NUMBER.match(value) or blocked:
             continue
-        if len(value) == 4 and re.fullmatch(r"(?:19|20)\d\d", value):  # a year
+        if (
+            len(value) == 4 and re.fullmatch(r"(?:19|20)\d\d", value) and not after.startswith("#")
+        ):  # a year, not a keypad code
             continue
         yield match
 
 
+# A password spelled out by voice: "大写K小写m八八杠2024", "小写abc下划线八八六六".
+_SPELLED_PART = (
+    r"(?:(?:大写|小写)的?\s*[A-Za-z]+|[A-Za-z0-9]+|[零一二三四五六七八九幺两]+"
+    r"|杠|横杠|下划线|点|艾特|井号|星号|感叹号|叹号)"
+)
+_SPELLED = re.compile(rf"{_SPELLED_PART}(?:\s*{_SPELLED_PART}){{2,}}")
+_SPELLED_MARK = re.compile(r"大写|小写|下划线|杠|艾特|井号|星号|感叹号|叹号")
+
+
 def _password_values(text: str) -> Iterator[Span]:
     if _PASSWORD_TALK.search(text):
+        for match in _SPELLED.finditer(text):
+            if _SPELLED_MARK.search(match.group()):
+                yield match.span()
         checksums = bool(_NOT_SECRET_TALK.search(text))
         for start, end, value in _tokens(text):
             if checksums and re.fullmatch(r"[0-9a-f]{6,64}", value, _I):  # a commit, a digest
@@ -194,9 +223,13 @@ def _password_values(text: str) -> Iterator[Span]:
                 yield match.span("v")
 
 
-# A safe's dial: "左16右56左57", "左三圈到 37，右两圈到 14".
+# A safe's dial: "左16右56左57", "左三圈到 37，右两圈到 14", "左转到二十八右转到零九" (a dial's numbers
+# are said as numbers, not read out digit by digit, so they stay Chinese after ``fold``).
+_DIAL_NUMBER = (
+    r"(?:\d{1,2}|[零一二三四五六七八九十两]{1,3})(?![\d零一二三四五六七八九十两百千万米个次步公里号楼路条层站圈分秒点])"
+)
 _DIAL = re.compile(
-    r"(?P<v>[左右][^，。！？,!?\d]{0,6}\d{1,2}(?:[^。！？!?\d]{0,12}[左右][^，。！？,!?\d]{0,6}\d{1,2}){1,4})"
+    rf"(?P<v>[左右][^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}(?:[^。！？!?\d]{{0,12}}?[左右][^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}){{1,4}})"
 )
 _PASSPORT_TALK = re.compile(r"护照|通行证|(?<![A-Za-z])passport(?![A-Za-z])", _I)
 _PASSPORT_NUMBER = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-Z]{1,2}\d{7,8})(?![A-Za-z0-9])")
@@ -340,6 +373,18 @@ def _masked(text: str, span: Span) -> bool:
     return bool(_MASK.search(text[max(0, start - 6) : end + 6]))
 
 
+# A hotline or a mobile number written in groups ("400 800 1234", "138-0013-8000") is no code.
+_PHONE = re.compile(r"(?<!\d)(?:[48]00[\s\-]?\d{3}[\s\-]?\d{4}|1[3-9]\d[\s\-]?\d{4}[\s\-]?\d{4})(?!\d)")
+# A number of four or five digits is asked about only in a message with a word that may name a
+# code, a lock or the handing over of a value; without one it is a price, a room or a port.
+_SHORT_NUMBER = re.compile(r"\d{4,5}")
+_ANY_CODE_WORD = re.compile(
+    r"码|密|口令|验证|锁|卡|门|柜|箱|输|填|登|短信|账|报|念|发你|给你|数字|位"
+    r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|mm|otp)(?![A-Za-z])",
+    _I,
+)
+
+
 def value_candidates(text: str) -> list[Span]:
     """Spans of ``text`` (folded) that could be a secret by their shape alone, whatever the
     message says about them: a password-like or random token, a code of digits (spaced or not).
@@ -364,7 +409,7 @@ def value_candidates(text: str) -> list[Span]:
         )
         spans.extend(match.span() for pattern in (_GROUPED, _SEED_WORDS) for match in pattern.finditer(text))
     if _CAPITAL.search(text):
-        spans.extend(match.span() for match in _CAPS_CODE.finditer(text))
+        spans.extend(match.span() for match in _CAPS_CODE.finditer(text) if not _ordinary(match.group()))
     for match in _THREE_DIGITS.finditer(text):  # a CVV, a luggage lock
         before = _before(text, match.start())
         if not (_NUMBER_BEFORE.search(before) or _NUMBER_AFTER.match(text[match.end() : match.end() + 6])):
@@ -372,7 +417,9 @@ def value_candidates(text: str) -> list[Span]:
     if not spans or _NOT_SECRET_TALK.search(text) or _PUBLIC_BLOCK.search(text) or _PUBLIC_VALUE_TALK.search(text):
         return []
     spans = [span for span in spans if text[span[0] : span[1]] not in _CHAT_NUMBERS]
-    published = public_test_cards(text)
+    if all(_SHORT_NUMBER.fullmatch(text[start:end]) for start, end in spans) and not _ANY_CODE_WORD.search(text):
+        return []  # a price, a room, a port: in over 8,000 labelled lines, no such number was a secret
+    published = public_test_cards(text) + [match.span() for match in _PHONE.finditer(text)]
     return sorted(
         {
             span

@@ -32,6 +32,7 @@ from .rules import (
     _always,
     _trimmed,
     _value_spans,
+    named_example,
 )
 
 
@@ -215,25 +216,36 @@ _KEY_CUE = (
     r"|令牌|密钥|秘钥|密匙|私钥|凭证|凭据)"
 )
 _KEY = re.compile(
-    _KEY_CUE + r"\s*(?:[^\x00-\x7f，。！？；\n]{0,6}?)?\s*(?:[:：=]|是|为|is)?\s*[\"'“`]?(?<![\w+/.\-])"
+    _KEY_CUE
+    # between the cue and the value: a few Chinese words, or a format named ("私钥 WIF 格式 5Kb8…")
+    + r"\s*(?:[^\x00-\x7f，。！？；\n]{0,6}?|[A-Za-z]{2,8}\s*[^\x00-\x7f，。！？；\n]{1,4}?)?"
+    + r"\s*(?:[:：=]|是|为|is)?\s*[\"'“`]?(?<![\w+/.\-])"
     r"(?P<v>(?:0x)?[A-Za-z0-9_\-+/=.]{16,})(?![\w+/=\-])",
     _I,
 )
+# The start of a URL up to its user-info colon, with no space: a cue right after it fills the
+# password's place in a template.
+_IN_URL_TEMPLATE = re.compile(r"[a-z][a-z0-9+.\-]{1,20}://[^\s/@]*:$", _I)
 _PUBLIC_BEFORE = re.compile(r"(?:public|pub|公)\s*$", _I)
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,\-]*)"
+    # without its armour: the DER of a private key starts with a SEQUENCE and version 0 (PKCS#1
+    # "MIIEowIBAAK…", PKCS#8 "MIIEvQIBADAN…"); a public key's ("MIIBIjANBgkq…") has no version
+    r"|(?<![A-Za-z0-9+/])MII[A-Za-z0-9+/]{3}IBA[AD][A-Za-z0-9+/=]{30,}"
 )
 _SEED_PHRASE = re.compile(
     r"(?:助记词|seed\s*phrase|mnemonic(?:\s*(?:phrase|words))?|recovery\s*phrase"
     r"|(?:备份|恢复|钱包)的?\s*(?:12|24|十二|二十四)\s*个?(?:词|单词))[^。！？\n]{0,6}?(?:[:：=]|是|为)?\s*"
-    r"(?P<v>(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?:[\s,]+(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}){7,23})",
+    r"(?P<v>(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?:[\s,]+(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}){4,23})",
     _I,
 )
 
 
 def _password_ok(match: re.Match[str], text: str) -> bool:
     value = match.group("v")
+    if _IN_URL_TEMPLATE.search(text[max(0, match.start() - 40) : match.start()]):
+        return False  # "mysql://用户名:密码@host": the cue is the template's placeholder, not a label
     # A Chinese cue is rarely followed by an English word that is not the password itself.
     explicit = bool(match.groupdict().get("conn")) or match.group()[0] in "密口"
     if _NOT_A_VALUE_AFTER.match(_after(match, text)):
@@ -372,23 +384,16 @@ _RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
-# A value shown as an example or a placeholder ("示例密码 P@ssw0rd 只是占位符"), or a share code the
-# sender calls public ("提取码 x36t 随便传"), gives nothing away.
-_EXAMPLE_NAMED = re.compile(
-    r"示例|样例|举例|例如|比如|占位|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])", _I
-)
-_EXAMPLE_AFTER = re.compile(
-    r"^[^，。！？,!?]{0,8}?(?:只是|就是|是)?(?:占位符?|示例|假(?:的|数据)|(?:官方)?示例值|样例)", _I
-)
+# A share code the sender calls public ("提取码 x36t 随便传") gives nothing away.
 _SHARE_CODE_BEFORE = re.compile(r"提取码[^，。！？,!?]{0,4}$")
 _SHARED_PUBLICLY = re.compile(r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下")
 
 
 def _given_away(text: str, start: int, end: int) -> bool:
     """Whether the value at ``start:end`` is a real one: not named an example, not a public share code."""
-    before = text[max(0, start - 12) : start]
-    if _EXAMPLE_NAMED.search(before) or _EXAMPLE_AFTER.match(text[end : end + 14]):
+    if named_example(text, start, end):
         return False
+    before = text[max(0, start - 12) : start]
     return not (_SHARE_CODE_BEFORE.search(before) and _SHARED_PUBLICLY.search(text))
 
 

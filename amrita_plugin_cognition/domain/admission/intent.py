@@ -18,7 +18,7 @@ from .requests import asks_to_erase, explained_away, without_quotes
 _I = re.IGNORECASE
 
 _NEGATION = re.compile(
-    r"(?:(?<![要用需])不要|(?<!用)(?<!再也)(?<!终于)(?<!以后)不用|唔好|唔使|覅|不允许|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
+    r"(?:(?<![要用需])不要|(?<!用)(?<!再也)(?<!终于)(?<!以后)不用|唔好|唔使|覅|嫑|伐要|毋通|毋|咪(?=[记存录留])|不允许|不必|无需|无须|(?<!需)不需要|用不着|没有?必要|请勿|勿|不许|(?<!记)不准|甭|莫要"
     r"|(?:能不能|可以|可不可以|能否|可否)不(?![要用必])"
     r"|(?<![要用需必])不(?=入库|入档|存档|留档|留底|录入|收录|记录(?!片|仪)|保存|存储|记忆|计入|进(?:你的?)?记忆)"
     r"|(?<![特区分告级类性离识辨差鉴派道送诀判惜])(?<!(?<![这那])个)别(?![人的处墅扭致针名克样家号称离具]))"
@@ -29,7 +29,7 @@ _MEMORY_PLACE = (
 )
 _VERB = re.compile(
     rf"(?P<verb>(?:写|加|放|塞|收|录|记|存|留)(?:进|入|到|在){_MEMORY_PLACE}"
-    r"|(?:写|记|存|放|加|录)进去|(?:入|进)(?:你的?)?(?:记忆|库|数据库|小本本|脑子)|计入(?:你的?)?(?:记忆|档案)"
+    r"|(?:写|记|存|放|加|录|学|搁)进去|(?:作为|当作|当成|算作|算进)(?:我的?)?(?:资料|记录|档案|画像|个人信息)|(?:入|进)(?:你的?)?(?:记忆|库|数据库|小本本|脑子)|计入(?:你的?)?(?:记忆|档案)"
     r"|持久化|保存|储存|存储|保留|留档|留底|留存|留记录|留下记录|留痕迹?|入库|入档|录入|收录|归档|存档|建档|记录|记忆|记|存"
     r"|(?<![A-Za-z])(?:memori[sz]e|remember|save|record|store)(?![A-Za-z]))"
 )
@@ -43,21 +43,27 @@ _NAMES_MEMORY = re.compile(
 _COMPOUND_BEFORE_JI = set("登书标笔日牢惦速熟默切谨铭忘追补印胎暗表杂游传札手簿大")
 # After 记: a grudge, a mistake, notes and accounts, or "can't".
 _JI_OTHER_SENSE = re.compile(
-    r"仇|恨|坏话|错|混|反|岔|串|漏|账|日记|笔记|单词|分|过|名|考勤|工时|流水|性|者|忆犹|载|号|挂|不|在心|心|到心|牢|得(?:那么|这么|太|很)"
+    r"仇|恨|坏话|错|混|反|岔|串|漏|账|日记|笔记|单词|分|过|名|考勤|工时|流水|性|者|忆犹|载|号|挂|不|在心|心|到心|牢骚|得(?:那么|这么|太|很)"
 )
-_CUN_OTHER_SENSE = re.compile(r"钱|款|折|粮|货|电话|号码|联系人|通讯录")
-_CUN_PLACE = re.compile(r"(?:在|到|进)(?!你|记忆|小本本|本本|本子|备忘|数据库|库|脑子|档案|里面|去|进去)")
+_CUN_OTHER_SENSE = re.compile(r"钱|款|折|粮|货|电话|号码|联系人|通讯录|侥幸|幻想|疑|戒心|顾虑|偏见")
+_CUN_PLACE = re.compile(
+    r"(?:在|到|进)(?!你|记忆|小本本|本本|本子|备忘|数据库|库|脑子|档案|里面|去|进去)|(?=\s?[A-Za-z]{3})"
+)
 _DEGREE = re.compile(r"(?:得)?(?:那么|这么|太|那样|这样)")
 _OBJECT_NOT_MEMORY = re.compile(
-    r"钱|存款|照片|图片|视频|文件|文档|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
+    r"钱|存款|(?:照片|图片|视频|文件|文档|截图)(?![^，。,|]{0,3}(?:内容|信息|文字|东西))|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
     r"|cookie|明文|密文|密码|货|材料|物料|商品|库存|零件|游戏|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
-    r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|图|表格|截图|网页",
+    r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|(?<!截)图(?!片)|表格|网页"
+    r"|字段|前端|后端|接口|服务端|客户端|数据表|表里|localstorage|sessionstorage|redis",
     _I,
 )
-_FILL_NOT_ABOUT_MEMORY = re.compile(r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总")
+_FILL_NOT_ABOUT_MEMORY = re.compile(
+    r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总|点|按|(?<![A-Za-z])(?:click|press)"
+)
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _REPORTED = re.compile(
-    r"(?:老师|他|她|妈|爸|领导|老板|教授|同学|朋友|网上|书上|医生|教练|师傅|学长|学姐)(?:说|讲|让|叫|要求)(?!的)"
+    r"(?:老师|他|她|妈|爸|领导|老板|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
+    r"|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐)(?:说|讲|让|叫|要求|劝)(?!的)"
     r"|(?:跟|对|和)(?![你您])[^，。,]{1,4}(?:说|讲)(?!的)"
 )
 
@@ -69,12 +75,15 @@ _WISH = re.compile(
     _I,
 )
 _HEARD_AND_FORGET = re.compile(
-    r"(?:听|看|说|读|聊)(?:完|过|了)(?:了)?(?:以后|之后)?(?:你)?(?:就|便)?(?:忘|算|清空|清掉|删|失忆)"
+    r"(?:听|看|说|读|聊)(?:完|过|了)(?:了)?(?:以后|之后)?(?:你)?(?:就|便)?(?:忘|算|清空|清掉|删|失忆|拉倒)"
 )
 _IMPERATIVE_TAIL = re.compile(r"^(?:了|掉|记)?(?:它|这个)?(?:吧|哈|啊|呀|就行|就好)|^了吧|^掉吧")
 _UNSAY = re.compile(
-    r"(?<![应相适正每恰担我他她])(?:就当|权当|你就当|你当|当)(?:我)?(?:今天|刚才|刚刚|之前)?(?:什么都|啥都)?(?:没|没有|从没|从来没)(?:说|讲|提|问|发)"
-    r"|(?<![应相适正每恰担我他她])(?:就当|权当|你就当|当)(?:你)?(?:没|没有)(?:听|看)(?:见|到|过)"
+    r"(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|你当|当)(?:我|伊|他|她|我们|俺|人家)?(?:今天|刚才|刚刚|之前)?(?:什么都|啥都)?"
+    r"(?:没|没有|从没|从来没)(?:说|讲|提|问|发|聊|谈|写|打|这回事|发生)|(?<![应相适正每恰担我他她别])(?:就当|你就当|你当)(?:作|成)?不知道"
+    r"|(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|当)(?:你)?(?:没|没有)(?:听|看)(?:见|到|过)"
+    r"|(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|你当|当)(?:我|伊|我们|俺)(?:是|在)?(?:瞎|乱|胡)(?:说|讲|扯|诌|讲讲|说说)"
+    r"|(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|你当|当)(?:我|伊|我们|俺)?(?:是)?放了?(?:个|一个)?屁"
 )
 _AS_IF = re.compile(r"^\S{0,4}?(?:一样|似的|一般)")
 _DEICTIC = (
@@ -92,6 +101,7 @@ _FORGET_POINTED = re.compile(
     r"^(?:请|麻烦|帮我|你)?(?:把它)?(?:忘了|忘掉|忘记)(?:掉)?(?:这句话?|这段话?|这条(?:消息)?|这些话?|上面(?:的|这些|那段|那句)?"
     r"|刚才(?:那句|那段|那条)(?:话)?)"
 )
+_OTHERS_MEMORY = re.compile(r"(?:别人|他人|他|她|主角|角色|人类|大家|自己)的记忆")
 _GAME = re.compile(r"游戏|关卡|这关|进度|副本|读档|存档点|角色|boss|通关|打到|存档位", _I)
 _DELETE = re.compile(r"删|抹掉|抹去|去掉|清除|清空|清掉|清理|剔除|移除|消失")
 
@@ -106,14 +116,19 @@ _EN_DONT = re.compile(
     r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
     r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:])))"
     r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
-    r"|pretend\s+(?:you|u)\s+(?:never|didn'?t)\s+(?:heard?|saw|see|read)",
+    r"|pretend\s+(?:you|u)\s+(?:never|didn'?t)\s+(?:heard?|saw|see|read)"
+    r"|(?:rather|prefer(?:\s+it\s+if)?)\s+(?:you|u)\s+(?:not|didn'?t|don'?t|never)\s+(?:keep|remember|store|save|record|log|memori[sz]e)",
     _I,
 )
 _EN_ERASE_MINE = re.compile(
     r"(?:^|[,.!?;，。！？]\s*|(?:please|pls|plz|bot|hey|can\s+(?:you|u)|could\s+(?:you|u))[\s,]+)"
     r"(?:wipe|delete|erase|clear|purge|remove|forget|rm\s+-rf)\s+(?:all\s+)?(?:of\s+)?(?:my|your)\s+"
     r"(?:data|info|information|details|records?|history|memor(?:y|ies)|profile|stuff)(?![a-z])"
-    r"|(?<![a-z])rm\s+-rf\s+(?:你|your|my)",
+    r"|(?<![a-z])rm\s+-rf\s+(?:你|your|my)"
+    r"|(?<![a-z])(?:wipe|delete|erase|clear|purge|remove|forget|drop|scratch)\s+(?:whatever|everything|anything|all|what)\s+"
+    r"(?:that\s+)?(?:you|u)(?:'ve|\s+have)?\s+(?:stored|saved|recorded|kept|know|remember|learned|got)"
+    r"|(?<![a-z])(?:wipe|delete|erase|remove|drop|scratch|purge)\s+(?:that|this|it|those|these)\s+(?:from|out\s+of)\s+"
+    r"(?:your|ur|the\s+bot'?s?)\s+(?:memory|memories|records?|database|db|notes|brain|head)",
     _I,
 )
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
@@ -155,7 +170,8 @@ _FORGET_MY_WORDS = re.compile(
 _KEEP_THIS = re.compile(r"(?:别|不要|不许|不准)(?:给我)?留着(?:这个|这条|这段|这些|这事)?(?:信息|消息|内容|话)")
 # Chinese typed in pinyin: "bie ji", "buyao cun", "bu yao jilu".
 _PINYIN = re.compile(
-    r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])",
+    r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])"
+    r"|(?<![a-z])(?:ni\s*)?(?:wang|shan)\s*(?:le|diao|ji|chu)\s*(?:ba|ha|a)(?![a-z])",
     re.IGNORECASE,
 )
 
@@ -163,9 +179,9 @@ _PINYIN = re.compile(
 # Every request holds one of these (a memory verb, a removal, a retraction, a memory place, an
 # English memory word): a message with none is no request, and the rules below are skipped.
 _ANY_CUE = re.compile(
-    r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤]|持久|ctrl"
+    r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤搁储冇消]|持久|拉倒|脑子|脑袋|脑海|就当|权当|当我|ctrl"
     r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
-    r"|pretend|off\s+the|hear|undo|bie|buyao|bu\s+yao|buyong)",
+    r"|pretend|off\s+the|hear|undo|bie|buyao|bu\s+yao|buyong|(?:wang|shan)\s*(?:le|diao|ji|chu))",
     re.IGNORECASE,
 )
 
@@ -178,7 +194,7 @@ def has_memory_cue(text: str) -> bool:
 # The words the learned model must see before it is asked: narrower than ``_ANY_CUE`` (whose
 # single characters 资, 学, 入, 没 let the rules look further, but say little on their own).
 _MODEL_CUE = re.compile(
-    r"[记存忘删留录库档抹清撤焚毁写耳]|持久|ctrl|没(?:说|讲|听|看|发|问|提)|失忆|脑子|小本本|画像|(?:往|进)[^，。,]{0,6}?(?:装|整)"
+    r"[记存忘删留录库档抹清撤焚毁写耳储]|消(?:掉|除)|持久|ctrl|[没冇](?:说|讲|听|看|发|问|提|聊|谈)|失忆|格式化|关于我|脑子|小本本|画像|(?:往|进)[^，。,]{0,6}?(?:装|整)"
     r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|log|purge|erase|wipe|clear|remove|undo|hear"
     r"|off\s+the|bie|buyao|bu\s+yao|buyong)",
     re.IGNORECASE,
@@ -190,22 +206,23 @@ _MODEL_CUE = re.compile(
 # memory, whatever its words; the model is not asked about it. A question in the A-not-A form
 # (能不能, 记不记得) negates nothing.
 _TURNS_AWAY = re.compile(
-    r"不|别|没|勿|甭|莫|唔|覅|无需|无须|休想|少给|少(?=记|存|录|留)|禁止|拒绝|免了|跳过"  # negations
+    r"不|别|没|勿|甭|莫|唔|覅|嫑|冇|毋|袂|弗|伐(?=[要记存])|咪(?=[记存录留])|[免表](?=[记存录留])|木有"  # negations,
+    r"|无需|无须|休想|少给|少(?=记|存|录|留)|禁止|拒绝|免了|跳过"  # in dialects too
     # removals
-    r"|(?<!备)忘|删|抹(?!茶)|擦(?:掉|除|了|干净)|撕(?:掉|了)|抠(?:掉|了)|撤|划掉|销毁|注销|除名|丢(?!人|脸)|扔|去掉|移除|剔除"
+    r"|(?<!备)忘|删|抹(?!茶)|擦(?:掉|除|了|干净)|撕(?:掉|了)|抠(?:掉|了|出)|撤|划掉|销毁|注销|除名|丢(?!人|脸)|扔|去掉|移除|剔除"
     r"|拿掉|取消|重置|作废|收回|格式化|消失|失忆"
     # retractions
     r"|清(?:掉|除|空|理|了|一下|干净|零)|关(?:掉|闭|了|一下)|算了|拉倒|焚|耳旁风|耳边风|左耳|树洞|肚子|屁|ctrl"
     r"|就当|当作|当成|权当"
     r"|敢|拉黑|绝交|卸载"  # threats
     r"|n't(?![a-z])|(?<![a-z])(?:off|not|no|never|dont|didnt|cant|wont|forget|delete|erase|wipe|purge|undo|scratch|clear"
-    r"|remove|skip|bie|bu|buyao|buyong|wang|mo)(?![a-z])",
+    r"|remove|skip|drop|discard|nope|bie|bu|buyao|buyong|wang|mo)(?![a-z])",
     re.IGNORECASE,
 )
 _A_NOT_A = re.compile(r"(.)不\1")
 # What was said, pointed at: a request may name no memory word ("这条不作数", "你就当这条消息被风吹走了").
 _WHAT_WAS_SAID = re.compile(
-    r"这条|这句|这段|那条|那句|那段|刚才|刚刚|我说的|我讲的|我发的|消息|对话|内容|聊天|这些话|那些话|这事|那事"
+    r"这条|这句|这段|那条|那句|那段|刚才|刚刚|我说的|我讲的|我发的|消息|对话|内容|聊天|这些话|那些话|这事|那事|[呢嗰彼](?:句|段|条|啲)|讲过"
 )
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -226,6 +243,9 @@ def model_consulted(text: str) -> bool:
         return False
     if _TURNS_AWAY.search(_A_NOT_A.sub(" ", text)) is None:
         return False
+    cues = list(_MODEL_CUE.finditer(text))
+    if cues and all(_REPORTED.search(text[max(0, cue.start() - 12) : cue.start()]) for cue in cues):
+        return False  # someone else's words, reported: "他跟我说 别把这事记心里"
     return not explained_away(text)
 
 
@@ -241,7 +261,9 @@ def asks_not_to_remember(text: str) -> bool:
 def _rules_ask(text: str) -> bool:
     if asks_to_erase(text):
         return True
-    if _english(text) or _WISH.search(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):
+    if _english(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):
+        return True
+    if any(not _REPORTED.search(text[max(0, match.start() - 12) : match.start()]) for match in _WISH.finditer(text)):
         return True
     if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
         return True
@@ -271,7 +293,7 @@ def _clause_asks(clause: str, game: bool) -> bool:
     unsay = _UNSAY.search(clause)
     if (unsay and not _AS_IF.match(clause[unsay.end() :])) or _forgets(clause):
         return True
-    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause):
+    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause) and not _OTHERS_MEMORY.search(clause):
         return True
     return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
 

@@ -12,17 +12,19 @@ from __future__ import annotations
 import re
 
 # Someone else's words in quotes, introduced as said or asked by them.
-_QUOTED = re.compile(r"(?:说|讲|道|问|告诉我|回复)[:：]?\s*[“\"「『][^”\"」』]{0,80}[”\"」』]")
+_QUOTED = re.compile(r"(?:说|讲|道|问|告诉我|回复)[:：]?\s*[“\"「『‘'][^”\"」』’']{0,80}[”\"」』’']")
 
 _ASKS = r"(?:你|您|请|帮我|麻烦|拜托|求你|能不能|可不可以|可以|给我)"
-_DELETE_VERB = r"(?:删掉|删了|删除|删|清理掉?|清掉|清除|清空|去掉|移除|抹掉|抹去|剔除|消失)"
+_DELETE_VERB = r"(?:删掉|删了|删除|删咗|删|清理掉?|清掉|清除|清空|清咗|去掉|移除|抹掉|抹去|剔除|消掉|消除|消失)"
 # What the bot keeps or was told.
 _STORED = (
     r"(?:记忆|记录|数据库|资料|档案|备忘|记下的|记住的|存下的|存的|记的|关于我|对我的|我说的|我发的|说过的|发过的"
     r"|聊天内容|那些话|醉话|那条|这条|那段|这段|那几条|这几条|那些|消息)"
 )
 _NOT_STORED = re.compile(
-    r"照片|图片|视频|文件|好友|群|公告|app|软件|应用|游戏|文档|代码|注释|备份文件|截图|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车",
+    r"(?:照片|图片|视频|文件|文档)(?![^，。,]{0,3}(?:内容|信息|文字|东西))"
+    r"|好友|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录|(?:别人|他人|他|她|主角|角色|人类|大家)的记忆|app|软件|应用|游戏|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
+    r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis|硬盘|网盘|云盘|u盘",
     re.IGNORECASE,
 )
 _DELETE_REQUEST = re.compile(
@@ -35,15 +37,25 @@ _DELETE_STORED = re.compile(
 
 # A forget order on its own: "忘掉吧", "忘了它吧", "你就忘了吧", "选择性失忆一下".
 _FORGET_NOW = re.compile(
-    r"(?:^|[，。,\s])(?:你)?(?:就|赶紧|快|立刻|马上)?(?:都|全|全部|统统)?(?:忘掉|忘了|忘记|遗忘)(?:它|这个)?(?:吧|哈|啊|呀|好吗|行吗|好不好|求你了)"
+    r"(?:^|[，。,\s]|(?<=[你侬汝]))(?:你)?(?:就|赶紧|快|立刻|马上)?(?:都|全|全部|统统)?(?:忘掉|忘了|忘记脱?|忘脱|遗忘)(?:它|这个|伊)?"
+    r"\s*(?:吧|哈|啊|呀|好吗|行吗|好不好|好伐|求你了|拜托)"
+    r"|(?:你|侬|汝)(?:就|赶紧|快)?给我(?:都|全)?(?:忘掉|忘了|忘记)(?:它|这个)?\s*(?:吧|哈|啊|呀|$)"
 )
 # Letting go of a person or a grief is not the bot's memory: "忘了吧，那个人不值得你难过".
 _CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人")
-_AMNESIA = re.compile(r"选择性失忆|失忆一下|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆)")
+_AMNESIA = re.compile(
+    r"选择性失忆|失忆一下|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆|清掉|清空|清|删掉|删了|删|销毁|焚)"
+)
 # Keep nothing: "什么都不要留", "一个字都别留", "你的记忆里不需要有这段".
 _KEEP_NOTHING = re.compile(
     r"(?:什么|一个字|一句|啥)(?:都|也)(?:不要|别|不许|不准|不能)(?:留|存|记)"
     r"|(?:记忆|脑子|数据库|记录)(?:里|中)[^，。,]{0,4}?(?:不需要|不用|不必)(?:有|留)"
+)
+# Taken out of the bot's head: "能从你脑子里拿走吗", "从你记忆里drop掉".
+_OUT_OF_MEMORY = re.compile(
+    r"从(?:你|侬|汝)的?(?:脑子|脑袋|脑海|记忆|数据库|小本本|资料库)(?:里|中)?[^，。,]{0,3}?"
+    r"(?:拿走|拿掉|拿出去|抠|删|去掉|清|弄走|弄掉|搞掉|抹|移除|剔除|扔|丢|drop|remove|delete)",
+    re.IGNORECASE,
 )
 # A direct order not to write: "不得写入记忆", "不要写入 memory", "不用你备忘".
 _NO_WRITE = re.compile(
@@ -57,34 +69,35 @@ _NO_WRITE = re.compile(
 # A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
 # one sentence make a request, however it is worded (dialect, slang, English words inside).
 _REMOVE = re.compile(
-    r"删|抹|清掉|清除|清空|清理|清干净|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
+    r"删|抹|清掉|清除|清空|清理|清干净|清咗|消掉|消除|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
     r"|(?<![A-Za-z])(?:purge|delete|erase|wipe|remove|forget|clear|undo)(?![A-Za-z])",
     re.IGNORECASE,
 )
 _KEPT = re.compile(
-    r"记忆|记录|资料|档案|数据|关于我|对我的|我的事|我说的|我讲的|我发的|我(?:刚才|刚刚|之前|上次)?(?:说|讲|提)(?:的|过|了)?"
+    r"记忆|记录|资料|档案|数据|关于(?:我|阿拉)|对我的|我的事|我说的|我讲的|我发的|我(?:刚才|刚刚|刚|之前|上次)?(?:说|讲|提)(?:的|过|了)?"
     r"|这条|这句|那条|那句|这段|那段|这些|那些|刚才那|刚刚那|那嗑|这事|那事|信息|你知道的"
     r"|你(?:之前|以前|上次)?(?:存|记)(?:过|下|住|了)|(?:跟你|和你)?(?:聊|说|讲)的"
-    r"|(?:刚刚|刚才|之前|上次)(?:说|讲|提|发)"
+    r"|(?:刚刚|刚才|之前|上次)(?:说|讲|提|发)|(?:我|本人)(?:此前|之前|刚才|刚刚|以前)?(?:提供|告诉你|发给你|给你)的"
     r"|(?<![A-Za-z])(?:memory|memories|data|about\s+me)(?![A-Za-z])",
     re.IGNORECASE,
 )
 _ADDRESSED = re.compile(
-    r"你|您|(?<![A-Za-z])(?:bot|ai|your|you|ur|u)(?![A-Za-z])|机器人|小助手|^\s*(?:请|帮我|麻烦|给我|关闭|关掉|重置|清空|取消)"
+    r"你|您|侬|汝|(?<![A-Za-z])(?:bot|ai|your|you|ur|u)(?![A-Za-z])|机器人|小助手|^\s*(?:请|烦请|劳烦|帮我|麻烦|给我|关闭|关掉|重置|清空|取消)"
     r"|^\s*(?:pls\s+|please\s+)?(?:delete|erase|wipe|purge|clear|remove|forget)(?![A-Za-z])",
     re.IGNORECASE,
 )
 # The speaker forgot, or asks the bot not to forget: no request to lose anything.
 _NOT_A_REMOVAL = re.compile(
-    r"(?<![帮给替让])我(?:把[^，。,]{0,6})?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|记得删|记得清"
-    r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)"
+    r"(?<![帮给替让])我(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|记得删|记得清"
+    r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)|我(?:这|的)(?:个)?(?:破)?记性|忘性(?:真|太|好|特别)?大|(?:记性|脑子)(?:越来越)?(?:不好|差|不行|不好使)"
+    r"|我连[^，。,]{0,10}?(?:都|也)(?:忘|记不)|你(?:咋|怎么|居然|竟然|又)(?:又)?忘"
 )
 # Told not to keep it, in words beyond the standard ones: "你莫记到起", "你唔好记住", "你少给我存",
 # "别往你那小本本里整", "你要是敢把这个记下来".
 _DONT_KEEP = re.compile(
     r"(?:莫|唔好|少给我|少|甭|休想|不准你|不许你)[^，。！？,!?]{0,4}?(?:记|存|留|整|录)"
-    r"|(?:别|不要|不许|不准)(?:往|在|把)[^，。！？,!?]{0,10}?(?:里|上)(?:整|记|存|放|塞|写)"
-    r"|(?:敢|要是)[^，。！？,!?]{0,8}?(?:记下来|存下来|记住|记着)"
+    r"|(?:别|不要|不许|不准)(?:往|在|把)[^，。！？,!?]{0,10}?(?:里|上)(?:整|记|存|放|塞|写|搁|装|留)"
+    r"|(?:敢|要是)[^，。！？,!?]{0,8}?(?:记下来|存下来|记住|记着|记得|存着|留着)"
 )
 
 
@@ -107,7 +120,7 @@ _KEEP_OR_SHOW = re.compile(
 )
 # A negation that can turn the wish around ("不用记住", "别留着"); not 说不定, 有没有, 不错.
 _VERB_NEGATION = re.compile(
-    r"别(?!人)|不(?:要|用|许|准|能|可以|必|需要|想|希望|该|应该)|没必要|莫|勿|甭|休想"
+    r"别(?!人)|不(?:要|用|许|准|能|可以|必|需要|想|希望|该|应该)|没必要|莫|勿|甭|覅|嫑|唔好|唔使|伐要|毋通|毋|咪(?=[记存录留])|敢|不会|休想"
     r"|(?<![a-z])(?:don'?t|do\s+not|never|no\s+need)(?![a-z])",
     re.IGNORECASE,
 )
@@ -149,7 +162,7 @@ def without_quotes(text: str) -> str:
 def asks_to_erase(text: str) -> bool:
     """Whether ``text`` (folded, quotes of others removed) asks the bot to delete, forget or keep
     nothing of what it was told or stored."""
-    if _AMNESIA.search(text) or _KEEP_NOTHING.search(text) or _NO_WRITE.search(text):
+    if _AMNESIA.search(text) or _KEEP_NOTHING.search(text) or _NO_WRITE.search(text) or _OUT_OF_MEMORY.search(text):
         return True
     sentences = _sentences(text)
     if len(text) <= 60 and len(sentences) > 1:  # a short message is one request, however punctuated

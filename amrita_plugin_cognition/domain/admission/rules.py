@@ -22,7 +22,24 @@ _NOT_A_VALUE_AFTER = re.compile(
     r"|这种|之类|那样|这样|一类|开头|结尾|的人|的用户|(?:设|改|给|定|弄|换|说)的|告诉|知道|管|chars?\b|characters?\b|digits?\b|times?\b)",
     _I,
 )
+# A value shown as an example or a placeholder ("示例密码 P@ssw0rd 只是占位符", "教程里那个 password123
+# 只是举例") gives nothing away.
+_EXAMPLE_NAMED = re.compile(
+    r"示例|样例|举例|例如|比如|占位|教程|随便(?:填|输|写|设)|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])",
+    _I,
+)
+_EXAMPLE_AFTER = re.compile(
+    r"^[^，。！？,!?]{0,8}?(?:只是|就是|是)?(?:占位符?|示例|假(?:的|数据)|(?:官方)?示例值|样例|举(?:个)?例|(?:打)?比方|例子)",
+    _I,
+)
 Span = tuple[int, int]
+
+
+def named_example(text: str, start: int, end: int) -> bool:
+    """Whether the value at ``start:end`` of ``text`` is named an example or a placeholder."""
+    return bool(_EXAMPLE_NAMED.search(text[max(0, start - 12) : start]) or _EXAMPLE_AFTER.match(text[end : end + 14]))
+
+
 Rule = Callable[[str], Iterator[Span]]
 
 
