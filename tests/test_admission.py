@@ -235,6 +235,10 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout19.jsonl", 0.99),
         ("admission_zh_holdout20.jsonl", 0.99),
         ("admission_zh_holdout21.jsonl", 0.99),
+        ("admission_zh_holdout22.jsonl", 0.99),
+        ("admission_zh_holdout23.jsonl", 0.99),
+        ("admission_zh_holdout24.jsonl", 0.99),
+        ("admission_zh_holdout25.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -334,7 +338,12 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     about (its gate wanted a negation it did not know, or explained the message away by a word such
     as 群 or 截图), and values public by what they are (a path, a product or colour code, a stock
     code, a hotline in groups, an extension number, a bare price); the gates and the rules were
-    widened for those kinds, not for the sentences.
+    widened for those kinds, not for the sentences. ``holdout24`` / ``25``, measured once on the
+    result: credential 1.0 / 1.0, do-not-remember 0.983 / 0.967, false rejections 5.3 % / 3.3 %;
+    the rules and models of the session before, on the same two sets, 1.0, 0.917 and 5.3 % (both
+    never saw them, so that is a fair comparison). Their false rejections (a serial number, a
+    camera's settings, 别记成, the speaker's own deletions, a film, a product requirement, a weak
+    password named as one to avoid) were mended in kind.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -798,6 +807,10 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "你要是敢记得这句 我就拉黑你",
         "我嘅资料你全部清咗啦",
         "刚发的截图里的内容你也别存",
+        "以后关于我家小孩的信息都不要存 包括照片",
+        "你的记忆能不能把我排除掉",
+        "刚才那段黑历史 bot你赶紧给我del掉",
+        "我刚发的那几张照片 你那边删掉",
     ],
 )
 def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
@@ -828,6 +841,16 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "教程里那个 password123 只是举例",
         "测试环境验证码随便填 123456 不校验",
         "我们住酒店 1206 到了直接上来",
+        "镜头序列号 3302718 登记一下",  # holdout24 and 25, found after the third round
+        "这张的参数 ISO400 f/2.8 1/250s 35mm",
+        "我妈总说不开心的事就别记着了",
+        "deadline 是 11:59pm GMT 别记成北京时间了",
+        "《暖暖内含光》里那个删除记忆的诊所挺吓人",
+        "我的备忘录被我误删了 能恢复吗",
+        "需求：用户说忘掉的时候 bot 要删对应记忆 排下个版本",
+        "密码别设 123456 太危险了",
+        "你觉得我应该把前任的聊天记录删掉吗",
+        "我闺蜜跟她的bot说别记这个 结果还是记住了",
     ],
 )
 def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:

@@ -27,7 +27,7 @@ _I = re.IGNORECASE | _A
 _PASSWORD_TALK = re.compile(
     _FIGURATIVE_PASSWORD + r"密码(?!学|锁|箱|柜|管理|策略|强度|长度|规则|芯片|破解)|口令|登录(?:要|用)的|密保|账密"
     r"|门禁|锁屏|解锁|解压|保险柜|开机"
-    r"|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mm|mima|pin)(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mima|pin)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])"
     r"|(?<![A-Za-z])p\s*[:：]",
     _I,
 )
@@ -67,7 +67,7 @@ _ORDINARY = re.compile(
     r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"  # e-mail addresses
     r"|(?:qq|wx|vx|tel|uid|uin|id|no)[:：]?\d{5,13}"  # a chat or phone id with its app's name
     r"|(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*)+"  # paths: /share/exp2024
-    r"|[A-Za-z]\d{2,4}|\d{2,4}[A-Za-z]"  # models and colours: A380, 2935C
+    r"|[A-Za-z]\d{2,4}|\d{2,4}[A-Za-z]|(?-i:[A-Z]{2,4}\d{2,5})"  # models, settings, colours: A380, ISO400, 2935C
     r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
     # names of settings and paths: DASHSCOPE_API_KEY, api_key, global.index-url, /usr/bin
@@ -79,7 +79,7 @@ _ORDINARY = re.compile(
 )
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
-    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单"
+    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n"
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
@@ -379,8 +379,8 @@ _PHONE = re.compile(r"(?<!\d)(?:[48]00[\s\-]?\d{3}[\s\-]?\d{4}|1[3-9]\d[\s\-]?\d
 # code, a lock or the handing over of a value; without one it is a price, a room or a port.
 _SHORT_NUMBER = re.compile(r"\d{4,5}")
 _ANY_CODE_WORD = re.compile(
-    r"码|密|口令|验证|锁|卡|门|柜|箱|输|填|登|短信|账|报|念|发你|给你|数字|位"
-    r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|mm|otp)(?![A-Za-z])",
+    r"码|密|口令|验证|锁|卡|门|柜|箱|输|填|登(?!记)|短信|账|报|念|发你|给你|数字|位"
+    r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|otp)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])",
     _I,
 )
 
@@ -416,7 +416,12 @@ def value_candidates(text: str) -> list[Span]:
             spans.append(match.span("v"))
     if not spans or _NOT_SECRET_TALK.search(text) or _PUBLIC_BLOCK.search(text) or _PUBLIC_VALUE_TALK.search(text):
         return []
-    spans = [span for span in spans if text[span[0] : span[1]] not in _CHAT_NUMBERS]
+    # numbers said for what they mean (520), and the weakest passwords, said as examples ("别设123456")
+    spans = [
+        span
+        for span in spans
+        if text[span[0] : span[1]] not in _CHAT_NUMBERS and not _TRIVIAL_DIGITS.match(text[span[0] : span[1]])
+    ]
     if all(_SHORT_NUMBER.fullmatch(text[start:end]) for start, end in spans) and not _ANY_CODE_WORD.search(text):
         return []  # a price, a room, a port: in over 8,000 labelled lines, no such number was a secret
     published = public_test_cards(text) + [match.span() for match in _PHONE.finditer(text)]

@@ -13,7 +13,7 @@ import re
 
 from .learned import do_not_remember_model
 from .normalise import clauses
-from .requests import asks_to_erase, explained_away, without_quotes
+from .requests import about_something_else, asks_to_erase, explained_away, without_quotes
 
 _I = re.IGNORECASE
 
@@ -43,7 +43,7 @@ _NAMES_MEMORY = re.compile(
 _COMPOUND_BEFORE_JI = set("登书标笔日牢惦速熟默切谨铭忘追补印胎暗表杂游传札手簿大")
 # After 记: a grudge, a mistake, notes and accounts, or "can't".
 _JI_OTHER_SENSE = re.compile(
-    r"仇|恨|坏话|错|混|反|岔|串|漏|账|日记|笔记|单词|分|过|名|考勤|工时|流水|性|者|忆犹|载|号|挂|不|在心|心|到心|牢骚|得(?:那么|这么|太|很)"
+    r"仇|恨|坏话|错|混|反|岔|串|漏|成|账|日记|笔记|单词|分|过|名|考勤|工时|流水|性|者|忆犹|载|号|挂|不|在心|心|到心|牢骚|得(?:那么|这么|太|很)"
 )
 _CUN_OTHER_SENSE = re.compile(r"钱|款|折|粮|货|电话|号码|联系人|通讯录|侥幸|幻想|疑|戒心|顾虑|偏见")
 _CUN_PLACE = re.compile(
@@ -63,8 +63,8 @@ _FILL_NOT_ABOUT_MEMORY = re.compile(
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _REPORTED = re.compile(
     r"(?:老师|他|她|妈|爸|领导|老板|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
-    r"|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐)(?:说|讲|让|叫|要求|劝)(?!的)"
-    r"|(?:跟|对|和)(?![你您])[^，。,]{1,4}(?:说|讲)(?!的)"
+    r"|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐)(?:总|老|常|也|又|就|一直|经常|总是)?(?:说|讲|让|叫|要求|劝)(?!的)"
+    r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
 )
 
 _WISH = re.compile(
@@ -101,9 +101,10 @@ _FORGET_POINTED = re.compile(
     r"^(?:请|麻烦|帮我|你)?(?:把它)?(?:忘了|忘掉|忘记)(?:掉)?(?:这句话?|这段话?|这条(?:消息)?|这些话?|上面(?:的|这些|那段|那句)?"
     r"|刚才(?:那句|那段|那条)(?:话)?)"
 )
-_OTHERS_MEMORY = re.compile(r"(?:别人|他人|他|她|主角|角色|人类|大家|自己)的记忆")
 _GAME = re.compile(r"游戏|关卡|这关|进度|副本|读档|存档点|角色|boss|通关|打到|存档位", _I)
-_DELETE = re.compile(r"删|抹掉|抹去|去掉|清除|清空|清掉|清理|剔除|移除|消失")
+_DELETE = re.compile(
+    r"删|抹掉|抹去|去掉|清除|清空|清掉|清理|剔除|移除|排除|消失|(?<![A-Za-z])del(?:ete)?(?![A-Za-z])", re.IGNORECASE
+)
 
 _EN_OBJECT = (
     r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))(?![a-z])"
@@ -210,13 +211,13 @@ _TURNS_AWAY = re.compile(
     r"|无需|无须|休想|少给|少(?=记|存|录|留)|禁止|拒绝|免了|跳过"  # in dialects too
     # removals
     r"|(?<!备)忘|删|抹(?!茶)|擦(?:掉|除|了|干净)|撕(?:掉|了)|抠(?:掉|了|出)|撤|划掉|销毁|注销|除名|丢(?!人|脸)|扔|去掉|移除|剔除"
-    r"|拿掉|取消|重置|作废|收回|格式化|消失|失忆"
+    r"|拿掉|取消|重置|作废|收回|格式化|消失|失忆|排除"
     # retractions
     r"|清(?:掉|除|空|理|了|一下|干净|零)|关(?:掉|闭|了|一下)|算了|拉倒|焚|耳旁风|耳边风|左耳|树洞|肚子|屁|ctrl"
     r"|就当|当作|当成|权当"
     r"|敢|拉黑|绝交|卸载"  # threats
     r"|n't(?![a-z])|(?<![a-z])(?:off|not|no|never|dont|didnt|cant|wont|forget|delete|erase|wipe|purge|undo|scratch|clear"
-    r"|remove|skip|drop|discard|nope|bie|bu|buyao|buyong|wang|mo)(?![a-z])",
+    r"|remove|skip|drop|discard|del|nope|bie|bu|buyao|buyong|wang|mo)(?![a-z])",
     re.IGNORECASE,
 )
 _A_NOT_A = re.compile(r"(.)不\1")
@@ -293,7 +294,7 @@ def _clause_asks(clause: str, game: bool) -> bool:
     unsay = _UNSAY.search(clause)
     if (unsay and not _AS_IF.match(clause[unsay.end() :])) or _forgets(clause):
         return True
-    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause) and not _OTHERS_MEMORY.search(clause):
+    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause) and not about_something_else(clause):
         return True
     return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
 
@@ -341,7 +342,7 @@ def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bo
     topic = clause[: negation.start()]
     if _FILL_NOT_ABOUT_MEMORY.search(fill) or _REPORTED.search(topic) or _DEGREE.match(post):
         return False
-    if _OBJECT_NOT_MEMORY.search(topic[-8:] + "|" + fill + "|" + post[:6]):
+    if _OBJECT_NOT_MEMORY.search(topic[-8:] + "|" + fill + "|" + re.split(r"[\s，。！？,!?]", post[:6])[0]):
         return False
     if verb == "记":
         before = fill[-1:] or clause[negation.end() - 1 : negation.end()]

@@ -23,7 +23,7 @@ _STORED = (
 )
 _NOT_STORED = re.compile(
     r"(?:照片|图片|视频|文件|文档)(?![^，。,]{0,3}(?:内容|信息|文字|东西))"
-    r"|好友|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录|(?:别人|他人|他|她|主角|角色|人类|大家)的记忆|app|软件|应用|游戏|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
+    r"|好友|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录|(?:别人|他人|他|她|主角|角色|人类|大家)的记忆|《[^》]{1,20}》(?:里|中)|需求|排期|(?:下个|这个)版本|app|软件|应用|游戏|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
     r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis|硬盘|网盘|云盘|u盘",
     re.IGNORECASE,
 )
@@ -69,8 +69,8 @@ _NO_WRITE = re.compile(
 # A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
 # one sentence make a request, however it is worded (dialect, slang, English words inside).
 _REMOVE = re.compile(
-    r"删|抹|清掉|清除|清空|清理|清干净|清咗|消掉|消除|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
-    r"|(?<![A-Za-z])(?:purge|delete|erase|wipe|remove|forget|clear|undo)(?![A-Za-z])",
+    r"删|抹|清掉|清除|清空|清理|清干净|清咗|消掉|消除|排除|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
+    r"|(?<![A-Za-z])(?:purge|delete|del|erase|wipe|remove|forget|clear|undo)(?![A-Za-z])",
     re.IGNORECASE,
 )
 _KEPT = re.compile(
@@ -88,7 +88,8 @@ _ADDRESSED = re.compile(
 )
 # The speaker forgot, or asks the bot not to forget: no request to lose anything.
 _NOT_A_REMOVAL = re.compile(
-    r"(?<![帮给替让])我(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|记得删|记得清"
+    r"(?<![帮给替让])我(?:应该|要不要|该不该|想|得|该|打算|准备)?(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)"
+    r"|被我(?:误|不小心)?删|误删|别忘|不要忘|莫忘|没忘|忘不了|不会忘|记得删|记得清"
     r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)|我(?:这|的)(?:个)?(?:破)?记性|忘性(?:真|太|好|特别)?大|(?:记性|脑子)(?:越来越)?(?:不好|差|不行|不好使)"
     r"|我连[^，。,]{0,10}?(?:都|也)(?:忘|记不)|你(?:咋|怎么|居然|竟然|又)(?:又)?忘"
 )
@@ -134,6 +135,16 @@ def _keeps_or_shows(sentence: str) -> bool:
     return bool(_KEEP_OR_SHOW.search(sentence)) and not _VERB_NEGATION.search(_KEEP_OR_SHOW.sub(" ", sentence))
 
 
+_SENT_TO_BOT = re.compile(r"我(?:刚|刚才|刚刚|之前|上次)?发(?:给你|你)?的|发给你的")
+
+
+def about_something_else(words: str) -> bool:
+    """Whether ``words`` delete or forget something that is not what the bot keeps (a file, a
+    group's messages, someone else's memories, a story) or speak of the speaker's own forgetting."""
+    sent_to_bot = _SENT_TO_BOT.search(words) is not None  # "我刚发的照片" is what the bot was told
+    return bool((_NOT_STORED.search(words) and not sent_to_bot) or _NOT_A_REMOVAL.search(words))
+
+
 def explained_away(text: str) -> bool:
     """Whether every sentence of ``text`` (folded) that holds a memory word is plainly about
     something else: the speaker's own forgetting ("我忘了我刚说的"), a file, a group notice, an
@@ -142,7 +153,7 @@ def explained_away(text: str) -> bool:
     request, whatever else it looks like."""
     sentences = [sentence for sentence in _sentences(text) if _MEMORY_WORD.search(sentence)]
     return bool(sentences) and all(
-        _NOT_STORED.search(s) or _NOT_A_REMOVAL.search(s) or _ABILITY.search(s) or _keeps_or_shows(s) for s in sentences
+        about_something_else(s) or _ABILITY.search(s) or _keeps_or_shows(s) for s in sentences
     )
 
 
@@ -168,15 +179,13 @@ def asks_to_erase(text: str) -> bool:
     if len(text) <= 60 and len(sentences) > 1:  # a short message is one request, however punctuated
         sentences.append(text)
     for sentence in sentences:
-        if _NOT_STORED.search(sentence) or _NOT_A_REMOVAL.search(sentence):
+        if about_something_else(sentence):
             continue
         if _REMOVE.search(sentence) and _KEPT.search(sentence) and _ADDRESSED.search(sentence):
             return True
         if _DONT_KEEP.search(sentence) and _ADDRESSED.search(sentence):
             return True
-    for match in _DELETE_REQUEST.finditer(text):
-        if not _NOT_STORED.search(match.group()):
+    for pattern in (_DELETE_REQUEST, _DELETE_STORED):
+        if any(not about_something_else(match.group()) for match in pattern.finditer(text)):
             return True
-    if any(not _NOT_STORED.search(match.group()) for match in _DELETE_STORED.finditer(text)):
-        return True
     return _FORGET_NOW.search(text) is not None and _CONSOLING.search(text) is None
