@@ -239,6 +239,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout23.jsonl", 0.99),
         ("admission_zh_holdout24.jsonl", 0.99),
         ("admission_zh_holdout25.jsonl", 0.99),
+        ("admission_zh_holdout26.jsonl", 0.99),
+        ("admission_zh_holdout27.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -343,7 +345,9 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     the rules and models of the session before, on the same two sets, 1.0, 0.917 and 5.3 % (both
     never saw them, so that is a fair comparison). Their false rejections (a serial number, a
     camera's settings, 别记成, the speaker's own deletions, a film, a product requirement, a weak
-    password named as one to avoid) were mended in kind.
+    password named as one to avoid) were mended in kind. ``holdout26`` / ``27``, measured once on
+    that: credential 1.0 / 1.0, do-not-remember 1.0 / 0.967, false rejections 1.3 % / 3.3 % (the
+    previous session's rules on the same sets: 1.0, 0.933, 3.3 %).
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -811,6 +815,8 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "你的记忆能不能把我排除掉",
         "刚才那段黑历史 bot你赶紧给我del掉",
         "我刚发的那几张照片 你那边删掉",
+        "你要是把这事记进去 我天天在群里骂你",
+        "你把我昨晚那些醉话清一清",
     ],
 )
 def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
@@ -851,6 +857,12 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "密码别设 123456 太危险了",
         "你觉得我应该把前任的聊天记录删掉吗",
         "我闺蜜跟她的bot说别记这个 结果还是记住了",
+        "这批疫苗批号 20240312 有效期到明年",  # holdout26 and 27
+        "roll20 密码忘了怎么找回",
+        "收款行的 SWIFT 是 BKCHCNBJ300",
+        "电影里讲的就是删除记忆 你看过吗",
+        "忘了是谁说的 不要记住输的局 要记住为什么输",
+        "小明刚跟我说你千万别把这事告诉别人",
     ],
 )
 def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:

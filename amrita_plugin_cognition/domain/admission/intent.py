@@ -64,6 +64,7 @@ _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|�
 _REPORTED = re.compile(
     r"(?:老师|他|她|妈|爸|领导|老板|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
     r"|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐)(?:总|老|常|也|又|就|一直|经常|总是)?(?:说|讲|让|叫|要求|劝)(?!的)"
+    r"|是谁说的|俗话说|老话说|古人说|有句话(?:说|叫)"
     r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
 )
 
@@ -244,7 +245,7 @@ def model_consulted(text: str) -> bool:
         return False
     if _TURNS_AWAY.search(_A_NOT_A.sub(" ", text)) is None:
         return False
-    cues = list(_MODEL_CUE.finditer(text))
+    cues = list(_MODEL_CUE.finditer(text)) or list(_WHAT_WAS_SAID.finditer(text))
     if cues and all(_REPORTED.search(text[max(0, cue.start() - 12) : cue.start()]) for cue in cues):
         return False  # someone else's words, reported: "他跟我说 别把这事记心里"
     return not explained_away(text)
