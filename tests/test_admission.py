@@ -241,6 +241,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout25.jsonl", 0.99),
         ("admission_zh_holdout26.jsonl", 0.99),
         ("admission_zh_holdout27.jsonl", 0.99),
+        ("admission_zh_holdout28.jsonl", 0.99),
+        ("admission_zh_holdout29.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -347,7 +349,9 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     camera's settings, 别记成, the speaker's own deletions, a film, a product requirement, a weak
     password named as one to avoid) were mended in kind. ``holdout26`` / ``27``, measured once on
     that: credential 1.0 / 1.0, do-not-remember 1.0 / 0.967, false rejections 1.3 % / 3.3 % (the
-    previous session's rules on the same sets: 1.0, 0.933, 3.3 %).
+    previous session's rules on the same sets: 1.0, 0.933, 3.3 %). ``holdout28`` / ``29``, measured
+    once on that: credential 0.989 / 0.989, do-not-remember 0.967 / 0.95, false rejections 1.3 % /
+    2.7 % (the previous session's rules: 0.994, 0.883, 3.0 %).
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -817,6 +821,11 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "我刚发的那几张照片 你那边删掉",
         "你要是把这事记进去 我天天在群里骂你",
         "你把我昨晚那些醉话清一清",
+        "家里那点事我就跟你们说说 bot别收进去",
+        "帮我把吵架这件事从你那去掉",
+        "把你那边关于我的那部分 rm -rf 掉",
+        "有没有办法让你完全不记得我这个人",
+        "刚刚那句直接漏掉",
     ],
 )
 def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
@@ -863,6 +872,12 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "电影里讲的就是删除记忆 你看过吗",
         "忘了是谁说的 不要记住输的局 要记住为什么输",
         "小明刚跟我说你千万别把这事告诉别人",
+        "诗集 ISBN 978-7-5321-8746-2 下个月开印",  # holdout28 and 29
+        "历史是一个民族的记忆 不能忘",
+        "提交 a3f9c21 把 wifi 密码挪到 secrets.h 了",
+        "要不要给用户一个一键清除记忆的按钮",
+        "珍珠煮好放保温桶 别存冰箱",
+        "老大说《暖暖内含光》删除记忆那段看哭了",
     ],
 )
 def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:
@@ -879,6 +894,8 @@ def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) 
         "单元门按 2014# 就开了",
         "提货码 38 29 16 报给团长就行",
         "助记词前五个 hidden river pencil scout famous 剩下的晚点发",
+        "google maps key AIzaEPH1qhT61qtc4xatws8phP9nhFyJfm5di4P 帮我写个调用示例",
+        "AccountName=logs;AccountKey=Tq9vX2mLp7RcK4bN8wYzH1dF6sJ3gA0eU5iO/kWnMx+rVtQyBhZ==",
     ],
 )
 def test_secrets_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:

@@ -79,7 +79,7 @@ _ORDINARY = re.compile(
 )
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
-    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|swift|bic|iban|联行号|行号"
+    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号"
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,

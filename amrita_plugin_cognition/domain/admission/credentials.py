@@ -67,7 +67,7 @@ _CONNECT = rf"[ \t]*(?:{_MODIFIER}[ \t]*){{0,3}}(?P<conn>{_CONNECT_WORD})?[ \t]*
 # Words in the gap between a password cue and a value that make the value something else.
 _LOOSE_BLOCK = re.compile(
     r"忘|错|丢|泄|漏|不|没|别|少|多|长|要求|需|必须|位|找回|管理|生成|加密|哈希|存|记在|写在|策略|规则|强度|复杂|格式|太|过期"
-    r"|框|提示|字段|表|用|页|界面|重置|登录|提交|像|比如|例如|类似|建议|推荐|规定|改|换|[A-Za-z0-9]"
+    r"|框|提示|字段|表|用|页|界面|重置|登录|提交|像|比如|例如|类似|建议|推荐|规定|改|换|挪|移|搬|放到|放在|[A-Za-z0-9]"
 )
 
 _PASSWORD = re.compile(_PW_CUE + _CONNECT + _PW_VALUE, _I)
@@ -160,12 +160,12 @@ _URL_CREDENTIALS = re.compile(r"(?<![\w])[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:(?P
 _GO_DSN = re.compile(r"(?<![\w/:])[\w.\-]+:(?P<v>[^\s@/]+)@(?:tcp|unix|udp)\(", _I)
 _ASSIGNMENT = re.compile(
     r"(?<![\w.\-])(?P<k>(?:[A-Za-z_][\w\-]*?)?(?:password|passwd|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key"
-    r"|private[_-]?key|app[_-]?key|auth[_-]?key)[\w\-]*)[\"'`]?[ \t]*(?:=|:(?!//))[ \t]*[\"'`]?"
+    r"|private[_-]?key|app[_-]?key|auth[_-]?key|key)[\w\-]*)[\"'`]?[ \t]*(?:=|:(?!//))[ \t]*[\"'`]?"
     r"(?P<v>[^\s;&,，。\"'`]+)",
     _I,
 )
 _ASSIGNMENT_NOT_SECRET = re.compile(
-    r"max|min|len|count|num|limit|size|expir|ttl|timeout|type|url|uri|endpoint|file|path|name|policy|hash|salt|reset"
+    r"max|min|len|(?<!ac)count|num|limit|size|expir|ttl|timeout|type|url|uri|endpoint|file|path|name|policy|hash|salt|reset"
     r"|prompt|usage|budget|cost|price|rule|field|input|label|hint|enabled|required|header|param|format",
     _I,
 )
