@@ -243,6 +243,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout27.jsonl", 0.99),
         ("admission_zh_holdout28.jsonl", 0.99),
         ("admission_zh_holdout29.jsonl", 0.99),
+        ("admission_zh_holdout30.jsonl", 0.99),
+        ("admission_zh_holdout31.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -351,7 +353,13 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     that: credential 1.0 / 1.0, do-not-remember 1.0 / 0.967, false rejections 1.3 % / 3.3 % (the
     previous session's rules on the same sets: 1.0, 0.933, 3.3 %). ``holdout28`` / ``29``, measured
     once on that: credential 0.989 / 0.989, do-not-remember 0.967 / 0.95, false rejections 1.3 % /
-    2.7 % (the previous session's rules: 0.994, 0.883, 3.0 %).
+    2.7 % (the previous session's rules: 0.994, 0.883, 3.0 %). ``holdout30`` / ``31``, measured
+    once on that: credential 0.978 / 1.0, do-not-remember 0.983 / 0.967, false rejections 2.0 % /
+    4.0 % (the previous session's rules: 0.978, 0.917, 6.3 %). Over the last four pairs (2,400
+    sentences, each measured on rules that had never seen it): credential 0.994, do-not-remember
+    0.973, false rejections 2.9 % (the previous session's rules on the same: 0.993, 0.913, 4.5 %).
+    False rejections stay above the 2 % target: stories about erased memories, someone else's
+    wishes reported, developers on what a system keeps, and codes of every trade keep coming.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -826,6 +834,10 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "把你那边关于我的那部分 rm -rf 掉",
         "有没有办法让你完全不记得我这个人",
         "刚刚那句直接漏掉",
+        "我在哪上班这个信息 你去掉吧",
+        "把我的那份都删了 一点不留",
+        "reset一下你对我的记忆吧",
+        "这次帮我失忆一下 我刚骂领导那句",
     ],
 )
 def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
@@ -878,6 +890,14 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "要不要给用户一个一键清除记忆的按钮",
         "珍珠煮好放保温桶 别存冰箱",
         "老大说《暖暖内含光》删除记忆那段看哭了",
+        "空投发这个地址 0x86aa0dee8d9175b00bb31190045d627f4376b009",  # holdout30 and 31
+        "有个大爷每次来都说 医生你可别记着我",
+        "馆里 wifi 不要密码 连 Museum-Guest 就行",
+        "测试环境数据库每天清空 别在上面存重要数据",
+        "顾客说让我们别存她的地址 这个系统能做到吗",
+        "婆婆说的那些话我已经选择性失忆了",
+        "串口波特率 115200 别乱改",
+        "我在写小说 女主被删除了一段记忆",
     ],
 )
 def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:
@@ -896,6 +916,8 @@ def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) 
         "助记词前五个 hidden river pencil scout famous 剩下的晚点发",
         "google maps key AIzaEPH1qhT61qtc4xatws8phP9nhFyJfm5di4P 帮我写个调用示例",
         "AccountName=logs;AccountKey=Tq9vX2mLp7RcK4bN8wYzH1dF6sJ3gA0eU5iO/kWnMx+rVtQyBhZ==",
+        "我手机锁屏是147369 万一手机落你车上",
+        "节点先用我的 https://eth-mainnet.g.alchemy.com/v2/uxGfJvRgNxxw7ruE3JvVglV0A43z-cTe",
     ],
 )
 def test_secrets_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:

@@ -67,7 +67,7 @@ _CONNECT = rf"[ \t]*(?:{_MODIFIER}[ \t]*){{0,3}}(?P<conn>{_CONNECT_WORD})?[ \t]*
 # Words in the gap between a password cue and a value that make the value something else.
 _LOOSE_BLOCK = re.compile(
     r"忘|错|丢|泄|漏|不|没|别|少|多|长|要求|需|必须|位|找回|管理|生成|加密|哈希|存|记在|写在|策略|规则|强度|复杂|格式|太|过期"
-    r"|框|提示|字段|表|用|页|界面|重置|登录|提交|像|比如|例如|类似|建议|推荐|规定|改|换|挪|移|搬|放到|放在|[A-Za-z0-9]"
+    r"|框|提示|字段|表|用|页|界面|重置|登录|提交|像|比如|例如|类似|建议|推荐|规定|改|换|挪|移|搬|放到|放在|连|[A-Za-z0-9]"
 )
 
 _PASSWORD = re.compile(_PW_CUE + _CONNECT + _PW_VALUE, _I)
@@ -204,6 +204,7 @@ _PREFIXED_KEYS = re.compile(
             r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[\w\-]{16,}",
             r"hooks\.slack\.com/services/[\w/]{20,}",
             r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}",
+            r"(?:alchemy\.com|infura\.io|quiknode\.pro|ankr\.com|chainstack\.com)/(?:v\d/)?[\w\-]{24,}",
             r"(?<![\w])[MN][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,}",  # Discord bot token
         )
     ),
@@ -253,9 +254,14 @@ def _password_ok(match: re.Match[str], text: str) -> bool:
     return shapes.plausible_password(value.rstrip(".,?"), explicit=explicit)
 
 
+_NO_PASSWORD_BEFORE = re.compile(r"(?:不要|不用|不需要|没有|无需|免)\s*$")
+
+
 def _password_loose_ok(match: re.Match[str], text: str) -> bool:
     gap = match.group("w")
     if _LOOSE_BLOCK.search(gap) or _NOT_A_VALUE_AFTER.match(_after(match, text)):
+        return False
+    if _NO_PASSWORD_BEFORE.search(text, 0, match.start()):  # "不要密码 连 Museum-Guest": there is none
         return False
     return shapes.strong_password(match.group("v"))
 

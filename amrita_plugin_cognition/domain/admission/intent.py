@@ -58,12 +58,13 @@ _OBJECT_NOT_MEMORY = re.compile(
     _I,
 )
 _FILL_NOT_ABOUT_MEMORY = re.compile(
-    r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总|点|按|(?<![A-Za-z])(?:click|press)"
+    r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总|点|按|在(?![你您])|(?<![A-Za-z])(?:click|press)"
 )
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _REPORTED = re.compile(
     r"(?:老师|他|她|妈|爸|领导|老板|老大|主管|经理|组长|班长|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
-    r"|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐)(?:总|老|常|也|又|就|一直|经常|总是)?(?:说|讲|让|叫|要求|劝)(?!的)"
+    r"|婆婆|公公|大爷|大妈|阿姨|叔叔|顾客|患者|病人|孩子|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐)"
+    r"[^，。,你您]{0,6}?(?:说|讲|让|叫|要求|劝)(?!的)"
     r"|是谁说的|俗话说|老话说|古人说|有句话(?:说|叫)"
     r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
 )
@@ -182,9 +183,9 @@ _PINYIN = re.compile(
 # Every request holds one of these (a memory verb, a removal, a retraction, a memory place, an
 # English memory word): a message with none is no request, and the rules below are skipped.
 _ANY_CUE = re.compile(
-    r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤搁储冇消]|持久|拉倒|脑子|脑袋|脑海|就当|权当|当我|ctrl"
+    r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤搁储冇消]|持久|拉倒|脑子|脑袋|脑海|就当|权当|当我|去掉|去除|拿掉|拿走|ctrl"
     r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
-    r"|pretend|off\s+the|hear|undo|bie|buyao|bu\s+yao|buyong|(?:wang|shan)\s*(?:le|diao|ji|chu))",
+    r"|pretend|off\s+the|hear|undo|reset|bie|buyao|bu\s+yao|buyong|(?:wang|shan)\s*(?:le|diao|ji|chu))",
     re.IGNORECASE,
 )
 

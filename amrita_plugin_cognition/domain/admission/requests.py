@@ -23,7 +23,7 @@ _STORED = (
 )
 _NOT_STORED = re.compile(
     r"(?:照片|图片|视频|文件|文档)(?![^，。,]{0,3}(?:内容|信息|文字|东西))"
-    r"|好友|关卡|这关|副本|读档|存档点|通关|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录|(?:别人|他人|他|她|主角|角色|人类|大家)的记忆|《[^》]{1,20}》|(?:电影|小说|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是|主角|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|app|软件|应用|游戏|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
+    r"|好友|关卡|这关|副本|读档|存档点|通关|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录|(?:别人|他人|他|她|他们|她们|对方|人们|主角|角色|人类|大家)的记忆|小说|剧本|女主|男主|《[^》]{1,20}》|(?:电影|小说|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是|主角|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|app|软件|应用|游戏|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
     r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis|硬盘|网盘|云盘|u盘",
     re.IGNORECASE,
 )
@@ -48,7 +48,7 @@ _AMNESIA = re.compile(
 )
 # Keep nothing: "什么都不要留", "一个字都别留", "你的记忆里不需要有这段".
 _KEEP_NOTHING = re.compile(
-    r"(?:什么|一个字|一句|啥)(?:都|也)(?:不要|别|不许|不准|不能)(?:留|存|记)"
+    r"(?:什么|一个字|一句|啥)(?:都|也)(?:不要|别|不许|不准|不能)(?:留|存|记)|一点(?:都|也)?不留|一个不留"
     r"|(?:记忆|脑子|数据库|记录)(?:里|中)[^，。,]{0,4}?(?:不需要|不用|不必)(?:有|留)"
 )
 # Taken out of the bot's head: "能从你脑子里拿走吗", "从你记忆里drop掉".
@@ -69,7 +69,7 @@ _NO_WRITE = re.compile(
 # A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
 # one sentence make a request, however it is worded (dialect, slang, English words inside).
 _REMOVE = re.compile(
-    r"删|抹|清掉|清除|清空|清理|清干净|清咗|清一清|清一下|消掉|消除|排除|rm\s+-rf|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
+    r"删|抹|清掉|清除|清空|清理|清干净|清咗|清一清|清一下|消掉|消除|排除|rm\s+-rf|reset|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
     r"|(?<![A-Za-z])(?:purge|delete|del|erase|wipe|remove|forget|clear|undo)(?![A-Za-z])",
     re.IGNORECASE,
 )
@@ -89,7 +89,7 @@ _ADDRESSED = re.compile(
 # The speaker forgot, or asks the bot not to forget: no request to lose anything.
 _NOT_A_REMOVAL = re.compile(
     r"(?<![帮给替让])我(?:应该|要不要|该不该|想|得|该|打算|准备)?(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)"
-    r"|被我(?:误|不小心)?删|误删|忘了(?:是谁|在哪|哪儿|什么时候)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|(?<!能)不能忘|不可忘|勿忘|不敢忘|记得删|记得清"
+    r"|被我(?:误|不小心)?删|误删|(?<![帮给替让])我(?:已经|早就|都)?选择性失忆|(?<![帮给替让])我(?:已经|早就)失忆|忘了(?:是谁|在哪|哪儿|什么时候)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|(?<!能)不能忘|不可忘|勿忘|不敢忘|记得删|记得清"
     r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)|我(?:这|的)(?:个)?(?:破)?记性|忘性(?:真|太|好|特别)?大|(?:记性|脑子)(?:越来越)?(?:不好|差|不行|不好使)"
     r"|我连[^，。,]{0,10}?(?:都|也)(?:忘|记不)|你(?:咋|怎么|居然|竟然|又)(?:又)?忘"
 )
@@ -173,7 +173,8 @@ def without_quotes(text: str) -> str:
 def asks_to_erase(text: str) -> bool:
     """Whether ``text`` (folded, quotes of others removed) asks the bot to delete, forget or keep
     nothing of what it was told or stored."""
-    if _AMNESIA.search(text) or _KEEP_NOTHING.search(text) or _NO_WRITE.search(text) or _OUT_OF_MEMORY.search(text):
+    amnesia = _AMNESIA.search(text) is not None and not _NOT_A_REMOVAL.search(text)  # not "我已经选择性失忆了"
+    if amnesia or _KEEP_NOTHING.search(text) or _NO_WRITE.search(text) or _OUT_OF_MEMORY.search(text):
         return True
     sentences = _sentences(text)
     if len(text) <= 60 and len(sentences) > 1:  # a short message is one request, however punctuated
