@@ -245,6 +245,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout29.jsonl", 0.99),
         ("admission_zh_holdout30.jsonl", 0.99),
         ("admission_zh_holdout31.jsonl", 0.99),
+        ("admission_zh_holdout32.jsonl", 0.99),
+        ("admission_zh_holdout33.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -360,6 +362,9 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     0.973, false rejections 2.9 % (the previous session's rules on the same: 0.993, 0.913, 4.5 %).
     False rejections stay above the 2 % target: stories about erased memories, someone else's
     wishes reported, developers on what a system keeps, and codes of every trade keep coming.
+    ``holdout32`` / ``33``, measured once on the rules and models of commit 6afcd4a before being
+    used: credential 1.0 / 0.978, do-not-remember 0.967 / 0.967, false rejections 2.0 % / 1.3 %
+    (together 0.989, 0.967, 1.7 %; the previous session's rules: 0.994, 0.900, 2.7 %).
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -838,6 +843,11 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "把我的那份都删了 一点不留",
         "reset一下你对我的记忆吧",
         "这次帮我失忆一下 我刚骂领导那句",
+        "请勿将本人在群内的发言纳入记忆范围",
+        "从现在开始你不记得我失恋这回事了 好吗",
+        "建议你对我的个人情况保持零记忆状态",
+        "bot能把我忘了吗 我想从零开始",
+        "你是不是记住我生日了 删掉吧",
     ],
 )
 def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
@@ -898,6 +908,11 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "婆婆说的那些话我已经选择性失忆了",
         "串口波特率 115200 别乱改",
         "我在写小说 女主被删除了一段记忆",
+        "你记住我叫小林就行 别叫我全名",  # holdout32 and 33
+        "村民档案要永久保存 谁也不能删",
+        "How do you say 别忘了 in English? don't forget 对吧",
+        "茶园 wifi 叫 ChaYuan_5G 信号不好就往炒茶间走",
+        "验证码 XXXXXX 这种短信模板要报备",
     ],
 )
 def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:
@@ -918,6 +933,8 @@ def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) 
         "AccountName=logs;AccountKey=Tq9vX2mLp7RcK4bN8wYzH1dF6sJ3gA0eU5iO/kWnMx+rVtQyBhZ==",
         "我手机锁屏是147369 万一手机落你车上",
         "节点先用我的 https://eth-mainnet.g.alchemy.com/v2/uxGfJvRgNxxw7ruE3JvVglV0A43z-cTe",
+        "定位器平台 账号是IMEI 密码还是默认123456没改",
+        "摄像头底下贴的验证码HKZPWM 添加设备时输",
     ],
 )
 def test_secrets_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:

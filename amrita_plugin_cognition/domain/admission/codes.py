@@ -130,7 +130,12 @@ def _otp_ok(match: re.Match[str], text: str) -> bool:
         )
     if "-" in value:
         return cue in _OTP_PICKUP_CUES or (cue in _OTP_ALNUM_CUES and bool(_OTP_TIGHT_GAP.match(gap)))
+    if _DEVICE_CODE.fullmatch(value) and len(set(value)) > 2 and _OTP_TIGHT_GAP.match(gap):  # "验证码HKZPWM"
+        return True
     return cue in _OTP_ALNUM_CUES and bool(_OTP_TIGHT_GAP.match(gap)) and not shapes.is_placeholder(value)
+
+
+_DEVICE_CODE = re.compile(r"[A-Z]{6}")
 
 
 def _otp_reverse_ok(match: re.Match[str], text: str) -> bool:

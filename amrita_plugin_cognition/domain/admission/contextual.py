@@ -102,7 +102,7 @@ _EXAMPLE_BEFORE = re.compile(
 )
 # A name, not a secret: "WiFi 名字是 Office-5G", "用户名 ci-bot".
 _NAME_BEFORE = re.compile(
-    r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user|连(?:上|接)?)[^，。！？,!?]{0,3}$",
+    r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user|连(?:上|接)?|(?<![喊大])叫)[^，。！？,!?]{0,3}$",
     _I,
 )
 # The message says the code never came: a number in it is something else.

@@ -62,7 +62,10 @@ _CONNECT_WORD = (
 )
 # Spaces, not line breaks: "DB_PASSWORD=" on one line of a config and "DEBUG=false" on the next
 # are two settings, the second no password.
-_CONNECT = rf"[ \t]*(?:{_MODIFIER}[ \t]*){{0,3}}(?P<conn>{_CONNECT_WORD})?[ \t]*(?:[:：][ \t]*)?{_QUOTE}[ \t]*"
+_CONNECT = (
+    rf"[ \t]*(?:{_MODIFIER}[ \t]*){{0,3}}(?P<conn>{_CONNECT_WORD})?[ \t]*(?:(?:默认|初始)的?[ \t]*)?(?:[:：][ \t]*)?"
+    rf"{_QUOTE}[ \t]*"
+)
 
 # Words in the gap between a password cue and a value that make the value something else.
 _LOOSE_BLOCK = re.compile(

@@ -48,7 +48,7 @@ _AMNESIA = re.compile(
 )
 # Keep nothing: "什么都不要留", "一个字都别留", "你的记忆里不需要有这段".
 _KEEP_NOTHING = re.compile(
-    r"(?:什么|一个字|一句|啥)(?:都|也)(?:不要|别|不许|不准|不能)(?:留|存|记)|一点(?:都|也)?不留|一个不留"
+    r"(?:什么|一个字|一句|啥)(?:都|也)(?:不要|别|不许|不准|不能)(?:留|存|记)|一点(?:都|也)?不留|一个不留|零记忆|不留(?:任何)?记忆"
     r"|(?:记忆|脑子|数据库|记录)(?:里|中)[^，。,]{0,4}?(?:不需要|不用|不必)(?:有|留)"
 )
 # Taken out of the bot's head: "能从你脑子里拿走吗", "从你记忆里drop掉".
@@ -56,6 +56,11 @@ _OUT_OF_MEMORY = re.compile(
     r"从(?:你|侬|汝)的?(?:脑子|脑袋|脑海|记忆|数据库|小本本|资料库|那(?:里|儿|边)?)(?:里|中)?[^，。,]{0,3}?"
     r"(?:拿走|拿掉|拿出去|抠|删|去掉|清|弄走|弄掉|搞掉|抹|移除|剔除|扔|丢|drop|remove|delete)",
     re.IGNORECASE,
+)
+# Asked to forget, as a question or from now on: "bot能把我忘了吗", "从现在开始你不记得这回事了 好吗".
+_FORGET_ASKED = re.compile(
+    r"(?:能|可以|能不能|可不可以)(?:把我|把这些?|把它)?(?:都|全)?忘(?:了|掉|记)(?:吗|么|嘛|不)"
+    r"|(?:从现在开始|从今天起|从此|以后)(?:你)?(?:就)?不记得[^，。？?]{0,14}?了"
 )
 # A direct order not to write: "不得写入记忆", "不要写入 memory", "不用你备忘".
 _NO_WRITE = re.compile(
@@ -88,8 +93,8 @@ _ADDRESSED = re.compile(
 )
 # The speaker forgot, or asks the bot not to forget: no request to lose anything.
 _NOT_A_REMOVAL = re.compile(
-    r"(?<![帮给替让])我(?:应该|要不要|该不该|想|得|该|打算|准备)?(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)"
-    r"|被我(?:误|不小心)?删|误删|(?<![帮给替让])我(?:已经|早就|都)?选择性失忆|(?<![帮给替让])我(?:已经|早就)失忆|忘了(?:是谁|在哪|哪儿|什么时候)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|(?<!能)不能忘|不可忘|勿忘|不敢忘|记得删|记得清"
+    r"(?<![帮给替让把])我(?:应该|要不要|该不该|想|得|该|打算|准备)?(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)"
+    r"|被我(?:误|不小心)?删|误删|(?<![帮给替让])我(?:已经|早就|都)?选择性失忆|(?<![帮给替让])我(?:已经|早就)失忆|忘了(?:是谁|在哪|哪儿|什么时候)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|(?<![a-z])(?:don'?t|never)\s+forget|(?<!能)不能忘|不可忘|勿忘|不敢忘|记得删|记得清"
     r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)|我(?:这|的)(?:个)?(?:破)?记性|忘性(?:真|太|好|特别)?大|(?:记性|脑子)(?:越来越)?(?:不好|差|不行|不好使)"
     r"|我连[^，。,]{0,10}?(?:都|也)(?:忘|记不)|你(?:咋|怎么|居然|竟然|又)(?:又)?忘"
 )
@@ -115,7 +120,7 @@ def _sentences(text: str) -> list[str]:
 # "把你记的列出来我看看", "remember that …"): the opposite of a request not to remember, when
 # nothing else in the sentence is negated.
 _KEEP_OR_SHOW = re.compile(
-    r"记住|记得|记下|记牢|记好|留着|(?:不用|别|不要)删|列出来?|列一下|看看|查看|查一下|给我看"
+    r"记住|记得|记下|记牢|记好|留着|永久保存|(?:不用|别|不要|不能|不许|不准)删|列出来?|列一下|看看|查看|查一下|给我看"
     r"|(?<![a-z])(?:remember|keep|show|list)(?![a-z])",
     re.IGNORECASE,
 )
@@ -131,11 +136,25 @@ _VERB_NEGATION = re.compile(
 _ABILITY = re.compile(r"[记存写删录留装][不得](?:进|住|下|了|掉|到|完)")
 
 
+_KEPT_MARK = "\x00"
+_RETRACTED = re.compile(r"不算数?|不作数|不当真")
+_NEGATED_KEEP = re.compile(r"[^，。,!?！？]{0,8}?[\x00记存留删忘录写]")
+
+
 def _keeps_or_shows(sentence: str) -> bool:
-    return bool(_KEEP_OR_SHOW.search(sentence)) and not _VERB_NEGATION.search(_KEEP_OR_SHOW.sub(" ", sentence))
+    if not _KEEP_OR_SHOW.search(sentence):
+        return False
+    marked = _KEEP_OR_SHOW.sub(_KEPT_MARK, sentence)
+    if _REMOVE.search(marked) or _RETRACTED.search(marked):  # "你是不是记住我生日了 删掉吧"
+        return False
+    # a negation turns the wish around only when it bears on keeping ("不用记住", "别留着"), not on
+    # something else said beside it ("你记住我叫小林就行 别叫我全名")
+    return not any(_NEGATED_KEEP.match(marked, negation.end()) for negation in _VERB_NEGATION.finditer(marked))
 
 
-_SENT_TO_BOT = re.compile(r"我(?:刚|刚才|刚刚|之前|上次)?发(?:给你|你)?的|发给你的")
+_SENT_TO_BOT = re.compile(
+    r"我(?:刚|刚才|刚刚|之前|上次)?发(?:给你|你)?的|发给你的|(?:我|本人)在群(?:里|内)的?(?:发言|说的|讲的|消息)"
+)
 
 
 def about_something_else(words: str) -> bool:
@@ -175,6 +194,8 @@ def asks_to_erase(text: str) -> bool:
     nothing of what it was told or stored."""
     amnesia = _AMNESIA.search(text) is not None and not _NOT_A_REMOVAL.search(text)  # not "我已经选择性失忆了"
     if amnesia or _KEEP_NOTHING.search(text) or _NO_WRITE.search(text) or _OUT_OF_MEMORY.search(text):
+        return True
+    if _FORGET_ASKED.search(text) and not _NOT_A_REMOVAL.search(text):
         return True
     sentences = _sentences(text)
     if len(text) <= 60 and len(sentences) > 1:  # a short message is one request, however punctuated
