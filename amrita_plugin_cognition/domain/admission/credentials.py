@@ -406,11 +406,18 @@ def _given_away(text: str, start: int, end: int) -> bool:
     return not (_SHARE_CODE_BEFORE.search(before) and _SHARED_PUBLICLY.search(text))
 
 
+# Every rule but the security answer's looks for a value of ASCII letters or digits (digits read out
+# in Chinese are folded to ASCII first): a message with none, most Chinese chat, is spared them.
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_NON_ASCII_RULES = tuple((kind, rule) for kind, rule in _RULES if kind == "security_answer")
+
+
 def find_secrets(text: str) -> list[Secret]:
     """Secret values in ``text`` (already folded), merged where they overlap, in order."""
+    rules = _RULES if _ASCII_ALNUM.search(text) else _NON_ASCII_RULES
     found = sorted(
         (start, end, kind)
-        for start, end, kind in [(start, end, kind) for kind, rule in _RULES for start, end in rule(text)]
+        for start, end, kind in [(start, end, kind) for kind, rule in rules for start, end in rule(text)]
         + list(contextual_secrets(text))
         if end > start and _given_away(text, start, end)
     )
