@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .contextual import names_security_question, value_candidates
+from .candidates import names_security_question, value_candidates
 from .credentials import Secret, find_secrets
 from .intent import asks_not_to_remember, enough_chinese
 from .learned import VALUE_END, VALUE_START, credential_model

@@ -9,7 +9,7 @@ a request ("他跟我说“你就当我没说过”") is not read as one.
 
 The same kind of model judges secrets the rules miss ("短信那个六位数 6 5 3 0 9 1", "行李箱那个三位的
 锁我设的 154", "教务系统我换成 jY5QQ&i*hu 了"): it is asked only when the message holds a value of a
-secret's shape that is not otherwise explained (``contextual.value_candidates``) or names a
+secret's shape that is not otherwise explained (``candidates.value_candidates``) or names a
 security question, and it also reads the message's shape (digits as 0, letters as a/A), so a
 six-digit code is one feature whatever its digits. It reads each candidate between marks, with the
 characters a few places before and after it as features of their own: the cue of a code is near it.

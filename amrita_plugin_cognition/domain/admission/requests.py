@@ -22,9 +22,18 @@ _STORED = (
     r"|聊天内容|那些话|醉话|那条|这条|那段|这段|那几条|这几条|那些|消息)"
 )
 _NOT_STORED = re.compile(
+    # files and things of one's own (what is in a photo or a screenshot is what was said)
     r"(?:照片|图片|视频|文件|文档)(?![^，。,]{0,3}(?:内容|信息|文字|东西))"
-    r"|好友|关卡|这关|副本|读档|存档点|通关|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录|(?:别人|他人|他|她|他们|她们|对方|人们|主角|角色|人类|大家)的记忆|小说|剧本|女主|男主|《[^》]{1,20}》|(?:电影|小说|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是|主角|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|app|软件|应用|游戏|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
-    r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis|硬盘|网盘|云盘|u盘",
+    r"|好友|app|软件|应用|游戏|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
+    r"|关卡|这关|副本|读档|存档点|通关|硬盘|网盘|云盘|u盘"
+    # a group's own messages, a chat with someone else
+    r"|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录"
+    # someone else's memories, stories and titles
+    r"|(?:别人|他人|他|她|他们|她们|对方|人们|主角|角色|人类|大家)的记忆|主角|女主|男主|小说|剧本|《[^》]{1,20}》"
+    r"|(?:电影|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是"
+    # what a product or a program should keep
+    r"|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型"
+    r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis",
     re.IGNORECASE,
 )
 _DELETE_REQUEST = re.compile(
@@ -74,7 +83,8 @@ _NO_WRITE = re.compile(
 # A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
 # one sentence make a request, however it is worded (dialect, slang, English words inside).
 _REMOVE = re.compile(
-    r"删|抹|清掉|清除|清空|清理|清干净|清咗|清一清|清一下|消掉|消除|排除|rm\s+-rf|reset|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z"
+    r"删|抹|清掉|清除|清空|清理|清干净|清咗|清一清|清一下|消掉|消除|排除|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉"
+    r"|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z|rm\s+-rf|reset"
     r"|(?<![A-Za-z])(?:purge|delete|del|erase|wipe|remove|forget|clear|undo)(?![A-Za-z])",
     re.IGNORECASE,
 )
@@ -93,10 +103,15 @@ _ADDRESSED = re.compile(
 )
 # The speaker forgot, or asks the bot not to forget: no request to lose anything.
 _NOT_A_REMOVAL = re.compile(
+    # the speaker forgot or deleted (or means to), forgot who or where
     r"(?<![帮给替让把])我(?:应该|要不要|该不该|想|得|该|打算|准备)?(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)"
-    r"|被我(?:误|不小心)?删|误删|(?<![帮给替让])我(?:已经|早就|都)?选择性失忆|(?<![帮给替让])我(?:已经|早就)失忆|忘了(?:是谁|在哪|哪儿|什么时候)|别忘|不要忘|莫忘|没忘|忘不了|不会忘|(?<![a-z])(?:don'?t|never)\s+forget|(?<!能)不能忘|不可忘|勿忘|不敢忘|记得删|记得清"
-    r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)|我(?:这|的)(?:个)?(?:破)?记性|忘性(?:真|太|好|特别)?大|(?:记性|脑子)(?:越来越)?(?:不好|差|不行|不好使)"
-    r"|我连[^，。,]{0,10}?(?:都|也)(?:忘|记不)|你(?:咋|怎么|居然|竟然|又)(?:又)?忘"
+    r"|被我(?:误|不小心)?删|误删|忘了(?:是谁|在哪|哪儿|什么时候)|我连[^，。,]{0,10}?(?:都|也)(?:忘|记不)"
+    r"|(?<![帮给替让])我(?:已经|早就|都)?选择性失忆|(?<![帮给替让])我(?:已经|早就)失忆"
+    # not forgetting
+    r"|别忘|不要忘|莫忘|没忘|忘不了|不会忘|(?<!能)不能忘|不可忘|勿忘|不敢忘|(?<![a-z])(?:don'?t|never)\s+forget|记得删|记得清"
+    # a poor memory, or a complaint that the bot forgot
+    r"|(?:是|成了?)我的(?:老)?(?:毛病|习惯|问题)|我(?:这|的)(?:个)?(?:破)?记性|忘性(?:真|太|好|特别)?大"
+    r"|(?:记性|脑子)(?:越来越)?(?:不好|差|不行|不好使)|你(?:咋|怎么|居然|竟然|又)(?:又)?忘"
 )
 # Told not to keep it, in words beyond the standard ones: "你莫记到起", "你唔好记住", "你少给我存",
 # "别往你那小本本里整", "你要是敢把这个记下来".

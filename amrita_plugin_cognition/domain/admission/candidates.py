@@ -1,0 +1,143 @@
+"""Candidate values for the learned secret model: spans of a message that could be a secret by
+their shape alone (a password-like or random token, a code of digits, spaced or grouped), less the
+values that are public by what they are (a public key, a digest, a pay-to address, a masked or
+published number, a hotline, a price or a room with no word near it that could name a code). The
+model (``learned``) is asked only about these; the rules (``credentials``, ``contextual``) never
+see this module.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import shapes
+from .codes import public_test_cards
+from .contextual import (
+    _A,
+    _CHAT_NUMBERS,
+    _I,
+    _NOT_SECRET_TALK,
+    _NUMBER_AFTER,
+    _NUMBER_BEFORE,
+    _SEED_WORDS,
+    _TRIVIAL_DIGITS,
+    _before,
+    _numbers,
+    _ordinary,
+    _password_like,
+    _tokens,
+)
+from .rules import Span
+
+_SPACED_DIGITS = re.compile(
+    r"(?<![\w.\-])(?P<v>\d(?:[ \-]\d){2,7}|\d{2}(?:[ \-]\d{2}){2,5}|\d{3}[ \-]\d{3})(?![\w.\-])", _A
+)
+# Codes listed one after another ("73421109 58536843 45801709"): backup codes, not one long number.
+_CODE_LIST = re.compile(r"(?<![\w.\-])(?P<v>\d{6,10}(?:[ ,，、]+\d{6,10}){2,})(?![\w.\-])", _A)
+# A combination in dashes ("36-12-88"): not a date, whose year has four digits.
+_DASHED = re.compile(r"(?<![\w.\-])(?P<v>\d{1,3}(?:-\d{1,3}){2,5})(?![\w.\-])", _A)
+_THREE_DIGITS = re.compile(r"(?<![\w./%\-])(?<!\w:)(?P<v>\d{3})(?![\w.:/%\-])", _A)
+# Codes in groups (a setup key, recovery codes): four or more groups of four.
+_GROUPED = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{4}[ \t,，]+){3,}[A-Za-z0-9]{4}(?![A-Za-z0-9])", _A)
+# A short code in capitals with a digit ("KFJD5", "EKS28S").
+_CAPS_CODE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,8}(?![A-Za-z0-9])", _A)
+# Values that are public by what they are: an address to pay to, a company's registration code,
+# an encoding shown decoded, a server's settings.
+_PUBLIC_VALUE_TALK = re.compile(
+    r"收款地址|钱包地址|打赏地址|充值地址|链上|(?<![A-Za-z])(?:address|addr|btc|eth|usdt|trc20|erc20)(?![A-Za-z])"
+    r"|信用代码|营业执照|税号|base64|解码|编码|作业|习题|公式|方程|(?<![A-Za-z])git\s+(?:revert|checkout|show|cherry-pick|reset|log|diff|bisect|rebase)"
+    r"|^\s*\[[a-z_]+\]\s*$",
+    _I | re.MULTILINE,
+)
+_PUBLIC_BLOCK = re.compile(r"-----BEGIN [A-Z ]*PUBLIC KEY-----|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-")
+
+
+_HEX = re.compile(r"[0-9a-f]{7,64}", _I)
+_DIGEST_LENGTHS = (7, 40, 64)
+_ALNUM = re.compile(r"[0-9A-Za-z]")
+_LETTER_TOKEN = re.compile(r"(?=[\w!@#$%^&*.+=/\-]*[A-Za-z])[\w!@#$%^&*.+=/\-]{4,}", _A)
+_SEPARATED = re.compile(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
+_CAPITAL = re.compile(r"[A-Z]")
+# A security question asked, not answered ("密保问题：你母亲的名字是什么来着").
+_ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？])\W{0,8}$")
+_SECURITY_QUESTION = re.compile(
+    r"密保|安全问题|安全提示问题|(?<![A-Za-z])security\s+questions?(?![A-Za-z])"
+    r"|(?:问题|问我|问你|问的是)[^。！？!?]{0,24}?(?:答案|填的是|答的是|我填|我答|(?<![空要])填\s)",
+    _I,
+)
+
+
+def names_security_question(text: str) -> bool:
+    """Whether ``text`` (folded) speaks of a security question, and not only to ask it: its
+    answer has no shape."""
+    return _SECURITY_QUESTION.search(text) is not None and _ONLY_ASKED.search(text[-12:]) is None
+
+
+# A value shown masked ("6222 **** **** 3108", "3201**********123X") is a value hidden, not given.
+_MASK = re.compile(r"[*＊]{3,}|[xX]{4,}|•{3,}")
+
+
+def _masked(text: str, span: Span) -> bool:
+    start, end = span
+    return bool(_MASK.search(text[max(0, start - 6) : end + 6]))
+
+
+# A hotline or a mobile number written in groups ("400 800 1234", "138-0013-8000") is no code.
+_PHONE = re.compile(r"(?<!\d)(?:[48]00[\s\-]?\d{3}[\s\-]?\d{4}|1[3-9]\d[\s\-]?\d{4}[\s\-]?\d{4})(?!\d)")
+# A number of four or five digits is asked about only in a message with a word that may name a
+# code, a lock or the handing over of a value; without one it is a price, a room or a port.
+_SHORT_NUMBER = re.compile(r"\d{4,5}")
+_ANY_CODE_WORD = re.compile(
+    r"码|密|口令|验证|锁|卡|门|柜|箱|输|填|登(?!记)|短信|账|报|念|发你|给你|数字|位"
+    r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|otp)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])",
+    _I,
+)
+
+
+def value_candidates(text: str) -> list[Span]:
+    """Spans of ``text`` (folded) that could be a secret by their shape alone, whatever the
+    message says about them: a password-like or random token, a code of digits (spaced or not).
+    Empty when the message is about something public (a public key, a checksum, a commit), so
+    that a model is never asked about those."""
+    if _ALNUM.search(text) is None and " " not in text:  # no value of any of these shapes
+        return []
+    spans: list[Span] = []
+    # a token that is no number must hold a letter: without one, only the number rules below apply
+    for start, end, value in _tokens(text) if _LETTER_TOKEN.search(text) else ():
+        value = value.strip(".,")
+        # a commit (7 hex digits, as git shows it) or a digest (40 or 64), unless a cue says key (the
+        # rules' call); other runs of hex digits (8-digit backup codes, a 32-digit appsecret) may be secrets
+        if _HEX.fullmatch(value) and len(value) in _DIGEST_LENGTHS:
+            continue
+        if _password_like(value) or (len(value) >= 12 and not _ordinary(value) and shapes.high_entropy_key(value)):
+            spans.append((start, end))
+    spans.extend(match.span("v") for match in _numbers(text))
+    if _SEPARATED.search(text):  # codes in groups, digits spaced out, a wallet's words
+        spans.extend(
+            match.span("v") for pattern in (_SPACED_DIGITS, _DASHED, _CODE_LIST) for match in pattern.finditer(text)
+        )
+        spans.extend(match.span() for pattern in (_GROUPED, _SEED_WORDS) for match in pattern.finditer(text))
+    if _CAPITAL.search(text):
+        spans.extend(match.span() for match in _CAPS_CODE.finditer(text) if not _ordinary(match.group()))
+    for match in _THREE_DIGITS.finditer(text):  # a CVV, a luggage lock
+        before = _before(text, match.start())
+        if not (_NUMBER_BEFORE.search(before) or _NUMBER_AFTER.match(text[match.end() : match.end() + 6])):
+            spans.append(match.span("v"))
+    if not spans or _NOT_SECRET_TALK.search(text) or _PUBLIC_BLOCK.search(text) or _PUBLIC_VALUE_TALK.search(text):
+        return []
+    # numbers said for what they mean (520), and the weakest passwords, said as examples ("别设123456")
+    spans = [
+        span
+        for span in spans
+        if text[span[0] : span[1]] not in _CHAT_NUMBERS and not _TRIVIAL_DIGITS.match(text[span[0] : span[1]])
+    ]
+    if all(_SHORT_NUMBER.fullmatch(text[start:end]) for start, end in spans) and not _ANY_CODE_WORD.search(text):
+        return []  # a price, a room, a port: in over 8,000 labelled lines, no such number was a secret
+    published = public_test_cards(text) + [match.span() for match in _PHONE.finditer(text)]
+    return sorted(
+        {
+            span
+            for span in spans
+            if not _masked(text, span) and not any(start <= span[0] and span[1] <= end for start, end in published)
+        }
+    )
