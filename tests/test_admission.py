@@ -247,6 +247,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout31.jsonl", 0.99),
         ("admission_zh_holdout32.jsonl", 0.99),
         ("admission_zh_holdout33.jsonl", 0.99),
+        ("admission_zh_holdout34.jsonl", 0.99),
+        ("admission_zh_holdout35.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -365,6 +367,11 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     ``holdout32`` / ``33``, measured once on the rules and models of commit 6afcd4a before being
     used: credential 1.0 / 0.978, do-not-remember 0.967 / 0.967, false rejections 2.0 % / 1.3 %
     (together 0.989, 0.967, 1.7 %; the previous session's rules: 0.994, 0.900, 2.7 %).
+    ``holdout34`` / ``35``, measured once on the rules and models of commit d3cc72f before being
+    used: credential 0.989 / 0.978, do-not-remember 1.0 / 0.983, false rejections 2.0 % / 1.3 %
+    (together 0.983, 0.992, 1.7 %; the previous session's rules: 0.983, 0.958, 3.7 %). Over pairs
+    24–35 (3,600 sentences): credential 0.992, do-not-remember 0.975, false rejections 2.5 %; the
+    previous session's rules 0.992, 0.918, 4.1 %.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -848,6 +855,8 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "建议你对我的个人情况保持零记忆状态",
         "bot能把我忘了吗 我想从零开始",
         "你是不是记住我生日了 删掉吧",
+        "关于小王离职的事 你记性差一点好不好",
+        "你那儿存的关于我的东西 全部一键清除",
     ],
 )
 def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
@@ -913,6 +922,10 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "How do you say 别忘了 in English? don't forget 对吧",
         "茶园 wifi 叫 ChaYuan_5G 信号不好就往炒茶间走",
         "验证码 XXXXXX 这种短信模板要报备",
+        "隐私设计上bot应该支持一键清除记忆吧",  # holdout34 and 35
+        "集装箱号MSKU7348210 今天提柜 铅封号CN2038471",
+        "账记错了 上月运费应该是46820 不是48620",
+        "上次有个姐妹让bot忘了她的地址 其实没必要",
     ],
 )
 def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:
@@ -935,6 +948,9 @@ def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) 
         "节点先用我的 https://eth-mainnet.g.alchemy.com/v2/uxGfJvRgNxxw7ruE3JvVglV0A43z-cTe",
         "定位器平台 账号是IMEI 密码还是默认123456没改",
         "摄像头底下贴的验证码HKZPWM 添加设备时输",
+        "团费那张卡的U盾密码258369 月底报销",
+        "astrometry的key我申请好了 kqzbmwrtyplxhfjd 填到插件设置里",
+        "企业微信的corpsecret是 Rk8vN2xQpL5mT9wZ3cYh7bJ4dF6gS1aE0uI-oKqWnXe",
     ],
 )
 def test_secrets_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:

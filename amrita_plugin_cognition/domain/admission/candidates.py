@@ -88,7 +88,7 @@ _PHONE = re.compile(r"(?<!\d)(?:[48]00[\s\-]?\d{3}[\s\-]?\d{4}|1[3-9]\d[\s\-]?\d
 # code, a lock or the handing over of a value; without one it is a price, a room or a port.
 _SHORT_NUMBER = re.compile(r"\d{4,5}")
 _ANY_CODE_WORD = re.compile(
-    r"码|密|口令|验证|锁|卡|门|柜|箱|输|填|登(?!记)|短信|账|报|念|发你|给你|数字|位"
+    r"码|密|口令|验证|锁|卡|门|柜|箱|输|填|登(?!记)|短信|账号|账户|帐号|报|念|发你|给你|数字|位"
     r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|otp)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])",
     _I,
 )

@@ -215,7 +215,7 @@ _PREFIXED_KEYS = re.compile(
 )
 _KEY_CUE = (
     r"(?:(?<![A-Za-z])(?:api[\s_-]?key|apikey|app[\s_-]?key|app[\s_-]?secret|client[\s_-]?secret"
-    r"|secret(?:[\s_-]?(?:key|id|access[\s_-]?key))?|access[\s_-]?key(?:[\s_-]?(?:id|secret))?|signing[\s_-]?key"
+    r"|(?:corp)?secret(?:[\s_-]?(?:key|id|access[\s_-]?key))?|access[\s_-]?key(?:[\s_-]?(?:id|secret))?|signing[\s_-]?key"
     r"|webhook[\s_-]?secret|private[\s_-]?key|bot[\s_-]?token|token|key|ak|sk)(?![A-Za-z])"
     r"|令牌|密钥|秘钥|密匙|私钥|凭证|凭据)"
 )

@@ -65,7 +65,8 @@ _FILL_NOT_ABOUT_MEMORY = re.compile(
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _REPORTED = re.compile(
     r"(?:老师|他|她|妈|爸|领导|老板|老大|主管|经理|组长|班长|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
-    r"|婆婆|公公|大爷|大妈|阿姨|叔叔|顾客|患者|病人|孩子|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐)"
+    r"|婆婆|公公|大爷|大妈|阿姨|叔叔|顾客|患者|病人|孩子|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐"
+    r"|姐妹|兄弟|哥们|群友|大佬|有个人)"
     r"[^，。,你您]{0,6}?(?:说|讲|让|叫|要求|劝)(?!的)"
     r"|是谁说的|俗话说|老话说|古人说|有句话(?:说|叫)"
     r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
@@ -272,7 +273,10 @@ def _rules_ask(text: str) -> bool:
         return True
     if _english(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):
         return True
-    if any(not _REPORTED.search(text[max(0, match.start() - 12) : match.start()]) for match in _WISH.finditer(text)):
+    # the wish's own first word may be the report's verb: "有个姐妹让bot忘了她的地址"
+    if any(
+        not _REPORTED.search(text[max(0, match.start() - 12) : match.start() + 1]) for match in _WISH.finditer(text)
+    ):
         return True
     if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
         return True

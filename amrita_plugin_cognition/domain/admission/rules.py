@@ -18,7 +18,7 @@ _FIGURATIVE_PASSWORD = r"(?<!流量)(?<!财富)(?<!摩斯)(?<!成功)(?<!幸福)
 
 # After a value: a count, a unit or an example marker means the "value" is not a password.
 _NOT_A_VALUE_AFTER = re.compile(
-    r"\s*(?:位|个|次|天|小时|分钟|秒|年|月|日|号|岁|块|元|%|字|以上|以内|左右|多|bit|加密|哈希|算法|格式|方式|字段|校验|编码"
+    r"\s*(?:位|个|次|天|小时|分钟|秒|年(?![底初中])|月(?![底初中])|日(?![后常])|号|岁|块|元|%|字|以上|以内|左右|多|bit|加密|哈希|算法|格式|方式|字段|校验|编码"
     r"|这种|之类|那样|这样|一类|开头|结尾|的人|的用户|(?:设|改|给|定|弄|换|说)的|告诉|知道|管|chars?\b|characters?\b|digits?\b|times?\b)",
     _I,
 )

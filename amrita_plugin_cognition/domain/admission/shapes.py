@@ -151,7 +151,13 @@ def random_letters(value: str) -> bool:
     lower-case letters between them, as CamelCase names never have) or, in one case, poor in
     vowels (about one letter in five is a vowel at random, more than one in three in English or
     pinyin)."""
-    if len(value) < RANDOM_LETTERS_MIN or not value.isascii() or not value.isalpha() or entropy(value) < 4.0:
+    if not value.isascii() or not value.isalpha():
+        return False
+    if len(value) < RANDOM_LETTERS_MIN:  # shorter: one case, hardly a vowel, hardly a letter twice
+        vowels = sum(char in "aeiouAEIOU" for char in value)
+        single_case = value.islower() or value.isupper()
+        return len(value) >= 16 and single_case and vowels / len(value) < 0.1 and len(set(value)) >= 12
+    if entropy(value) < 4.0:
         return False
     if value.islower() or value.isupper():
         return sum(char in "aeiouAEIOU" for char in value) / len(value) < 0.25
