@@ -249,6 +249,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout33.jsonl", 0.99),
         ("admission_zh_holdout34.jsonl", 0.99),
         ("admission_zh_holdout35.jsonl", 0.99),
+        ("admission_zh_holdout36.jsonl", 0.99),
+        ("admission_zh_holdout37.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -371,7 +373,11 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     used: credential 0.989 / 0.978, do-not-remember 1.0 / 0.983, false rejections 2.0 % / 1.3 %
     (together 0.983, 0.992, 1.7 %; the previous session's rules: 0.983, 0.958, 3.7 %). Over pairs
     24–35 (3,600 sentences): credential 0.992, do-not-remember 0.975, false rejections 2.5 %; the
-    previous session's rules 0.992, 0.918, 4.1 %.
+    previous session's rules 0.992, 0.918, 4.1 %. ``holdout36`` / ``37``, measured once on commit
+    d8676e7: credential 1.0 / 1.0, do-not-remember 0.983 / 0.967, false rejections 2.0 % / 4.0 %
+    (the previous session's rules: 1.0, 0.950, 4.3 %). Over pairs 24–37 (4,200 sentences):
+    credential 0.993, do-not-remember 0.975, false rejections 2.6 %; the previous session's rules
+    0.993, 0.923, 4.1 %.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -857,6 +863,9 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "你是不是记住我生日了 删掉吧",
         "关于小王离职的事 你记性差一点好不好",
         "你那儿存的关于我的东西 全部一键清除",
+        "刚那个游戏名你能别记下来吗",
+        "봇아 방금 내가 한 말 저장하지 마",
+        "bot 上のメッセージは忘れてください 記録しないでね",
     ],
 )
 def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
@@ -926,6 +935,14 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "集装箱号MSKU7348210 今天提柜 铅封号CN2038471",
         "账记错了 上月运费应该是46820 不是48620",
         "上次有个姐妹让bot忘了她的地址 其实没必要",
+        "GameShark码 8009C6A4 03E7 无限金钱",  # holdout36 and 37
+        "论文DOI 10.1016/j.neucom.2023.126543 放简历里",
+        "集合点坐标N30.6721 E104.0583 帮我记住",
+        "暖暖内含光里那个删记忆的公司好吓人",
+        "你能记住群里每个人的生日吗 能的话我们就不用自己记了",
+        "模板改了 之前存的旧版删掉用新的",
+        "小李问我能不能不记他迟到 我说不行",
+        "刚才那个韩国网友说 잊어버려 是让我忘掉的意思吗",
     ],
 )
 def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:

@@ -48,8 +48,8 @@ _RECOVERY_TALK = re.compile(
 )
 # A message about a key that is public, or about a checksum, names a value that is not secret.
 _NOT_SECRET_TALK = re.compile(
-    r"公钥|指纹|校验和|哈希|提交|版本|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
-    r"|hash(?:es|ed|ing)?|commits?|versions?|push(?:ed)?|merged?|rebased?|revert(?:ed)?|cherry-pick)(?![A-Za-z])|回滚|合并|推送",
+    r"公钥|指纹|校验和|哈希|提交|版本|金手指|作弊码|秘籍|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
+    r"|hash(?:es|ed|ing)?|commits?|versions?|gameshark|cheats?|push(?:ed)?|merged?|rebased?|revert(?:ed)?|cherry-pick)(?![A-Za-z])|回滚|合并|推送",
     _I,
 )
 
@@ -67,6 +67,7 @@ _ORDINARY = re.compile(
     r"|(?:qq|wx|vx|tel|uid|uin|id|no)[:：]?\d{5,13}"  # a chat or phone id with its app's name
     r"|(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*)+"  # paths: /share/exp2024
     r"|0x[0-9a-f]{40}"  # a wallet's address (a private key is 64 hex digits)
+    r"|10\.\d{4,9}/\S+|[nsew]\d{1,3}\.\d+"  # a DOI, a coordinate
     r"|[A-Za-z]\d{2,4}|\d{2,4}[A-Za-z]|(?-i:[A-Z]{2,4}\d{2,5})"  # models, settings, colours: A380, ISO400, 2935C
     r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
@@ -79,7 +80,7 @@ _ORDINARY = re.compile(
 )
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
-    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号"
+    r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号|坐标|经度|纬度|doi"
     r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额"
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",

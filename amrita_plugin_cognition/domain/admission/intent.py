@@ -52,15 +52,15 @@ _CUN_PLACE = re.compile(
 )
 _DEGREE = re.compile(r"(?:得)?(?:那么|这么|太|那样|这样)")
 _OBJECT_NOT_MEMORY = re.compile(
-    r"钱|存款|(?:照片|图片|视频|文件|文档|截图)(?![^，。,|]{0,3}(?:内容|信息|文字|东西))"
+    r"钱|存款|(?:照片|图片|视频|文件|文档|截图)(?![^，。,|]{0,3}(?:内容|信息|文字|东西))|游戏(?![名账昵]|id)"
     r"|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
-    r"|cookie|明文|密文|密码|货|材料|物料|商品|库存|零件|游戏|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
+    r"|cookie|明文|密文|密码|货|材料|物料|商品|库存|零件|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
     r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|(?<!截)图(?!片)|表格|网页|冰箱|冰柜|冷冻|冷藏"
     r"|字段|前端|后端|接口|服务端|客户端|数据表|表里|localstorage|sessionstorage|redis",
     _I,
 )
 _FILL_NOT_ABOUT_MEMORY = re.compile(
-    r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总|点|按|在[^你您]{0,3}$|(?<![A-Za-z])(?:click|press)"
+    r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总|点|按|自己|在[^你您]{0,3}$|(?<![A-Za-z])(?:click|press)"
 )
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _REPORTED = re.compile(
@@ -68,7 +68,7 @@ _REPORTED = re.compile(
     r"|婆婆|公公|大爷|大妈|阿姨|叔叔|顾客|患者|病人|孩子|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐"
     r"|姐妹|兄弟|哥们|群友|大佬|有个人)"
     r"[^，。,你您]{0,6}?(?:说|讲|让|叫|要求|劝)(?!的)"
-    r"|是谁说的|俗话说|老话说|古人说|有句话(?:说|叫)"
+    r"|是谁说的|俗话说|老话说|古人说|有句话(?:说|叫)|[\u4e00-\u9fff]{1,3}问我"
     r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
 )
 
@@ -150,6 +150,11 @@ _EN_NOT_FORGET = re.compile(
     r"(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d)\s*$", _I
 )
 # English inside Chinese has no word boundary before it ("这句off the record哈"): letters bound it.
+# Korean and Japanese, written by people who chat in them: "방금 내가 한 말 저장하지 마", "記録しないで".
+_OTHER_LANGUAGES = re.compile(
+    r"(?:저장|기억|기록)(?:하지|하진)\s*마|잊어\s*(?:줘|버려|주세요)|지워\s*(?:줘|주세요)"
+    r"|(?:記録|保存|記憶)しないで|覚えないで|忘れて(?:ください|くれ|ね)"
+)
 _EN_OFF_RECORD = re.compile(
     r"(?<![a-z])off\s+the\s+record(?![a-z])|(?<![a-z])(?:didn'?t|did\s+not|never)\s+hear\s+(?:this|that|it|me)(?![a-z])",
     _I,
@@ -189,6 +194,7 @@ _PINYIN = re.compile(
 # English memory word): a message with none is no request, and the rules below are skipped.
 _ANY_CUE = re.compile(
     r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤搁储冇消]|持久|拉倒|脑子|脑袋|脑海|就当|权当|当我|去掉|去除|拿掉|拿走|ctrl"
+    r"|저장|기억|기록|잊어|지워|覚え"
     r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
     r"|pretend|off\s+the|hear|undo|reset|bie|buyao|bu\s+yao|buyong|(?:wang|shan)\s*(?:le|diao|ji|chu))",
     re.IGNORECASE,
@@ -273,10 +279,7 @@ def _rules_ask(text: str) -> bool:
         return True
     if _english(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):
         return True
-    # the wish's own first word may be the report's verb: "有个姐妹让bot忘了她的地址"
-    if any(
-        not _REPORTED.search(text[max(0, match.start() - 12) : match.start() + 1]) for match in _WISH.finditer(text)
-    ):
+    if _said_by_the_speaker(_WISH, text) or _said_by_the_speaker(_OTHER_LANGUAGES, text):
         return True
     if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
         return True
@@ -286,6 +289,14 @@ def _rules_ask(text: str) -> bool:
         return True
     game = bool(_GAME.search(text))  # 存档 of a game, anywhere in the message
     return any(_clause_asks(text[start:end], game) for start, end in clauses(text))
+
+
+def _said_by_the_speaker(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``pattern`` matches words that are not reported from someone else ("韩国网友说 잊어버려",
+    "有个姐妹让bot忘了她的地址": the match's own first word may be the report's verb)."""
+    return any(
+        not _REPORTED.search(text[max(0, match.start() - 12) : match.start() + 1]) for match in pattern.finditer(text)
+    )
 
 
 def _reported(before: str) -> bool:
