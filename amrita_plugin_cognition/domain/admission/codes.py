@@ -117,6 +117,10 @@ _NOT_CARD_BEFORE = re.compile(
 )
 
 
+# A device's verification code on its sticker ("验证码HKZPWM"): six capitals right after the cue.
+_DEVICE_CODE = re.compile(r"[A-Z]{6}")
+
+
 def _otp_ok(match: re.Match[str], text: str) -> bool:
     cue, gap, value = match.group("cue"), match.group("w"), match.group("v")
     if _OTP_GAP_BLOCK.search(gap):
@@ -133,9 +137,6 @@ def _otp_ok(match: re.Match[str], text: str) -> bool:
     if _DEVICE_CODE.fullmatch(value) and len(set(value)) > 2 and _OTP_TIGHT_GAP.match(gap):  # "验证码HKZPWM"
         return True
     return cue in _OTP_ALNUM_CUES and bool(_OTP_TIGHT_GAP.match(gap)) and not shapes.is_placeholder(value)
-
-
-_DEVICE_CODE = re.compile(r"[A-Z]{6}")
 
 
 def _otp_reverse_ok(match: re.Match[str], text: str) -> bool:

@@ -150,7 +150,8 @@ def random_letters(value: str) -> bool:
     varied, and either mixed case without the rhythm of words (capitals next to capitals, lone
     lower-case letters between them, as CamelCase names never have) or, in one case, poor in
     vowels (about one letter in five is a vowel at random, more than one in three in English or
-    pinyin)."""
+    pinyin). Shorter runs (16 to 19 letters) count only in one case, almost without a vowel and
+    almost without a repeated letter ("kqzbmwrtyplxhfjd")."""
     if not value.isascii() or not value.isalpha():
         return False
     if len(value) < RANDOM_LETTERS_MIN:  # shorter: one case, hardly a vowel, hardly a letter twice
