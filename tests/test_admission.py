@@ -868,9 +868,8 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "bot 上のメッセージは忘れてください 記録しないでね",
     ],
 )
-def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
-    verdict = admit(text)
-    assert not verdict.admit and verdict.reason == "do_not_remember", text
+def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
+    _refused(text, "do_not_remember")
 
 
 @pytest.mark.parametrize(
@@ -945,7 +944,7 @@ def test_requests_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -
         "刚才那个韩国网友说 잊어버려 是让我忘掉的意思吗",
     ],
 )
-def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) -> None:
+def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
     assert admit(text).stored_as_is, (text, admit(text))
 
 
@@ -970,7 +969,7 @@ def test_near_misses_of_the_eighteenth_to_twenty_third_sets_are_kept(text: str) 
         "企业微信的corpsecret是 Rk8vN2xQpL5mT9wZ3cYh7bJ4dF6gS1aE0uI-oKqWnXe",
     ],
 )
-def test_secrets_the_eighteenth_to_twenty_third_sets_found_missing(text: str) -> None:
+def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:
     verdict = admit(text)
     assert (not verdict.admit and verdict.reason == "credential") or verdict.redacted, (text, verdict)
 

@@ -13,7 +13,14 @@ import re
 
 from .learned import do_not_remember_model
 from .normalise import clauses
-from .requests import about_something_else, asks_to_erase, explained_away, without_quotes
+from .requests import (
+    GAME_NOT_ITS_NAME,
+    NOT_ITS_CONTENT,
+    about_something_else,
+    asks_to_erase,
+    explained_away,
+    without_quotes,
+)
 
 _I = re.IGNORECASE
 
@@ -52,7 +59,7 @@ _CUN_PLACE = re.compile(
 )
 _DEGREE = re.compile(r"(?:得)?(?:那么|这么|太|那样|这样)")
 _OBJECT_NOT_MEMORY = re.compile(
-    r"钱|存款|(?:照片|图片|视频|文件|文档|截图)(?![^，。,|]{0,3}(?:内容|信息|文字|东西))|游戏(?![名账昵]|id)"
+    rf"钱|存款|(?:照片|图片|视频|文件|文档|截图){NOT_ITS_CONTENT}|{GAME_NOT_ITS_NAME}"
     r"|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
     r"|cookie|明文|密文|密码|货|材料|物料|商品|库存|零件|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
     r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|(?<!截)图(?!片)|表格|网页|冰箱|冰柜|冷冻|冷藏"
@@ -260,7 +267,7 @@ def model_consulted(text: str) -> bool:
     if _TURNS_AWAY.search(_A_NOT_A.sub(" ", text)) is None:
         return False
     cues = list(_MODEL_CUE.finditer(text)) or list(_WHAT_WAS_SAID.finditer(text))
-    if cues and all(_REPORTED.search(text[max(0, cue.start() - 12) : cue.start()]) for cue in cues):
+    if cues and all(_reported_before(text, cue.start()) for cue in cues):
         return False  # someone else's words, reported: "他跟我说 别把这事记心里"
     return not explained_away(text)
 
@@ -283,7 +290,7 @@ def _rules_ask(text: str) -> bool:
         return True
     if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
         return True
-    if any(not _reported(text[: match.start()]) for match in _PLEASE_FORGET.finditer(text)):
+    if any(not _reported_before(text, match.start(), 10) for match in _PLEASE_FORGET.finditer(text)):
         return True
     if _ADDRESSES_BOT.search(text) and _NOT_LEARN_OR_KEEP.search(text):
         return True
@@ -294,14 +301,13 @@ def _rules_ask(text: str) -> bool:
 def _said_by_the_speaker(pattern: re.Pattern[str], text: str) -> bool:
     """Whether ``pattern`` matches words that are not reported from someone else ("韩国网友说 잊어버려",
     "有个姐妹让bot忘了她的地址": the match's own first word may be the report's verb)."""
-    return any(
-        not _REPORTED.search(text[max(0, match.start() - 12) : match.start() + 1]) for match in pattern.finditer(text)
-    )
+    return any(not _reported_before(text, match.start() + 1, 13) for match in pattern.finditer(text))
 
 
-def _reported(before: str) -> bool:
-    """Whether what follows is someone else's words ("老师说请忘记…") rather than the speaker's."""
-    return bool(_REPORTED.search(before[-10:]))
+def _reported_before(text: str, position: int, window: int = 12) -> bool:
+    """Whether the ``window`` characters before ``position`` report someone else's words ("老师说请忘记…",
+    "他跟我说 别把这事记心里"), so that what follows is not the speaker's."""
+    return _REPORTED.search(text[max(0, position - window) : position]) is not None
 
 
 def _english(text: str) -> bool:

@@ -21,10 +21,14 @@ _STORED = (
     r"(?:记忆|记录|数据库|资料|档案|备忘|记下的|记住的|存下的|存的|记的|关于我|对我的|我说的|我发的|说过的|发过的"
     r"|聊天内容|那些话|醉话|那条|这条|那段|这段|那几条|这几条|那些|消息)"
 )
+# A file or a game, not what is in it or what it is called ("截图里的内容", "游戏名"): shared with
+# ``intent``'s objects that are not the bot's memory.
+NOT_ITS_CONTENT = r"(?![^，。,|]{0,3}(?:内容|信息|文字|东西))"
+GAME_NOT_ITS_NAME = r"游戏(?![名账昵]|id)"
 _NOT_STORED = re.compile(
     # files and things of one's own (what is in a photo or a screenshot is what was said)
-    r"(?:照片|图片|视频|文件|文档)(?![^，。,]{0,3}(?:内容|信息|文字|东西))"
-    r"|好友|app|软件|应用|游戏(?![名账昵]|id)|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
+    rf"(?:照片|图片|视频|文件|文档){NOT_ITS_CONTENT}"
+    rf"|好友|app|软件|应用|{GAME_NOT_ITS_NAME}|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
     r"|关卡|这关|副本|读档|存档点|通关|硬盘|网盘|云盘|u盘"
     # a group's own messages, a chat with someone else
     r"|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录"
@@ -207,10 +211,10 @@ def without_quotes(text: str) -> str:
 def asks_to_erase(text: str) -> bool:
     """Whether ``text`` (folded, quotes of others removed) asks the bot to delete, forget or keep
     nothing of what it was told or stored."""
-    amnesia = _AMNESIA.search(text) is not None and not _NOT_A_REMOVAL.search(text)  # not "我已经选择性失忆了"
-    if amnesia or _KEEP_NOTHING.search(text) or _NO_WRITE.search(text) or _OUT_OF_MEMORY.search(text):
+    if _KEEP_NOTHING.search(text) or _NO_WRITE.search(text) or _OUT_OF_MEMORY.search(text):
         return True
-    if _FORGET_ASKED.search(text) and not _NOT_A_REMOVAL.search(text):
+    # asked to forget, unless the speaker is the one who forgot ("我已经选择性失忆了")
+    if (_AMNESIA.search(text) or _FORGET_ASKED.search(text)) and not _NOT_A_REMOVAL.search(text):
         return True
     sentences = _sentences(text)
     if len(text) <= 60 and len(sentences) > 1:  # a short message is one request, however punctuated
