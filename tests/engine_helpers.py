@@ -81,9 +81,10 @@ async def empty_job_queue() -> None:
         await session.commit()
 
 
-def historian_llm(preset: str) -> dict[str, Any]:
-    """The ``llm`` settings of a test engine whose historian calls ``preset`` once, without retries."""
-    return {"preset": preset, "timeout_seconds": 2.0, "max_retries": 0, "backoff_initial_seconds": 0.01,
+def historian_llm(preset: str, timeout_seconds: float = 10.0) -> dict[str, Any]:
+    """The ``llm`` settings of a test engine whose historian calls ``preset`` once, without retries.
+    The timeout is generous: a loaded CI machine took over 2 s for a first call to the fake model."""
+    return {"preset": preset, "timeout_seconds": timeout_seconds, "max_retries": 0, "backoff_initial_seconds": 0.01,
             "backoff_max_seconds": 0.02}  # fmt: skip
 
 

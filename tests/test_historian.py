@@ -55,10 +55,10 @@ def fact(text: str, *sources: int, happened_on: str = "", kind: str = "event") -
     return {"text": text, "sources": list(sources) or [1], "happened_on": happened_on, "kind": kind}
 
 
-async def historian_engine(tmp_root, chroma_port, **historian: Any):  # type: ignore[no-untyped-def]
+async def historian_engine(tmp_root, chroma_port, llm=LLM, **historian: Any):  # type: ignore[no-untyped-def]
     """The historian alone: card merges (their own jobs, tests/test_profile_merge.py) are off."""
     return await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 2, **historian}, profiles={"merge": False}
+        tmp_root, chroma_port, llm=llm, historian={"job_max_retries": 2, **historian}, profiles={"merge": False}
     )
 
 
@@ -244,10 +244,10 @@ async def test_a_failing_model_retries_then_fails_the_job_and_the_worker_lives_o
 
 
 async def test_a_model_that_times_out_is_a_failed_attempt(tmp_root, chroma_port, model) -> None:
-    engine = await historian_engine(tmp_root, chroma_port)
+    engine = await historian_engine(tmp_root, chroma_port, llm=historian_llm(PRESET, timeout_seconds=1.0))
     bot = new_bot()
     await end(engine, group(bot, "30008", "10001", "小明"), "QQ号10001（昵称小明）喜欢爬山")
-    model.chat_delays.append(3.0)  # beyond the 2 s timeout
+    model.chat_delays.append(3.0)  # beyond the 1 s timeout
     await engine.historian.run_until_idle(NOW)
     (job,) = await jobs_left(engine)
     assert job.state == "pending" and job.attempts == 1 and "timeout" in job.last_error.lower()
