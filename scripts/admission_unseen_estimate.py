@@ -7,8 +7,9 @@ not read the rules, and was used to improve them only after it was measured. So 
 set, this script takes the rules as they were *before* the set was added (``git archive`` of the
 commit's parent, run in a subprocess), and the learned models trained *without* the set (nor the
 sets added with it, ``scripts/train_admission_model.py``), and counts on the set what the two
-together catch and refuse. The models' gates are today's. Needs the git history (not a shallow
-clone); writes nothing in the repository.
+together catch and refuse: the request and credential models where the old rules said nothing,
+and today's check on the old rules' requests (``intent.overruled``). The models' gates are
+today's. Needs the git history (not a shallow clone); writes nothing in the repository.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import train_admission_model as training  # noqa: E402
+
+from amrita_plugin_cognition.domain.admission import intent  # noqa: E402
 
 FIRST_UNSEEN = 2  # admission_zh_holdout2 onwards: written blind, measured once before use
 _VERDICTS = """
@@ -72,6 +75,15 @@ def _old_verdicts(commit: str, rows: list[dict]) -> dict[str, list]:
     return json.loads(done.stdout)
 
 
+def _overruled(views: dict[str, str], models: dict) -> bool:
+    """Whether today's check would overrule a request the old rules read in Chinese (a line with a
+    secret is left refused: whether that commit's rules caught the secret is not known here)."""
+    view = views["request_check"]
+    if not intent.enough_chinese(view) or (intent.has_memory_cue(view) and intent.foreign_rules_ask(view)):
+        return False
+    return intent.overruled(view, models["request_check"])
+
+
 def main() -> None:
     sets = training.load_sets()
     unseen = sorted(
@@ -94,8 +106,11 @@ def main() -> None:
             admitted, reason = old[row["id"]]
             views = {key: task.view(row["text"]) for key, task in training.TASKS.items()}
             says = any(
-                task.consulted(views[key]) and models[key].says_yes(views[key]) for key, task in training.TASKS.items()
+                training.TASKS[key].consulted(views[key]) and models[key].says_yes(views[key])
+                for key in ("do_not_remember", "credential")
             )
+            if reason == "do_not_remember" and row.get("reason") != "credential" and _overruled(views, models):
+                admitted, reason = True, ""  # a rule's request the check model overrules
             if row["admit"]:
                 key, by_rules = "false_rejections", (not admitted) or reason == "credential"
             elif row.get("reason") == "credential":

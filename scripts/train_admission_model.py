@@ -1,12 +1,17 @@
 """Train admission's learned second opinions (amrita_plugin_cognition/domain/admission/learned.py).
 
-    uv run python scripts/train_admission_model.py                   # train both models on every set, write them
+    uv run python scripts/train_admission_model.py                   # train the models on every set, write them
     uv run python scripts/train_admission_model.py --output DIR      # write the models elsewhere (tests compare)
 
-Data: every ``tests/data/admission_zh*.jsonl`` (the eval format: text, admit, reason). Two models:
+Data: every ``tests/data/admission_zh*.jsonl`` (the eval format: text, admit, reason). Three models:
 
-- ``do_not_remember``: positives are the do-not-remember lines, negatives everything else; it reads
-  the folded text with others' quoted words removed, and is asked only when ``model_consulted``.
+- ``do_not_remember``: positives are the do-not-remember lines, negatives the lines to keep
+  (credential lines are left out: a secret says nothing about a request, and some of them hold
+  one); it reads the folded text with others' quoted words removed, and is asked only when
+  ``model_consulted``.
+- ``request_check``: the same lines, and ``AUGMENT`` requests with content made from them
+  (``with_content``: a short request joined to a line to keep); it weighs the rules' requests
+  (``intent.overruled``), so it must not read what a request carries as its topic.
 - ``credential``: positives are the credential lines, negatives the lines to keep (requests not to
   remember are left out: they say nothing about secrets); it reads the folded text with its
   candidate values marked (``credential_view``) and its shape, and is asked only when
@@ -29,6 +34,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +55,7 @@ from amrita_plugin_cognition.domain.admission.intent import model_consulted  # n
 from amrita_plugin_cognition.domain.admission.learned import (  # noqa: E402
     CREDENTIAL_FILE,
     DO_NOT_REMEMBER_FILE,
+    REQUEST_CHECK_FILE,
     LinearModel,
     grams,
 )
@@ -59,6 +67,11 @@ PACKAGE = ROOT / "amrita_plugin_cognition" / "domain" / "admission"
 # Weights this small change no verdict and are left out of the file.
 PRUNE = 0.01
 FOLDS = 5
+#: Requests with content added to the check model's lines: at 4,000 (with 2,500 real requests)
+#: its scores no longer follow the content, and it still tells the stories and reports apart.
+AUGMENT = 4000
+_JOINTS = ("，", " ", "：", "。", "！", "", "~ ")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,8 @@ class Task:
     consulted: Callable[[str], bool]
     #: The share of out-of-fold negatives the threshold lets through; None: the balanced boundary 0.5.
     train_fp: float | None
+    #: How many requests with content (``with_content``) are added to the training lines.
+    augment: int = 0
 
     def label(self, row: dict) -> bool | None:
         """True for a positive, False for a negative, None for a line this model does not learn from."""
@@ -77,12 +92,21 @@ class Task:
             return False
         if row.get("reason") == self.reason:
             return True
-        return False if self.reason == "do_not_remember" else None
+        return None  # a secret says nothing about a request, nor a request about a secret
 
 
 TASKS = {
     "do_not_remember": Task(
         "do_not_remember", DO_NOT_REMEMBER_FILE, False, lambda text: without_quotes(fold(text)), model_consulted, 0.02
+    ),
+    "request_check": Task(
+        "do_not_remember",
+        REQUEST_CHECK_FILE,
+        False,
+        lambda text: without_quotes(fold(text)),
+        lambda text: True,
+        None,
+        augment=AUGMENT,
     ),
     "credential": Task(
         "credential",
@@ -146,9 +170,32 @@ def _fit(texts: list[str], labels: np.ndarray, *, shape: bool, l2: float, epochs
     return LinearModel(weights=kept, bias=round(float(bias), 4), threshold=0.5, shape=shape)
 
 
+def with_content(rows: list[dict], count: int, seed: int = 7) -> list[dict]:
+    """Requests not to remember that carry something said: a short request from ``rows`` joined to
+    a line to keep from ``rows`` ("别记这个：…", "…，这条别存"). Without them the model reads a
+    request's content as its topic, and a request about a meeting or an order number scores like
+    the ordinary sentences about them."""
+    chance = random.Random(seed)
+    requests = [
+        row["text"]
+        for row in rows
+        if row.get("reason") == "do_not_remember" and 4 <= len(_CJK.findall(row["text"])) <= 10
+    ]
+    contents = [row["text"] for row in rows if row["admit"]]
+    made: list[dict] = []
+    for _ in range(count if requests and contents else 0):
+        request, content = chance.choice(requests), chance.choice(contents)
+        joint = chance.choice(_JOINTS)
+        text = request + joint + content if chance.random() < 0.5 else content + joint + request
+        made.append({"text": text, "admit": False, "reason": "do_not_remember"})
+    return made
+
+
 def train(task: Task, rows: list[dict], *, l2: float = 0.0, epochs: int = 400) -> LinearModel:
     """Fit on ``rows``; the threshold from out-of-fold scores (a model scores its own training
     lines too well to calibrate on them)."""
+    if task.augment:
+        rows = rows + with_content(rows, task.augment)
     labelled = [(task.view(row["text"]), label) for row in rows if (label := task.label(row)) is not None]
     texts = [text for text, _ in labelled]
     labels = np.array([label for _, label in labelled], dtype=np.float64)

@@ -251,6 +251,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout35.jsonl", 0.99),
         ("admission_zh_holdout36.jsonl", 0.99),
         ("admission_zh_holdout37.jsonl", 0.99),
+        ("admission_zh_holdout38.jsonl", 0.99),
+        ("admission_zh_holdout39.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -378,6 +380,22 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     (the previous session's rules: 1.0, 0.950, 4.3 %). Over pairs 24–37 (4,200 sentences):
     credential 0.993, do-not-remember 0.975, false rejections 2.6 %; the previous session's rules
     0.993, 0.923, 4.1 %.
+
+    Most of the false rejections the rules made on those 4,200 sentences (23 of 29 in
+    do-not-remember) scored below 0.2 on a request model trained without them, and only one of
+    683 real requests did. So the rules' requests are now weighed by a third model
+    (``learned.request_check_model``, trained also on requests joined to ordinary sentences so
+    that a request's content is not read as its topic) and overruled where it finds a request
+    unlikely in the message and in each part of it (``intent.overruled``). ``holdout38`` / ``39``,
+    measured once on commit 90388d3: credential 0.989 / 0.978, do-not-remember 0.967 / 0.950,
+    false rejections 6.7 % / 2.0 %; with a first form of the check (the whole message below 0.1,
+    before the sets were read): 0.989 / 0.978, 0.967 / 0.933, 5.3 % / 1.3 % (together 0.983,
+    0.950, 3.3 %); the previous session's rules: 0.978, 0.908, 5.7 %. Then mended in kind: a role
+    who said it (班主任, 队长 …) makes a report, "还没跟家里说" does not, nor does a report the
+    speaker turns from ("你也别存档"); quotes after 一句; what someone said to you; a choice asked
+    about (如果…你会删掉哪段); a product's design question; "那事，删了它"; puzzles' codes;
+    院校代码, couriers' and marketplaces' numbers; a lock's combo in English; a short mixed
+    ``key=`` in a URL; a password spelled with 的 and 数字.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -866,6 +884,13 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "刚那个游戏名你能别记下来吗",
         "봇아 방금 내가 한 말 저장하지 마",
         "bot 上のメッセージは忘れてください 記録しないでね",
+        "你就当我昨天没来过",  # holdout38 and 39
+        "我辞职了 还没跟爸妈说 你先别记下来",
+        "那次队长说了不外传 你也别存档",
+        "上周考砸了那事，删了它",
+        "我被分手这事，忘掉忘掉",
+        "wang ji wo gang cai shuo de",
+        "please delete what I told you about my rent",
     ],
 )
 def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
@@ -942,6 +967,17 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "模板改了 之前存的旧版删掉用新的",
         "小李问我能不能不记他迟到 我说不行",
         "刚才那个韩国网友说 잊어버려 是让我忘掉的意思吗",
+        "密室逃脱最后一关答案是 2718 攻略里都写了",  # holdout38 and 39
+        "报考点代码 5101 专业代码 085400",
+        "中通 ZT7481236590 帮我查下物流",
+        "那款的 ASIN 是 B09XK2LMNP 你看下差评",
+        "舍友说'当我没说' 然后就不理我了",
+        "我爸说我妈唠叨的时候 就当没听见",
+        "@阿杰 老板说你的那些话别往脑子里放",
+        "班主任说群里的通知不用存 看一眼就行",
+        "要是能选择性遗忘 你会忘掉哪段",
+        "我们的助手要不要加遗忘曲线",
+        "she told me to delete what I told you",
     ],
 )
 def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
@@ -967,6 +1003,9 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "团费那张卡的U盾密码258369 月底报销",
         "astrometry的key我申请好了 kqzbmwrtyplxhfjd 填到插件设置里",
         "企业微信的corpsecret是 Rk8vN2xQpL5mT9wZ3cYh7bJ4dF6gS1aE0uI-oKqWnXe",
+        "the safe combo is 12-40-33 ok",  # holdout38 and 39
+        "推流码在这 rtmp://live.example.com/app/x?key=Zq82mPa7Lk 开播用",
+        "密码是 大写的K 小写的p 数字二零二四 然后井号",
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

@@ -17,6 +17,7 @@ from amrita_plugin_cognition.domain.admission.learned import (
     CREDENTIAL_FILE,
     DO_NOT_REMEMBER_FILE,
     MAX_N,
+    REQUEST_CHECK_FILE,
     LinearModel,
     grams,
 )
@@ -35,8 +36,9 @@ def _always(answer: bool) -> LinearModel:
 
 @pytest.fixture
 def models_say() -> Iterator[dict[str, bool]]:
-    """Both models replaced by ones that always answer as the test says."""
-    answers = {DO_NOT_REMEMBER_FILE: False, CREDENTIAL_FILE: False}
+    """The models replaced by ones that always answer as the test says (the request check: yes,
+    so that it overrules nothing unless a test says so)."""
+    answers = {DO_NOT_REMEMBER_FILE: False, CREDENTIAL_FILE: False, REQUEST_CHECK_FILE: True}
     saved = learned.shipped_model
 
     def chosen(name: str) -> LinearModel:
@@ -85,9 +87,55 @@ def test_the_do_not_remember_model_is_asked_only_about_a_memory_word(models_say:
     assert admit("朋友跟我说“这事你听完就删了吧”，我觉得他想多了").stored_as_is
 
 
-def test_without_the_model_the_rules_alone_decide(models_say: dict[str, bool]) -> None:
+def test_without_the_request_model_the_rules_name_the_requests(models_say: dict[str, bool]) -> None:
     assert admit("机器人，这条你就当耳旁风吧").stored_as_is
     assert not admit("这段别记哈，我乱说的").admit  # a rule names this one
+
+
+def test_the_check_model_overrules_the_rules_only_in_chinese_it_can_read(models_say: dict[str, bool]) -> None:
+    models_say[REQUEST_CHECK_FILE] = False  # finds every request very unlikely
+    assert admit("这段别记哈，我乱说的").stored_as_is
+    # English, pinyin, Korean and too little Chinese are the rules' alone
+    for text in ("dont remember this pls 我随口吐槽的", "bie ji a 求你", "방금 내가 한 말 저장하지 마", "别记 ok"):
+        verdict = admit(text)
+        assert not verdict.admit and verdict.reason == "do_not_remember", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "不要放太多盐 记住了啊 上次咸死了",
+        "你的记忆满了会自动删掉旧的吗",
+        "别把小时候的事一直记着，爸妈也不容易",
+    ],
+)
+def test_the_shipped_check_overrules_a_rule_that_misread(text: str) -> None:
+    """Each of these trips a rule (advice, a question about the memory, a grudge), and the check
+    model sets it right."""
+    from amrita_plugin_cognition.domain.admission.intent import _chinese_rules_ask
+
+    assert _chinese_rules_ask(without_quotes(fold(text))), text
+    assert admit(text).stored_as_is, text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "下午三点开会，会议室在三楼",
+        "顺丰单号SF1428736509214 腊肉那单 客户问到哪了",
+        "今天好累 想吃火锅",
+        "楼道杂物周五前清走 不然当垃圾处理",
+        "六级587 够用了吧",
+        "commit 7f3a2c9 修好了导入的bug",
+    ],
+)
+@pytest.mark.parametrize("form", ["这个别记：{}", "{}，这条别存哈", "{} 你就当我没说吧", "这段你别记下来 {}"])
+def test_a_request_stands_whatever_it_carries(form: str, content: str) -> None:
+    """The check model learned requests joined to ordinary sentences: what a request carries (a
+    meeting, an order number) does not make it look like talk about those."""
+    text = form.format(content)
+    verdict = admit(text)
+    assert not verdict.admit and verdict.reason == "do_not_remember", text
 
 
 def test_the_credential_model_is_asked_only_about_a_value_or_a_security_question(models_say: dict[str, bool]) -> None:

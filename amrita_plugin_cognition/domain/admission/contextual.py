@@ -47,8 +47,13 @@ _RECOVERY_TALK = re.compile(
     r"恢复码|备份码|备用码|备用验证码|救援码|紧急码|(?<![A-Za-z])(?:recovery|backup|scratch)\s+codes?(?![A-Za-z])", _I
 )
 # A message about a key that is public, or about a checksum, names a value that is not secret.
+# A puzzle's code is the game's, and every player's: "密室逃脱第二关答案是 0315", "玩解码战 密码是3-1-4".
+PUZZLE_TALK = re.compile(
+    r"密室|谜题|谜底|解谜|解码战|剧本杀|桌游|攻略里|通关攻略|(?<![A-Za-z])(?:escape\s+room|puzzle)", _I
+)
 _NOT_SECRET_TALK = re.compile(
-    r"公钥|指纹|校验和|哈希|提交|版本|金手指|作弊码|秘籍|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
+    PUZZLE_TALK.pattern + r"|公钥|指纹|校验和|哈希|提交|版本|金手指|作弊码|秘籍"
+    r"|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
     r"|hash(?:es|ed|ing)?|commits?|versions?|gameshark|cheats?|push(?:ed)?|merged?|rebased?|revert(?:ed)?|cherry-pick)(?![A-Za-z])|回滚|合并|推送",
     _I,
 )
@@ -82,6 +87,7 @@ _ORDINARY = re.compile(
 _NUMBER_BEFORE = re.compile(
     r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号|坐标|经度|纬度|doi"
     r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额"
+    r"|(?:院校|学校|专业|科目|学科|考点|报考点|单位|行政区划|地区|股票|基金|证券|产品|商品|物料|国家|语言|货币|课程|机场|城市|海关)代码"
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
@@ -147,6 +153,14 @@ def _password_like(value: str) -> bool:
     return shapes.strong_password(value)
 
 
+# A parcel's or a product's number, by its carrier or its marketplace: "圆通 YT7412589630147", "ASIN 是 B08N5WRWNW".
+_PUBLIC_ID_BEFORE = re.compile(
+    r"(?:顺丰|圆通|中通|申通|韵达|极兔|百世|德邦|ems|dhl|ups|fedex|物流|asin|sku|spu|fnsku|upc|ean|货号|款号)"
+    r"[^，。！？,!?\d\u4e00-\u9fff]{0,4}(?:单号|号码|号)?\s*(?:是|为|[:：])?\s*$",
+    _I,
+)
+
+
 def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
     """Candidate values (start, end, value): not inside a URL, not named as an example or as one
     of the numbered things (an order, a room …), not a name. In ``NAME=value`` the value is the
@@ -157,6 +171,8 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
             continue
         before = _before(text, match.start())
         if _EXAMPLE_BEFORE.search(before) or _NUMBER_BEFORE.search(before) or _NAME_BEFORE.search(before):
+            continue
+        if _PUBLIC_ID_BEFORE.search(before) and not match.group().isdigit():
             continue
         if named_example(text, match.start(), match.end()) or _OWNER_OF_PASSWORD.match(text, match.end()):
             continue  # an example, or the account a password is for ("roll20密码忘了")
@@ -198,8 +214,9 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
 _OWNER_OF_PASSWORD = re.compile(r"\s*的?(?:密码|口令|账号|帐号|登录)")
 # A password spelled out by voice: "大写K小写m八八杠2024", "小写abc下划线八八六六".
 _SPELLED_PART = (
-    r"(?:(?:大写|小写)的?\s*[A-Za-z]+|[A-Za-z0-9]+|[零一二三四五六七八九幺两]+"
-    r"|杠|横杠|下划线|点|艾特|井号|星号|感叹号|叹号)"
+    r"(?:(?:然后|再|接着|后面|最后|加上?)?\s*(?:数字)?\s*"
+    r"(?:(?:大写|小写)的?\s*(?:字母)?\s*[A-Za-z]+|[A-Za-z0-9]+|[零一二三四五六七八九幺两]+"
+    r"|杠|横杠|下划线|点|艾特|井号|星号|感叹号|叹号))"
 )
 _SPELLED = re.compile(rf"{_SPELLED_PART}(?:\s*{_SPELLED_PART}){{2,}}")
 _SPELLED_MARK = re.compile(r"大写|小写|下划线|杠|艾特|井号|星号|感叹号|叹号")
@@ -217,7 +234,7 @@ def _password_values(text: str) -> Iterator[Span]:
             if _password_like(value):
                 yield start, end
     # a PIN or a numeric password: a number in a message about a password, a PIN or a lock
-    if _PIN_TALK.search(text):
+    if _PIN_TALK.search(text) and not PUZZLE_TALK.search(text):
         for match in _DIAL.finditer(text):  # a safe's dial
             yield match.span("v")
         for match in _numbers(text):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from . import shapes
 from .codes import CODE_RULES
-from .contextual import contextual_secrets
+from .contextual import PUZZLE_TALK, contextual_secrets
 from .rules import (
     _A,
     _FIGURATIVE_PASSWORD,
@@ -248,6 +248,8 @@ _SEED_PHRASE = re.compile(
 
 def _password_ok(match: re.Match[str], text: str) -> bool:
     value = match.group("v")
+    if PUZZLE_TALK.search(text):
+        return False  # a puzzle's code is every player's
     if _IN_URL_TEMPLATE.search(text[max(0, match.start() - 40) : match.start()]):
         return False  # "mysql://用户名:密码@host": the cue is the template's placeholder, not a label
     # A Chinese cue is rarely followed by an English word that is not the password itself.
@@ -344,7 +346,8 @@ def _assignment_ok(match: re.Match[str], text: str) -> bool:
         return False
     if re.search(r"pass|pwd", name, _I):
         return shapes.plausible_password(value, explicit=True)
-    return shapes.high_entropy_key(value)
+    # a named key or token ("?key=ab93kd8Fq2Zt" in a stream's push URL) may be short but mixed
+    return shapes.high_entropy_key(value) or (len(value) >= 10 and shapes.char_classes(value) >= 3)
 
 
 def _key_ok(match: re.Match[str], text: str) -> bool:

@@ -9,13 +9,16 @@ a mistake (别记错/记混), notes, a diary or accounts (记笔记/记日记/�
 
 from __future__ import annotations
 
+import itertools
 import re
 
-from .learned import do_not_remember_model
+from .learned import LinearModel, do_not_remember_model, request_check_model
 from .normalise import clauses
 from .requests import (
+    _CONSOLING,
     GAME_NOT_ITS_NAME,
     NOT_ITS_CONTENT,
+    SAID_TO_YOU,
     about_something_else,
     asks_to_erase,
     explained_away,
@@ -59,7 +62,7 @@ _CUN_PLACE = re.compile(
 )
 _DEGREE = re.compile(r"(?:得)?(?:那么|这么|太|那样|这样)")
 _OBJECT_NOT_MEMORY = re.compile(
-    rf"钱|存款|(?:照片|图片|视频|文件|文档|截图){NOT_ITS_CONTENT}|{GAME_NOT_ITS_NAME}"
+    rf"钱|存款|(?:照片|图片|视频|文件|文档|截图){NOT_ITS_CONTENT}|{GAME_NOT_ITS_NAME}|{SAID_TO_YOU}"
     r"|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
     r"|cookie|明文|密文|密码|货|材料|物料|商品|库存|零件|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
     r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|(?<!截)图(?!片)|表格|网页|冰箱|冰柜|冷冻|冷藏"
@@ -73,7 +76,8 @@ _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|�
 _REPORTED = re.compile(
     r"(?:老师|他|她|妈|爸|领导|老板|老大|主管|经理|组长|班长|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
     r"|婆婆|公公|大爷|大妈|阿姨|叔叔|顾客|患者|病人|孩子|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐"
-    r"|姐妹|兄弟|哥们|群友|大佬|有个人)"
+    r"|姐妹|兄弟|哥们|群友|大佬|有个人|班主任|辅导员|校长|主任|队长|店长|房东|物业|客服|导游|教官|护士|律师|邻居|亲戚|舅|姑|姨"
+    r"|表哥|表姐|堂哥|堂姐|师父|前辈|上司|面试官|家长|宝妈)"
     r"[^，。,你您]{0,6}?(?:说|讲|让|叫|要求|劝)(?!的)"
     r"|是谁说的|俗话说|老话说|古人说|有句话(?:说|叫)|[\u4e00-\u9fff]{1,3}问我"
     r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
@@ -92,8 +96,8 @@ _HEARD_AND_FORGET = re.compile(
 )
 _IMPERATIVE_TAIL = re.compile(r"^(?:了|掉|记)?(?:它|这个)?(?:吧|哈|啊|呀|就行|就好)|^了吧|^掉吧")
 _UNSAY = re.compile(
-    r"(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|你当|当)(?:我|伊|他|她|我们|俺|人家)?(?:今天|刚才|刚刚|之前)?(?:什么都|啥都)?"
-    r"(?:没|没有|从没|从来没)(?:说|讲|提|问|发|聊|谈|写|打|这回事|发生)|(?<![应相适正每恰担我他她别])(?:就当|你就当|你当)(?:作|成)?不知道"
+    r"(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|你当|当)(?:我|伊|他|她|我们|俺|人家)?(?:今天|昨天|前天|那天|上次|这次|刚才|刚刚|之前)?(?:什么都|啥都)?"
+    r"(?:没|没有|从没|从来没)(?:说|讲|提|问|发|聊|谈|写|打|这回事|发生|来过|出现过)|(?<![应相适正每恰担我他她别])(?:就当|你就当|你当)(?:作|成)?不知道"
     r"|(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|当)(?:你)?(?:没|没有)(?:听|看)(?:见|到|过)"
     r"|(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|你当|当)(?:我|伊|我们|俺)(?:是|在)?(?:瞎|乱|胡)(?:说|讲|扯|诌|讲讲|说说)"
     r"|(?<![应相适正每恰担我他她别])(?:就当|权当|你就当|你当|当)(?:我|伊|我们|俺)?(?:是)?放了?(?:个|一个)?屁"
@@ -147,6 +151,12 @@ _EN_ERASE_MINE = re.compile(
     r"(?:your|ur|the\s+bot'?s?)\s+(?:memory|memories|records?|database|db|notes|brain|head)",
     _I,
 )
+# "Please delete what I told you about my salary" (as an order: not "she told me to delete …").
+_EN_ERASE_TOLD = re.compile(
+    r"(?<![a-z])(?:wipe|delete|erase|remove|drop|scratch|purge)\s+(?:what|everything|anything|all|whatever)\s+(?:that\s+)?i\s+"
+    r"(?:just\s+)?(?:told|said\s+to|shared\s+with|mentioned\s+to|sent)\s+(?:you|u)(?![a-z])",
+    _I,
+)
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
 _EN_FORGET = re.compile(
     r"(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
@@ -192,7 +202,9 @@ _KEEP_THIS = re.compile(r"(?:别|不要|不许|不准)(?:给我)?留着(?:这个
 # Chinese typed in pinyin: "bie ji", "buyao cun", "bu yao jilu".
 _PINYIN = re.compile(
     r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])"
-    r"|(?<![a-z])(?:ni\s*)?(?:wang|shan)\s*(?:le|diao|ji|chu)\s*(?:ba|ha|a)(?![a-z])",
+    r"|(?<![a-z])(?:ni\s*)?(?:wang|shan)\s*(?:le|diao|ji|chu)\s*(?:ba|ha|a)(?![a-z])"
+    # "wang ji wo gang cai shuo de hua": forget what I just said
+    r"|(?<![a-z])(?:wang|shan)\s*(?:le|diao|ji|chu)\s+(?:wo\s*)?(?:gang\s*cai|gang\s*gang|zhe\s*(?:ge|tiao|ju|duan)|na\s*(?:ge|tiao|ju|duan)|shang\s*mian)(?![a-z])",
     re.IGNORECASE,
 )
 
@@ -258,10 +270,24 @@ def enough_chinese(text: str, minimum: int = MODEL_MIN_CJK) -> bool:
     return len(_CJK.findall(text)) >= minimum
 
 
+# A rule's request is overruled when the check model (``learned.request_check_model``) finds a
+# request unlikely in the whole message and in every part of it that holds a memory word: a short
+# request beside a long line of orders and codes ("这个别记：顺丰单号SF…客户问到哪了") keeps its
+# part's score. Measured on 4,200 blind sentences, with the rules of the day before each set and
+# a model trained without it: 17 of the 29 ordinary sentences the rules took for requests (a film
+# about erased memories, someone else's wish, a product's delete button, a cache) were overruled,
+# none of the 683 real requests the rules caught, and none of 6,181 requests made up from those
+# sets' ordinary sentences ("别给我记这个：…", "…，这个别记哈").
+RULES_OVERRULED_BELOW = 0.2
+PART_OVERRULED_BELOW = 0.5
+_PART_BREAK = re.compile(r"[，。！？；\n,!?;:：]|\s+")
+
+
 def model_consulted(text: str) -> bool:
-    """Whether the learned model is asked about ``text`` (folded, quotes of others removed): it is
-    Chinese chat, holds a memory word or points at what was said (``_WHAT_WAS_SAID``), is not
-    plainly about something else (``explained_away``), and turns something away (``_TURNS_AWAY``)."""
+    """Whether the learned model is asked about ``text`` (folded, quotes of others removed) where no
+    rule named a request: it is Chinese chat, holds a memory word or points at what was said
+    (``_WHAT_WAS_SAID``), is not plainly about something else (``explained_away``), and turns
+    something away (``_TURNS_AWAY``)."""
     if not enough_chinese(text) or (_MODEL_CUE.search(text) is None and _WHAT_WAS_SAID.search(text) is None):
         return False
     if _TURNS_AWAY.search(_A_NOT_A.sub(" ", text)) is None:
@@ -273,20 +299,36 @@ def model_consulted(text: str) -> bool:
 
 
 def asks_not_to_remember(text: str) -> bool:
-    """Whether ``text`` (already folded) asks the bot not to keep it: a rule names the request,
-    or, when none does, the learned model (``learned``) reads one in the speaker's own words."""
+    """Whether ``text`` (already folded) asks the bot not to keep it. In Chinese chat the rules
+    and the learned models (``learned``) decide together: a rule's request stands unless the check
+    model finds it unlikely (``overruled``); where no rule names one, the request
+    model decides when the gate (``model_consulted``) lets it. Elsewhere (English, pinyin, Korean, Japanese, or
+    too little Chinese for the model) the rules decide alone."""
     text = without_quotes(text)  # someone else's words are not the speaker's request
-    if has_memory_cue(text) and _rules_ask(text):
+    cue = has_memory_cue(text)
+    if cue and foreign_rules_ask(text):
         return True
+    if cue and _chinese_rules_ask(text):
+        return not (enough_chinese(text) and overruled(text, request_check_model()))
     return model_consulted(text) and do_not_remember_model().says_yes(text)
 
 
-def _rules_ask(text: str) -> bool:
-    if asks_to_erase(text):
-        return True
-    if _english(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _PINYIN.search(text):
-        return True
-    if _said_by_the_speaker(_WISH, text) or _said_by_the_speaker(_OTHER_LANGUAGES, text):
+def overruled(text: str, model: LinearModel) -> bool:
+    """Whether the check ``model`` finds a request unlikely in ``text`` (folded, quotes of others
+    removed) and in each of its parts that hold a memory word."""
+    if model.probability(text) >= RULES_OVERRULED_BELOW:
+        return False
+    parts = (part for part in _PART_BREAK.split(text) if has_memory_cue(part) and enough_chinese(part, 2))
+    return all(model.probability(part) < PART_OVERRULED_BELOW for part in parts)
+
+
+def foreign_rules_ask(text: str) -> bool:
+    """A request in English, pinyin, Korean or Japanese: the learned model knows too little of them."""
+    return _english(text) or bool(_PINYIN.search(text)) or _said_by_the_speaker(_OTHER_LANGUAGES, text)
+
+
+def _chinese_rules_ask(text: str) -> bool:
+    if asks_to_erase(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _said_by_the_speaker(_WISH, text):
         return True
     if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
         return True
@@ -294,8 +336,27 @@ def _rules_ask(text: str) -> bool:
         return True
     if _ADDRESSES_BOT.search(text) and _NOT_LEARN_OR_KEEP.search(text):
         return True
+    spans = clauses(text)
+    if any(_drops_what_was_pointed_at(text[a:b], text[c:d]) for (a, b), (c, d) in itertools.pairwise(spans)):
+        return True
     game = bool(_GAME.search(text))  # 存档 of a game, anywhere in the message
-    return any(_clause_asks(text[start:end], game) for start, end in clauses(text))
+    return any(_clause_asks(text[start:end], game) for start, end in spans)
+
+
+# What was pointed at in one clause, dropped in the next: "上次露营迷路哭了那事，删了它",
+# "我直播只有3个观众这事，忘掉忘掉". An event cannot be deleted, only the memory of it.
+_POINTED_AT_END = re.compile(r"(?:这|那)(?:件)?(?:事|事儿|事情|段|条|句|些)\s*$")
+_DROP_IT = re.compile(
+    r"^\s*(?P<urge>你|就|赶紧|快|直接|给我)*(?P<verb>删了|删掉|忘了|忘掉|忘记|清掉|抹掉)(?P<tail>(?:它|吧|哈|啊|呀|忘掉|删掉|!)*)\s*$"
+)
+
+
+def _drops_what_was_pointed_at(pointed: str, order: str) -> bool:
+    drop = _DROP_IT.match(order) if _POINTED_AT_END.search(pointed) else None
+    if drop is None or about_something_else(pointed) or _CONSOLING.search(pointed):
+        return False
+    # an order, not a report ("那条，删了" may say it is done)
+    return bool(drop.group("urge") or drop.group("tail") or drop.group("verb").endswith("掉"))
 
 
 def _said_by_the_speaker(pattern: re.Pattern[str], text: str) -> bool:
@@ -307,7 +368,16 @@ def _said_by_the_speaker(pattern: re.Pattern[str], text: str) -> bool:
 def _reported_before(text: str, position: int, window: int = 12) -> bool:
     """Whether the ``window`` characters before ``position`` report someone else's words ("老师说请忘记…",
     "他跟我说 别把这事记心里"), so that what follows is not the speaker's."""
-    return _REPORTED.search(text[max(0, position - window) : position]) is not None
+    return _reports(text[max(0, position - window) : position])
+
+
+# A report not made: "还没跟家里说", "没告诉爸妈".
+_NOT_TOLD = re.compile(r"[没不未](?:有)?(?:跟|和|对|告诉)[^，。,]{0,3}$")
+
+
+def _reports(words: str) -> bool:
+    """Whether ``words`` report someone else's words (not a report that was not made)."""
+    return any(not _NOT_TOLD.search(words[: match.start() + 1]) for match in _REPORTED.finditer(words))
 
 
 def _english(text: str) -> bool:
@@ -316,16 +386,25 @@ def _english(text: str) -> bool:
     for match in _EN_DONT.finditer(text):
         if "want" in match.group().lower() or not _EN_SUBJECT.search(text[: match.start()]):
             return True
-    return any(not _EN_NOT_FORGET.search(text[: match.start()]) for match in _EN_FORGET.finditer(text))
+    orders = [*_EN_FORGET.finditer(text), *_EN_ERASE_TOLD.finditer(text)]
+    return any(not _EN_NOT_FORGET.search(text[: match.start()]) for match in orders)
 
 
 def _clause_asks(clause: str, game: bool) -> bool:
     unsay = _UNSAY.search(clause)
-    if (unsay and not _AS_IF.match(clause[unsay.end() :])) or _forgets(clause):
+    if unsay and not _AS_IF.match(clause[unsay.end() :]) and not _reported_unsay(clause, unsay):
+        return True
+    if _forgets(clause):
         return True
     if _NAMES_MEMORY.search(clause) and _DELETE.search(clause) and not about_something_else(clause):
         return True
     return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
+
+
+def _reported_unsay(clause: str, unsay: re.Match[str]) -> bool:
+    """A retraction in someone else's advice ("我爸说我妈唠叨的时候 就当没听见"), unless it is
+    said to the bot ("我妈说了我几句 你就当没听见")."""
+    return not unsay.group().startswith("你") and _reported_before(clause, unsay.start(), 16)
 
 
 def _forgets(clause: str) -> bool:
@@ -359,6 +438,10 @@ def _forgets(clause: str) -> bool:
     return False
 
 
+# The speaker turns to the bot after a report: "队长说了不外传 你也别存档" (not "大爷说 医生你可别记着我").
+_TURNS_TO_YOU = re.compile(r"(?:^|[\s,，])(?:那|所以|反正)?你(?:也|就)\s*$")
+
+
 def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bool:
     window = clause[negation.end() : negation.end() + 16]
     match = _VERB.search(window)
@@ -369,7 +452,8 @@ def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bo
     verb, fill = match.group("verb"), window[: match.start()]
     post = clause[negation.end() + match.end() : negation.end() + match.end() + 8]
     topic = clause[: negation.start()]
-    if _FILL_NOT_ABOUT_MEMORY.search(fill) or _REPORTED.search(topic) or _DEGREE.match(post):
+    reported = _reports(topic) and not _TURNS_TO_YOU.search(topic)
+    if _FILL_NOT_ABOUT_MEMORY.search(fill) or reported or _DEGREE.match(post):
         return False
     if _OBJECT_NOT_MEMORY.search(topic[-8:] + "|" + fill + "|" + re.split(r"[\s，。！？,!?]", post[:6])[0]):
         return False

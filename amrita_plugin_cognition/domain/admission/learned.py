@@ -14,8 +14,13 @@ security question, and it also reads the message's shape (digits as 0, letters a
 six-digit code is one feature whatever its digits. It reads each candidate between marks, with the
 characters a few places before and after it as features of their own: the cue of a code is near it.
 
-The models are data (``do_not_remember_model.json``, ``credential_model.json``: weights per
-n-gram), loaded once. Scoring is a sum of weights: a few microseconds per message.
+A third model of the same kind checks the rules' requests: a rule that reads a request in a film
+about erased memories, someone else's wish or a product's delete button is overruled when that
+model finds a request unlikely in the message and in each of its parts (``intent.overruled``).
+
+The models are data (``do_not_remember_model.json``, ``request_check_model.json``,
+``credential_model.json``: weights per n-gram), loaded once. Scoring is a sum of weights: a few
+microseconds per message.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from functools import cache
 from importlib import resources
 
 DO_NOT_REMEMBER_FILE = "do_not_remember_model.json"
+REQUEST_CHECK_FILE = "request_check_model.json"
 CREDENTIAL_FILE = "credential_model.json"
 MAX_N = 3
 #: Shape n-grams (only those holding a digit or a letter): 3 to 5 long.
@@ -134,6 +140,12 @@ def shipped_model(name: str) -> LinearModel:
 
 def do_not_remember_model() -> LinearModel:
     return shipped_model(DO_NOT_REMEMBER_FILE)
+
+
+def request_check_model() -> LinearModel:
+    """The check on the rules' requests: trained like ``do_not_remember_model`` and also on
+    requests joined to ordinary sentences, so that what a request carries is not read as its topic."""
+    return shipped_model(REQUEST_CHECK_FILE)
 
 
 def credential_model() -> LinearModel:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 # Someone else's words in quotes, introduced as said or asked by them.
-_QUOTED = re.compile(r"(?:说|讲|道|问|告诉我|回复)[:：]?\s*[“\"「『‘'][^”\"」』’']{0,80}[”\"」』’']")
+_QUOTED = re.compile(r"(?:说|讲|道|问|告诉我|回复|句|写着)[:：]?\s*[“\"「『‘'][^”\"」』’']{0,80}[”\"」』’']")
 
 _ASKS = r"(?:你|您|请|帮我|麻烦|拜托|求你|能不能|可不可以|可以|给我)"
 _DELETE_VERB = r"(?:删掉|删了|删除|删咗|删|清理掉?|清掉|清除|清空|清咗|清一清|去掉|移除|抹掉|抹去|剔除|消掉|消除|消失)"
@@ -25,6 +25,8 @@ _STORED = (
 # ``intent``'s objects that are not the bot's memory.
 NOT_ITS_CONTENT = r"(?![^，。,|]{0,3}(?:内容|信息|文字|东西))"
 GAME_NOT_ITS_NAME = r"游戏(?![名账昵]|id)"
+# What someone else said to the one addressed: "领导骂你的话别往脑子里放" consoles a friend.
+SAID_TO_YOU = r"(?:骂|说|怼|批评|损|笑话|吼|凶)(?:了)?你的(?:话|那些|那几句|那句)"
 _NOT_STORED = re.compile(
     # files and things of one's own (what is in a photo or a screenshot is what was said)
     rf"(?:照片|图片|视频|文件|文档){NOT_ITS_CONTENT}"
@@ -35,8 +37,13 @@ _NOT_STORED = re.compile(
     # someone else's memories, stories and titles
     r"|(?:别人|他人|他|她|他们|她们|对方|人们|主角|角色|人类|大家)的记忆|主角|女主|男主|小说|剧本|《[^》]{1,20}》"
     r"|(?:电影|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是|(?:删除?|清除|消除)记忆的"
+    rf"|{SAID_TO_YOU}"
+    # a choice asked about, not made: "如果能选择性遗忘，你会删掉哪段记忆"
+    r"|(?:如果|要是|假如|假设|假若|倘若)[^。！？!?]{0,24}?(?:会|想|要)[^。！？!?]{0,8}?(?:哪|什么|啥|谁)"
+    r"|你们?(?:会|想)(?:删|忘|清)[^。！？!?]{0,6}?(?:哪|什么|啥)"
     # what a product or a program should keep
-    r"|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版"
+    r"|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版|遗忘曲线|遗忘机制"
+    r"|(?:要不要|该不该|应不应该|应该|需不需要)(?:加|支持|做|上线|提供|设计|引入)"
     r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis",
     re.IGNORECASE,
 )
