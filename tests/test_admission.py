@@ -253,6 +253,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout37.jsonl", 0.99),
         ("admission_zh_holdout38.jsonl", 0.99),
         ("admission_zh_holdout39.jsonl", 0.99),
+        ("admission_zh_holdout40.jsonl", 0.99),
+        ("admission_zh_holdout41.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -396,6 +398,17 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     about (如果…你会删掉哪段); a product's design question; "那事，删了它"; puzzles' codes;
     院校代码, couriers' and marketplaces' numbers; a lock's combo in English; a short mixed
     ``key=`` in a URL; a password spelled with 的 and 数字.
+    ``holdout40`` / ``41``, measured once on commit d510566 (the check in its final form):
+    credential 0.989 / 1.0, do-not-remember 0.967 / 0.967, false rejections 2.0 % / 1.3 %
+    (together 0.994, 0.967, 1.7 %, the first pair under the 2 % target; the rules of this
+    session's start: 0.989, 0.967, 3.7 %; the previous session's: 0.983, 0.900, 6.0 %). Over pairs
+    24–41 (5,400 sentences, each measured once on the rules and models of its day): credential
+    0.993, do-not-remember 0.975, false rejections 2.4 %; the previous session's rules 0.991,
+    0.927, 4.0 %. Then mended: a report only counts just before the request (a long story may
+    have one far earlier), quotes after 口头禅是, a question about what the bot would do
+    (如果我让你忘掉…你真的能忘吗), advisories and hex error codes, 报错 before a value, a
+    password read out with commas and 幺洞拐, pinyin with words between (bie wang nao zi li ji),
+    "not in your memory".
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -891,6 +904,9 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "我被分手这事，忘掉忘掉",
         "wang ji wo gang cai shuo de",
         "please delete what I told you about my rent",
+        "考研失利 二战也没上 家里还一直催 唉算了 这些你别记",  # holdout40 and 41
+        "bie wang xiao ben ben li cun a",
+        "not in your memory pls, the part about my loan",
     ],
 )
 def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
@@ -978,6 +994,11 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "要是能选择性遗忘 你会忘掉哪段",
         "我们的助手要不要加遗忘曲线",
         "she told me to delete what I told you",
+        "CVE-2021-44228 那个漏洞 你们服务升级了没",  # holdout40 and 41
+        "电脑开机报错0xc0000225 怎么修",
+        "他的口头禅是「这个别存」 结果自己全存了",
+        "如果我让你删掉一件事 你真的会删吗",
+        "假如我跟你说别记 你是删掉还是打标记",
     ],
 )
 def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
@@ -1006,6 +1027,7 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "the safe combo is 12-40-33 ok",  # holdout38 and 39
         "推流码在这 rtmp://live.example.com/app/x?key=Zq82mPa7Lk 开播用",
         "密码是 大写的K 小写的p 数字二零二四 然后井号",
+        "wifi密码念给你：大写M，小写t，幺洞拐，两个九，井号",  # holdout40 and 41
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

@@ -76,6 +76,7 @@ _ORDINARY = re.compile(
     r"|[A-Za-z]\d{2,4}|\d{2,4}[A-Za-z]|(?-i:[A-Z]{2,4}\d{2,5})"  # models, settings, colours: A380, ISO400, 2935C
     r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
+    r"|0x[0-9a-f]{1,16}|(?:cve|cwe|cnvd|cnnvd)-\d{4}-\d{3,7}|ghsa(?:-[0-9a-z]{4}){3}"  # error codes, advisories
     # names of settings and paths: DASHSCOPE_API_KEY, api_key, global.index-url, /usr/bin
     r"|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|/?[a-z]+(?:[_.\-/][a-z]+)+)"
     # amounts and ranges with a unit: 62.3kg, 24-70mm, 5000mah
@@ -88,7 +89,7 @@ _NUMBER_BEFORE = re.compile(
     r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号|坐标|经度|纬度|doi"
     r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额"
     r"|(?:院校|学校|专业|科目|学科|考点|报考点|单位|行政区划|地区|股票|基金|证券|产品|商品|物料|国家|语言|货币|课程|机场|城市|海关)代码"
-    r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|(?:error|status|http)\s*(?:code)?(?![a-z])"
+    r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|报错|蓝屏|故障码|异常码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
 )
@@ -215,10 +216,10 @@ _OWNER_OF_PASSWORD = re.compile(r"\s*的?(?:密码|口令|账号|帐号|登录)"
 # A password spelled out by voice: "大写K小写m八八杠2024", "小写abc下划线八八六六".
 _SPELLED_PART = (
     r"(?:(?:然后|再|接着|后面|最后|加上?)?\s*(?:数字)?\s*"
-    r"(?:(?:大写|小写)的?\s*(?:字母)?\s*[A-Za-z]+|[A-Za-z0-9]+|[零一二三四五六七八九幺两]+"
+    r"(?:(?:大写|小写)的?\s*(?:字母)?\s*[A-Za-z]+|(?:[两二三四]个)?[A-Za-z0-9]+|(?:[两二三四]个)?[零一二三四五六七八九幺两洞拐勾]+"
     r"|杠|横杠|下划线|点|艾特|井号|星号|感叹号|叹号))"
 )
-_SPELLED = re.compile(rf"{_SPELLED_PART}(?:\s*{_SPELLED_PART}){{2,}}")
+_SPELLED = re.compile(rf"{_SPELLED_PART}(?:[\s,、]*{_SPELLED_PART}){{2,}}")
 _SPELLED_MARK = re.compile(r"大写|小写|下划线|杠|艾特|井号|星号|感叹号|叹号")
 
 

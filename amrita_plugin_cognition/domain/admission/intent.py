@@ -16,6 +16,7 @@ from .learned import LinearModel, do_not_remember_model, request_check_model
 from .normalise import clauses
 from .requests import (
     _CONSOLING,
+    ASKS_WHAT_IF,
     GAME_NOT_ITS_NAME,
     NOT_ITS_CONTENT,
     SAID_TO_YOU,
@@ -83,6 +84,7 @@ _REPORTED = re.compile(
     r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
 )
 
+_ASKS_WHAT_IF = re.compile(ASKS_WHAT_IF)
 _WISH = re.compile(
     r"(?<!不会)(?<!不能)(?<!别)(?<!不要)让(?:你|bot)(?:完全|彻底|永远|再也)?(?:不记得|忘掉|忘了|忘记)"
     r"|(?:不想|不希望|不愿意?|不要|别)(?:让|把)?(?:这个|这件事|这事|这些话?|它|我说的话?)?(?:让|被)(?:你|它|机器人|bot|ai)?(?:给)?"
@@ -136,6 +138,8 @@ _EN_DONT = re.compile(
     r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
     r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:])))"
     r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
+    r"|(?:^|[,.!?;]\s*)(?:but\s+)?not\s+in\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
+    r"|keep\s+(?:this|that|it)\s+out\s+of\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
     r"|pretend\s+(?:you|u)\s+(?:never|didn'?t)\s+(?:heard?|saw|see|read)"
     r"|(?:rather|prefer(?:\s+it\s+if)?)\s+(?:you|u)\s+(?:not|didn'?t|don'?t|never)\s+(?:keep|remember|store|save|record|log|memori[sz]e)",
     _I,
@@ -203,6 +207,8 @@ _KEEP_THIS = re.compile(r"(?:别|不要|不许|不准)(?:给我)?留着(?:这个
 _PINYIN = re.compile(
     r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])"
     r"|(?<![a-z])(?:ni\s*)?(?:wang|shan)\s*(?:le|diao|ji|chu)\s*(?:ba|ha|a)(?![a-z])"
+    # "bie wang nao zi li ji a": a few words between (not 别忘了 "bie wang le", not 记得 "ji de")
+    r"|(?<![a-z])(?:bie|buyao|bu\s+yao)\s+(?!wang\s*(?:le|ji|diao))(?:[a-z]+\s+){1,6}(?:ji|cun|jilu|baocun|jizhu)(?!\s*de)(?![a-z])"
     # "wang ji wo gang cai shuo de hua": forget what I just said
     r"|(?<![a-z])(?:wang|shan)\s*(?:le|diao|ji|chu)\s+(?:wo\s*)?(?:gang\s*cai|gang\s*gang|zhe\s*(?:ge|tiao|ju|duan)|na\s*(?:ge|tiao|ju|duan)|shang\s*mian)(?![a-z])",
     re.IGNORECASE,
@@ -328,6 +334,8 @@ def foreign_rules_ask(text: str) -> bool:
 
 
 def _chinese_rules_ask(text: str) -> bool:
+    if _ASKS_WHAT_IF.search(text):  # "如果我让你忘掉一件事，你真的能忘吗" asks how, not for it
+        return False
     if asks_to_erase(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _said_by_the_speaker(_WISH, text):
         return True
     if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
@@ -452,7 +460,7 @@ def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bo
     verb, fill = match.group("verb"), window[: match.start()]
     post = clause[negation.end() + match.end() : negation.end() + match.end() + 8]
     topic = clause[: negation.start()]
-    reported = _reports(topic) and not _TURNS_TO_YOU.search(topic)
+    reported = _reports(topic[-14:]) and not _TURNS_TO_YOU.search(topic)  # a report just before
     if _FILL_NOT_ABOUT_MEMORY.search(fill) or reported or _DEGREE.match(post):
         return False
     if _OBJECT_NOT_MEMORY.search(topic[-8:] + "|" + fill + "|" + re.split(r"[\s，。！？,!?]", post[:6])[0]):

@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 
 # Someone else's words in quotes, introduced as said or asked by them.
-_QUOTED = re.compile(r"(?:说|讲|道|问|告诉我|回复|句|写着)[:：]?\s*[“\"「『‘'][^”\"」』’']{0,80}[”\"」』’']")
+_QUOTED = re.compile(
+    r"(?:说|讲|道|问|告诉我|回复|句|写着|(?:口头禅|原话|台词|签名|标语|标题|歌词)(?:就)?是?)[:：]?\s*"
+    r"[“\"「『‘'][^”\"」』’']{0,80}[”\"」』’']"
+)
 
 _ASKS = r"(?:你|您|请|帮我|麻烦|拜托|求你|能不能|可不可以|可以|给我)"
 _DELETE_VERB = r"(?:删掉|删了|删除|删咗|删|清理掉?|清掉|清除|清空|清咗|清一清|去掉|移除|抹掉|抹去|剔除|消掉|消除|消失)"
@@ -25,6 +28,12 @@ _STORED = (
 # ``intent``'s objects that are not the bot's memory.
 NOT_ITS_CONTENT = r"(?![^，。,|]{0,3}(?:内容|信息|文字|东西))"
 GAME_NOT_ITS_NAME = r"游戏(?![名账昵]|id)"
+# How the bot would take a request, asked: "如果我让你忘掉一件事，你真的能忘吗",
+# "假如我跟你说别记，你是直接删还是打标记".
+ASKS_WHAT_IF = (
+    r"(?:如果|要是|假如|假设|万一|假若|倘若)我(?:跟你说?|对你说?|让你|叫你|要你|要求你|请你)[^。！？!?]{0,24}?(?:你|bot)"
+    r"[^。！？!?]{0,12}?(?:吗|么|还是|[?？]|能不能|会不会|是不是)"
+)
 # What someone else said to the one addressed: "领导骂你的话别往脑子里放" consoles a friend.
 SAID_TO_YOU = r"(?:骂|说|怼|批评|损|笑话|吼|凶)(?:了)?你的(?:话|那些|那几句|那句)"
 _NOT_STORED = re.compile(
@@ -41,6 +50,7 @@ _NOT_STORED = re.compile(
     # a choice asked about, not made: "如果能选择性遗忘，你会删掉哪段记忆"
     r"|(?:如果|要是|假如|假设|假若|倘若)[^。！？!?]{0,24}?(?:会|想|要)[^。！？!?]{0,8}?(?:哪|什么|啥|谁)"
     r"|你们?(?:会|想)(?:删|忘|清)[^。！？!?]{0,6}?(?:哪|什么|啥)"
+    rf"|{ASKS_WHAT_IF}"
     # what a product or a program should keep
     r"|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版|遗忘曲线|遗忘机制"
     r"|(?:要不要|该不该|应不应该|应该|需不需要)(?:加|支持|做|上线|提供|设计|引入)"
