@@ -15,8 +15,8 @@ import re
 from .learned import LinearModel, do_not_remember_model, request_check_model
 from .normalise import clauses
 from .requests import (
-    _CONSOLING,
     ASKS_WHAT_IF,
+    CONSOLING,
     GAME_NOT_ITS_NAME,
     NOT_ITS_CONTENT,
     SAID_TO_YOU,
@@ -361,7 +361,7 @@ _DROP_IT = re.compile(
 
 def _drops_what_was_pointed_at(pointed: str, order: str) -> bool:
     drop = _DROP_IT.match(order) if _POINTED_AT_END.search(pointed) else None
-    if drop is None or about_something_else(pointed) or _CONSOLING.search(pointed):
+    if drop is None or about_something_else(pointed) or CONSOLING.search(pointed):
         return False
     # an order, not a report ("那条，删了" may say it is done)
     return bool(drop.group("urge") or drop.group("tail") or drop.group("verb").endswith("掉"))

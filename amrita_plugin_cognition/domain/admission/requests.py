@@ -72,7 +72,7 @@ _FORGET_NOW = re.compile(
     r"|(?:你|侬|汝)(?:就|赶紧|快)?给我(?:都|全)?(?:忘掉|忘了|忘记)(?:它|这个)?\s*(?:吧|哈|啊|呀|$)"
 )
 # Letting go of a person or a grief is not the bot's memory: "忘了吧，那个人不值得你难过".
-_CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人")
+CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人")
 _AMNESIA = re.compile(
     r"选择性失忆|失忆一下|记性差一?点|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆|清掉|清空|清|删掉|删了|删|销毁|焚)"
 )
@@ -246,4 +246,4 @@ def asks_to_erase(text: str) -> bool:
     for pattern in (_DELETE_REQUEST, _DELETE_STORED):
         if any(not about_something_else(match.group()) for match in pattern.finditer(text)):
             return True
-    return _FORGET_NOW.search(text) is not None and _CONSOLING.search(text) is None
+    return _FORGET_NOW.search(text) is not None and CONSOLING.search(text) is None
