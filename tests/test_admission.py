@@ -255,6 +255,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout39.jsonl", 0.99),
         ("admission_zh_holdout40.jsonl", 0.99),
         ("admission_zh_holdout41.jsonl", 0.99),
+        ("admission_zh_holdout42.jsonl", 0.99),
+        ("admission_zh_holdout43.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -401,14 +403,22 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     ``holdout40`` / ``41``, measured once on commit d510566 (the check in its final form):
     credential 0.989 / 1.0, do-not-remember 0.967 / 0.967, false rejections 2.0 % / 1.3 %
     (together 0.994, 0.967, 1.7 %, the first pair under the 2 % target; the rules of this
-    session's start: 0.989, 0.967, 3.7 %; the previous session's: 0.983, 0.900, 6.0 %). Over pairs
-    24–41 (5,400 sentences, each measured once on the rules and models of its day): credential
-    0.993, do-not-remember 0.975, false rejections 2.4 %; the previous session's rules 0.991,
-    0.927, 4.0 %. Then mended: a report only counts just before the request (a long story may
-    have one far earlier), quotes after 口头禅是, a question about what the bot would do
+    session's start: 0.989, 0.967, 3.7 %; the previous session's: 0.983, 0.900, 6.0 %). Then
+    mended: a report only counts just before the request (a long story may have one far
+    earlier), quotes after 口头禅是, a question about what the bot would do
     (如果我让你忘掉…你真的能忘吗), advisories and hex error codes, 报错 before a value, a
     password read out with commas and 幺洞拐, pinyin with words between (bie wang nao zi li ji),
-    "not in your memory".
+    "not in your memory". ``holdout42`` / ``43``, measured once on commit f4cb0bc: credential
+    0.967 / 1.0, do-not-remember 0.950 / 0.983, false rejections 2.0 % / 3.3 % (together 0.983,
+    0.967, 2.7 %; this session's starting rules 0.978, 0.958, 4.7 %; the previous session's 0.972,
+    0.850, 7.0 %). Over pairs 24–43 (6,000 sentences, each measured once on the rules and models
+    of its day): credential 0.991, do-not-remember 0.972, false rejections 2.7 %; the previous
+    session's rules on the same 0.988, 0.912, 4.7 %. The two pairs measured on the final check:
+    0.989, 0.967, 2.2 %. Then mended: pinyin with tone marks, pinyin codes (yanzhengma wu san …,
+    mi ma shi …), a hypothetical about anyone's request, a switch's quoted name, a token not to
+    put in a file, "forget my …", "forget I ever mentioned", a threat with 你再…我就, a dial's
+    turns (左转3圈到28), places and catalogues (库位, BWV), product codes (K-3021), a public redeem
+    code, a security question chosen but not answered.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -907,6 +917,10 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "考研失利 二战也没上 家里还一直催 唉算了 这些你别记",  # holdout40 and 41
         "bie wang xiao ben ben li cun a",
         "not in your memory pls, the part about my loan",
+        "wàng diào wǒ gāng cái shuō de",  # holdout42 and 43
+        "plz forget my phone number I sent",
+        "forget I ever mentioned my ex, ok?",
+        "你再把我的生日记下来我就拉黑你",
     ],
 )
 def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
@@ -999,6 +1013,14 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "他的口头禅是「这个别存」 结果自己全存了",
         "如果我让你删掉一件事 你真的会删吗",
         "假如我跟你说别记 你是删掉还是打标记",
+        "假如有人让你删记忆 你会告诉别人吗",  # holdout42 and 43
+        "文档里写 export TOKEN=<your-token> 别真把token写进去",
+        "我在给机器人加一个'这条不记录'的开关",
+        "釉料 K-3021 烧出来很透",
+        "库位 B3-07-02 该盘点了",
+        "BWV 846 是老师布置的第一首",
+        "全服兑换码 ANNIV2024 官方发的 大家都能领",
+        "密保问题我选的是'母亲的名字'",
     ],
 )
 def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
@@ -1028,6 +1050,9 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "推流码在这 rtmp://live.example.com/app/x?key=Zq82mPa7Lk 开播用",
         "密码是 大写的K 小写的p 数字二零二四 然后井号",
         "wifi密码念给你：大写M，小写t，幺洞拐，两个九，井号",  # holdout40 and 41
+        "yanzhengma liu liu ba san er yi 快输",  # holdout42 and 43
+        "wo de mi ma shi huahua0923",
+        "保险柜 左转4圈到19 右转2圈到55 再左到03",
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

@@ -27,7 +27,7 @@ from .contextual import (
     _password_like,
     _tokens,
 )
-from .rules import Span
+from .rules import Span, shared_publicly
 
 _SPACED_DIGITS = re.compile(
     r"(?<![\w.\-])(?P<v>\d(?:[ \-]\d){2,7}|\d{2}(?:[ \-]\d{2}){2,5}|\d{3}[ \-]\d{3})(?![\w.\-])", _A
@@ -59,7 +59,8 @@ _LETTER_TOKEN = re.compile(r"(?=[\w!@#$%^&*.+=/\-]*[A-Za-z])[\w!@#$%^&*.+=/\-]{4
 _SEPARATED = re.compile(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
 _CAPITAL = re.compile(r"[A-Z]")
 # A security question asked, not answered ("密保问题：你母亲的名字是什么来着").
-_ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？])\W{0,8}$")
+# ... or chosen, named by what it asks ("密保问题我选的是'第一只宠物的名字'").
+_ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？]|的名字|的名称|哪一?年|哪所学校)\W{0,8}$")
 _SECURITY_QUESTION = re.compile(
     r"密保|安全问题|安全提示问题|(?<![A-Za-z])security\s+questions?(?![A-Za-z])"
     r"|(?:问题|问我|问你|问的是)[^。！？!?]{0,24}?(?:答案|填的是|答的是|我填|我答|(?<![空要])填\s)",
@@ -138,6 +139,8 @@ def value_candidates(text: str) -> list[Span]:
         {
             span
             for span in spans
-            if not _masked(text, span) and not any(start <= span[0] and span[1] <= end for start, end in published)
+            if not _masked(text, span)
+            and not shared_publicly(text, span[0])
+            and not any(start <= span[0] and span[1] <= end for start, end in published)
         }
     )

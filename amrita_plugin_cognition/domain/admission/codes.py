@@ -51,6 +51,14 @@ _CVV_REVERSE = re.compile(
     _I,
 )
 
+# A code typed in pinyin, its digits too: "yanzhengma wu san ba ling yi jiu".
+_PINYIN_DIGIT = r"(?:ling|yi|yao|er|liang|san|si|wu|liu|qi|ba|jiu|dong|guai|gou)"
+_PINYIN_CODE = re.compile(
+    r"(?<![a-z])(?:yanzhengma|yzm|mima|mi\s?ma|kouling|code|pin)\s*(?:shi|is|[:：=])?\s*"
+    rf"(?P<v>{_PINYIN_DIGIT}(?:\s*{_PINYIN_DIGIT}){{3,7}})(?![a-z])",
+    _I,
+)
+
 # A lock's combination ("行李箱密码锁 179", "保险柜是 590314").
 _LOCK_COMBINATION = re.compile(
     r"(?:(?:密码锁|密码箱|行李箱|保险柜|保险箱|门锁|车锁|挂锁)[^，。！？,!?\d]{0,6}?(?:密码)?(?:是|为|[:：]|改成了?|换成了?)?"
@@ -219,6 +227,7 @@ def _card_numbers(text: str) -> Iterator[Span]:
 CODE_RULES: tuple[tuple[str, Rule], ...] = (
     ("one_time_code", _value_spans(_OTP, _otp_ok)),
     ("one_time_code", _value_spans(_OTP_REVERSE, _otp_reverse_ok)),
+    ("one_time_code", _value_spans(_PINYIN_CODE, _always)),
     ("cvv", _value_spans(_CVV, _cvv_ok)),
     ("cvv", _value_spans(_CVV_REVERSE, _cvv_ok)),
     ("password", _value_spans(_LOCK_COMBINATION, _cvv_ok)),

@@ -77,6 +77,7 @@ _ORDINARY = re.compile(
     r"|[\w\-]+\.(?:jpg|jpeg|png|gif|pdf|docx?|xlsx?|pptx?|txt|zip|rar|7z|mp[34]|py|js|ts|java|go|rs|md|json|csv|exe|apk)"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"  # UUIDs
     r"|0x[0-9a-f]{1,16}|(?:cve|cwe|cnvd|cnnvd)-\d{4}-\d{3,7}|ghsa(?:-[0-9a-z]{4}){3}"  # error codes, advisories
+    r"|[a-z]{1,3}-[a-z]?\d{2,5}"  # a model's or a product's code: K-3021, SM-G9910
     # names of settings and paths: DASHSCOPE_API_KEY, api_key, global.index-url, /usr/bin
     r"|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|/?[a-z]+(?:[_.\-/][a-z]+)+)"
     # amounts and ranges with a unit: 62.3kg, 24-70mm, 5000mah
@@ -89,6 +90,7 @@ _NUMBER_BEFORE = re.compile(
     r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号|坐标|经度|纬度|doi"
     r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额"
     r"|(?:院校|学校|专业|科目|学科|考点|报考点|单位|行政区划|地区|股票|基金|证券|产品|商品|物料|国家|语言|货币|课程|机场|城市|海关)代码"
+    r"|库位|货位|储位|货架|展位|车位|摊位|铺位|柜位|机位|bwv|hwv|(?<![a-z])(?:kv|op\.|no\.)"  # places, catalogues
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|报错|蓝屏|故障码|异常码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
@@ -250,8 +252,11 @@ def _password_values(text: str) -> Iterator[Span]:
 _DIAL_NUMBER = (
     r"(?:\d{1,2}|[零一二三四五六七八九十两]{1,3})(?![\d零一二三四五六七八九十两百千万米个次步公里号楼路条层站圈分秒点])"
 )
+# "左转3圈到28": the turns counted before the number the dial stops at.
+_DIAL_TURNS = r"(?:[^，。！？,!?\d]{0,3}?(?:\d|[一二两三四五])圈)?"
 _DIAL = re.compile(
-    rf"(?P<v>[左右][^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}(?:[^。！？!?\d]{{0,12}}?[左右][^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}){{1,4}})"
+    rf"(?P<v>[左右]{_DIAL_TURNS}[^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}"
+    rf"(?:[^。！？!?\d]{{0,12}}?[左右]{_DIAL_TURNS}[^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}){{1,4}})"
 )
 _PASSPORT_TALK = re.compile(r"护照|通行证|(?<![A-Za-z])passport(?![A-Za-z])", _I)
 _PASSPORT_NUMBER = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-Z]{1,2}\d{7,8})(?![A-Za-z0-9])")

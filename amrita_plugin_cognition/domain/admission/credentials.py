@@ -33,6 +33,7 @@ from .rules import (
     _trimmed,
     _value_spans,
     named_example,
+    shared_publicly,
 )
 
 
@@ -57,6 +58,7 @@ _MODIFIER = (
 )
 _CONNECT_WORD = (
     r"(?:[:：=]|is|was|是|为|叫|即"
+    r"|(?<![a-z])shi(?![a-z])"  # pinyin: "mi ma shi qiuqiu0612"
     r"|(?:设置|设|修改|改|换|更|重置|定|弄|变)(?:成|为)(?:了)?"
     r"|(?:设|写|填|输|用|定|记|存)的(?:是)?|输入|填|输)"
 )
@@ -396,17 +398,9 @@ _RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
-# A share code the sender calls public ("提取码 x36t 随便传") gives nothing away.
-_SHARE_CODE_BEFORE = re.compile(r"提取码[^，。！？,!?]{0,4}$")
-_SHARED_PUBLICLY = re.compile(r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下")
-
-
 def _given_away(text: str, start: int, end: int) -> bool:
     """Whether the value at ``start:end`` is a real one: not named an example, not a public share code."""
-    if named_example(text, start, end):
-        return False
-    before = text[max(0, start - 12) : start]
-    return not (_SHARE_CODE_BEFORE.search(before) and _SHARED_PUBLICLY.search(text))
+    return not (named_example(text, start, end) or shared_publicly(text, start))
 
 
 # Every rule but the security answer's looks for a value of ASCII letters or digits (digits read out

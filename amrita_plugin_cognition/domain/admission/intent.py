@@ -65,7 +65,7 @@ _DEGREE = re.compile(r"(?:得)?(?:那么|这么|太|那样|这样)")
 _OBJECT_NOT_MEMORY = re.compile(
     rf"钱|存款|(?:照片|图片|视频|文件|文档|截图){NOT_ITS_CONTENT}|{GAME_NOT_ITS_NAME}|{SAID_TO_YOU}"
     r"|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
-    r"|cookie|明文|密文|密码|货|材料|物料|商品|库存|零件|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
+    r"|cookie|(?<![a-z])(?:token|api\s?key|secret)s?(?![a-z])|密钥|秘钥|令牌|明文|密文|密码|货|材料|物料|商品|库存|零件|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
     r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|(?<!截)图(?!片)|表格|网页|冰箱|冰柜|冷冻|冷藏"
     r"|字段|前端|后端|接口|服务端|客户端|数据表|表里|localstorage|sessionstorage|redis",
     _I,
@@ -164,7 +164,7 @@ _EN_ERASE_TOLD = re.compile(
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
 _EN_FORGET = re.compile(
     r"(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
-    r"|i\s+said|my\s+last|me)\b",
+    r"|(?:that\s+)?i\s+(?:ever\s+)?(?:said|mentioned|told|brought\s+up|sent)|my|me)\b",
     _I,
 )
 _EN_NOT_FORGET = re.compile(

@@ -19,11 +19,17 @@ _SIMPLIFIED = (
 )
 
 
+# Pinyin typed with tone marks ("wàng diào wǒ gāng shuō de"), folded to the letters without them.
+_TONED = "āáǎàēéěèīíǐìōóǒòūúǔùǖǘǚǜüĀÁǍÀĒÉĚÈĪÍǏÌŌÓǑÒŪÚǓÙ"
+_TONELESS = "aaaaeeeeiiiioooouuuuvvvvvAAAAEEEEIIIIOOOOUUUU"
+
+
 def _build_table() -> dict[int, str]:
     table = {0xFF01 + offset: chr(0x21 + offset) for offset in range(0x5E)}  # full-width ASCII
     for space in (0x00A0, 0x3000, 0x202F, 0x205F, *range(0x2000, 0x200B)):
         table[space] = " "
     table.update({ord(old): new for old, new in zip(_TRADITIONAL, _SIMPLIFIED, strict=True)})
+    table.update({ord(old): new for old, new in zip(_TONED, _TONELESS, strict=True)})
     return table
 
 

@@ -40,6 +40,16 @@ def named_example(text: str, start: int, end: int) -> bool:
     return bool(_EXAMPLE_NAMED.search(text[max(0, start - 12) : start]) or _EXAMPLE_AFTER.match(text[end : end + 14]))
 
 
+# A share or redeem code the sender calls public ("提取码 x36t 随便传", "全服兑换码 ANNIV2024 大家都能领").
+_SHARE_CODE_BEFORE = re.compile(r"(?:提取码|兑换码|礼包码|口令码)[^，。！？,!?]{0,4}$")
+_SHARED_PUBLICLY = re.compile(r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下|全服|官方|人人都能")
+
+
+def shared_publicly(text: str, start: int) -> bool:
+    """Whether the value at ``start`` of ``text`` is a share or redeem code given to everyone."""
+    return bool(_SHARE_CODE_BEFORE.search(text[max(0, start - 12) : start]) and _SHARED_PUBLICLY.search(text))
+
+
 Rule = Callable[[str], Iterator[Span]]
 
 
