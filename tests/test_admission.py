@@ -257,6 +257,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout41.jsonl", 0.99),
         ("admission_zh_holdout42.jsonl", 0.99),
         ("admission_zh_holdout43.jsonl", 0.99),
+        ("admission_zh_holdout44.jsonl", 0.99),
+        ("admission_zh_holdout45.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -418,7 +420,16 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     mi ma shi …), a hypothetical about anyone's request, a switch's quoted name, a token not to
     put in a file, "forget my …", "forget I ever mentioned", a threat with 你再…我就, a dial's
     turns (左转3圈到28), places and catalogues (库位, BWV), product codes (K-3021), a public redeem
-    code, a security question chosen but not answered.
+    code, a security question chosen but not answered. ``holdout44`` / ``45``, measured once on
+    commit 6a38391: credential 0.989 / 0.978, do-not-remember 1.0 / 0.983, false rejections
+    0.7 % / 5.3 % (together 0.983, 0.992, 3.0 %; this session's starting rules 0.972, 0.992,
+    6.0 %; the previous session's 0.967, 0.917, 9.0 %). Over the three pairs measured on the final
+    check (1,800 sentences): credential 0.987, do-not-remember 0.975, false rejections 2.4 %
+    (this session's starting rules 0.980, 0.972, 4.8 %; the previous session's 0.974, 0.889,
+    7.3 %). Then mended: units run together (48V350W), rooms and booths after a number,
+    standards (ISO 7064), a game's prop safe (but not the door of the shop that hosts the game),
+    quotes after 输入, test cases, others' words (我妈说的话), 耳旁风 as a memory word, "记住了你就完了，
+    赶紧删掉", yanzhengma as a code cue, 手机 alone is no phone number's cue, presigned URLs.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -921,6 +932,7 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "plz forget my phone number I sent",
         "forget I ever mentioned my ex, ok?",
         "你再把我的生日记下来我就拉黑你",
+        "记住了你就死定了 赶紧删掉",  # holdout44 and 45
     ],
 )
 def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
@@ -1021,6 +1033,14 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "BWV 846 是老师布置的第一首",
         "全服兑换码 ANNIV2024 官方发的 大家都能领",
         "密保问题我选的是'母亲的名字'",
+        "充电器 60V20Ah 的 换个新的",  # holdout44 and 45
+        "我们寝室是 415 不是 451",
+        "摊位 C2-108 展位是我们的",
+        "身份证校验位按 ISO 7064 算",
+        "密室逃脱里道具保险箱的答案是 2046 主持人公布的",
+        "测试用例：用户输入“别存这条”时不应写入记忆",
+        "我爸说的话我从来不当耳旁风",
+        "这首歌叫《Forget Me Not》",
     ],
 )
 def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
@@ -1053,6 +1073,10 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "yanzhengma liu liu ba san er yi 快输",  # holdout42 and 43
         "wo de mi ma shi huahua0923",
         "保险柜 左转4圈到19 右转2圈到55 再左到03",
+        "yanzhengma 5 8 2 0 1 9 kuai tian",  # holdout44 and 45
+        "手机维修押金退到 6214835790162356 麻烦了",
+        "临时链接 https://bkt.example.com/a.mp4?Expires=1718000000&Signature=Qz8mN2kLp4xR",
+        "剧本杀店后门密码锁 864213# 最后走的锁门",
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

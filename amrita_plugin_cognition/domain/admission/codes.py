@@ -8,14 +8,14 @@ import re
 from collections.abc import Iterator
 
 from . import shapes
-from .rules import _A, _I, _NOT_A_VALUE_AFTER, Rule, Span, _after, _always, _value_spans
+from .rules import _A, _I, _NOT_A_VALUE_AFTER, PUZZLE_TALK, Rule, Span, _after, _always, _value_spans
 
 # --- one-time codes, security answers, recovery codes -------------------------------------------
 
 _OTP_ALNUM_CUES = ("提取码", "授权码", "兑换码", "兑奖码", "激活码", "卡密", "核销码")
 _OTP_PICKUP_CUES = ("取件码", "取货码", "提货码", "取票码", "开锁码", "开门码")
 _OTP_CUE = (
-    r"(?P<cue>验证码|校验码|动态码|确认码|登录码|短信码|认证码|授权码|提取码|取件码|取货码|提货码|取票码|核销码|兑奖码|兑换码"
+    r"(?P<cue>验证码|(?<![a-z])yanzhengma|校验码|动态码|确认码|登录码|短信码|认证码|授权码|提取码|取件码|取货码|提货码|取票码|核销码|兑奖码|兑换码"
     r"|开锁码|开门码|激活码|卡密|一次性(?:密码|验证码|口令)|动态(?:密码|口令)|临时密码|验证代码"
     r"|(?:安全验证|验证|校验|认证|登录|短信)(?:用)?的码|收到(?:了)?(?:一?个|一条|的)?码"
     r"|(?<![A-Za-z])yzm(?![A-Za-z])"
@@ -35,6 +35,7 @@ _OTP_REVERSE = re.compile(
 )
 _OTP_GAP_BLOCK = re.compile(
     r"不|没|未|别|重发|重新|几|多少|客服|电话|热线|拨|秒|分钟|倒计时|有效期|过期|失败|错误|号|金额|价格|元|地址|第|订单|位|算法"
+    r"|(?i:(?<![a-z])(?:iso|iec|gb|rfc|ieee|ansi|din|jis|astm|mod)(?![a-z]))"  # a standard named: "校验码按 ISO 7064"
 )
 _OTP_TIGHT_GAP = re.compile(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
 _SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*)$", _A)
@@ -121,7 +122,7 @@ _CARD_CUE_BEFORE = re.compile(
 )
 _CARD_CUE_AFTER = re.compile(r"^[^，。！？,!?\d]{0,6}(?:这张卡|的卡|那张卡|户名|开户|卡号)", _A)
 _NOT_CARD_BEFORE = re.compile(
-    r"(?:订单|单号|运单|快递|流水|交易号|编号|工单|发票|批次|序列号|条码|imei|tracking|order|uid|时间戳|timestamp|群号|qq|电话|手机"
+    r"(?:订单|单号|运单|快递|流水|交易号|编号|工单|发票|批次|序列号|条码|imei|tracking|order|uid|时间戳|timestamp|群号|qq|电话|手机(?:号|尾号|串号)"
     r"|学号|工号|考号|准考证|雪花|hash|哈希|(?<![A-Za-z])(?:id|sn)(?![A-Za-z]))[^，。！？,!?\d]{0,8}$",
     _I,
 )
@@ -155,6 +156,10 @@ def _otp_reverse_ok(match: re.Match[str], text: str) -> bool:
 
 def _cvv_ok(match: re.Match[str], text: str) -> bool:
     return not _NOT_A_VALUE_AFTER.match(_after(match, text))
+
+
+def _lock_ok(match: re.Match[str], text: str) -> bool:
+    return _cvv_ok(match, text) and not PUZZLE_TALK.search(text)  # a game's prop safe is every player's
 
 
 def _security_answers(text: str) -> Iterator[Span]:
@@ -230,7 +235,7 @@ CODE_RULES: tuple[tuple[str, Rule], ...] = (
     ("one_time_code", _value_spans(_PINYIN_CODE, _always)),
     ("cvv", _value_spans(_CVV, _cvv_ok)),
     ("cvv", _value_spans(_CVV_REVERSE, _cvv_ok)),
-    ("password", _value_spans(_LOCK_COMBINATION, _cvv_ok)),
+    ("password", _value_spans(_LOCK_COMBINATION, _lock_ok)),
     ("security_answer", _security_answers),
     ("recovery_code", _value_spans(_RECOVERY_CODES, _recovery_ok)),
     ("id_card", _id_numbers),

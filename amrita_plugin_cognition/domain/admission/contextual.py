@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from . import shapes
-from .rules import _FIGURATIVE_PASSWORD, named_example
+from .rules import _FIGURATIVE_PASSWORD, PUZZLE_TALK, named_example
 
 Span = tuple[int, int]
 
@@ -47,10 +47,6 @@ _RECOVERY_TALK = re.compile(
     r"恢复码|备份码|备用码|备用验证码|救援码|紧急码|(?<![A-Za-z])(?:recovery|backup|scratch)\s+codes?(?![A-Za-z])", _I
 )
 # A message about a key that is public, or about a checksum, names a value that is not secret.
-# A puzzle's code is the game's, and every player's: "密室逃脱第二关答案是 0315", "玩解码战 密码是3-1-4".
-PUZZLE_TALK = re.compile(
-    r"密室|谜题|谜底|解谜|解码战|剧本杀|桌游|攻略里|通关攻略|(?<![A-Za-z])(?:escape\s+room|puzzle)", _I
-)
 _NOT_SECRET_TALK = re.compile(
     PUZZLE_TALK.pattern + r"|公钥|指纹|校验和|哈希|提交|版本|金手指|作弊码|秘籍"
     r"|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
@@ -81,7 +77,7 @@ _ORDINARY = re.compile(
     # names of settings and paths: DASHSCOPE_API_KEY, api_key, global.index-url, /usr/bin
     r"|(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|/?[a-z]+(?:[_.\-/][a-z]+)+)"
     # amounts and ranges with a unit: 62.3kg, 24-70mm, 5000mah
-    r"|\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?(?:kg|g|cm|mm|km|m|ml|l|mb|gb|tb|kb|mah|px|fps|hz|khz|mhz|ghz|w|kw|v|k|cal|kcal|h|min|s|ms)"
+    r"|(?:\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)?(?:kg|g|cm|mm|km|m|ml|l|mb|gb|tb|kb|mah|ah|a|px|fps|hz|khz|mhz|ghz|w|kw|v|k|cal|kcal|h|min|s|ms)){1,3}"
     r"|[A-Za-z]+|\d+)$",
     _I,
 )
@@ -90,15 +86,20 @@ _NUMBER_BEFORE = re.compile(
     r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号|坐标|经度|纬度|doi"
     r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额"
     r"|(?:院校|学校|专业|科目|学科|考点|报考点|单位|行政区划|地区|股票|基金|证券|产品|商品|物料|国家|语言|货币|课程|机场|城市|海关)代码"
-    r"|库位|货位|储位|货架|展位|车位|摊位|铺位|柜位|机位|bwv|hwv|(?<![a-z])(?:kv|op\.|no\.)"  # places, catalogues
+    r"|库位|货位|储位|货架|展位|车位|摊位|铺位|柜位|机位|宿舍|寝室|教室|病房|诊室|包间|包厢"  # places
+    r"|bwv|hwv|(?<![a-z])(?:kv|op\.|no\.|iso|iec|gb(?:/t)?|rfc|ieee|ansi|din|jis|astm)"  # catalogues, standards
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|报错|蓝屏|故障码|异常码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
     _I,
 )
+# A place numbered: "302 房间", "A3-215 展位".
+_PLACE = r"房间?|号?(?:展位|摊位|库位|座位|车位|寝室|宿舍|教室|病房|包间)"
+_PLACE_AFTER = re.compile(rf"\s*(?:{_PLACE})")
 _NUMBER_AFTER = re.compile(
     r"^\s*(?:元|块|毛|分钱|%|个|次|位|号|年|月|日|点|分钟?|秒|小时|天|周|岁|斤|公斤|kg|km|公里|米|楼|层|室|栋|人|条|张|页|章"
     r"|人民币|rmb|万(?!一)|千(?!万)|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b|开头|结尾|打头"
-    r"|路|届|级|期|集|话|回|局|把|首|部|只|台|辆|件|本|盒|瓶|杯|份|碗|是(?:个|一个|一位|一名|部|首))",
+    r"|路|届|级|期|集|话|回|局|把|首|部|只|台|辆|件|本|盒|瓶|杯|份|碗|是(?:个|一个|一位|一名|部|首)"
+    rf"|{_PLACE})",
     _I,
 )
 # ``NAME=`` before a value (``API_KEY=…``); base64 padding at the end is not one.
@@ -177,6 +178,8 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
             continue
         if _PUBLIC_ID_BEFORE.search(before) and not match.group().isdigit():
             continue
+        if _PLACE_AFTER.match(text, match.end()) and re.search(r"\d", match.group()):
+            continue  # "A3-215 展位", "B203 教室": a place's number
         if named_example(text, match.start(), match.end()) or _OWNER_OF_PASSWORD.match(text, match.end()):
             continue  # an example, or the account a password is for ("roll20密码忘了")
         start, value = match.start(), match.group()

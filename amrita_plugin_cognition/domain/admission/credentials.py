@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from . import shapes
 from .codes import CODE_RULES
-from .contextual import PUZZLE_TALK, contextual_secrets
+from .contextual import contextual_secrets
 from .rules import (
     _A,
     _FIGURATIVE_PASSWORD,
@@ -26,6 +26,7 @@ from .rules import (
     _PW_VALUE,
     _QUOTE,
     _STOP,
+    PUZZLE_TALK,
     Rule,
     Span,
     _after,
@@ -161,6 +162,8 @@ _AUTHORIZATION = re.compile(
     r"(?P<v>[A-Za-z0-9._~+/=\-]{12,})",
     _I,
 )
+# A presigned URL's signature opens the object to whoever holds it ("…?Expires=…&Signature=Xk2p…").
+_URL_SIGNATURE = re.compile(r"[?&](?:x-amz-signature|signature|sig|sign)=(?P<v>[A-Za-z0-9%+/=_\-]{8,})", _I)
 _URL_CREDENTIALS = re.compile(r"(?<![\w])[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s@/]+", _I)
 _GO_DSN = re.compile(r"(?<![\w/:])[\w.\-]+:(?P<v>[^\s@/]+)@(?:tcp|unix|udp)\(", _I)
 _ASSIGNMENT = re.compile(
@@ -384,6 +387,7 @@ _RULES: tuple[tuple[str, Rule], ...] = (
     ("cookie", _value_spans(_COOKIE, _cookie_ok)),
     ("session", _value_spans(_SESSION, _session_ok)),
     ("session", _value_spans(_AUTHORIZATION, _always)),
+    ("session", _value_spans(_URL_SIGNATURE, _connection_ok)),
     ("assignment", _value_spans(_ASSIGNMENT, _assignment_ok)),
     ("account", _account_pairs),
     ("account", _bare_account_pairs),

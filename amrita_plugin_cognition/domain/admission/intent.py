@@ -351,9 +351,10 @@ def _chinese_rules_ask(text: str) -> bool:
     return any(_clause_asks(text[start:end], game) for start, end in spans)
 
 
-# What was pointed at in one clause, dropped in the next: "上次露营迷路哭了那事，删了它",
-# "我直播只有3个观众这事，忘掉忘掉". An event cannot be deleted, only the memory of it.
-_POINTED_AT_END = re.compile(r"(?:这|那)(?:件)?(?:事|事儿|事情|段|条|句|些)\s*$")
+# What was pointed at (or the bot's keeping of it) in one clause, dropped in the next: "上次露营迷路哭了
+# 那事，删了它", "我直播只有3个观众这事，忘掉忘掉", "记住了你就完了，赶紧删掉". An event cannot be deleted,
+# only the memory of it.
+_POINTED_AT_END = re.compile(r"(?:这|那)(?:件)?(?:事|事儿|事情|段|条|句|些)\s*$|记住|记下|记着|存下|存着")
 _DROP_IT = re.compile(
     r"^\s*(?P<urge>你|就|赶紧|快|直接|给我)*(?P<verb>删了|删掉|忘了|忘掉|忘记|清掉|抹掉)(?P<tail>(?:它|吧|哈|啊|呀|忘掉|删掉|!)*)\s*$"
 )
@@ -388,7 +389,11 @@ def _reports(words: str) -> bool:
     return any(not _NOT_TOLD.search(words[: match.start() + 1]) for match in _REPORTED.finditer(words))
 
 
+_TITLE = re.compile(r"《[^》]{0,40}》")
+
+
 def _english(text: str) -> bool:
+    text = _TITLE.sub(" ", text)  # a title is named, not said: 《Forget Me Not》
     if _EN_OFF_RECORD.search(text) or _EN_ERASE_MINE.search(text):
         return True
     for match in _EN_DONT.finditer(text):

@@ -13,7 +13,7 @@ import re
 
 # Someone else's words in quotes, introduced as said or asked by them.
 _QUOTED = re.compile(
-    r"(?:说|讲|道|问|告诉我|回复|句|写着|(?:口头禅|原话|台词|签名|标语|标题|歌词)(?:就)?是?)[:：]?\s*"
+    r"(?:说|讲|道|问|告诉我|回复|句|写着|输入|发送|打字|(?:口头禅|原话|台词|签名|标语|标题|歌词)(?:就)?是?)[:：]?\s*"
     r"[“\"「『‘'][^”\"」』’']{0,80}[”\"」』’']"
 )
 
@@ -53,7 +53,8 @@ _NOT_STORED = re.compile(
     r"|你们?(?:会|想)(?:删|忘|清)[^。！？!?]{0,6}?(?:哪|什么|啥)"
     rf"|{ASKS_WHAT_IF}"
     # what a product or a program should keep
-    r"|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版|遗忘曲线|遗忘机制"
+    r"|(?:我妈|我爸|爸妈|父母|老师|领导|老板|他|她|别人|人家)(?:说|讲)的(?:话|那些)"  # others' words
+    r"|测试用例|用例|单测|单元测试|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版|遗忘曲线|遗忘机制"
     r"|(?:要不要|该不该|应不应该|应该|需不需要)(?:加|支持|做|上线|提供|设计|引入)"
     r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis",
     re.IGNORECASE,
@@ -146,7 +147,8 @@ _DONT_KEEP = re.compile(
 
 
 _MEMORY_WORD = re.compile(
-    r"[记存忘删留录库档抹清写装]|(?<![a-z])(?:remember|forget|delete|save|store|record|erase|wipe)", re.IGNORECASE
+    r"[记存忘删留录库档抹清写装]|耳旁风|耳边风|(?<![a-z])(?:remember|forget|delete|save|store|record|erase|wipe)",
+    re.IGNORECASE,
 )
 
 

@@ -40,6 +40,13 @@ def named_example(text: str, start: int, end: int) -> bool:
     return bool(_EXAMPLE_NAMED.search(text[max(0, start - 12) : start]) or _EXAMPLE_AFTER.match(text[end : end + 14]))
 
 
+# A puzzle's code is the game's, and every player's: "密室逃脱第二关答案是 0315", "玩解码战 密码是3-1-4".
+PUZZLE_TALK = re.compile(
+    # the game, not the shop that hosts it ("剧本杀店后门密码锁 951357" is the shop's door)
+    r"(?:密室|剧本杀|桌游)(?!店|馆|吧|的店)|谜题|谜底|解谜|解码战|攻略里|通关攻略|(?<![A-Za-z])(?:escape\s+room|puzzle)",
+    _I,
+)
+
 # A share or redeem code the sender calls public ("提取码 x36t 随便传", "全服兑换码 ANNIV2024 大家都能领").
 _SHARE_CODE_BEFORE = re.compile(r"(?:提取码|兑换码|礼包码|口令码)[^，。！？,!?]{0,4}$")
 _SHARED_PUBLICLY = re.compile(r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下|全服|官方|人人都能")
