@@ -259,6 +259,7 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout43.jsonl", 0.99),
         ("admission_zh_holdout44.jsonl", 0.99),
         ("admission_zh_holdout45.jsonl", 0.99),
+        ("admission_zh_holdout46.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -430,6 +431,10 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     standards (ISO 7064), a game's prop safe (but not the door of the shop that hosts the game),
     quotes after 输入, test cases, others' words (我妈说的话), 耳旁风 as a memory word, "记住了你就完了，
     赶紧删掉", yanzhengma as a code cue, 手机 alone is no phone number's cue, presigned URLs.
+    ``holdout46`` (300 hard negatives of fifteen kinds, nothing to refuse), measured once on
+    commit 73c17fe: false rejections 1.3 % (this session's starting rules 4.7 %, the previous
+    session's 6.3 %). Then mended: a textbook's example, a song's chorus, consolation with 加油,
+    a 24-point puzzle, a what-if about people ("人要是能选择性失忆，会不会更快乐").
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -933,6 +938,9 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "forget I ever mentioned my ex, ok?",
         "你再把我的生日记下来我就拉黑你",
         "记住了你就死定了 赶紧删掉",  # holdout44 and 45
+        "如果可以的话，能不能别记这个",  # polite, not a what-if
+        "要是方便的话 能不能把我刚才说的删掉",
+        "如果可以 你能不能忘了我刚说的",
     ],
 )
 def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
@@ -1041,6 +1049,11 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "测试用例：用户输入“别存这条”时不应写入记忆",
         "我爸说的话我从来不当耳旁风",
         "这首歌叫《Forget Me Not》",
+        "教科书例题：假设密码是 654321，求它的 SHA1",  # holdout46
+        "这首歌副歌一直“忘了吧 忘了吧”太洗脑",
+        "@小雨 没考好而已，忘了吧，下次加油",
+        "24点：4 4 7 7 怎么算",
+        "你说人要是能选择性失忆，会不会更快乐",
     ],
 )
 def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:

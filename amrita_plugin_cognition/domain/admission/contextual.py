@@ -93,7 +93,7 @@ _NUMBER_BEFORE = re.compile(
     _I,
 )
 # A place numbered: "302 房间", "A3-215 展位".
-_PLACE = r"房间?|号?(?:展位|摊位|库位|座位|车位|寝室|宿舍|教室|病房|包间)"
+_PLACE = r"房间|号房|号?(?:展位|摊位|库位|座位|车位|寝室|宿舍|教室|病房|包间)"
 _PLACE_AFTER = re.compile(rf"\s*(?:{_PLACE})")
 _NUMBER_AFTER = re.compile(
     r"^\s*(?:元|块|毛|分钱|%|个|次|位|号|年|月|日|点|分钟?|秒|小时|天|周|岁|斤|公斤|kg|km|公里|米|楼|层|室|栋|人|条|张|页|章"

@@ -46,10 +46,13 @@ _NOT_STORED = re.compile(
     r"|[删退建拉]群|群(?:里的|内的|公告|文件|相册|名|头像|聊天记录)|公告|(?:跟|和)(?![你您])[^，。,]{1,6}的聊天记录"
     # someone else's memories, stories and titles
     r"|(?:别人|他人|他|她|他们|她们|对方|人们|主角|角色|人类|大家)的记忆|主角|女主|男主|小说|剧本|《[^》]{1,20}》"
-    r"|(?:电影|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是|(?:删除?|清除|消除)记忆的"
+    r"|(?:电影|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是|(?:删除?|清除|消除)记忆的|(?:这|那|一)首歌|歌词|副歌|歌里"
     rf"|{SAID_TO_YOU}"
-    # a choice asked about, not made: "如果能选择性遗忘，你会删掉哪段记忆"
+    # a choice or a what-if asked about, not made: "如果能选择性遗忘，你会删掉哪段记忆", "人要是能选择性
+    # 失忆，会不会更快乐"
     r"|(?:如果|要是|假如|假设|假若|倘若)[^。！？!?]{0,24}?(?:会|想|要)[^。！？!?]{0,8}?(?:哪|什么|啥|谁)"
+    r"|(?:(?:如果|要是|假如|假设)(?:人|人类|大家|每个人)|(?:人|人类|大家|每个人)(?:要是|如果|假如))(?:都)?(?:能|可以|会)"
+    r"[^。！？!?]{0,16}?(?:会不会|是不是|好不好|吗|呢)"
     r"|你们?(?:会|想)(?:删|忘|清)[^。！？!?]{0,6}?(?:哪|什么|啥)"
     rf"|{ASKS_WHAT_IF}"
     # what a product or a program should keep
@@ -74,7 +77,9 @@ _FORGET_NOW = re.compile(
     r"|(?:你|侬|汝)(?:就|赶紧|快)?给我(?:都|全)?(?:忘掉|忘了|忘记)(?:它|这个)?\s*(?:吧|哈|啊|呀|$)"
 )
 # Letting go of a person or a grief is not the bot's memory: "忘了吧，那个人不值得你难过".
-CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人")
+CONSOLING = re.compile(
+    r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人|加油|而已|没事的|没关系|别在意|下次"
+)
 _AMNESIA = re.compile(
     r"选择性失忆|失忆一下|记性差一?点|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆|清掉|清空|清|删掉|删了|删|销毁|焚)"
 )
@@ -236,8 +241,9 @@ def asks_to_erase(text: str) -> bool:
     nothing of what it was told or stored."""
     if _KEEP_NOTHING.search(text) or _NO_WRITE.search(text) or _OUT_OF_MEMORY.search(text):
         return True
-    # asked to forget, unless the speaker is the one who forgot ("我已经选择性失忆了")
-    if (_AMNESIA.search(text) or _FORGET_ASKED.search(text)) and not _NOT_A_REMOVAL.search(text):
+    # asked to forget, unless the speaker is the one who forgot ("我已经选择性失忆了") or it is about
+    # something else
+    if (_AMNESIA.search(text) or _FORGET_ASKED.search(text)) and not about_something_else(text):
         return True
     sentences = _sentences(text)
     if len(text) <= 60 and len(sentences) > 1:  # a short message is one request, however punctuated
@@ -252,4 +258,5 @@ def asks_to_erase(text: str) -> bool:
     for pattern in (_DELETE_REQUEST, _DELETE_STORED):
         if any(not about_something_else(match.group()) for match in pattern.finditer(text)):
             return True
-    return _FORGET_NOW.search(text) is not None and CONSOLING.search(text) is None
+    forget_now = _FORGET_NOW.search(text) is not None
+    return forget_now and CONSOLING.search(text) is None and not about_something_else(text)

@@ -25,7 +25,7 @@ _NOT_A_VALUE_AFTER = re.compile(
 # A value shown as an example or a placeholder ("示例密码 P@ssw0rd 只是占位符", "教程里那个 password123
 # 只是举例") gives nothing away.
 _EXAMPLE_NAMED = re.compile(
-    r"示例|样例|举例|例如|比如|占位|教程|随便(?:填|输|写|设)|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])",
+    r"示例|样例|举例|例如|比如|占位|教程|例题|习题|假设|假如|随便(?:填|输|写|设)|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])",
     _I,
 )
 _EXAMPLE_AFTER = re.compile(
@@ -43,7 +43,7 @@ def named_example(text: str, start: int, end: int) -> bool:
 # A puzzle's code is the game's, and every player's: "密室逃脱第二关答案是 0315", "玩解码战 密码是3-1-4".
 PUZZLE_TALK = re.compile(
     # the game, not the shop that hosts it ("剧本杀店后门密码锁 951357" is the shop's door)
-    r"(?:密室|剧本杀|桌游)(?!店|馆|吧|的店)|谜题|谜底|解谜|解码战|攻略里|通关攻略|(?<![A-Za-z])(?:escape\s+room|puzzle)",
+    r"(?:密室|剧本杀|桌游)(?!店|馆|吧|的店)|谜题|谜底|解谜|解码战|攻略里|通关攻略|24点|算24|数独|(?<![A-Za-z])(?:escape\s+room|puzzle)",
     _I,
 )
 
