@@ -434,7 +434,11 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     ``holdout46`` (300 hard negatives of fifteen kinds, nothing to refuse), measured once on
     commit 73c17fe: false rejections 1.3 % (this session's starting rules 4.7 %, the previous
     session's 6.3 %). Then mended: a textbook's example, a song's chorus, consolation with 加油,
-    a 24-point puzzle, a what-if about people ("人要是能选择性失忆，会不会更快乐").
+    a 24-point puzzle, a what-if about people ("人要是能选择性失忆，会不会更快乐"). And, as most
+    false rejections on the final check's three pairs were the credential model's yes to a public
+    code with no word near it that may name a code (a product, a room, a booth, a standard), the
+    model is no longer asked about values of those plain shapes without such a word
+    (``candidates._PLAIN_CODE``); in every labelled line, no secret depended on it.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report

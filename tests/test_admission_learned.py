@@ -144,6 +144,11 @@ def test_the_credential_model_is_asked_only_about_a_value_or_a_security_question
     assert admit("回滚到 4c090cea7a24129199532290b5cd33e9fec3d7c6").stored_as_is  # a digest
     assert admit("收款地址 bc1q0h3sdj3mgpxxda4h6vd83ht2uv2q793504tzun 随缘").stored_as_is  # public by what it is
     assert admit("密保问题：你母亲的名字是什么来着").stored_as_is  # asked, not answered
+    # plain codes (short numbers, capitals and digits) with no word that may name a code
+    plain_codes = ("舞蹈课改到 B203 了", "控制器 48V350W 坏了", "宿舍是 512 不是 521", "那个 CVE-2024-3094 修了没")
+    for plain in plain_codes:
+        assert admit(plain).stored_as_is, plain
+    assert not admit("门禁换成 B203X 了").admit  # a lock named
     # a value: hidden where the rest is worth keeping, refused when little else is there
     kept = admit("车库卷帘门遥控坏了，旁边按键面板输 71842 也能开，明天找物业修遥控器")
     assert kept.admit and kept.redacted and "71842" not in kept.text and PLACEHOLDER in kept.text
