@@ -260,6 +260,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout44.jsonl", 0.99),
         ("admission_zh_holdout45.jsonl", 0.99),
         ("admission_zh_holdout46.jsonl", 0.99),
+        ("admission_zh_holdout47.jsonl", 0.99),
+        ("admission_zh_holdout48.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -439,6 +441,14 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     code with no word near it that may name a code (a product, a room, a booth, a standard), the
     model is no longer asked about values of those plain shapes without such a word
     (``candidates._PLAIN_CODE``); in every labelled line, no secret depended on it.
+    ``holdout47`` / ``48``, measured once on commit b989abd: credential 1.0 / 0.989,
+    do-not-remember 1.0 / 1.0, false rejections 0.7 % / 0 % (together 0.994, 1.0, 0.3 %; this
+    session's starting rules 0.978, 1.0, 2.0 %; the previous session's 0.972, 0.917, 3.7 %). Over
+    the four pairs measured on the final check (2,400 sentences: holdout40–45, 47, 48):
+    credential 0.989, do-not-remember 0.981, false rejections 1.9 % (this session's starting
+    rules 0.979, 0.979, 4.1 %; the previous session's 0.974, 0.896, 6.4 %). Then mended: 800 and
+    400 numbers are hotlines only at ten digits (a PIN 800291 is a PIN), quotes after 遇到.
+    Left: a filter's description ("遇到…就不入库") still reads as a request.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -1057,6 +1067,7 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "这首歌副歌一直“忘了吧 忘了吧”太洗脑",
         "@小雨 没考好而已，忘了吧，下次加油",
         "24点：4 4 7 7 怎么算",
+        "写了个过滤器，遇到“别记”这种词就标一下",  # holdout47 and 48
         "你说人要是能选择性失忆，会不会更快乐",
     ],
 )
@@ -1094,6 +1105,7 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "手机维修押金退到 6214835790162356 麻烦了",
         "临时链接 https://bkt.example.com/a.mp4?Expires=1718000000&Signature=Qz8mN2kLp4xR",
         "剧本杀店后门密码锁 864213# 最后走的锁门",
+        "支付密码就是我生日倒过来 800317",  # holdout47 and 48
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

@@ -38,7 +38,7 @@ _OTP_GAP_BLOCK = re.compile(
     r"|(?i:(?<![a-z])(?:iso|iec|gb|rfc|ieee|ansi|din|jis|astm|mod)(?![a-z]))"  # a standard named: "校验码按 ISO 7064"
 )
 _OTP_TIGHT_GAP = re.compile(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
-_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*)$", _A)
+_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|[48]00\d{7})$", _A)
 _CVV = re.compile(
     r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码|卡背面?(?:的)?(?:后)?三位(?:数字|数)?"
     r"|签名(?:栏|条)[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?|卡背(?:面|后)?[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?)"

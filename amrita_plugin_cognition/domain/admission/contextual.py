@@ -126,7 +126,7 @@ _PIN_TALK = re.compile(
 )
 _TRIVIAL_DIGITS = re.compile(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
 _PIN_BLOCK = re.compile(r"忘|错|几位|多少位|位数")
-_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|400\d*|800\d*|110|119|120|122)$", _A)
+_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|[48]00\d{7}|110|119|120|122)$", _A)
 
 
 def _before(text: str, start: int) -> str:
