@@ -262,6 +262,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout46.jsonl", 0.99),
         ("admission_zh_holdout47.jsonl", 0.99),
         ("admission_zh_holdout48.jsonl", 0.99),
+        ("admission_zh_holdout49.jsonl", 0.99),
+        ("admission_zh_holdout50.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -448,7 +450,15 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     credential 0.989, do-not-remember 0.981, false rejections 1.9 % (this session's starting
     rules 0.979, 0.979, 4.1 %; the previous session's 0.974, 0.896, 6.4 %). Then mended: 800 and
     400 numbers are hotlines only at ten digits (a PIN 800291 is a PIN), quotes after 遇到.
-    Left: a filter's description ("遇到…就不入库") still reads as a request.
+    Left: a filter's description ("遇到…就不入库") still reads as a request. ``holdout49`` /
+    ``50``, measured once on commit d4d4537: credential 1.0 / 0.989, do-not-remember 0.983 / 1.0,
+    false rejections 0.7 % / 2.0 % (together 0.994, 0.992, 1.3 %; this session's starting rules
+    0.989, 0.975, 4.0 %; the previous session's 0.978, 0.867, 6.3 %). Over the five pairs
+    measured on the final check (3,000 sentences): credential 0.990, do-not-remember 0.983,
+    false rejections 1.8 % — all three targets (this session's starting rules 0.981, 0.978,
+    4.1 %; the previous session's 0.974, 0.890, 6.4 %). Then mended: a product's feature named
+    (PM, 测试用例) is no request to delete or burn after reading, "(do not remember)" in
+    brackets, 举个例子, a redeem code sent in a livestream, a cue a few more words from its value.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -955,6 +965,7 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "如果可以的话，能不能别记这个",  # polite, not a what-if
         "要是方便的话 能不能把我刚才说的删掉",
         "如果可以 你能不能忘了我刚说的",
+        "这条别存哈（do not remember）",  # holdout49 and 50
     ],
 )
 def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
@@ -1068,6 +1079,10 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "@小雨 没考好而已，忘了吧，下次加油",
         "24点：4 4 7 7 怎么算",
         "写了个过滤器，遇到“别记”这种词就标一下",  # holdout47 and 48
+        "测试用例：输入“忘了我刚才说的”，期望删除上一条记忆",  # holdout49 and 50
+        "PM 说要做'阅后即焚'，后端怎么实现比较稳",
+        "举个例子，Passw0rd! 这种就是典型弱密码，别用",
+        "直播间里发的兑换码 SPRINGGIFT 还能用吗",
         "你说人要是能选择性失忆，会不会更快乐",
     ],
 )
@@ -1106,6 +1121,7 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "临时链接 https://bkt.example.com/a.mp4?Expires=1718000000&Signature=Qz8mN2kLp4xR",
         "剧本杀店后门密码锁 864213# 最后走的锁门",
         "支付密码就是我生日倒过来 800317",  # holdout47 and 48
+        "密码就是我生日加名字缩写 19930512wxy",  # holdout49 and 50
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

@@ -77,7 +77,7 @@ _LOOSE_BLOCK = re.compile(
 )
 
 _PASSWORD = re.compile(_PW_CUE + _CONNECT + _PW_VALUE, _I)
-_PASSWORD_LOOSE = re.compile(_PW_CUE + rf"(?P<w>{_STOP}{{1,10}}?)" + _PW_VALUE, _I)
+_PASSWORD_LOOSE = re.compile(_PW_CUE + rf"(?P<w>{_STOP}{{1,14}}?)" + _PW_VALUE, _I)
 _PASSWORD_REVERSE = re.compile(
     _PW_VALUE + rf"\s*(?:就是|即是|是|为)\s*(?P<w>{_STOP}{{0,12}}?)(?:的)?{_PW_CUE}(?!学|锁|箱|管理)", _I
 )

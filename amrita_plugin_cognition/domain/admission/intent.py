@@ -20,6 +20,7 @@ from .requests import (
     GAME_NOT_ITS_NAME,
     NOT_ITS_CONTENT,
     SAID_TO_YOU,
+    about_a_product,
     about_something_else,
     asks_to_erase,
     explained_away,
@@ -136,7 +137,7 @@ _EN_DONT = re.compile(
     r"|keep\s+(?:a\s+|any\s+)?(?:record|note|log|copy)s?\s+of"
     rf"|(?:write|note|jot)\s+{_EN_OBJECT}\s+down"
     r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
-    r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:])))"
+    r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:)])))"
     r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
     r"|(?:^|[,.!?;]\s*)(?:but\s+)?not\s+in\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
     r"|keep\s+(?:this|that|it)\s+out\s+of\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
@@ -338,7 +339,8 @@ def _chinese_rules_ask(text: str) -> bool:
         return False
     if asks_to_erase(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _said_by_the_speaker(_WISH, text):
         return True
-    if _BURN_AFTER_READING.search(text) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
+    product = about_a_product(text)
+    if (_BURN_AFTER_READING.search(text) and not product) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
         return True
     if any(not _reported_before(text, match.start(), 10) for match in _PLEASE_FORGET.finditer(text)):
         return True
@@ -348,7 +350,7 @@ def _chinese_rules_ask(text: str) -> bool:
     if any(_drops_what_was_pointed_at(text[a:b], text[c:d]) for (a, b), (c, d) in itertools.pairwise(spans)):
         return True
     game = bool(_GAME.search(text))  # 存档 of a game, anywhere in the message
-    return any(_clause_asks(text[start:end], game) for start, end in spans)
+    return any(_clause_asks(text[start:end], game, product) for start, end in spans)
 
 
 # What was pointed at (or the bot's keeping of it) in one clause, dropped in the next: "上次露营迷路哭了
@@ -403,13 +405,13 @@ def _english(text: str) -> bool:
     return any(not _EN_NOT_FORGET.search(text[: match.start()]) for match in orders)
 
 
-def _clause_asks(clause: str, game: bool) -> bool:
+def _clause_asks(clause: str, game: bool, product: bool) -> bool:
     unsay = _UNSAY.search(clause)
     if unsay and not _AS_IF.match(clause[unsay.end() :]) and not _reported_unsay(clause, unsay):
         return True
     if _forgets(clause):
         return True
-    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause) and not about_something_else(clause):
+    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause) and not (product or about_something_else(clause)):
         return True
     return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
 

@@ -37,6 +37,12 @@ ASKS_WHAT_IF = (
 )
 # What someone else said to the one addressed: "领导骂你的话别往脑子里放" consoles a friend.
 SAID_TO_YOU = r"(?:骂|说|怼|批评|损|笑话|吼|凶)(?:了)?你的(?:话|那些|那几句|那句)"
+# What a product or a program should keep: talk about the feature, not a request to it.
+_PRODUCT = (
+    r"测试用例|用例|单测|单元测试|过滤器|关键词|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版"
+    r"|遗忘曲线|遗忘机制|(?<![a-z])pm(?![a-z])|(?:要不要|该不该|应不应该|应该|需不需要)(?:加|支持|做|上线|提供|设计|引入)"
+    r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis"
+)
 _NOT_STORED = re.compile(
     # files and things of one's own (what is in a photo or a screenshot is what was said)
     rf"(?:照片|图片|视频|文件|文档){NOT_ITS_CONTENT}"
@@ -55,13 +61,11 @@ _NOT_STORED = re.compile(
     r"[^。！？!?]{0,16}?(?:会不会|是不是|好不好|吗|呢)"
     r"|你们?(?:会|想)(?:删|忘|清)[^。！？!?]{0,6}?(?:哪|什么|啥)"
     rf"|{ASKS_WHAT_IF}"
-    # what a product or a program should keep
     r"|(?:我妈|我爸|爸妈|父母|老师|领导|老板|他|她|别人|人家)(?:说|讲)的(?:话|那些)"  # others' words
-    r"|测试用例|用例|单测|单元测试|过滤器|关键词|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版|遗忘曲线|遗忘机制"
-    r"|(?:要不要|该不该|应不应该|应该|需不需要)(?:加|支持|做|上线|提供|设计|引入)"
-    r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis",
+    rf"|{_PRODUCT}",
     re.IGNORECASE,
 )
+_PRODUCT_TALK = re.compile(_PRODUCT, re.IGNORECASE)
 _DELETE_REQUEST = re.compile(
     rf"{_ASKS}[^。！？!?]{{0,24}}?{_STORED}[^。！？!?]{{0,16}}?{_DELETE_VERB}"
     rf"|(?<![我他她])(?:请|帮我)?{_DELETE_VERB}(?:一下|掉)?[^。！？!?]{{0,6}}?你[^。！？!?]{{0,12}}?{_STORED}"
@@ -207,6 +211,12 @@ def about_something_else(words: str) -> bool:
     group's messages, someone else's memories, a story) or speak of the speaker's own forgetting."""
     sent_to_bot = _SENT_TO_BOT.search(words) is not None  # "我刚发的照片" is what the bot was told
     return bool((_NOT_STORED.search(words) and not sent_to_bot) or _NOT_A_REMOVAL.search(words))
+
+
+def about_a_product(text: str) -> bool:
+    """Whether ``text`` speaks of a product's or a program's features ("PM 说要做阅后即焚", "测试用例：…
+    期望删除上一条记忆"): a request named there is one to build, not one made."""
+    return _PRODUCT_TALK.search(text) is not None
 
 
 def explained_away(text: str) -> bool:

@@ -25,7 +25,7 @@ _NOT_A_VALUE_AFTER = re.compile(
 # A value shown as an example or a placeholder ("示例密码 P@ssw0rd 只是占位符", "教程里那个 password123
 # 只是举例") gives nothing away.
 _EXAMPLE_NAMED = re.compile(
-    r"示例|样例|举例|例如|比如|占位|教程|例题|习题|假设|假如|随便(?:填|输|写|设)|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])",
+    r"示例|样例|举例|举个例子|打个比方|例如|比如|占位|教程|例题|习题|假设|假如|随便(?:填|输|写|设)|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])",
     _I,
 )
 _EXAMPLE_AFTER = re.compile(
@@ -49,7 +49,9 @@ PUZZLE_TALK = re.compile(
 
 # A share or redeem code the sender calls public ("提取码 x36t 随便传", "全服兑换码 ANNIV2024 大家都能领").
 _SHARE_CODE_BEFORE = re.compile(r"(?:提取码|兑换码|礼包码|口令码)[^，。！？,!?]{0,4}$")
-_SHARED_PUBLICLY = re.compile(r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下|全服|官方|人人都能")
+_SHARED_PUBLICLY = re.compile(
+    r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下|全服|官方|人人都能|直播(?:间)?(?:里)?发的|主播发|公告"
+)
 
 
 def shared_publicly(text: str, start: int) -> bool:
