@@ -966,6 +966,8 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "要是方便的话 能不能把我刚才说的删掉",
         "如果可以 你能不能忘了我刚说的",
         "这条别存哈（do not remember）",  # holdout49 and 50
+        "就是随口一说而已，忘了吧",  # consolation words that a request also uses
+        "算了没关系，你忘了吧",
     ],
 )
 def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
@@ -1083,6 +1085,10 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "PM 说要做'阅后即焚'，后端怎么实现比较稳",
         "举个例子，Passw0rd! 这种就是典型弱密码，别用",
         "直播间里发的兑换码 SPRINGGIFT 还能用吗",
+        "lol I always forget my keys",  # a subject and an adverb before "forget"
+        "you always forget my birthday",
+        "bie guan ta le wo zi ji lai",  # pinyin words that only end in ji
+        "bie wan shou ji le",
         "你说人要是能选择性失忆，会不会更快乐",
     ],
 )

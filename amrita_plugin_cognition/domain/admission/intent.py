@@ -168,8 +168,13 @@ _EN_FORGET = re.compile(
     r"|(?:that\s+)?i\s+(?:ever\s+)?(?:said|mentioned|told|brought\s+up|sent)|my|me)\b",
     _I,
 )
+# Before "forget": a subject (maybe with an adverb: "I always forget my keys") or a modal makes it
+# a statement, not an order.
 _EN_NOT_FORGET = re.compile(
-    r"(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d)\s*$", _I
+    r"(?:(?<![a-z])(?:i|we|you|u|they|he|she|people)\s+(?:[a-z]+ly|always|often|sometimes|never|still|also|just|even"
+    r"|usually|kinda|totally|def)\s+"
+    r"|(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d))\s*$",
+    _I,
 )
 # English inside Chinese has no word boundary before it ("这句off the record哈"): letters bound it.
 # Korean and Japanese, written by people who chat in them: "방금 내가 한 말 저장하지 마", "記録しないで".
@@ -209,7 +214,10 @@ _PINYIN = re.compile(
     r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])"
     r"|(?<![a-z])(?:ni\s*)?(?:wang|shan)\s*(?:le|diao|ji|chu)\s*(?:ba|ha|a)(?![a-z])"
     # "bie wang nao zi li ji a": a few words between (not 别忘了 "bie wang le", not 记得 "ji de")
-    r"|(?<![a-z])(?:bie|buyao|bu\s+yao)\s+(?!wang\s*(?:le|ji|diao))(?:[a-z]+\s+){1,6}(?:ji|cun|jilu|baocun|jizhu)(?!\s*de)(?![a-z])"
+    r"|(?<![a-z])(?:bie|buyao|bu\s+yao)\s+(?!wang\s*(?:le|ji|diao))(?:[a-z]+\s+){1,6}"
+    # not a word that only ends in ji (自己 zi ji, 手机 shou ji, 日记 ri ji, 司机 si ji …)
+    r"(?<!zi )(?<!shou )(?<!ri )(?<!bi )(?<!deng )(?<!biao )(?<!wang )(?<!si )(?<!fei )(?<!shi )(?<!yi )(?<!ji )"
+    r"(?:ji|cun|jilu|baocun|jizhu)(?!\s*de)(?![a-z])"
     # "wang ji wo gang cai shuo de hua": forget what I just said
     r"|(?<![a-z])(?:wang|shan)\s*(?:le|diao|ji|chu)\s+(?:wo\s*)?(?:gang\s*cai|gang\s*gang|zhe\s*(?:ge|tiao|ju|duan)|na\s*(?:ge|tiao|ju|duan)|shang\s*mian)(?![a-z])",
     re.IGNORECASE,
