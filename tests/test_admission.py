@@ -264,6 +264,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout48.jsonl", 0.99),
         ("admission_zh_holdout49.jsonl", 0.99),
         ("admission_zh_holdout50.jsonl", 0.99),
+        ("admission_zh_holdout51.jsonl", 0.98),  # a PIN of one repeated digit, named by its owner, is left
+        ("admission_zh_holdout52.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -459,6 +461,16 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     4.1 %; the previous session's 0.974, 0.890, 6.4 %). Then mended: a product's feature named
     (PM, 测试用例) is no request to delete or burn after reading, "(do not remember)" in
     brackets, 举个例子, a redeem code sent in a livestream, a cue a few more words from its value.
+    ``holdout51`` / ``52``, measured once on commit 1ae5f4f: credential 0.989 / 0.989,
+    do-not-remember 0.967 / 0.983, false rejections 0.7 % / 2.0 % (together 0.989, 0.975, 1.3 %;
+    this session's starting rules 0.983, 0.967, 4.0 %; the previous session's 0.983, 0.867,
+    5.0 %). Over the six pairs measured on the final check (3,600 sentences): credential 0.9898
+    (1,069 of 1,080), do-not-remember 0.982, false rejections 1.7 % (this session's starting
+    rules 0.981, 0.976, 4.1 %; the previous session's 0.976, 0.886, 6.2 %). Then mended: "please
+    forget it", English product talk, an event told and then deleted ("…的事你给我永久删除"),
+    someone else's wish to delete a memory, 演示 as an example, short presigned signatures, HTTP
+    status codes. Left: a PIN of one repeated digit named by its owner ("付款密码…就是888888")
+    reads as a weak example.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -967,6 +979,9 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "如果可以 你能不能忘了我刚说的",
         "这条别存哈（do not remember）",  # holdout49 and 50
         "就是随口一说而已，忘了吧",  # consolation words that a request also uses
+        "The thing about my manager — please forget it.",  # holdout51 and 52
+        "ni bie ba wo de shi cun qi lai a",
+        "我考试作弊被抓的事你给我永久删除",
         "算了没关系，你忘了吧",
     ],
 )
@@ -1089,6 +1104,10 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "you always forget my birthday",
         "bie guan ta le wo zi ji lai",  # pinyin words that only end in ji
         "bie wan shou ji le",
+        'Our PM wants a "forget me" button in the app',  # holdout51 and 52
+        "教程里写 password=123456 只是演示，别真这么设",
+        "我朋友说他想把前女友从记忆里删掉，我劝他看开点",
+        "HTTP 状态码 401 是未认证，403 是无权限",
         "你说人要是能选择性失忆，会不会更快乐",
     ],
 )
@@ -1128,6 +1147,7 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "剧本杀店后门密码锁 864213# 最后走的锁门",
         "支付密码就是我生日倒过来 800317",  # holdout47 and 48
         "密码就是我生日加名字缩写 19930512wxy",  # holdout49 and 50
+        "临时链接 https://x.oss-cn-hangzhou.aliyuncs.com/a.pdf?OSSAccessKeyId=LTAI5tQ9&Signature=q8Zk2m",
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

@@ -88,6 +88,8 @@ _PHONE = re.compile(r"(?<!\d)(?:[48]00[\s\-]?\d{3}[\s\-]?\d{4}|1[3-9]\d[\s\-]?\d
 # A number of four or five digits is asked about only in a message with a word that may name a
 # code, a lock or the handing over of a value; without one it is a price, a room or a port.
 _SHORT_NUMBER = re.compile(r"\d{4,5}")
+_STATUS_TALK = re.compile(r"状态码|返回码|响应码|(?<![A-Za-z])(?:http|status)(?![A-Za-z])", _I)
+_STATUS_CODE = re.compile(r"[1-5]\d\d")
 # The plain shapes of public codes: a short number, or capitals and digits, maybe in dashed groups
 # ("302", "A3-215", "K-3021", "48V350W", "CVE-2024-3094"); a password mixes in lower case or symbols.
 _PLAIN_CODE = re.compile(r"\d{1,5}|(?=[A-Z0-9\-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)*")
@@ -139,6 +141,8 @@ def value_candidates(text: str) -> list[Span]:
         # a price, a room, a port, a booth, a product's or a standard's code: without a word that may
         # name a code, values of these shapes were secrets in 2 of about 160 labelled lines
         return []
+    if _STATUS_TALK.search(text):  # "状态码 401 是未认证，403 是无权限"
+        spans = [span for span in spans if not _STATUS_CODE.fullmatch(text[span[0] : span[1]])]
     published = public_test_cards(text) + [match.span() for match in _PHONE.finditer(text)]
     return sorted(
         {

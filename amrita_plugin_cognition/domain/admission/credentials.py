@@ -163,7 +163,7 @@ _AUTHORIZATION = re.compile(
     _I,
 )
 # A presigned URL's signature opens the object to whoever holds it ("…?Expires=…&Signature=Xk2p…").
-_URL_SIGNATURE = re.compile(r"[?&](?:x-amz-signature|signature|sig|sign)=(?P<v>[A-Za-z0-9%+/=_\-]{8,})", _I)
+_URL_SIGNATURE = re.compile(r"[?&](?:x-amz-signature|signature|sig|sign)=(?P<v>[A-Za-z0-9%+/=_\-]{6,})", _I)
 _URL_CREDENTIALS = re.compile(r"(?<![\w])[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s@/]+", _I)
 _GO_DSN = re.compile(r"(?<![\w/:])[\w.\-]+:(?P<v>[^\s@/]+)@(?:tcp|unix|udp)\(", _I)
 _ASSIGNMENT = re.compile(

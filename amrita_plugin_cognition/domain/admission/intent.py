@@ -164,7 +164,8 @@ _EN_ERASE_TOLD = re.compile(
 )
 _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
 _EN_FORGET = re.compile(
-    r"(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
+    r"(?<![a-z'])(?:please|pls|plz|just|so)\s+forget\s+(?:about\s+)?it(?![a-z])"  # "… about me — please forget it"
+    r"|(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
     r"|(?:that\s+)?i\s+(?:ever\s+)?(?:said|mentioned|told|brought\s+up|sent)|my|me)\b",
     _I,
 )
@@ -216,7 +217,7 @@ _PINYIN = re.compile(
     # "bie wang nao zi li ji a": a few words between (not 别忘了 "bie wang le", not 记得 "ji de")
     r"|(?<![a-z])(?:bie|buyao|bu\s+yao)\s+(?!wang\s*(?:le|ji|diao))(?:[a-z]+\s+){1,6}"
     # not a word that only ends in ji (自己 zi ji, 手机 shou ji, 日记 ri ji, 司机 si ji …)
-    r"(?<!zi )(?<!shou )(?<!ri )(?<!bi )(?<!deng )(?<!biao )(?<!wang )(?<!si )(?<!fei )(?<!shi )(?<!yi )(?<!ji )"
+    r"(?<!zi )(?<!shou )(?<!ri )(?<!bi )(?<!deng )(?<!biao )(?<!wang )(?<!si )(?<!fei )(?<!yi )(?<!ji )"
     r"(?:ji|cun|jilu|baocun|jizhu)(?!\s*de)(?![a-z])"
     # "wang ji wo gang cai shuo de hua": forget what I just said
     r"|(?<![a-z])(?:wang|shan)\s*(?:le|diao|ji|chu)\s+(?:wo\s*)?(?:gang\s*cai|gang\s*gang|zhe\s*(?:ge|tiao|ju|duan)|na\s*(?:ge|tiao|ju|duan)|shang\s*mian)(?![a-z])",
@@ -402,8 +403,17 @@ def _reports(words: str) -> bool:
 _TITLE = re.compile(r"《[^》]{0,40}》")
 
 
+# A feature talked about, not a request made: 'Our PM wants a "forget me" button'.
+_EN_PRODUCT = re.compile(
+    r"(?<![a-z])(?:button|feature|toggle|endpoint|roadmap|spec|requirement|ticket|user\s+story|sprint|pm)s?(?![a-z])",
+    _I,
+)
+
+
 def _english(text: str) -> bool:
     text = _TITLE.sub(" ", text)  # a title is named, not said: 《Forget Me Not》
+    if _EN_PRODUCT.search(text) or about_a_product(text):
+        return False
     if _EN_OFF_RECORD.search(text) or _EN_ERASE_MINE.search(text):
         return True
     for match in _EN_DONT.finditer(text):
@@ -419,8 +429,9 @@ def _clause_asks(clause: str, game: bool, product: bool) -> bool:
         return True
     if _forgets(clause):
         return True
-    if _NAMES_MEMORY.search(clause) and _DELETE.search(clause) and not (product or about_something_else(clause)):
-        return True
+    deletion = _DELETE.search(clause) if _NAMES_MEMORY.search(clause) else None
+    if deletion and not (product or about_something_else(clause) or _reported_before(clause, deletion.start(), 16)):
+        return True  # not someone else's: "我朋友说他想把前女友从记忆里删掉"
     return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
 
 

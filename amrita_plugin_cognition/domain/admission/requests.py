@@ -68,6 +68,8 @@ _NOT_STORED = re.compile(
 _PRODUCT_TALK = re.compile(_PRODUCT, re.IGNORECASE)
 _DELETE_REQUEST = re.compile(
     rf"{_ASKS}[^。！？!?]{{0,24}}?{_STORED}[^。！？!?]{{0,16}}?{_DELETE_VERB}"
+    # an event told, then deleted: only its memory can be ("…被判违规的事你给我永久删除")
+    r"|(?:的事|这事|那事|这件事|那件事)儿?\s*(?:你)?(?:给我)?(?:永久|彻底|直接|全部|赶紧|统统)?(?:删掉|删了|删除|抹掉|清掉|清除)"
     rf"|(?<![我他她])(?:请|帮我)?{_DELETE_VERB}(?:一下|掉)?[^。！？!?]{{0,6}}?你[^。！？!?]{{0,12}}?{_STORED}"
 )
 _DELETE_STORED = re.compile(
@@ -81,7 +83,7 @@ _FORGET_NOW = re.compile(
     r"|(?:你|侬|汝)(?:就|赶紧|快)?给我(?:都|全)?(?:忘掉|忘了|忘记)(?:它|这个)?\s*(?:吧|哈|啊|呀|$)"
 )
 # Letting go of a person or a grief is not the bot's memory: "忘了吧，那个人不值得你难过".
-CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人|加油|别在意")
+CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|看开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人|加油|别在意")
 _AMNESIA = re.compile(
     r"选择性失忆|失忆一下|记性差一?点|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆|清掉|清空|清|删掉|删了|删|销毁|焚)"
 )
