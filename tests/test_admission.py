@@ -266,6 +266,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout50.jsonl", 0.99),
         ("admission_zh_holdout51.jsonl", 0.98),  # a PIN of one repeated digit, named by its owner, is left
         ("admission_zh_holdout52.jsonl", 0.99),
+        ("admission_zh_holdout53.jsonl", 0.99),
+        ("admission_zh_holdout54.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -470,7 +472,13 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     forget it", English product talk, an event told and then deleted ("…的事你给我永久删除"),
     someone else's wish to delete a memory, 演示 as an example, short presigned signatures, HTTP
     status codes. Left: a PIN of one repeated digit named by its owner ("付款密码…就是888888")
-    reads as a weak example.
+    reads as a weak example. ``holdout53`` / ``54``, measured once on commit f17d570: credential
+    1.0 / 1.0, do-not-remember 0.983 / 1.0, false rejections 0.7 % / 0 % (together 1.0, 0.992,
+    0.3 %; this session's starting rules 0.989, 0.983, 2.7 %; the previous session's 0.983,
+    0.925, 5.0 %). Over the seven pairs measured on the final check (4,200 sentences):
+    credential 0.991, do-not-remember 0.983, false rejections 1.5 % — all three targets (this
+    session's starting rules 0.983, 0.977, 3.9 %; the previous session's 0.977, 0.892, 6.0 %).
+    Then mended: a code named by what it is (西综代码), "dnt rmb this".
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -982,6 +990,7 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "The thing about my manager — please forget it.",  # holdout51 and 52
         "ni bie ba wo de shi cun qi lai a",
         "我考试作弊被抓的事你给我永久删除",
+        "dnt rmb this plz",  # holdout53 and 54
         "算了没关系，你忘了吧",
     ],
 )
@@ -1108,6 +1117,7 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "教程里写 password=123456 只是演示，别真这么设",
         "我朋友说他想把前女友从记忆里删掉，我劝他看开点",
         "HTTP 状态码 401 是未认证，403 是无权限",
+        "考研西综代码是306，别报错了",  # holdout53 and 54
         "你说人要是能选择性失忆，会不会更快乐",
     ],
 )

@@ -139,6 +139,8 @@ _EN_DONT = re.compile(
     r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
     r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:)])))"
     r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
+    # abbreviated: "dnt rmb this plz"
+    r"|(?<![a-z])(?:dnt|dont|don'?t)\s+(?:rmb|rmbr|remb|rember|memo)\s+(?:this|that|it|pls|plz)(?![a-z])"
     r"|(?:^|[,.!?;]\s*)(?:but\s+)?not\s+in\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
     r"|keep\s+(?:this|that|it)\s+out\s+of\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
     r"|pretend\s+(?:you|u)\s+(?:never|didn'?t)\s+(?:heard?|saw|see|read)"
@@ -230,7 +232,7 @@ _PINYIN = re.compile(
 _ANY_CUE = re.compile(
     r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤搁储冇消]|持久|拉倒|脑子|脑袋|脑海|就当|权当|当我|去掉|去除|拿掉|拿走|ctrl"
     r"|저장|기억|기록|잊어|지워|覚え"
-    r"|(?<![a-z])(?:remember|memor|forget|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
+    r"|(?<![a-z])(?:remember|rmb|rmbr|remb|memor|forget|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
     r"|pretend|off\s+the|hear|undo|reset|bie|buyao|bu\s+yao|buyong|(?:wang|shan)\s*(?:le|diao|ji|chu))",
     re.IGNORECASE,
 )
