@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import train_admission_model as training  # noqa: E402
 
-from amrita_plugin_cognition.domain.admission import intent  # noqa: E402
+from amrita_plugin_cognition.domain.admission import foreign, intent  # noqa: E402
 
 FIRST_UNSEEN = 2  # admission_zh_holdout2 onwards: written blind, measured once before use
 _VERDICTS = """
@@ -79,7 +79,7 @@ def _overruled(views: dict[str, str], models: dict) -> bool:
     """Whether today's check would overrule a request the old rules read in Chinese (a line with a
     secret is left refused: whether that commit's rules caught the secret is not known here)."""
     view = views["request_check"]
-    if not intent.enough_chinese(view) or (intent.has_memory_cue(view) and intent.foreign_rules_ask(view)):
+    if not intent.enough_chinese(view) or (intent.has_memory_cue(view) and foreign.foreign_rules_ask(view)):
         return False
     return intent.overruled(view, models["request_check"])
 

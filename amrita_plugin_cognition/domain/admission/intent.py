@@ -5,6 +5,10 @@ explicit wish (不想让你记住), a retraction (当我没说/就当没听见),
 (听完就忘了吧/把刚才那段忘掉) or to delete it from the memory. The object decides: a grudge (记仇),
 a mistake (别记错/记混), notes, a diary or accounts (记笔记/记日记/记账), money or files (别存钱/
 照片别存在手机里) are not the bot's memory; "别忘了带伞" and "帮我记住" ask the opposite.
+
+Requests in other languages and in pinyin are ``foreign``'s, words reported from someone else are
+recognised by ``reported``, and requests by co-occurrence by ``requests``; this module joins them
+with the learned models (a rule's request checked, a request no rule names read by the model).
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 import itertools
 import re
 
+from .foreign import foreign_rules_ask
 from .learned import LinearModel, do_not_remember_model, request_check_model
 from .normalise import clauses
+from .reported import reported_before, reports, said_by_the_speaker
 from .requests import (
     ASKS_WHAT_IF,
     CONSOLING,
@@ -75,16 +81,6 @@ _FILL_NOT_ABOUT_MEMORY = re.compile(
     r"忘|让我|叫我|说(?!的|过)|告诉|讲|怪|骂|管|以为|觉得|担心|怕|老|总|点|按|自己|在[^你您]{0,3}$|(?<![A-Za-z])(?:click|press)"
 )
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
-_REPORTED = re.compile(
-    r"(?:老师|他|她|妈|爸|领导|老板|老大|主管|经理|组长|班长|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
-    r"|婆婆|公公|大爷|大妈|阿姨|叔叔|顾客|患者|病人|孩子|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐"
-    r"|姐妹|兄弟|哥们|群友|大佬|有个人|班主任|辅导员|校长|主任|队长|店长|房东|物业|客服|导游|教官|护士|律师|邻居|亲戚|舅|姑|姨"
-    r"|表哥|表姐|堂哥|堂姐|师父|前辈|上司|面试官|家长|宝妈)"
-    r"[^，。,你您]{0,6}?(?:说|讲|让|叫|要求|劝)(?!的)"
-    r"|是谁说的|俗话说|老话说|古人说|有句话(?:说|叫)|[\u4e00-\u9fff]{1,3}问我"
-    r"|(?:跟|对|和)(?![你您])[^，。,]{1,6}(?:说|讲)(?!的)"
-)
-
 _ASKS_WHAT_IF = re.compile(ASKS_WHAT_IF)
 _WISH = re.compile(
     r"(?<!不会)(?<!不能)(?<!别)(?<!不要)让(?:你|bot)(?:完全|彻底|永远|再也)?(?:不记得|忘掉|忘了|忘记)"
@@ -128,69 +124,6 @@ _DELETE = re.compile(
     re.IGNORECASE,
 )
 
-_EN_OBJECT = (
-    r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))(?![a-z])"
-)
-_EN_DONT = re.compile(
-    r"(?<![a-z'])(?:please\s+|pls\s+|plz\s+)?(?:don'?t|do\s+not|never|(?:can|could|would)\s+(?:you|u)\s+not)\s+(?:ever\s+)?"
-    rf"(?:(?:remember|memori[sz]e|record|save|store|log|keep|retain|write\s+down|note(?:\s+down)?)\s+{_EN_OBJECT}"
-    r"|keep\s+(?:a\s+|any\s+)?(?:record|note|log|copy)s?\s+of"
-    rf"|(?:write|note|jot)\s+{_EN_OBJECT}\s+down"
-    r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
-    r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:)])))"
-    r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
-    # abbreviated: "dnt rmb this plz"
-    r"|(?<![a-z])(?:dnt|dont|don'?t)\s+(?:rmb|rmbr|remb|rember|memo)\s+(?:this|that|it|pls|plz)(?![a-z])"
-    r"|(?:^|[,.!?;]\s*)(?:but\s+)?not\s+in\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
-    r"|keep\s+(?:this|that|it)\s+out\s+of\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
-    r"|pretend\s+(?:you|u)\s+(?:never|didn'?t)\s+(?:heard?|saw|see|read)"
-    r"|(?:rather|prefer(?:\s+it\s+if)?)\s+(?:you|u)\s+(?:not|didn'?t|don'?t|never)\s+(?:keep|remember|store|save|record|log|memori[sz]e)",
-    _I,
-)
-_EN_ERASE_MINE = re.compile(
-    r"(?:^|[,.!?;，。！？]\s*|(?:please|pls|plz|bot|hey|can\s+(?:you|u)|could\s+(?:you|u))[\s,]+)"
-    r"(?:wipe|delete|erase|clear|purge|remove|forget|rm\s+-rf)\s+(?:all\s+)?(?:of\s+)?(?:my|your)\s+"
-    r"(?:data|info|information|details|records?|history|memor(?:y|ies)|profile|stuff)(?![a-z])"
-    r"|(?<![a-z])rm\s+-rf\s+(?:你|your|my)"
-    r"|(?<![a-z])(?:wipe|delete|erase|clear|purge|remove|forget|drop|scratch)\s+(?:whatever|everything|anything|all|what)\s+"
-    r"(?:that\s+)?(?:you|u)(?:'ve|\s+have)?\s+(?:stored|saved|recorded|kept|know|remember|learned|got)"
-    r"|(?<![a-z])(?:wipe|delete|erase|remove|drop|scratch|purge)\s+(?:that|this|it|those|these)\s+(?:from|out\s+of)\s+"
-    r"(?:your|ur|the\s+bot'?s?)\s+(?:memory|memories|records?|database|db|notes|brain|head)",
-    _I,
-)
-# "Please delete what I told you about my salary" (as an order: not "she told me to delete …").
-_EN_ERASE_TOLD = re.compile(
-    r"(?<![a-z])(?:wipe|delete|erase|remove|drop|scratch|purge)\s+(?:what|everything|anything|all|whatever)\s+(?:that\s+)?i\s+"
-    r"(?:just\s+)?(?:told|said\s+to|shared\s+with|mentioned\s+to|sent)\s+(?:you|u)(?![a-z])",
-    _I,
-)
-_EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
-_EN_FORGET = re.compile(
-    r"(?<![a-z'])(?:please|pls|plz|just|so)\s+forget\s+(?:about\s+)?it(?![a-z])"  # "… about me — please forget it"
-    r"|(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
-    r"|(?:that\s+)?i\s+(?:ever\s+)?(?:said|mentioned|told|brought\s+up|sent)|my|me)\b",
-    _I,
-)
-# Before "forget": a subject (maybe with an adverb: "I always forget my keys") or a modal makes it
-# a statement, not an order.
-_EN_NOT_FORGET = re.compile(
-    r"(?:(?<![a-z])(?:i|we|you|u|they|he|she|people)\s+(?:[a-z]+ly|always|often|sometimes|never|still|also|just|even"
-    r"|usually|kinda|totally|def)\s+"
-    r"|(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d))\s*$",
-    _I,
-)
-# English inside Chinese has no word boundary before it ("这句off the record哈"): letters bound it.
-# Korean and Japanese, written by people who chat in them: "방금 내가 한 말 저장하지 마", "記録しないで".
-_OTHER_LANGUAGES = re.compile(
-    r"(?:저장|기억|기록)(?:하지|하진)\s*마|잊어\s*(?:줘|버려|주세요)|지워\s*(?:줘|주세요)"
-    r"|(?:記録|保存|記憶)しないで|覚えないで|忘れて(?:ください|くれ|ね)"
-)
-_EN_OFF_RECORD = re.compile(
-    r"(?<![a-z])off\s+the\s+record(?![a-z])|(?<![a-z])(?:didn'?t|did\s+not|never)\s+hear\s+(?:this|that|it|me)(?![a-z])",
-    _I,
-)
-
-
 # The memory named first, then "must not hold it": "你的记忆里不要有这条".
 _MEMORY_MUST_NOT_HOLD = re.compile(
     r"(?:你的?)?(?:记忆|脑子|小本本|记录|数据库)(?:里|中)[^，。！？,!?]{0,4}?(?:不要|别|不许|不能|不准)(?:有|出现|存在|留)"
@@ -212,21 +145,6 @@ _FORGET_MY_WORDS = re.compile(
 )
 # "别给我留着这个信息": keeping what was said, named as such.
 _KEEP_THIS = re.compile(r"(?:别|不要|不许|不准)(?:给我)?留着(?:这个|这条|这段|这些|这事)?(?:信息|消息|内容|话)")
-# Chinese typed in pinyin: "bie ji", "buyao cun", "bu yao jilu".
-_PINYIN = re.compile(
-    r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])"
-    r"|(?<![a-z])(?:ni\s*)?(?:wang|shan)\s*(?:le|diao|ji|chu)\s*(?:ba|ha|a)(?![a-z])"
-    # "bie wang nao zi li ji a": a few words between (not 别忘了 "bie wang le", not 记得 "ji de")
-    r"|(?<![a-z])(?:bie|buyao|bu\s+yao)\s+(?!wang\s*(?:le|ji|diao))(?:[a-z]+\s+){1,6}"
-    # not a word that only ends in ji (自己 zi ji, 手机 shou ji, 日记 ri ji, 司机 si ji …)
-    r"(?<!zi )(?<!shou )(?<!ri )(?<!bi )(?<!deng )(?<!biao )(?<!wang )(?<!si )(?<!fei )(?<!yi )(?<!ji )"
-    r"(?:ji|cun|jilu|baocun|jizhu)(?!\s*de)(?![a-z])"
-    # "wang ji wo gang cai shuo de hua": forget what I just said
-    r"|(?<![a-z])(?:wang|shan)\s*(?:le|diao|ji|chu)\s+(?:wo\s*)?(?:gang\s*cai|gang\s*gang|zhe\s*(?:ge|tiao|ju|duan)|na\s*(?:ge|tiao|ju|duan)|shang\s*mian)(?![a-z])",
-    re.IGNORECASE,
-)
-
-
 # Every request holds one of these (a memory verb, a removal, a retraction, a memory place, an
 # English memory word): a message with none is no request, and the rules below are skipped.
 _ANY_CUE = re.compile(
@@ -311,7 +229,7 @@ def model_consulted(text: str) -> bool:
     if _TURNS_AWAY.search(_A_NOT_A.sub(" ", text)) is None:
         return False
     cues = list(_MODEL_CUE.finditer(text)) or list(_WHAT_WAS_SAID.finditer(text))
-    if cues and all(_reported_before(text, cue.start()) for cue in cues):
+    if cues and all(reported_before(text, cue.start()) for cue in cues):
         return False  # someone else's words, reported: "他跟我说 别把这事记心里"
     return not explained_away(text)
 
@@ -340,20 +258,15 @@ def overruled(text: str, model: LinearModel) -> bool:
     return all(model.probability(part) < PART_OVERRULED_BELOW for part in parts)
 
 
-def foreign_rules_ask(text: str) -> bool:
-    """A request in English, pinyin, Korean or Japanese: the learned model knows too little of them."""
-    return _english(text) or bool(_PINYIN.search(text)) or _said_by_the_speaker(_OTHER_LANGUAGES, text)
-
-
 def _chinese_rules_ask(text: str) -> bool:
     if _ASKS_WHAT_IF.search(text):  # "如果我让你忘掉一件事，你真的能忘吗" asks how, not for it
         return False
-    if asks_to_erase(text) or _MEMORY_MUST_NOT_HOLD.search(text) or _said_by_the_speaker(_WISH, text):
+    if asks_to_erase(text) or _MEMORY_MUST_NOT_HOLD.search(text) or said_by_the_speaker(_WISH, text):
         return True
     product = about_a_product(text)
     if (_BURN_AFTER_READING.search(text) and not product) or _KEEP_THIS.search(text) or _FORGET_MY_WORDS.search(text):
         return True
-    if any(not _reported_before(text, match.start(), 10) for match in _PLEASE_FORGET.finditer(text)):
+    if any(not reported_before(text, match.start(), 10) for match in _PLEASE_FORGET.finditer(text)):
         return True
     if _ADDRESSES_BOT.search(text) and _NOT_LEARN_OR_KEEP.search(text):
         return True
@@ -381,50 +294,6 @@ def _drops_what_was_pointed_at(pointed: str, order: str) -> bool:
     return bool(drop.group("urge") or drop.group("tail") or drop.group("verb").endswith("掉"))
 
 
-def _said_by_the_speaker(pattern: re.Pattern[str], text: str) -> bool:
-    """Whether ``pattern`` matches words that are not reported from someone else ("韩国网友说 잊어버려",
-    "有个姐妹让bot忘了她的地址": the match's own first word may be the report's verb)."""
-    return any(not _reported_before(text, match.start() + 1, 13) for match in pattern.finditer(text))
-
-
-def _reported_before(text: str, position: int, window: int = 12) -> bool:
-    """Whether the ``window`` characters before ``position`` report someone else's words ("老师说请忘记…",
-    "他跟我说 别把这事记心里"), so that what follows is not the speaker's."""
-    return _reports(text[max(0, position - window) : position])
-
-
-# A report not made: "还没跟家里说", "没告诉爸妈".
-_NOT_TOLD = re.compile(r"[没不未](?:有)?(?:跟|和|对|告诉)[^，。,]{0,3}$")
-
-
-def _reports(words: str) -> bool:
-    """Whether ``words`` report someone else's words (not a report that was not made)."""
-    return any(not _NOT_TOLD.search(words[: match.start() + 1]) for match in _REPORTED.finditer(words))
-
-
-_TITLE = re.compile(r"《[^》]{0,40}》")
-
-
-# A feature talked about, not a request made: 'Our PM wants a "forget me" button'.
-_EN_PRODUCT = re.compile(
-    r"(?<![a-z])(?:button|feature|toggle|endpoint|roadmap|spec|requirement|ticket|user\s+story|sprint|pm)s?(?![a-z])",
-    _I,
-)
-
-
-def _english(text: str) -> bool:
-    text = _TITLE.sub(" ", text)  # a title is named, not said: 《Forget Me Not》
-    if _EN_PRODUCT.search(text) or about_a_product(text):
-        return False
-    if _EN_OFF_RECORD.search(text) or _EN_ERASE_MINE.search(text):
-        return True
-    for match in _EN_DONT.finditer(text):
-        if "want" in match.group().lower() or not _EN_SUBJECT.search(text[: match.start()]):
-            return True
-    orders = [*_EN_FORGET.finditer(text), *_EN_ERASE_TOLD.finditer(text)]
-    return any(not _EN_NOT_FORGET.search(text[: match.start()]) for match in orders)
-
-
 def _clause_asks(clause: str, game: bool, product: bool) -> bool:
     unsay = _UNSAY.search(clause)
     if unsay and not _AS_IF.match(clause[unsay.end() :]) and not _reported_unsay(clause, unsay):
@@ -432,7 +301,7 @@ def _clause_asks(clause: str, game: bool, product: bool) -> bool:
     if _forgets(clause):
         return True
     deletion = _DELETE.search(clause) if _NAMES_MEMORY.search(clause) else None
-    if deletion and not (product or about_something_else(clause) or _reported_before(clause, deletion.start(), 16)):
+    if deletion and not (product or about_something_else(clause) or reported_before(clause, deletion.start(), 16)):
         return True  # not someone else's: "我朋友说他想把前女友从记忆里删掉"
     return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
 
@@ -440,7 +309,7 @@ def _clause_asks(clause: str, game: bool, product: bool) -> bool:
 def _reported_unsay(clause: str, unsay: re.Match[str]) -> bool:
     """A retraction in someone else's advice ("我爸说我妈唠叨的时候 就当没听见"), unless it is
     said to the bot ("我妈说了我几句 你就当没听见")."""
-    return not unsay.group().startswith("你") and _reported_before(clause, unsay.start(), 16)
+    return not unsay.group().startswith("你") and reported_before(clause, unsay.start(), 16)
 
 
 def _forgets(clause: str) -> bool:
@@ -488,7 +357,7 @@ def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bo
     verb, fill = match.group("verb"), window[: match.start()]
     post = clause[negation.end() + match.end() : negation.end() + match.end() + 8]
     topic = clause[: negation.start()]
-    reported = _reports(topic[-14:]) and not _TURNS_TO_YOU.search(topic)  # a report just before
+    reported = reports(topic[-14:]) and not _TURNS_TO_YOU.search(topic)  # a report just before
     if _FILL_NOT_ABOUT_MEMORY.search(fill) or reported or _DEGREE.match(post):
         return False
     if _OBJECT_NOT_MEMORY.search(topic[-8:] + "|" + fill + "|" + re.split(r"[\s，。！？,!?]", post[:6])[0]):
