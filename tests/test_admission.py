@@ -268,6 +268,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout52.jsonl", 0.99),
         ("admission_zh_holdout53.jsonl", 0.99),
         ("admission_zh_holdout54.jsonl", 0.99),
+        ("admission_zh_holdout55.jsonl", 0.99),
+        ("admission_zh_holdout56.jsonl", 0.98),  # a password with an emoji inside is left
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -478,7 +480,16 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     0.925, 5.0 %). Over the seven pairs measured on the final check (4,200 sentences):
     credential 0.991, do-not-remember 0.983, false rejections 1.5 % — all three targets (this
     session's starting rules 0.983, 0.977, 3.9 %; the previous session's 0.977, 0.892, 6.0 %).
-    Then mended: a code named by what it is (西综代码), "dnt rmb this".
+    Then mended: a code named by what it is (西综代码), "dnt rmb this". ``holdout55`` / ``56``,
+    measured once on commit 45487ac: credential 1.0 / 0.978, do-not-remember 0.983 / 0.967, false
+    rejections 1.3 % / 0.7 % (together 0.989, 0.975, 1.0 %; this session's starting rules 0.972,
+    0.975, 3.7 %; the previous session's 0.978, 0.917, 4.3 %). Over the eight pairs measured on
+    the final check (4,800 sentences): credential 0.991, do-not-remember 0.982, false rejections
+    1.5 % (this session's starting rules 0.981, 0.977, 3.8 %; the previous session's 0.977,
+    0.895, 5.8 %). Then mended: a number then what it is (430000 是武汉的邮编), something
+    withheld (内容不能跟你说), a phrase explained ("Forget it"在口语里…), 不是真让你忘掉,
+    chat shorthand (4get wat i said), "no need to remember my …", 分享码. Left: a password with
+    an emoji inside (Meimei❤️0214).
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -991,6 +1002,9 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "ni bie ba wo de shi cun qi lai a",
         "我考试作弊被抓的事你给我永久删除",
         "dnt rmb this plz",  # holdout53 and 54
+        "plz 4get wat i said abt my job",  # holdout55 and 56
+        "wang ji wo gang shuo de hua ba",
+        "no need to remember my address, just drop it",
         "算了没关系，你忘了吧",
     ],
 )
@@ -1118,6 +1132,9 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "我朋友说他想把前女友从记忆里删掉，我劝他看开点",
         "HTTP 状态码 401 是未认证，403 是无权限",
         "考研西综代码是306，别报错了",  # holdout53 and 54
+        "610000 是成都的邮编吧",  # holdout55 and 56
+        "签了保密协议，内容不能跟你说哈",
+        '"Forget it"在口语里多半是"算了"，不是真让你忘掉',
         "你说人要是能选择性失忆，会不会更快乐",
     ],
 )
@@ -1158,6 +1175,7 @@ def test_near_misses_of_the_sets_from_eighteen_on_are_kept(text: str) -> None:
         "支付密码就是我生日倒过来 800317",  # holdout47 and 48
         "密码就是我生日加名字缩写 19930512wxy",  # holdout49 and 50
         "临时链接 https://x.oss-cn-hangzhou.aliyuncs.com/a.pdf?OSSAccessKeyId=LTAI5tQ9&Signature=q8Zk2m",
+        "百度网盘分享码 k7Pq 别转发",  # holdout55 and 56
     ],
 )
 def test_secrets_the_sets_from_eighteen_on_found_missing(text: str) -> None:

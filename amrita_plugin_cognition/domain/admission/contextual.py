@@ -100,7 +100,8 @@ _NUMBER_AFTER = re.compile(
     r"^\s*(?:元|块|毛|分钱|%|个|次|位|号|年|月|日|点|分钟?|秒|小时|天|周|岁|斤|公斤|kg|km|公里|米|楼|层|室|栋|人|条|张|页|章"
     r"|人民币|rmb|万(?!一)|千(?!万)|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b|开头|结尾|打头"
     r"|路|届|级|期|集|话|回|局|把|首|部|只|台|辆|件|本|盒|瓶|杯|份|碗|是(?:个|一个|一位|一名|部|首)"
-    rf"|{_PLACE})",
+    rf"|{_PLACE}"
+    r"|是[^，。,!?！？\d]{0,6}?(?:邮编|区号|电话|号码|热线|车次|航班|股票|代码))",  # "430000 是武汉的邮编"
     _I,
 )
 # ``NAME=`` before a value (``API_KEY=…``); base64 padding at the end is not one.
@@ -204,7 +205,7 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
         if stocks and len(value) == 6 and value[0] in "036":
             continue
         before = _before(text, match.start())
-        after = text[match.end() : match.end() + 6]
+        after = text[match.end() : match.end() + 10]
         blocked = _NUMBER_BEFORE.search(before) or _EXAMPLE_BEFORE.search(before) or _NUMBER_AFTER.match(after)
         # a group of a longer number written with spaces or dashes (400 800 1234, 882 331 907),
         # or the value of a command-line option (-P 3306)

@@ -20,7 +20,7 @@ _EN_DONT = re.compile(
     rf"|(?:write|note|jot)\s+{_EN_OBJECT}\s+down"
     r"|want\s+(?:you|it|the\s+bot)\s+to\s+(?:remember|record|save|store|keep|memori[sz]e)"
     r"|(?:remember|memori[sz]e|record|save|store)(?=\s*(?:$|[^\x00-\x7f]|[.!,;:)])))"
-    r"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+(?:this|that|it)"
+    rf"|no\s+need\s+to\s+(?:keep|remember|store|save|record)\s+{_EN_OBJECT}"
     # abbreviated: "dnt rmb this plz"
     r"|(?<![a-z])(?:dnt|dont|don'?t)\s+(?:rmb|rmbr|remb|rember|memo)\s+(?:this|that|it|pls|plz)(?![a-z])"
     r"|(?:^|[,.!?;]\s*)(?:but\s+)?not\s+in\s+(?:your|ur)\s+(?:memory|memories|records?|notes|db|database)"
@@ -50,7 +50,9 @@ _EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I
 _EN_FORGET = re.compile(
     r"(?<![a-z'])(?:please|pls|plz|just|so)\s+forget\s+(?:about\s+)?it(?![a-z])"  # "… about me — please forget it"
     r"|(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
-    r"|(?:that\s+)?i\s+(?:ever\s+)?(?:said|mentioned|told|brought\s+up|sent)|my|me)\b",
+    r"|(?:that\s+)?i\s+(?:ever\s+)?(?:said|mentioned|told|brought\s+up|sent)|my|me)\b"
+    # in chat shorthand: "plz 4get wat i said"
+    r"|(?<![a-z'])(?:4get|forgt|frget)\s+(?:about\s+)?(?:this|that|it|wat|what|wht|my|me)(?![a-z])",
     _I,
 )
 # Before "forget": a subject (maybe with an adverb: "I always forget my keys") or a modal makes it
@@ -83,7 +85,7 @@ _PINYIN = re.compile(
     r"(?<!zi )(?<!shou )(?<!ri )(?<!bi )(?<!deng )(?<!biao )(?<!wang )(?<!si )(?<!fei )(?<!yi )(?<!ji )"
     r"(?:ji|cun|jilu|baocun|jizhu)(?!\s*de)(?![a-z])"
     # "wang ji wo gang cai shuo de hua": forget what I just said
-    r"|(?<![a-z])(?:wang|shan)\s*(?:le|diao|ji|chu)\s+(?:wo\s*)?(?:gang\s*cai|gang\s*gang|zhe\s*(?:ge|tiao|ju|duan)|na\s*(?:ge|tiao|ju|duan)|shang\s*mian)(?![a-z])",
+    r"|(?<![a-z])(?:wang|shan)\s*(?:le|diao|ji|chu)\s+(?:wo\s*)?(?:gang(?:\s*(?:cai|gang))?|zhe\s*(?:ge|tiao|ju|duan)|na\s*(?:ge|tiao|ju|duan)|shang\s*mian)(?![a-z])",
     re.IGNORECASE,
 )
 

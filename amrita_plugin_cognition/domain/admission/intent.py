@@ -83,7 +83,7 @@ _FILL_NOT_ABOUT_MEMORY = re.compile(
 _MEMORY_TOPIC = re.compile(r"这个|这条|这段|这事|这件|信息|内容|聊天|对话|我说的|消息|这些|这句")
 _ASKS_WHAT_IF = re.compile(ASKS_WHAT_IF)
 _WISH = re.compile(
-    r"(?<!不会)(?<!不能)(?<!别)(?<!不要)让(?:你|bot)(?:完全|彻底|永远|再也)?(?:不记得|忘掉|忘了|忘记)"
+    r"(?<!不会)(?<!不能)(?<!别)(?<!不要)(?<!不是)(?<!不是真)让(?:你|bot)(?:完全|彻底|永远|再也)?(?:不记得|忘掉|忘了|忘记)"
     r"|(?:不想|不希望|不愿意?|不要|别)(?:让|把)?(?:这个|这件事|这事|这些话?|它|我说的话?)?(?:让|被)(?:你|它|机器人|bot|ai)?(?:给)?"
     r"(?:记|存|保存|写进|录)"
     r"|(?:不想|不希望|不愿意?)(?:让)?(?:你|它|机器人)(?:把|将)?(?:这个|这些|这件事|这事|它|我说的话?)?(?:给)?(?:记|存|保存|写进|录|留着|留下)"
@@ -150,7 +150,7 @@ _KEEP_THIS = re.compile(r"(?:别|不要|不许|不准)(?:给我)?留着(?:这个
 _ANY_CUE = re.compile(
     r"[记存忘删留录库档焚清抹毁置丢扔移剔废关洞耳肚没画资料写入放塞装整学遗失销撤搁储冇消]|持久|拉倒|脑子|脑袋|脑海|就当|权当|当我|去掉|去除|拿掉|拿走|ctrl"
     r"|저장|기억|기록|잊어|지워|覚え"
-    r"|(?<![a-z])(?:remember|rmb|rmbr|remb|memor|forget|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
+    r"|(?<![a-z])(?:remember|rmb|rmbr|remb|memor|forget|4get|forgt|delete|save|stor|record|keep|retain|note|jot|log|purge|erase|wipe|clear|remove"
     r"|pretend|off\s+the|hear|undo|reset|bie|buyao|bu\s+yao|buyong|(?:wang|shan)\s*(?:le|diao|ji|chu))",
     re.IGNORECASE,
 )

@@ -54,6 +54,8 @@ _NOT_STORED = re.compile(
     r"|(?:别人|他人|他|她|他们|她们|对方|人们|主角|角色|人类|大家)的记忆|主角|女主|男主|小说|剧本|《[^》]{1,20}》"
     r"|(?:电影|剧|番|动漫|故事|漫画)(?:里|中)|讲的(?:就)?是|(?:删除?|清除|消除)记忆的|(?:这|那|一)首歌|歌词|副歌|歌里"
     rf"|{SAID_TO_YOU}"
+    # what is withheld, not told: "签了保密协议，内容不能跟你说哈"
+    r"|(?:不能|不方便|没法|不可以|不好)(?:跟|和|对)?你(?:说|讲|透露)|(?:不能|不方便|没法)告诉你"
     # a choice or a what-if asked about, not made: "如果能选择性遗忘，你会删掉哪段记忆", "人要是能选择性
     # 失忆，会不会更快乐"
     r"|(?:如果|要是|假如|假设|假若|倘若)[^。！？!?]{0,24}?(?:会|想|要)[^。！？!?]{0,8}?(?:哪|什么|啥|谁)"
@@ -220,12 +222,12 @@ def about_a_product(text: str) -> bool:
 
 
 def explained_away(text: str) -> bool:
-    """Whether every sentence of ``text`` (folded) that holds a memory word is plainly about
-    something else: the speaker's own forgetting ("我忘了我刚说的"), a file, a group notice, an
-    order (not what the bot keeps), what can or cannot be done ("写不进"), or a wish that the bot
-    keep or show it. Such a message is no
-    request, whatever else it looks like."""
-    sentences = [sentence for sentence in _sentences(text) if _MEMORY_WORD.search(sentence)]
+    """Whether every sentence of ``text`` (folded) that holds a memory word (every sentence, when
+    none does) is plainly about something else: the speaker's own forgetting ("我忘了我刚说的"), a
+    file, a group notice, an order (not what the bot keeps), something withheld ("内容不能跟你说"),
+    what can or cannot be done ("写不进"), or a wish that the bot keep or show it. Such a message
+    is no request, whatever else it looks like."""
+    sentences = [sentence for sentence in _sentences(text) if _MEMORY_WORD.search(sentence)] or _sentences(text)
     return bool(sentences) and all(
         about_something_else(s) or _ABILITY.search(s) or _keeps_or_shows(s) for s in sentences
     )
@@ -235,6 +237,8 @@ def explained_away(text: str) -> bool:
 # asked about ("off the record 这个词怎么翻").
 _MENTIONED = re.compile(
     r"[“\"「『][^”\"」』]{0,40}[”\"」』](?=\s*(?:这|那)(?:[一二三四五六七八九十两几\d]+)?(?:个|句)?(?:字|词|话|说法|梗|口头禅))"
+    # a phrase explained: '"Forget it"在口语里多半是"算了"'
+    r"|[“\"「『][^”\"」』]{0,40}[”\"」』](?=\s*(?:在(?:口语|英语|中文|日常)|的意思|意思是|是什么意思|怎么(?:翻|说|理解)))"
     # the name of a switch or a button: "加一个'这条不记录'的开关"
     r"|[“\"「『‘'][^”\"」』’']{0,40}[”\"」』’'](?=\s*的?(?:开关|按钮|功能|选项|提示|标签|字样|按键|弹窗|设置|模式))"
     r"|[^，。！？,!?\n别不没莫勿甭记存删忘留录]{1,40}?(?=\s*这个(?:词|说法|梗|短语|表达)|\s*(?:是什么意思|啥意思|什么意思|怎么翻))"
