@@ -270,6 +270,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout54.jsonl", 0.99),
         ("admission_zh_holdout55.jsonl", 0.99),
         ("admission_zh_holdout56.jsonl", 0.98),  # a password with an emoji inside is left
+        ("admission_zh_holdout57.jsonl", 0.99),
+        ("admission_zh_holdout58.jsonl", 0.98),  # a password in spaced pinyin words is left
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -489,7 +491,15 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     0.895, 5.8 %). Then mended: a number then what it is (430000 是武汉的邮编), something
     withheld (内容不能跟你说), a phrase explained ("Forget it"在口语里…), 不是真让你忘掉,
     chat shorthand (4get wat i said), "no need to remember my …", 分享码. Left: a password with
-    an emoji inside (Meimei❤️0214).
+    an emoji inside (Meimei❤️0214). ``holdout57`` / ``58``, measured once on commit 998ac51:
+    credential 1.0 / 0.989, do-not-remember 0.983 / 1.0, false rejections 1.3 % / 0 % (together
+    0.994, 0.992, 0.7 %; this session's starting rules 0.994, 0.983, 3.3 %; the previous
+    session's 0.989, 0.958, 5.0 %). Over the nine pairs measured on the final check (5,400
+    sentences): credential 0.991, do-not-remember 0.983, false rejections 1.4 % (this session's
+    starting rules 0.983, 0.978, 3.8 %; the previous session's 0.978, 0.902, 5.7 %). Then
+    mended: a double negation (不要不记得我), the object after 把 ("别把我刚才骂老板的话记下来"),
+    a command-line option (-base64). Left: a password in spaced pinyin words ("wo ai xiao mao
+    520 连起来").
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report
@@ -1005,6 +1015,7 @@ def test_near_misses_of_the_ninth_and_tenth_sets_are_kept(text: str) -> None:
         "plz 4get wat i said abt my job",  # holdout55 and 56
         "wang ji wo gang shuo de hua ba",
         "no need to remember my address, just drop it",
+        "bot别把我刚才骂老板的话记下来",  # holdout57 and 58
         "算了没关系，你忘了吧",
     ],
 )
@@ -1134,6 +1145,8 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "考研西综代码是306，别报错了",  # holdout53 and 54
         "610000 是成都的邮编吧",  # holdout55 and 56
         "签了保密协议，内容不能跟你说哈",
+        "不要不记得我啊 哈哈",  # holdout57 and 58
+        "生成随机密码可以用 openssl rand -base64 16",
         '"Forget it"在口语里多半是"算了"，不是真让你忘掉',
         "你说人要是能选择性失忆，会不会更快乐",
     ],

@@ -154,9 +154,13 @@ def _password_like(value: str) -> bool:
     value = value.strip(".,")
     if shapes.random_letters(value):
         return True
-    if _ordinary(value) or not any(char.isdigit() for char in value):
+    if _ordinary(value) or not any(char.isdigit() for char in value) or _OPTION.fullmatch(value):
         return False
     return shapes.strong_password(value)
+
+
+# A command-line option ("openssl rand -base64 16"): a name, not a password.
+_OPTION = re.compile(r"--?[a-z][a-z0-9\-]*")
 
 
 # A parcel's or a product's number, by its carrier or its marketplace: "圆通 YT7412589630147", "ASIN 是 B08N5WRWNW".

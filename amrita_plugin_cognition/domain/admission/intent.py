@@ -358,7 +358,10 @@ def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bo
     post = clause[negation.end() + match.end() : negation.end() + match.end() + 8]
     topic = clause[: negation.start()]
     reported = reports(topic[-14:]) and not _TURNS_TO_YOU.search(topic)  # a report just before
-    if _FILL_NOT_ABOUT_MEMORY.search(fill) or reported or _DEGREE.match(post):
+    # "别把我刚才骂老板的话记下来": after 把 comes the object, whatever verbs it holds
+    if (not fill.startswith("把") and _FILL_NOT_ABOUT_MEMORY.search(fill)) or reported or _DEGREE.match(post):
+        return False
+    if fill.startswith(("不", "没")):  # "不要不记得我": a double negation wants it kept
         return False
     if _OBJECT_NOT_MEMORY.search(topic[-8:] + "|" + fill + "|" + re.split(r"[\s，。！？,!?]", post[:6])[0]):
         return False
