@@ -79,9 +79,8 @@ def _overruled(views: dict[str, str], models: dict) -> bool:
     """Whether today's check would overrule a request the old rules read in Chinese (a line with a
     secret is left refused: whether that commit's rules caught the secret is not known here)."""
     view = views["request_check"]
-    if not intent.enough_chinese(view) or (intent.has_memory_cue(view) and foreign.foreign_rules_ask(view)):
-        return False
-    return intent.overruled(view, models["request_check"])
+    foreign_request = intent.has_memory_cue(view) and foreign.foreign_rules_ask(view)
+    return not foreign_request and intent.overruled(view, models["request_check"])
 
 
 def main() -> None:

@@ -237,22 +237,23 @@ def model_consulted(text: str) -> bool:
 def asks_not_to_remember(text: str) -> bool:
     """Whether ``text`` (already folded) asks the bot not to keep it. In Chinese chat the rules
     and the learned models (``learned``) decide together: a rule's request stands unless the check
-    model finds it unlikely (``overruled``); where no rule names one, the request
-    model decides when the gate (``model_consulted``) lets it. Elsewhere (English, pinyin, Korean, Japanese, or
+    model finds it unlikely (``overruled``); where no rule names one, the request model decides
+    when the gate (``model_consulted``) lets it. Elsewhere (English, pinyin, Korean, Japanese, or
     too little Chinese for the model) the rules decide alone."""
     text = without_quotes(text)  # someone else's words are not the speaker's request
     cue = has_memory_cue(text)
     if cue and foreign_rules_ask(text):
         return True
     if cue and _chinese_rules_ask(text):
-        return not (enough_chinese(text) and overruled(text, request_check_model()))
+        return not overruled(text, request_check_model())
     return model_consulted(text) and do_not_remember_model().says_yes(text)
 
 
 def overruled(text: str, model: LinearModel) -> bool:
     """Whether the check ``model`` finds a request unlikely in ``text`` (folded, quotes of others
-    removed) and in each of its parts that hold a memory word."""
-    if model.probability(text) >= RULES_OVERRULED_BELOW:
+    removed) and in each of its parts that hold a memory word; never where there is too little
+    Chinese for it to read."""
+    if not enough_chinese(text) or model.probability(text) >= RULES_OVERRULED_BELOW:
         return False
     parts = (part for part in _PART_BREAK.split(text) if has_memory_cue(part) and enough_chinese(part, 2))
     return all(model.probability(part) < PART_OVERRULED_BELOW for part in parts)
