@@ -15,7 +15,7 @@ import pytest
 
 from amrita_plugin_cognition.config import ChromaSettings
 from amrita_plugin_cognition.domain.records import Scope
-from amrita_plugin_cognition.index import vector as vector_module
+from amrita_plugin_cognition.index import inventory as inventory_module
 from amrita_plugin_cognition.index.calls import IndexCalls
 from amrita_plugin_cognition.index.vector import (
     ChromaVectorIndex,
@@ -168,7 +168,7 @@ def test_stored_ids_pages_through_every_collection_of_a_generation(
     # a collection made before collections named their owner: created without the metadata
     index._collection(collection_name(generation, bot, legacy), create=True)
     index.upsert(generation, bot, legacy, [41, 42], _vectors(2, 3), _metadatas(2))
-    monkeypatch.setattr(vector_module, "ID_PAGE_SIZE", 7)
+    monkeypatch.setattr(inventory_module, "ID_PAGE_SIZE", 7)
     pages: list[tuple[object, ...]] = []
     real_page = index._id_page
     monkeypatch.setattr(index, "_id_page", lambda *args: pages.append(args) or real_page(*args))

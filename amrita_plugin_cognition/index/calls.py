@@ -6,7 +6,7 @@ the deadline and then gets ``IndexUnavailable`` whatever the index is doing.
   4 ticks of 1 ms in 12 s), so running calls side by side gains nothing, and it has an open
   report of a deadlock under concurrent writes and queries (chroma-core/chroma#4038).
 * Chroma server: a few threads, calls side by side; the HTTP client inside also has a timeout
-  per request (``index/vector.py``), so a thread given up on ends by itself.
+  per request (``index/connection.py``), so a thread given up on ends by itself.
 
 A call still queued when its caller gives up (deadline, cancelled turn) never runs. A call that
 runs past the index-wide deadline (``chroma.call_timeout_seconds``) stalls the index: every later
