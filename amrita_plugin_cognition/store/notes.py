@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Select, cast, delete, func, literal, null, select, union_all
+from sqlalchemy import ColumnElement, DateTime, Select, and_, cast, func, literal, null, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import as_utc
 from ..domain.records import Scope
 from .models import MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow
+from .revisions import keep_newest
 
 
 async def get_memo(session: AsyncSession, bot_id: str, scope: Scope) -> MemoRow | None:
@@ -49,31 +50,20 @@ async def write_memo(
             )
         )
         await session.flush()
-        await _prune_revisions(session, bot_id, scope, keep_revisions)
+        await keep_newest(session, MemoRevisionRow, _owner(bot_id, scope), keep_revisions)
     row.content = content
     row.updated_at = now
     row.updated_by = by
 
 
+def _owner(bot_id: str, scope: Scope) -> ColumnElement[bool]:
+    return and_(
+        MemoRevisionRow.bot_id == bot_id, MemoRevisionRow.scope_kind == scope.kind, MemoRevisionRow.scope_id == scope.id
+    )
+
+
 def _revisions_of(bot_id: str, scope: Scope) -> Select[Any]:
-    return select(MemoRevisionRow).where(
-        MemoRevisionRow.bot_id == bot_id,
-        MemoRevisionRow.scope_kind == scope.kind,
-        MemoRevisionRow.scope_id == scope.id,
-    )
-
-
-async def _prune_revisions(session: AsyncSession, bot_id: str, scope: Scope, keep: int) -> None:
-    kept = _revisions_of(bot_id, scope).with_only_columns(MemoRevisionRow.id).order_by(MemoRevisionRow.id.desc())
-    keep_ids = [row[0] for row in (await session.execute(kept.limit(keep))).all()]
-    await session.execute(
-        delete(MemoRevisionRow).where(
-            MemoRevisionRow.bot_id == bot_id,
-            MemoRevisionRow.scope_kind == scope.kind,
-            MemoRevisionRow.scope_id == scope.id,
-            MemoRevisionRow.id.not_in(keep_ids),
-        )
-    )
+    return select(MemoRevisionRow).where(_owner(bot_id, scope))
 
 
 async def memo_revisions(session: AsyncSession, bot_id: str, scope: Scope) -> list[MemoRevisionRow]:

@@ -22,6 +22,7 @@ from ..domain.erasure import ErasureTarget, names_user
 from ..domain.profiles import Card
 from . import profile_index
 from .models import ProfileRevisionRow, ProfileRow
+from .revisions import keep_newest
 
 #: Cards per page when a whole table is walked (export, erasure checks).
 PAGE = 500
@@ -155,7 +156,15 @@ async def write_card(
         session.add(revision)
         await session.flush()
         revision_id = revision.id
-    await _prune(session, card, max(0, keep_revisions))
+    await keep_newest(
+        session,
+        ProfileRevisionRow,
+        and_(
+            _entity(ProfileRevisionRow, card.bot_id, card.entity_type, card.entity_id),
+            ProfileRevisionRow.part == card.part,
+        ),
+        max(0, keep_revisions),
+    )
     for key, value in _content(card).items():
         setattr(row, key, value)
     row.updated_at = now
@@ -168,23 +177,6 @@ async def write_card(
 def _revisions_of(bot_id: str, entity_type: str, entity_id: str, part: str | None = None) -> Any:
     query = select(ProfileRevisionRow).where(_entity(ProfileRevisionRow, bot_id, entity_type, entity_id))
     return query if part is None else query.where(ProfileRevisionRow.part == part)
-
-
-async def _prune(session: AsyncSession, card: Card, keep: int) -> None:
-    kept = (
-        _revisions_of(card.bot_id, card.entity_type, card.entity_id, card.part)
-        .with_only_columns(ProfileRevisionRow.id)
-        .order_by(ProfileRevisionRow.id.desc())
-        .limit(keep)
-    )
-    keep_ids = [row[0] for row in (await session.execute(kept)).all()]
-    await session.execute(
-        delete(ProfileRevisionRow).where(
-            _entity(ProfileRevisionRow, card.bot_id, card.entity_type, card.entity_id),
-            ProfileRevisionRow.part == card.part,
-            ProfileRevisionRow.id.not_in(keep_ids),
-        )
-    )
 
 
 async def revisions(
