@@ -17,15 +17,13 @@ from .contextual import (
     _CHAT_NUMBERS,
     _I,
     _NOT_SECRET_TALK,
-    _NUMBER_AFTER,
-    _NUMBER_BEFORE,
     _SEED_WORDS,
     _TRIVIAL_DIGITS,
-    _before,
     _numbers,
     _ordinary,
     _password_like,
     _tokens,
+    described,
 )
 from .rules import Span, shared_publicly
 
@@ -126,8 +124,7 @@ def value_candidates(text: str) -> list[Span]:
     if _CAPITAL.search(text):
         spans.extend(match.span() for match in _CAPS_CODE.finditer(text) if not _ordinary(match.group()))
     for match in _THREE_DIGITS.finditer(text):  # a CVV, a luggage lock
-        before = _before(text, match.start())
-        if not (_NUMBER_BEFORE.search(before) or _NUMBER_AFTER.match(text[match.end() : match.end() + 6])):
+        if not described(text, match.start(), match.end()):
             spans.append(match.span("v"))
     if not spans or _NOT_SECRET_TALK.search(text) or _PUBLIC_BLOCK.search(text) or _PUBLIC_VALUE_TALK.search(text):
         return []

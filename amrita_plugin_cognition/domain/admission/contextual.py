@@ -202,6 +202,16 @@ _STOCK_TALK = re.compile(
 )
 
 
+#: Characters after a number read for what it is ("430000 是武汉的邮编").
+_DESCRIBED_WITHIN = 10
+
+
+def described(text: str, start: int, end: int) -> bool:
+    """Whether the words right before or after the number at ``start:end`` say what it is (an
+    amount, a unit, a floor, "430000 是武汉的邮编"): then it is no code."""
+    return bool(_NUMBER_BEFORE.search(_before(text, start)) or _NUMBER_AFTER.match(text[end : end + _DESCRIBED_WITHIN]))
+
+
 def _numbers(text: str) -> Iterator[re.Match[str]]:
     stocks = _STOCK_TALK.search(text) is not None
     for match in _DIGIT_CODE.finditer(text):
@@ -209,8 +219,8 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
         if stocks and len(value) == 6 and value[0] in "036":
             continue
         before = _before(text, match.start())
-        after = text[match.end() : match.end() + 10]
-        blocked = _NUMBER_BEFORE.search(before) or _EXAMPLE_BEFORE.search(before) or _NUMBER_AFTER.match(after)
+        after = text[match.end() : match.end() + _DESCRIBED_WITHIN]
+        blocked = described(text, match.start(), match.end()) or _EXAMPLE_BEFORE.search(before)
         # a group of a longer number written with spaces or dashes (400 800 1234, 882 331 907),
         # or the value of a command-line option (-P 3306)
         blocked = blocked or re.search(r"\d[\s\-]$|(?<![\w\-])-[A-Za-z]\s*$", before) or re.match(r"[\s\-]\d", after)
