@@ -60,6 +60,13 @@ def problems(text: str, required: tuple[str, ...] = ()) -> list[tuple[str, str]]
         f"{USER}是前天才少年，现在在腾讯工作。",
         f"{USER}的女朋友是QQ号10002（昵称小红），{USER}本人也确认了。",
         f"{USER}在公司楼下的便利店买早餐，家里养了两只猫。",
+        f"{USER}1980年出生在湖南株洲的一个工人家庭。",
+        f"{USER}于2027-06-06在西安看了隔壁老樊的演唱会。",
+        f"{USER}对方便面调料包中的味精过敏。",
+        f"{USER}就职的成都明日网络科技有限公司每周五举办分享会。",
+        "QQ号26129384（昵称Akira）给群机器人（QQ号3601928374，昵称他的小助手）加了欢迎功能。",
+        f"{USER}于纽约当地时间2027-01-02 08:00降落。",
+        f"{USER}于2026-11-29在群123456789发帖，该群有300人。",
         f"{USER}玩过迷你世界，也常刷今日头条。",
         f"{USER}在群123456789里分享了 https://example.com/ta/today 的链接。",
     ],
@@ -94,6 +101,15 @@ def test_look_alike_words_pass(text: str) -> None:
         (f"{USER}是本地人。", [("relative_place", "本地")]),
         (f"{USER}在本群自称第一冤种。", [("relative_place", "本群")]),
         (f"{USER}毕业后打算留在当地。", [("relative_place", "当地")]),
+        (f"{USER}的利率和上面说的一样。", [("pronoun", "上面说的")]),
+        (f"{USER}在该群的K歌比赛中得了第一。", [("pronoun", "该群")]),
+        (f"{USER}于2027-03-16回复楼上，推荐了一部动画。", [("pronoun", "楼上")]),
+        (f"{USER}于2027-06-01发帖出售本人的二手iPad。", [("pronoun", "本人")]),
+        (f"{USER}被任命为本部门负责人。", [("relative_place", "本部门")]),
+        (f"{USER}于2027-01-09验光，度数比上次加深了100度。", [("relative_time", "上次")]),
+        (f"{USER}于2027-04-08表示对此事不再发表意见。", [("pronoun", "此事")]),
+        (f"{USER}乘坐的航班于当地时间2027-01-02 08:00降落。", [("relative_place", "当地")]),
+        (f"{USER}于2027-08-01发帖怀念当年和室友一起旅行的日子。", [("relative_time", "当年")]),
     ],
 )
 def test_subtle_problems_are_caught(text: str, expected: list[tuple[str, str]]) -> None:
@@ -149,7 +165,9 @@ def test_feedback_names_words_and_missing_ids() -> None:
     assert check_fact("QQ号10001", ["10002", "10003"]).feedback() == "以下编号必须原样保留：10002、10003"
 
 
-@pytest.mark.parametrize("name", ["gate_zh.jsonl", "gate_zh_holdout.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["gate_zh.jsonl", "gate_zh_holdout.jsonl", "gate_zh_holdout2.jsonl", "gate_zh_holdout3.jsonl"]
+)
 def test_evaluation_sets_meet_the_targets(name: str) -> None:
     report = run_gate_eval(DATA / name)
     assert report["kind"] == "gate"

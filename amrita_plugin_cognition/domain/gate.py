@@ -79,7 +79,10 @@ _OPAQUE = "\ue001"  # a title, a quotation, a group number, a URL
 _DIGIT = "0-9０-９"
 
 _PERSON_ID = re.compile(rf"QQ\s*号?\s*[:：]?\s*[{_DIGIT}]{{5,}}", re.IGNORECASE)
-_NAME_OPENERS = re.compile(r"[（(]\s*(?:昵称|群昵称|群名片|网名|备注)")
+# （昵称…）, also after the QQ number inside the same brackets: （QQ号3601928374，昵称…）
+_NAME_OPENERS = re.compile(
+    rf"[（(]\s*(?:QQ\s*号?\s*[:：]?\s*[{_DIGIT}]{{5,}}\s*[，,、;；]\s*)?(?:昵称|群昵称|群名片|网名|备注)", re.IGNORECASE
+)
 _GROUP_OPENERS = re.compile(r"[（(]\s*群名")
 _OPAQUE_SPANS = re.compile(
     rf"群号?\s*[:：]?\s*[{_DIGIT}]{{5,}}|(?:https?://|www\.)[^\s，。；！？、）)】」』”\"']+"
@@ -181,6 +184,8 @@ _YEAR_BEFORE = re.compile(rf"(?:[{_DIGIT}]{{4}}|[〇零一二三四五六七八�
 _CALENDAR_YEAR = re.compile(rf"[12１２][{_DIGIT}]{{3}}年")
 _HABIT = re.compile(lex.HABIT_MARKERS)
 _NAMING = re.compile(lex.NAMING_WORDS)
+_RECALLED = re.compile(r"怀念|回忆|想起|想当年|说起|提起|说|讲|表示|称")
+_GROUP_NUMBER = re.compile(rf"群\s*号?\s*[:：]?\s*[{_DIGIT}]{{5,}}")
 _WEEKDAY_NEIGHBOUR = re.compile(r"(?:周|星期|礼拜)?[一二三四五六日天]")
 _RANGE = set("到至和与、及或~～-—")
 
@@ -217,7 +222,16 @@ def _weekday_is_fine(masked: str, start: int, end: int, clause: str) -> bool:
     return bool(after_range or before_range)
 
 
-def _passes_rule(rule: str, masked: str, start: int, end: int) -> bool:
+def _anchored(anchor: re.Pattern[str], before: str) -> bool:
+    """An anaphor (当天, 当时, 当年) refers to the date before it, unless someone recalls or
+    reports in between: "于2027-08-01发帖怀念当年…", "说儿子当时…" are another time."""
+    anchors = list(anchor.finditer(before))
+    return bool(anchors) and not _RECALLED.search(before, anchors[-1].end())
+
+
+def _passes_rule(rule: str, text: str, masked: str, start: int, end: int) -> bool:
+    """Whether a problem word with a context rule is fine where it stands (``masked``: ``text`` with
+    names, titles and group numbers masked, same length)."""
     left, right = _clause(masked, start, end)
     clause = masked[left:right]
     habit = bool(_HABIT.search(clause))
@@ -237,9 +251,9 @@ def _passes_rule(rule: str, masked: str, start: int, end: int) -> bool:
     if rule == "year_anchor":
         return habit or bool(_NUMBER_BEFORE.search(masked, max(0, start - 8), start))
     if rule == "anaphoric_day":
-        return bool(_DATE_ANCHOR.search(before))
+        return _anchored(_DATE_ANCHOR, before)
     if rule == "anaphoric_year":
-        return bool(_YEAR_ANCHOR.search(before))
+        return _anchored(_YEAR_ANCHOR, before)
     if rule == "duration":
         if _CALENDAR_YEAR.match(masked, start):
             return True
@@ -248,6 +262,8 @@ def _passes_rule(rule: str, masked: str, start: int, end: int) -> bool:
         return habit or _weekday_is_fine(masked, start, end, clause)
     if rule == "holiday":
         return habit or bool(_YEAR_BEFORE.search(masked, max(0, start - 8), start))
+    if rule == "group_before":
+        return bool(_GROUP_NUMBER.search(text, 0, start))
     if rule == "bare_place":
         return not _is_bare(masked, start, person_is_bare=False)
     return False
@@ -308,7 +324,7 @@ def check_fact(text: str, required_ids: Iterable[str] = ()) -> GateVerdict:
     problems = [
         GateProblem(kind, text[start:end], start, end)
         for start, end, kind, rule in _segment(masked)
-        if not (rule and _passes_rule(rule, masked, start, end))
+        if not (rule and _passes_rule(rule, text, masked, start, end))
     ]
     problems.extend(GateProblem(ID_DRIFT, wanted, -1, -1) for wanted in missing_ids(required_ids, text))
     return GateVerdict(tuple(problems))

@@ -13,6 +13,7 @@ Decisions on the ambiguous cases (tests/test_gate.py pins them):
   fine after a named anchor ("春熙路附近", "公司楼下"), flagged when bare ("住在附近").
 * 本地 is flagged except in its technical sense (本地化, 本地部署, 本地运行 …); 当地 is flagged except
   in 当地时间 ("北京当地时间 20:00" names its place).
+* 该群 is fine once a group number came before it; 上面说的, 上述 (what was said earlier) are not.
 * 他人 (others), 其他, 我国 and idioms (你我他, 不分你我, 自我) are not references. 它们 is.
 * 自己 is fine once a QQ user was named before it; 本人 is fine right after a name ("小明本人").
 * Demonstrative determiners (这个项目, 那家店) are flagged as pronouns: a self-contained fact names
@@ -47,6 +48,17 @@ PROBLEM_ENTRIES: tuple[tuple[str, str, str], ...] = (
         r"|这哥们儿?|那哥们儿?|这姐们儿?|那姐们儿?|这俩|那俩",
     ),
     (PRONOUN, "", r"这件事|那件事|这些事|那些事|这回事|那回事|这事儿?|那事儿?|此事"),
+    # what was said earlier in the chat, and 该 as a determiner ("在该群", "该用户")
+    (PRONOUN, "", r"上面(?:说|提到|讲|聊)的?|前面(?:说|提到|讲|聊)的?|上述|上文|前文|下文"),
+    # the previous poster of a thread (楼上 as a place is below, under relative places)
+    (
+        PRONOUN,
+        "",
+        r"(?<=回复|引用|赞同|同意|反驳|感谢|指出|艾特)楼上|(?<=@)楼上|楼上(?=(?:提交|发|说|问|回复|讲|贴|分享|推荐)的?)"
+        r"|楼主|层主",
+    ),
+    # 该群: which group? Fine once a group number came before it ("群123456789…，该群…")
+    (PRONOUN, "group_before", r"(?<![应活本不理就更早谁也都还又才])该群"),
     (PRONOUN, "demonstrative", r"[这那](?:个|些|款|家|部|本|首|件|只|篇|条|张|台|辆|套|份|项|场|支|群|间|座|所|门)"),
     (PRONOUN, "self", r"自己"),
     (PRONOUN, "named_before", r"本人"),
@@ -101,7 +113,7 @@ PROBLEM_ENTRIES: tuple[tuple[str, str, str], ...] = (
         RELATIVE_PLACE,
         "",
         r"这里|那里|这儿|那儿|这边|那边|此地|此处|彼处|[这那]块儿|[这那]个?地方|[这那]一带|本地|当地"
-        r"|本[市省县区镇村校群]|此群|[这那]个群|[这那]群里|[这那][个座]城市|本单位|本公司"
+        r"|本[市省县区镇村校群班店站]|本部门|本科室|本小区|此群|[这那]个群|[这那]群里|[这那][个座]城市|本单位|本公司"
         r"|[我贵]司|[我贵]校|我[市省县区]",
     ),
     (RELATIVE_PLACE, "bare_place", r"附近|楼下|楼上|隔壁|对面|旁边|周边|周围"),
@@ -113,16 +125,16 @@ _SAFE_WORDS_TEXT = """
     她经济 她力量 她时代 她世纪 自我 忘我 无我 本我 超我 唯我 敌我 物我 我国 我的世界 我行我素
     尔虞我诈 舍我其谁 卿卿我我 你我他 不分你我 你追我赶 你来我往 你死我活 你争我夺 你情我愿 你侬我侬
     你画我猜 非你莫属 迷你 您好
-    对方案 对方法 对方式 对方向 对方针 对方言 对方程 对方面 相对 绝对 针对 反对 面对 核对 比对 校对
+    对方便 对方块 对方格 对方阵 对方案 对方法 对方式 对方向 对方针 对方言 对方程 对方面
+    相对 绝对 针对 反对 面对 核对 比对 校对
     应对 派对 配对 成对 作对 不对 敌对
     这人工 这人生 这人群 这人类 这人口 那人工 那人生 那人群 那人类 此人工 这位置 那位置 这货车 这货物
     这个世界 这个社会 这个时代 这个道理 这本身 这本来 这首先 这条件 那条件 这支持 这天气 这所谓 那所谓
     今日头条 今日说法 明日方舟 明日之后 明日香 明日黄花 昨日黄花 昨日重现 明天会更好 今非昔比
     明日复明日 改天换地 刚刚好 刚好 刚需 刚性 刚强 刚柔 刚烈 刚正 刚毅 刚度 刚体 刚直 刚劲 金刚 阳刚
-    最近邻 当地时间 周六福 周一次 周一围 年终奖 上月球 上月台 上年纪
+    最近邻 周六福 周一次 周一围 年终奖 上月球 上月台 上年纪
     后天性 后天形成 后天培养 后天努力 后天习得 后天因素 后天养成 后天环境 后天的努力
-    爱上 迷上 恋上 看上 赶上 遇上 碰上 跟上 登上 踏上 走上 追上 比上 配上 加上 算上 用上 穿上 戴上
-    考上 当上 排上 挂上 写上 填上 放上 关上 吃上 喝上 住上 过上 搭上 坐上 乘上 晚上 早上 马上 线上
+    晚上 早上 马上 线上
     网上 路上 身上 桌上 会上 班上 世上 之上 以上 向上 往上 至上 北上 街上 天上 地上 床上 车上 手上
     墙上 台上 场上 海上 山上 镇上
     以下 之下 南下 天下 地下 私下 底下 留下 放下 拿下 剩下 记下 写下 买下 接下 签下 打下 立下 创下
@@ -140,7 +152,6 @@ _SAFE_WORDS_TEXT = """
     入职后 离职后 结婚后 退休后 回家后 回国后 到家后 完后
     接近 靠近 将近 邻近 亲近 贴近 逼近 趋近 相近 远近 就近
     所以 可以 难以 予以 加以 得以 足以 用以 借以 据以 给以
-    因此 彼此 如此 就此 从此 至此 据此 为此 特此 由此 借此 长此 对此 以此 凭此
     日本 根本 基本 资本 成本 样本 版本 课本 剧本 账本 笔记本 读本 原本 文本 标本 范本 副本 书本 脚本
     民本 老本 血本 绘本 台本 话本 底本 母本 蓝本 抄本 稿本
     刹那 至今 如今 当今 古今 现今 迄今 而今
@@ -153,11 +164,21 @@ _SAFE_WORDS_TEXT = """
     修改 更改 篡改 批改 整改 删改 涂改 悔改 间隔 相隔 分隔 阻隔
     岁月 蜜月 满月 赏月 登月 明月 风月 日月
     青年 少年 中年 老年 童年 成年 晚年 早年 学年 周年 往年 常年 历年 全年 终年 多年 长年 拜年 百年 千年 万年
+    隔壁老樊 隔壁老王
     季节 环节 细节 章节 情节 关节 礼节 音节 调节 春节
 """
 SAFE_WORDS: tuple[str, ...] = tuple(_SAFE_WORDS_TEXT.split())
 
 SAFE_PATTERNS: tuple[str, ...] = (
+    # a verb ending in 上 (爱上周杰伦 is not 上周), unless 上次 / 上回 follows it ("比上次加深了")
+    r"(?:爱|迷|恋|看|赶|遇|碰|跟|登|踏|走|追|比|配|加|算|用|穿|戴|考|当|排|挂|写|填|放|关|吃|喝|住|过|搭|坐|乘)上(?![次回]|一[次回])",
+    # a word ending in 此 (因此, 对此), unless 此事 / 此人 / 此地 / 此处 follows it ("对此事不发表意见")
+    r"(?:因|彼|如|就|从|至|据|为|特|由|借|长|对|以|凭)此(?![事人地处])",
+    r"人家[庭族属电具居]",  # 工人家庭, 病人家属: not 人家 (I)
+    # a company, a shop or a studio named after a day ("成都明日网络科技有限公司")
+    r"(?:今|明|昨)[天日][^\s，。、；去在到和跟给从要会被把的了是为]{0,8}?(?:有限公司|有限责任公司|工作室|出版社)",
+    # the technical term after a named place ("纽约当地时间 8:00"); bare ("于当地时间 8:00") it is not
+    r"(?<=[^于在到从自，,。、；;：:\s（(])当地时间",
     r"他人(?![很挺真蛮太还特非比超不也就都])|[对给向为替帮]他人",  # 他人 = others, not 他 + 人很好
     r"你好(?![好像看厉棒美帅漂])",  # the greeting, not 你好像 / 你好厉害
     r"本地(?:化|部署|运行|模型|服务|文件|存储|缓存|环境|仓库|开发|数据|测试|代码|端|主机|机器|网络|磁盘"
@@ -180,7 +201,7 @@ BARE_BEFORE = set(
     "该须需得让叫请和与跟同及或并而且把被给对为"
 )
 
-# Before 本人: a reporting verb makes it first person ("说本人不去").
-SPEECH_BEFORE = set("说称讲道示认为得想")
+# Before 本人: a reporting verb, or a verb taking it as object (出售本人的…), makes it first person ("说本人不去").
+SPEECH_BEFORE = set("说称讲道示认为得想售卖买送找问帮替陪见约骂夸")
 
 NAMING_WORDS = r"叫做|叫作|名为|名叫|称为|代号|叫|即"
