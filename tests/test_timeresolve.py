@@ -57,6 +57,19 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (datetime.fromisoformat("2026-04-30T18:00:00+08:00"), "母亲节送啥", "2026-05-10"),
         (datetime.fromisoformat("2025-01-20T12:00:00+08:00"), "正月十五看花灯", "2025-02-12"),
         (datetime.fromisoformat("2026-11-29T23:30:00-05:00"), "明天周一", "2026-11-30"),  # local date of `now`
+        (MONDAY, "下週三帶貓去醫院", "2026-12-09"),  # traditional characters read as simplified
+        (MONDAY, "禮拜天去看房", "2026-12-06"),
+        (MONDAY, "大前儿去驾校练车", "2026-11-27"),  # dialect
+        (MONDAY, "后儿去医院拿报告", "2026-12-02"),
+        (MONDAY, "俩月后房子到期", "2027-01-30"),  # 俩 = 两个
+        # only 那天 points back: the nearer of the last and the next occurrence
+        (datetime.fromisoformat("2029-01-20T15:00:00+08:00"), "腊八那天去寺庙领粥", "2029-01-22"),
+        (datetime.fromisoformat("2026-02-10T20:45:00+08:00"), "情人节订了家日料", "2026-02-14"),  # booked ahead
+        (datetime.fromisoformat("2028-02-27T19:00:00+08:00"), "春节过得好吗？胖了几斤", "2028-01-26"),
+        (datetime.fromisoformat("2028-12-31T23:30:00+08:00"), "冬至包的饺子还冻在冰箱里", "2028-12-21"),
+        (MONDAY, "周二还是周三去复诊来着？", "2026-12-01"),  # 来着 in a question is no past
+        (datetime.fromisoformat("2028-06-18T20:00:00+08:00"), "618最后几个小时了", "2028-06-18"),
+        (datetime.fromisoformat("2026-06-15T14:00:00+08:00"), "618买了啥", "2026-06-18"),  # the sale is on
     ],
 )
 def test_resolves_relative_expressions(now: datetime, text: str, expected: str) -> None:
@@ -97,6 +110,17 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "我天天加班",
         "每周五都有例会",
         "每个月15号发工资",
+        "每个月15号发工资，20号交房租",
+        "我网名叫周末不加班",
+        "我家猫叫端午，超级粘人",
+        "村里一半人都叫国庆",
+        "B站那个UP主“今天也要好好吃饭”做的菜好香",
+        "“周末愉快”这四个字我已经回不出口了",
+        "我们宿舍是618",
+        "我从来不过双十一",
+        "请假条上写的是2028年10月2日到10月6日",
+        "元宵和汤圆到底有啥区别",
+        "天赋不够后天来凑",
         "周一到周五上班",
         "他周末都在打工",
         "周杰伦出新歌了",
@@ -170,7 +194,7 @@ def test_time_mention_absolute_formats() -> None:
 
 
 def test_evaluation_sets_meet_the_targets() -> None:
-    for name in ("time_zh.jsonl", "time_zh_holdout.jsonl"):
+    for name in ("time_zh.jsonl", "time_zh_holdout.jsonl", "time_zh_holdout2.jsonl", "time_zh_holdout3.jsonl"):
         report = run_time_eval(DATA / name)
         assert report["kind"] == "time"
         assert report["cases"] >= 120

@@ -12,6 +12,8 @@ from .lexicon import (
     FESTIVAL_NOT_AFTER,
     FESTIVAL_NOT_BEFORE,
     NUMBER_CHARS,
+    SALES,
+    SHOPPING_TALK,
     festival_pattern,
     parse_number,
 )
@@ -141,7 +143,16 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
     if alias.endswith("至") and scan.next_in(end, _TERMS_ENDING_IN_ZHI_NOT_BEFORE):
         return None  # 隆冬至今
     candidates = dates.festival_dates(name, scan.today.year)
-    found = dates.pick_occurrence(candidates, scan.today, scan.is_past(start, end), dates.festival_grace(name))
+    if name in SALES:
+        head, tail = scan.clause(start, end)
+        if name == "618" and (
+            scan.previous_in(start, "是号房室楼栋层") or not any(w in head + tail for w in SHOPPING_TALK)
+        ):
+            return None
+        ahead = [day for day in candidates if 0 < (day - scan.today).days <= SALES[name]]
+        if ahead and scan.tense(start, end) == "past":
+            return Resolution(ahead[0], qualifier=qualifier)  # the sale is on: 618买了啥 on 06-15
+    found = scan.occurrence(candidates, start, end, dates.festival_grace(name))
     return Resolution(found, qualifier=qualifier) if found else None
 
 
@@ -158,7 +169,7 @@ def lunar_date(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolu
         # 三月十五 without 号 is a Gregorian date (the lunar classics such as 八月十五 are festival aliases)
         return pick_day(scan, start, end, dates.month_day_candidates(scan.today, month, day))
     candidates = dates.lunar_dates(month, day, scan.today.year)
-    found = dates.pick_occurrence(candidates, scan.today, scan.is_past(start, end), 3)
+    found = scan.occurrence(candidates, start, end, 3)
     return Resolution(found) if found else None
 
 
@@ -167,5 +178,5 @@ def new_year_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Reso
     if day is None:
         return None
     candidates = dates.lunar_dates(1, day, scan.today.year)
-    found = dates.pick_occurrence(candidates, scan.today, scan.is_past(start, end), dates.festival_grace("春节"))
+    found = scan.occurrence(candidates, start, end, dates.festival_grace("春节"))
     return Resolution(found) if found else None

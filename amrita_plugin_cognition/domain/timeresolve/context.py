@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from . import dates
 from .lexicon import (
+    BOOKED,
     CLAUSE_BREAKS,
     FUTURE_MARKERS,
     HABIT_AFTER,
@@ -25,6 +28,8 @@ from .lexicon import (
     WEAK_PAST_MARKERS,
 )
 
+_MONTHLY = re.compile(r"每个?月")
+_WEEKLY = re.compile(r"每(?:个)?(?:周|星期|礼拜)")
 _NOT_FUTURE_AFTER = {"会": "议员场所长计话面谈客馆费儿", "要": "求点素闻害"}
 
 
@@ -66,7 +71,11 @@ class Scan:
     # --- tense ---------------------------------------------------------------------------------------------
 
     def is_past(self, start: int, end: int) -> bool:
-        """Whether the clause narrates something that already happened (周五去了 / 那天 / 去的).
+        """Whether the clause narrates something that already happened (周五去了 / 那天 / 去的)."""
+        return self.tense(start, end) != ""
+
+    def tense(self, start: int, end: int) -> str:
+        """ "past" (周五去了, 去的), "weak" (only 那天 / 那次 / 来着 point back, in a statement) or "".
 
         An explicit future marker (要, 打算, 记得 ...) wins over any past marker; with neither the clause is
         read as not-past, which for a recurring date means the upcoming occurrence.
@@ -74,14 +83,28 @@ class Scan:
         head, tail = self.clause(start, end)
         clause = head + "\u3000" + tail  # the mention itself is left out
         if _has_future(clause):
-            return False
+            return ""
         if _has_past(clause):
-            return True
+            return "past"
         if not any(marker in clause for marker in WEAK_PAST_MARKERS):
-            return False
+            return ""
         closing = self.text[end + len(tail) : end + len(tail) + 1]
         question = clause.endswith(QUESTION_ENDINGS) or closing in ("?", "？")
-        return not question and not any(word in clause for word in INVITATION_WORDS)
+        return "" if question or any(word in clause for word in INVITATION_WORDS) else "weak"
+
+    def occurrence(self, candidates: list[date], start: int, end: int, grace: int = 0) -> date | None:
+        """The occurrence of a recurring date (a festival, 3号, 12月3号) the clause means: the latest one
+        not after today in a past clause; the nearer of the last and the next when only 那天 points back
+        (腊八那天去领粥 two days before it is the coming one, 28号那天下大雨 on the 30th the past one);
+        otherwise the upcoming one, ``grace`` days after it included."""
+        tense = self.tense(start, end)
+        if tense != "weak":
+            return dates.pick_occurrence(candidates, self.today, tense == "past", grace)
+        last = dates.pick_occurrence(candidates, self.today, True)
+        upcoming = dates.pick_occurrence(candidates, self.today, False)
+        if last is None or upcoming is None:
+            return last or upcoming
+        return last if self.today - last <= upcoming - self.today else upcoming
 
     # --- habits and compounds ------------------------------------------------------------------------------
 
@@ -92,7 +115,15 @@ class Scan:
         if self.text.startswith(HABIT_AFTER, end):
             return True
         head, _ = self.clause(start, end)
-        return any(word in head for word in HABIT_CLAUSE_WORDS)
+        if any(word in head for word in HABIT_CLAUSE_WORDS):
+            return True
+        # a list after a habit in the same sentence: 每个月15号发工资，20号交房租
+        sentence = self.text[:start].rsplit("。", 1)[-1]
+        sentence = max((sentence.rsplit(mark, 1)[-1] for mark in "！？!?\n"), key=len, default=sentence)
+        mention = self.text[start:end]
+        if mention.endswith(("号", "日")) and _MONTHLY.search(sentence):
+            return True
+        return mention.startswith(("周", "星期", "礼拜")) and bool(_WEEKLY.search(sentence))
 
     def compound_clash(self, start: int, end: int) -> bool:
         """Whether the span's edges belong to neighbouring words (以前|天真, 如今|年轻, 日本|月饼, 这周|边)."""
@@ -150,6 +181,8 @@ def _has_past(clause: str) -> bool:
         if char == "了":
             if before in NOT_PAST_LE_BEFORE and before:
                 continue
+            if any(clause.startswith(word, index - word.index("了")) for word in BOOKED):
+                continue  # 情人节订了家日料: booked for a day still ahead
             if after in ("解", "结", "却", "然"):
                 continue
             return True

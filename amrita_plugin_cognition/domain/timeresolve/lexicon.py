@@ -106,6 +106,7 @@ FESTIVALS: dict[str, tuple[object, ...]] = {
     "万圣节": ("fixed", 10, 31),
     "双十一": ("fixed", 11, 11),
     "双十二": ("fixed", 12, 12),
+    "618": ("fixed", 6, 18),
     "平安夜": ("fixed", 12, 24),
     "圣诞": ("fixed", 12, 25),
     "春节": ("lunar", 1, 1),
@@ -183,11 +184,33 @@ def festival_pattern() -> str:
 #: Per canonical festival: text right after it that turns it into a thing (圣诞树), or right before it (吃元宵).
 FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
     "圣诞": ("老人", "树", "帽", "袜", "歌", "装", "服", "卡", "红", "礼物"),
-    "元宵": ("粉", "馅", "好吃", "汤圆"),
+    "元宵": ("粉", "馅", "好吃", "汤圆", "和汤圆", "跟汤圆", "与汤圆"),
     "腊八": ("粥", "蒜", "面"),
     "劳动节": ("广场", "路", "大道", "大街", "街", "村", "中学", "小学", "公园", "桥", "商场"),
     "儿童节": ("广场", "路", "大道", "街", "村", "中学", "小学", "公园"),
     "国庆": ("路", "大道", "街", "广场", "村", "中学", "小学", "公园", "桥", "阅兵"),
+    "618": (
+        "元",
+        "块",
+        "号",
+        "室",
+        "寝",
+        "米",
+        "路",
+        "房",
+        "室",
+        "次",
+        "个",
+        "人",
+        "分",
+        "克",
+        "%",
+        ".",
+        "万",
+        "千",
+        "w",
+        "k",
+    ),
     "小年": ("轻", "糕", "夜"),
     "重阳": ("糕",),
     "中元": ("素",),
@@ -195,14 +218,25 @@ FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
 FESTIVAL_NOT_BEFORE: dict[str, str] = {
     "元宵": "吃煮买包卖碗个颗袋做搓",
     "小年": "大",
-    "国庆": (  # a common given name: 张国庆
-        "张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏"
+    "国庆": (  # a common given name: 张国庆, 都叫国庆
+        "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏"
         "吕丁沈姚卢姜崔钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾毛郝龚邵钱覃武戴莫孔汤"
     ),
     "春分": "青",
 }
 
 # --- exclusions ------------------------------------------------------------------------------------------------
+
+#: Traditional characters of time words and tense markers, folded one to one before scanning
+#: (禮拜天 = 礼拜天, 下週三 = 下周三, 聖誕節 = 圣诞节), so positions in the text do not move.
+TRADITIONAL = str.maketrans(
+    "禮週後聖誕節號兩個們時點這來過還國慶萬歲從說誰開學試會長東見發準備無鐘頭邊裡裏醫帶貓請離預約訂網樂買賣"
+    "車動關間該陽曆農臘餃餅燈團圓倆麼嗎沒為給對幾歡終於現剛經舊計劃記別將馬屆當陰龍鵲橋親勞兒雙畢業淩晨剛",
+    "礼周后圣诞节号两个们时点这来过还国庆万岁从说谁开学试会长东见发准备无钟头边里里医带猫请离预约订网乐买卖"
+    "车动关间该阳历农腊饺饼灯团圆俩么吗没为给对几欢终于现刚经旧计划记别将马届当阴龙鹊桥亲劳儿双毕业凌晨刚",
+)
+#: Before a name that may hold a time word (网名叫周末不加班, 猫叫端午, 取名明天): the name is no date.
+NAMED_BEFORE = r"(?:网名|名字|昵称|外号|小名|艺名|猫|狗|它)(?:就)?叫做?|取名(?:叫|为)?|起名(?:叫|为)?|名叫|名为"
 
 #: Titles, brands, names and set phrases that contain time words but never refer to a date.
 BLOCKED_PHRASES: tuple[str, ...] = (
@@ -263,17 +297,71 @@ BLOCKED_PHRASES: tuple[str, ...] = (
     "十月怀胎",
     "先天不足",
     "明天会更好",
+    "全明星周末",
+    "年年有今日",
+    "岁岁有今朝",
+    "明日之星",
+    "周末夫妻",
+    "明天和意外",
+    "明日何其多",
+    "昨日种种",
+    "譬如昨日死",
+    "汤圆和元宵",
 )
 
 #: Cues that a quoted phrase is a title: before the opening quote / right after the closing quote.
-TITLE_CUES_BEFORE = ("看", "听", "唱", "读", "玩", "叫", "名为", "电影", "歌", "书", "剧", "节目", "游戏", "番", "曲")
-TITLE_CUES_AFTER = ("这部", "这首", "这本", "这款", "这个电影", "这个游戏", "这个节目", "这个剧", "这个番", "这个歌")
+TITLE_CUES_BEFORE = (
+    "看",
+    "听",
+    "唱",
+    "读",
+    "玩",
+    "叫",
+    "名为",
+    "电影",
+    "歌",
+    "书",
+    "剧",
+    "节目",
+    "游戏",
+    "番",
+    "曲",
+    # an account, a channel or a shop named with a time word (UP主“今天也要好好吃饭”, 一家「周末烘焙」)
+    "UP主",
+    "博主",
+    "主播",
+    "公众号",
+    "账号",
+    "频道",
+    "家",
+    "网名",
+    "昵称",
+)
+TITLE_CUES_AFTER = (
+    "这部",
+    "这首",
+    "这本",
+    "这款",
+    "这个电影",
+    "这个游戏",
+    "这个节目",
+    "这个剧",
+    "这个番",
+    "这个歌",
+    # the words themselves (“周末愉快”这四个字)
+    "这四个字",
+    "这几个字",
+    "这两个字",
+    "这三个字",
+    "这句话",
+    "这个词",
+)
 
 #: Habit markers right before a recurring expression (每周五, 每个月15号, 逢年过节, 一到周末).
 HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|个|年的?|月的?|周|星期|礼拜)?$")
 #: Habit markers right after a bare weekday / weekend (周末都在加班 = every weekend).
 HABIT_AFTER = ("都", "一般", "通常", "总是", "经常", "常常", "往往", "基本上")
-HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次")
+HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不")
 
 # --- compound-word guards -------------------------------------------------------------------------------------
 # A time word such as 前天 can be the tail of one word and the head of another (以前|天真, 目前|天气,
@@ -334,13 +422,78 @@ NOT_FUTURE_BEFORE = {
     "要": "重需主只必摘纲紧要",
     "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一",
 }
-PAST_MARKERS = ("已经", "刚", "当时", "来着", "曾", "之前就")
-#: 那天 / 那次 point back in time in a statement, but forward in a question or an invitation
-#: (冬至那天回家吃饺子不 / 你生日那天一起吃饭吧).
-WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会")
+PAST_MARKERS = (
+    "已经",
+    "刚",
+    "当时",
+    "曾",
+    "之前就",
+    # asked after the day: 春节过得好吗, 五一过得咋样
+    "过得好",
+    "过得怎么样",
+    "过得咋样",
+    "过得如何",
+    "过得开心",
+    "过得还行",
+    "过完了",
+)
+#: 那天 / 那次 / 来着 point back in time in a statement, but forward in a question or an invitation
+#: (冬至那天回家吃饺子不 / 你生日那天一起吃饭吧 / 周二还是周三去复诊来着？).
+WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会", "来着")
+#: A booking in the perfective: the thing booked is still ahead (情人节订了家日料, 29号请了假去体检).
+BOOKED = (
+    "订了",
+    "定了",
+    "约了",
+    "预约了",
+    "请了假",
+    "请好了假",
+    "报了名",
+    "挂了号",
+    "买了票",
+    "抢了票",
+    "订好了",
+    "定好了",
+)
+#: Shopping festivals: their sales run for days before the day, so a past clause shortly before it
+#: (618买了啥 on 06-15) means this year's; 618 is a festival only in shopping talk (宿舍是618 is a room).
+SALES = {"618": 20, "双十一": 20, "双十二": 12}
+SHOPPING_TALK = (
+    "买",
+    "抢",
+    "囤",
+    "蹲",
+    "购",
+    "促",
+    "优惠",
+    "折",
+    "下单",
+    "清空",
+    "购物车",
+    "预售",
+    "满减",
+    "凑单",
+    "剁手",
+    "活动",
+    "狂欢",
+    "最后",
+    "当天",
+    "那天",
+    "开始",
+)
 QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "请", "来不来", "去不去", "好不好", "行不行")
 PAST_VERBS_BEFORE_DE = (
+    "包",
+    "煮",
+    "蒸",
+    "烤",
+    "写",
+    "画",
+    "送",
+    "贴",
+    "挂",
+    "许",
     "去",
     "来",
     "到",

@@ -20,6 +20,9 @@ DAY_WORDS: dict[str, tuple[int, str]] = {
     "昨儿个": (-1, ""),
     "前儿个": (-2, ""),
     "后儿个": (2, ""),
+    "大前儿": (-3, ""),
+    "大后儿": (3, ""),
+    "后儿": (2, ""),
     "今儿": (0, ""),
     "明儿": (1, ""),
     "昨儿": (-1, ""),
@@ -45,7 +48,22 @@ DAY_WORDS: dict[str, tuple[int, str]] = {
     "刚刚": (0, ""),
     "方才": (0, ""),
 }
-_ACQUIRED = ("形成", "培养", "习得", "养成", "因素", "环境", "获得", "性", "失调")
+_ACQUIRED = (
+    "形成",
+    "培养",
+    "习得",
+    "养成",
+    "因素",
+    "环境",
+    "获得",
+    "性",
+    "失调",
+    "来凑",
+    "弥补",
+    "补",
+    "努力",
+    "的努力",
+)
 
 
 def day_word(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
@@ -78,8 +96,8 @@ def _offset_amount(match: re.Match[str]) -> tuple[str, float] | None:
         if value is None or value <= 0:
             return None
         amount = value + (0.5 if half else 0.0)
-    if unit == "月" and not (half or match.group("unit").startswith("个") or raw == "半"):
-        return None  # 三月后: a month name, not a count
+    if unit == "月" and not (half or match.group("unit").startswith("个") or raw in ("半", "俩")):
+        return None  # 三月后: a month name, not a count (俩 is 两个: 俩月后)
     kinds = {"小时": "hours", "钟头": "hours", "分钟": "minutes", "天": "days", "日": "days", "周": "weeks"}
     kinds |= {"星期": "weeks", "礼拜": "weeks", "月": "months", "年": "years"}
     return kinds[unit], amount

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .context import Scan
-from .lexicon import BLOCKED_PHRASES, PARTS_OF_DAY, TITLE_CUES_AFTER, TITLE_CUES_BEFORE, festival_pattern
+from .lexicon import (
+    BLOCKED_PHRASES,
+    NAMED_BEFORE,
+    PARTS_OF_DAY,
+    TITLE_CUES_AFTER,
+    TITLE_CUES_BEFORE,
+    TRADITIONAL,
+    festival_pattern,
+)
 from .model import TimeMention
 from .rules import RULES, Rule
 from .spans import Resolution
@@ -43,6 +51,14 @@ _ABSOLUTE = re.compile(
 )
 
 
+#: The end of a range that starts with an absolute date (2028年10月2日到10月6日): absolute too.
+_RANGE_END = re.compile(
+    r"\s*(?:到|至|—|-|~|～)\s*(?:(?:\d{1,2}|[十一二三四五六七八九]{1,3})\s*月份?)?\s*"
+    r"(?:\d{1,2}|[十一二三四五六七八九廿]{1,3})\s*[日号]"
+)
+_NAMED = re.compile(rf"(?:{NAMED_BEFORE})\s*([^\s，。！？、,.!?：:；;“”\"「」《》]{{1,8}})")
+
+
 @dataclass(frozen=True, slots=True)
 class _Candidate:
     start: int
@@ -55,7 +71,10 @@ class _Candidate:
 def _blocked_spans(text: str) -> list[tuple[int, int]]:
     """Spans no mention may overlap: titles, absolute dates, set phrases, quoted titles."""
     spans = [(match.start(), match.end()) for match in _TITLES.finditer(text)]
-    spans += [(match.start(), match.end()) for match in _ABSOLUTE.finditer(text)]
+    for match in _ABSOLUTE.finditer(text):
+        tail = _RANGE_END.match(text, match.end())
+        spans.append((match.start(), tail.end() if tail else match.end()))
+    spans += [match.span(1) for match in _NAMED.finditer(text)]
     for phrase in BLOCKED_PHRASES:
         index = text.find(phrase)
         while index >= 0:
@@ -110,9 +129,11 @@ def _candidates(scan: Scan) -> list[_Candidate]:
 
 
 def scan_text(text: str, now: datetime) -> list[TimeMention]:
-    """All relative time mentions of ``text``, left to right, longest first, never overlapping."""
+    """All relative time mentions of ``text``, left to right, longest first, never overlapping.
+    Traditional characters are read as simplified ones; a mention's text is as written."""
     if not text:
         return []
+    written, text = text, text.translate(TRADITIONAL)
     scan = Scan(text, now)
     blocked = _blocked_spans(text)
     candidates = [
@@ -131,7 +152,7 @@ def scan_text(text: str, now: datetime) -> list[TimeMention]:
             TimeMention(
                 start=candidate.start,
                 end=candidate.end,
-                text=text[candidate.start : candidate.end],
+                text=written[candidate.start : candidate.end],
                 date=resolution.date,
                 end_date=resolution.end_date,
                 granularity=resolution.granularity,

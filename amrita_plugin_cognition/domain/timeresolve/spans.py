@@ -60,5 +60,5 @@ def month_number(raw: str) -> int | None:
 
 
 def pick_day(scan: Scan, start: int, end: int, candidates: list[date], grace: int = 0) -> Resolution | None:
-    found = dates.pick_occurrence(candidates, scan.today, scan.is_past(start, end), grace)
+    found = scan.occurrence(candidates, start, end, grace)
     return Resolution(found) if found else None
