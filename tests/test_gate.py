@@ -67,6 +67,7 @@ def problems(text: str, required: tuple[str, ...] = ()) -> list[tuple[str, str]]
         "QQ号26129384（昵称Akira）给群机器人（QQ号3601928374，昵称他的小助手）加了欢迎功能。",
         f"{USER}于纽约当地时间2027-01-02 08:00降落。",
         f"{USER}于2026-11-29在群123456789发帖，该群有300人。",
+        f"{USER}关注独立歌手“李明天”，于2027-06-20在南京看了李明天的专场演出。",
         f"{USER}玩过迷你世界，也常刷今日头条。",
         f"{USER}在群123456789里分享了 https://example.com/ta/today 的链接。",
     ],
@@ -166,7 +167,14 @@ def test_feedback_names_words_and_missing_ids() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["gate_zh.jsonl", "gate_zh_holdout.jsonl", "gate_zh_holdout2.jsonl", "gate_zh_holdout3.jsonl"]
+    "name",
+    [
+        "gate_zh.jsonl",
+        "gate_zh_holdout.jsonl",
+        "gate_zh_holdout2.jsonl",
+        "gate_zh_holdout3.jsonl",
+        "gate_zh_holdout4.jsonl",
+    ],
 )
 def test_evaluation_sets_meet_the_targets(name: str) -> None:
     report = run_gate_eval(DATA / name)

@@ -124,13 +124,22 @@ def _mask(text: str) -> str:
     for match in _OPAQUE_SPANS.finditer(text):
         fill(match.start(), match.end(), _OPAQUE)
     current = "".join(chars)  # quotes inside a nickname are gone already
+    quoted: set[str] = set()
     index = 0
     while index < len(current):
         closer = _PAIRS.get(current[index])
         end = _span_end(current, index, current[index], closer) if closer else -1
         if end > 0:
             fill(index, end, _OPAQUE)
+            if end - index >= 4:
+                quoted.add(text[index + 1 : end - 1])
         index = max(end, index + 1)
+    # a name quoted once is the same name unquoted later on (关注歌手“李明天”…看了李明天的演出)
+    for name in quoted:
+        start = text.find(name)
+        while start >= 0:
+            fill(start, start + len(name), _OPAQUE)
+            start = text.find(name, start + len(name))
     return "".join(chars)
 
 
