@@ -70,6 +70,10 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (MONDAY, "周二还是周三去复诊来着？", "2026-12-01"),  # 来着 in a question is no past
         (datetime.fromisoformat("2028-06-18T20:00:00+08:00"), "618最后几个小时了", "2028-06-18"),
         (datetime.fromisoformat("2026-06-15T14:00:00+08:00"), "618买了啥", "2026-06-18"),  # the sale is on
+        (MONDAY, "听日落雨，记得带遮", "2026-12-01"),  # Cantonese
+        (MONDAY, "琴日去饮茶", "2026-11-29"),
+        (datetime.fromisoformat("2026-08-30T16:00:00+08:00"), "元宵节那会儿就说要去体检，拖到现在还没去", "2026-03-03"),
+        (datetime.fromisoformat("2027-06-12T14:20:00+08:00"), "父亲节给我爸买了个按摩仪", "2027-06-20"),  # for it
     ],
 )
 def test_resolves_relative_expressions(now: datetime, text: str, expected: str) -> None:
@@ -121,6 +125,7 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "请假条上写的是2028年10月2日到10月6日",
         "元宵和汤圆到底有啥区别",
         "天赋不够后天来凑",
+        "今時今日邊個仲買基金呀",
         "周一到周五上班",
         "他周末都在打工",
         "周杰伦出新歌了",
@@ -194,7 +199,13 @@ def test_time_mention_absolute_formats() -> None:
 
 
 def test_evaluation_sets_meet_the_targets() -> None:
-    for name in ("time_zh.jsonl", "time_zh_holdout.jsonl", "time_zh_holdout2.jsonl", "time_zh_holdout3.jsonl"):
+    for name in (
+        "time_zh.jsonl",
+        "time_zh_holdout.jsonl",
+        "time_zh_holdout2.jsonl",
+        "time_zh_holdout3.jsonl",
+        "time_zh_holdout5.jsonl",
+    ):
         report = run_time_eval(DATA / name)
         assert report["kind"] == "time"
         assert report["cases"] >= 120

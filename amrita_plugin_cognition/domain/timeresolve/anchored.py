@@ -13,7 +13,6 @@ from .lexicon import (
     FESTIVAL_NOT_BEFORE,
     NUMBER_CHARS,
     SALES,
-    SHOPPING_TALK,
     festival_pattern,
     parse_number,
 )
@@ -144,15 +143,12 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         return None  # 隆冬至今
     candidates = dates.festival_dates(name, scan.today.year)
     if name in SALES:
-        head, tail = scan.clause(start, end)
-        if name == "618" and (
-            scan.previous_in(start, "是号房室楼栋层") or not any(w in head + tail for w in SHOPPING_TALK)
-        ):
-            return None
+        if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾"):
+            return None  # 宿舍是618, 尾号618: a number
         ahead = [day for day in candidates if 0 < (day - scan.today).days <= SALES[name]]
         if ahead and scan.tense(start, end) == "past":
             return Resolution(ahead[0], qualifier=qualifier)  # the sale is on: 618买了啥 on 06-15
-    found = scan.occurrence(candidates, start, end, dates.festival_grace(name))
+    found = scan.occurrence(candidates, start, end, dates.festival_grace(name), purpose=scan.next_in(end, "给"))
     return Resolution(found, qualifier=qualifier) if found else None
 
 

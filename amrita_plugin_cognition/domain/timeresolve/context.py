@@ -16,6 +16,7 @@ from .lexicon import (
     HABIT_CLAUSE_WORDS,
     INVITATION_WORDS,
     LEFT_PARTNERS,
+    NEAREST_MARKERS,
     NOT_FUTURE_BEFORE,
     NOT_PAST_LE_BEFORE,
     PAST_GUO_AFTER_VERB,
@@ -75,7 +76,7 @@ class Scan:
         return self.tense(start, end) != ""
 
     def tense(self, start: int, end: int) -> str:
-        """ "past" (周五去了, 去的), "weak" (only 那天 / 那次 / 来着 point back, in a statement) or "".
+        """ "past" (周五去了, 去的, 那会儿), "weak" (only 那天 / 来着 point back, in a statement) or "".
 
         An explicit future marker (要, 打算, 记得 ...) wins over any past marker; with neither the clause is
         read as not-past, which for a recurring date means the upcoming occurrence.
@@ -90,14 +91,22 @@ class Scan:
             return ""
         closing = self.text[end + len(tail) : end + len(tail) + 1]
         question = clause.endswith(QUESTION_ENDINGS) or closing in ("?", "？")
-        return "" if question or any(word in clause for word in INVITATION_WORDS) else "weak"
+        if question or any(word in clause for word in INVITATION_WORDS):
+            return ""
+        strong = any(marker in clause for marker in WEAK_PAST_MARKERS if marker not in NEAREST_MARKERS)
+        return "past" if strong else "weak"
 
-    def occurrence(self, candidates: list[date], start: int, end: int, grace: int = 0) -> date | None:
+    def occurrence(
+        self, candidates: list[date], start: int, end: int, grace: int = 0, purpose: bool = False
+    ) -> date | None:
         """The occurrence of a recurring date (a festival, 3号, 12月3号) the clause means: the latest one
         not after today in a past clause; the nearer of the last and the next when only 那天 points back
         (腊八那天去领粥 two days before it is the coming one, 28号那天下大雨 on the 30th the past one);
-        otherwise the upcoming one, ``grace`` days after it included."""
+        otherwise the upcoming one, ``grace`` days after it included. ``purpose``: the date is what
+        something was done for (父亲节给我爸买了个按摩仪), so a past clause only points back weakly."""
         tense = self.tense(start, end)
+        if purpose and tense == "past":
+            tense = "weak"
         if tense != "weak":
             return dates.pick_occurrence(candidates, self.today, tense == "past", grace)
         last = dates.pick_occurrence(candidates, self.today, True)

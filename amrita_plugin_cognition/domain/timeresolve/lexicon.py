@@ -307,6 +307,7 @@ BLOCKED_PHRASES: tuple[str, ...] = (
     "昨日种种",
     "譬如昨日死",
     "汤圆和元宵",
+    "今时今日",
 )
 
 #: Cues that a quoted phrase is a title: before the opening quote / right after the closing quote.
@@ -419,7 +420,7 @@ FUTURE_MARKERS = (
 #: Characters before 要/会 that make a noun or another word (重要, 开会) rather than a future marker.
 NOT_FUTURE_BEFORE = {
     "记得": "不还没谁",
-    "要": "重需主只必摘纲紧要",
+    "要": "重需主只必摘纲紧要说好",  # 说要 / 说好要: an intention reported, not the clause's future
     "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一",
 }
 PAST_MARKERS = (
@@ -440,6 +441,9 @@ PAST_MARKERS = (
 #: 那天 / 那次 / 来着 point back in time in a statement, but forward in a question or an invitation
 #: (冬至那天回家吃饺子不 / 你生日那天一起吃饭吧 / 周二还是周三去复诊来着？).
 WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会", "来着")
+#: Of those, the ones that only name a day or recall: a festival or a day of month is then the nearer
+#: occurrence (腊八那天去领粥 said two days before); 那会儿 / 那次 stay past in a statement.
+NEAREST_MARKERS = ("那天", "来着")
 #: A booking in the perfective: the thing booked is still ahead (情人节订了家日料, 29号请了假去体检).
 BOOKED = (
     "订了",
@@ -456,31 +460,8 @@ BOOKED = (
     "定好了",
 )
 #: Shopping festivals: their sales run for days before the day, so a past clause shortly before it
-#: (618买了啥 on 06-15) means this year's; 618 is a festival only in shopping talk (宿舍是618 is a room).
+#: (618买了啥 on 06-15) means this year's.
 SALES = {"618": 20, "双十一": 20, "双十二": 12}
-SHOPPING_TALK = (
-    "买",
-    "抢",
-    "囤",
-    "蹲",
-    "购",
-    "促",
-    "优惠",
-    "折",
-    "下单",
-    "清空",
-    "购物车",
-    "预售",
-    "满减",
-    "凑单",
-    "剁手",
-    "活动",
-    "狂欢",
-    "最后",
-    "当天",
-    "那天",
-    "开始",
-)
 QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "请", "来不来", "去不去", "好不好", "行不行")
 PAST_VERBS_BEFORE_DE = (
