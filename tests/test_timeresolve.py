@@ -71,6 +71,11 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (datetime.fromisoformat("2028-06-18T20:00:00+08:00"), "618最后几个小时了", "2028-06-18"),
         (datetime.fromisoformat("2026-06-15T14:00:00+08:00"), "618买了啥", "2026-06-18"),  # the sale is on
         (MONDAY, "听日落雨，记得带遮", "2026-12-01"),  # Cantonese
+        (datetime.fromisoformat("2028-02-29T09:00:00+08:00"), "周五的面试改到下周二了", "2028-03-03"),
+        (datetime.fromisoformat("2029-07-15T22:00:00+08:00"), "10号那场面试我没去，睡过头了", "2029-07-10"),
+        (datetime.fromisoformat("2028-04-03T14:00:00+08:00"), "五一的酒店已经涨价了", "2028-05-01"),
+        (datetime.fromisoformat("2027-03-01T08:30:00+08:00"), "考研复试下旬开始", "2027-03-21"),
+        (MONDAY, "他说“明天见”", "2026-12-01"),  # quoted speech keeps its times
         (MONDAY, "琴日去饮茶", "2026-11-29"),
         (datetime.fromisoformat("2026-08-30T16:00:00+08:00"), "元宵节那会儿就说要去体检，拖到现在还没去", "2026-03-03"),
         (datetime.fromisoformat("2027-06-12T14:20:00+08:00"), "父亲节给我爸买了个按摩仪", "2027-06-20"),  # for it
@@ -126,6 +131,11 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "元宵和汤圆到底有啥区别",
         "天赋不够后天来凑",
         "今時今日邊個仲買基金呀",
+        "“明天又是新的一天”这种鸡汤我听腻了",
+        "公众号‘今天学习了吗’天天推考研资料",
+        "导师叫周一鸣，人超好",
+        "王重阳是全真教的创始人",
+        "北方叫元宵南方叫汤圆",
         "周一到周五上班",
         "他周末都在打工",
         "周杰伦出新歌了",
@@ -204,6 +214,7 @@ def test_evaluation_sets_meet_the_targets() -> None:
         "time_zh_holdout.jsonl",
         "time_zh_holdout2.jsonl",
         "time_zh_holdout3.jsonl",
+        "time_zh_holdout4.jsonl",
         "time_zh_holdout5.jsonl",
     ):
         report = run_time_eval(DATA / name)

@@ -13,7 +13,8 @@ Conventions for the ambiguous cases:
   is still ahead and the clause is past (周五去了 said on Monday), it is last week's. Tense comes from markers
   in the clause: 要/打算/记得/约 ... (future, wins) versus 了/过/已经/刚/去的/过得好吗 ... (past); a booking
   in the perfective (订了, 请了假, 买了票) is no past. 那天/那次/来着 point back only weakly, and not at all in
-  a question or invitation (冬至那天回家吃饺子不, 周二还是周三去复诊来着？).
+  a question or invitation (冬至那天回家吃饺子不, 周二还是周三去复诊来着？). A plan changed (周五的面试改到下周二
+  了) has no tense of its own; 没去 / 错过 narrate the past (but 还没去 is "not yet").
 * A bare day of month (3号), a month-day without year (12月3号) and a bare month (三月份) follow the same
   idea: the upcoming occurrence (today included), or the most recent one for a past clause. When only a
   weak marker points back, a festival or a day of month is the nearer of the last and the next occurrence
@@ -22,17 +23,19 @@ Conventions for the ambiguous cases:
 * Festivals (春节, 中秋, 国庆, 清明 ...) are the upcoming occurrence, with a few days' grace after the day
   (国庆玩得开心吗 on 10-08 is this year's), the most recent one for a past clause, or the one in the named
   year (去年春节, 明年中秋). Lunar festivals and solar terms come from lunar-python. 春节前 is the date of
-  春节 with the qualifier 前; 年前/年后/过年 refer to 春节. Shopping festivals (618, 双十一) have their sale
-  before the day: a past clause shortly before it is this year's (618买了啥 on 06-15); 618 is a festival
-  only in shopping talk.
+  春节 with the qualifier 前; 年前/年后/过年 refer to 春节. A past clause means the coming festival when it is
+  weeks ahead and the last one most of a year ago (五一的酒店已经涨价了 a month before 五一). Shopping
+  festivals (618, 双十一) have their sale before the day: a past clause shortly before it is this year's
+  (618买了啥 on 06-15); 618 after 是/号/房/尾 is a number.
 * Spans (下周, 下个月, 明年, 周末, 年底) are anchored at their first day and carry their last day. 月初/月中/月底
   are single days (1st, 15th, last) marked 前后 ("around").
 * Counts: 三天前, 十五天后, 过五天 (days); 两周后 (weeks); 半个月后 = 15 days; 三个月前 (calendar months, clamped
   to month end); 半年后 = six months; 两年前 = that year; 两小时后 = the date of now + 2 h.
 * Not resolved: vague words (最近, 前几天, 那天, 当时, 过几天), habits (每周五, 周一到周五, 周末都), durations
   (半天, 三天三夜), parts of the day without a day word (晚上, 下午三点), absolute dates (2026年12月3日,
-  2026-12-03) and the end of a range that starts with one (2028年10月2日到10月6日), titles (《后天》,
-  quoted titles after 看/听/叫, quoted accounts and shops after UP主/公众号/家), names after 网名叫/猫叫/取名,
+  2026-12-03) and the end of a range that starts with one (2028年10月2日到10月6日), titles (《后天》),
+  quoted phrases (names, titles, lyrics, slogans: only quoted speech after 说/问/回 keeps its times),
+  names after 网名叫/猫叫/取名 and 周 as a surname (周一鸣),
   brands and idioms (明日方舟, 五月天, 日新月异),
   and words that only contain time characters (以前|天真, 如今|年轻人, 日本|月饼, 这周边).
 """

@@ -148,7 +148,8 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         ahead = [day for day in candidates if 0 < (day - scan.today).days <= SALES[name]]
         if ahead and scan.tense(start, end) == "past":
             return Resolution(ahead[0], qualifier=qualifier)  # the sale is on: 618买了啥 on 06-15
-    found = scan.occurrence(candidates, start, end, dates.festival_grace(name), purpose=scan.next_in(end, "给"))
+    purpose = scan.next_in(end, "给")
+    found = scan.occurrence(candidates, start, end, dates.festival_grace(name), purpose=purpose, yearly=True)
     return Resolution(found, qualifier=qualifier) if found else None
 
 
@@ -165,7 +166,7 @@ def lunar_date(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolu
         # 三月十五 without 号 is a Gregorian date (the lunar classics such as 八月十五 are festival aliases)
         return pick_day(scan, start, end, dates.month_day_candidates(scan.today, month, day))
     candidates = dates.lunar_dates(month, day, scan.today.year)
-    found = scan.occurrence(candidates, start, end, 3)
+    found = scan.occurrence(candidates, start, end, 3, yearly=True)
     return Resolution(found) if found else None
 
 
@@ -174,5 +175,5 @@ def new_year_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Reso
     if day is None:
         return None
     candidates = dates.lunar_dates(1, day, scan.today.year)
-    found = scan.occurrence(candidates, start, end, dates.festival_grace("春节"))
+    found = scan.occurrence(candidates, start, end, dates.festival_grace("春节"), yearly=True)
     return Resolution(found) if found else None

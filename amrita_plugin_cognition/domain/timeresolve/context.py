@@ -22,8 +22,10 @@ from .lexicon import (
     PAST_GUO_AFTER_VERB,
     PAST_GUO_BEFORE,
     PAST_MARKERS,
+    PAST_NEGATION,
     PAST_VERBS_BEFORE_DE,
     QUESTION_ENDINGS,
+    RESCHEDULED,
     RIGHT_PARTNERS,
     STRONG_LEFT_PARTNERS,
     WEAK_PAST_MARKERS,
@@ -83,9 +85,9 @@ class Scan:
         """
         head, tail = self.clause(start, end)
         clause = head + "\u3000" + tail  # the mention itself is left out
-        if _has_future(clause):
+        if _has_future(clause) or RESCHEDULED.search(clause):
             return ""
-        if _has_past(clause):
+        if _has_past(clause) or PAST_NEGATION.search(clause):
             return "past"
         if not any(marker in clause for marker in WEAK_PAST_MARKERS):
             return ""
@@ -97,16 +99,24 @@ class Scan:
         return "past" if strong else "weak"
 
     def occurrence(
-        self, candidates: list[date], start: int, end: int, grace: int = 0, purpose: bool = False
+        self, candidates: list[date], start: int, end: int, grace: int = 0, purpose: bool = False, yearly: bool = False
     ) -> date | None:
         """The occurrence of a recurring date (a festival, 3号, 12月3号) the clause means: the latest one
         not after today in a past clause; the nearer of the last and the next when only 那天 points back
         (腊八那天去领粥 two days before it is the coming one, 28号那天下大雨 on the 30th the past one);
         otherwise the upcoming one, ``grace`` days after it included. ``purpose``: the date is what
-        something was done for (父亲节给我爸买了个按摩仪), so a past clause only points back weakly."""
+        something was done for (父亲节给我爸买了个按摩仪), so a past clause only points back weakly.
+        ``yearly`` (festivals): a past clause still means the coming one when it is weeks ahead and the
+        last one most of a year ago."""
         tense = self.tense(start, end)
         if purpose and tense == "past":
             tense = "weak"
+        if tense == "past" and yearly:
+            last = dates.pick_occurrence(candidates, self.today, True)
+            upcoming = dates.pick_occurrence(candidates, self.today, False)
+            if last and upcoming and (upcoming - self.today) * 4 < self.today - last:
+                return upcoming  # 五一的酒店已经涨价了 a month before: the coming one, not last year's
+            return last
         if tense != "weak":
             return dates.pick_occurrence(candidates, self.today, tense == "past", grace)
         last = dates.pick_occurrence(candidates, self.today, True)

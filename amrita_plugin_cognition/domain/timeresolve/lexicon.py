@@ -216,13 +216,14 @@ FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
     "中元": ("素",),
 }
 FESTIVAL_NOT_BEFORE: dict[str, str] = {
-    "元宵": "吃煮买包卖碗个颗袋做搓",
+    "元宵": "吃煮买包卖碗个颗袋做搓叫",
     "小年": "大",
     "国庆": (  # a common given name: 张国庆, 都叫国庆
         "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏"
         "吕丁沈姚卢姜崔钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾毛郝龚邵钱覃武戴莫孔汤"
     ),
     "春分": "青",
+    "重阳": "王",  # 王重阳
 }
 
 # --- exclusions ------------------------------------------------------------------------------------------------
@@ -310,53 +311,9 @@ BLOCKED_PHRASES: tuple[str, ...] = (
     "今时今日",
 )
 
-#: Cues that a quoted phrase is a title: before the opening quote / right after the closing quote.
-TITLE_CUES_BEFORE = (
-    "看",
-    "听",
-    "唱",
-    "读",
-    "玩",
-    "叫",
-    "名为",
-    "电影",
-    "歌",
-    "书",
-    "剧",
-    "节目",
-    "游戏",
-    "番",
-    "曲",
-    # an account, a channel or a shop named with a time word (UP主“今天也要好好吃饭”, 一家「周末烘焙」)
-    "UP主",
-    "博主",
-    "主播",
-    "公众号",
-    "账号",
-    "频道",
-    "家",
-    "网名",
-    "昵称",
-)
-TITLE_CUES_AFTER = (
-    "这部",
-    "这首",
-    "这本",
-    "这款",
-    "这个电影",
-    "这个游戏",
-    "这个节目",
-    "这个剧",
-    "这个番",
-    "这个歌",
-    # the words themselves (“周末愉快”这四个字)
-    "这四个字",
-    "这几个字",
-    "这两个字",
-    "这三个字",
-    "这句话",
-    "这个词",
-)
+#: Cues that a quoted phrase is a title, even after a speech verb: before the opening quote / after the closing one.
+TITLE_CUES_BEFORE = ("看", "听", "唱", "读", "玩", "叫", "名为", "电影", "歌", "书", "剧", "节目", "游戏", "番", "曲")
+TITLE_CUES_AFTER = ("这部", "这首", "这本", "这款", "这个电影", "这个游戏", "这个节目", "这个剧", "这个番", "这个歌")
 
 #: Habit markers right before a recurring expression (每周五, 每个月15号, 逢年过节, 一到周末).
 HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|个|年的?|月的?|周|星期|礼拜)?$")
@@ -444,6 +401,10 @@ WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会", "来着")
 #: Of those, the ones that only name a day or recall: a festival or a day of month is then the nearer
 #: occurrence (腊八那天去领粥 said two days before); 那会儿 / 那次 stay past in a statement.
 NEAREST_MARKERS = ("那天", "来着")
+#: A plan changed (周五的面试改到下周二了): the clause's 了 is the change's, not the date's.
+RESCHEDULED = re.compile(r"改(?:到|成|为|在|线上|线下|期|时间|地点|天)|推迟|延期|提前到|挪到|换到|推到")
+#: 没 + a verb narrates what did not happen (那场面试我没去), unless 还 makes it "not yet".
+PAST_NEGATION = re.compile(r"(?<!还)没(?:去|来|到|参加|赶上|考|吃|看|做|交)|错过|睡过头")
 #: A booking in the perfective: the thing booked is still ahead (情人节订了家日料, 29号请了假去体检).
 BOOKED = (
     "订了",
@@ -458,6 +419,9 @@ BOOKED = (
     "抢了票",
     "订好了",
     "定好了",
+    "抢到了",
+    "买到了",
+    "订到了",
 )
 #: Shopping festivals: their sales run for days before the day, so a past clause shortly before it
 #: (618买了啥 on 06-15) means this year's.
@@ -465,6 +429,11 @@ SALES = {"618": 20, "双十一": 20, "双十二": 12}
 QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "请", "来不来", "去不去", "好不好", "行不行")
 PAST_VERBS_BEFORE_DE = (
+    "出",
+    "订好",
+    "定好",
+    "买好",
+    "约好",
     "包",
     "煮",
     "蒸",

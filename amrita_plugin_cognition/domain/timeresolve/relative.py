@@ -196,6 +196,8 @@ def explicit_week(match: re.Match[str], scan: Scan, start: int, end: int) -> Res
     return Resolution(monday, monday + timedelta(days=6), "week", end=week_end)
 
 
+#: Characters of given names that never follow a weekday in speech (周一鸣, 周五杰 are people).
+_GIVEN_NAME_CHARS = "鸣杰伟军涛磊峰斌辉鹏萍芳娟敏婷琳霞燕勇毅浩凯琦瑶鑫俊楠"
 _WEEK_RANGE = re.compile(r"^\s*(?:到|至|-|~|～)\s*(?:周|星期|礼拜)?[一二三四五六日天]")
 _WEEK_RANGE_BEFORE = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~|～)\s*$")
 
@@ -208,6 +210,8 @@ def bare_weekday(match: re.Match[str], scan: Scan, start: int, end: int) -> Reso
         return None  # 周一到周五: a recurring range
     if scan.next_in(end, "日") or (scan.next_in(end, "一二三四五六") and scan.next_in(end + 1, "一二三四五六日")):
         return None  # 周六日 / 周一三五: weekdays in general (but 周五六点 is Friday at six)
+    if scan.text.startswith("周", start) and scan.next_in(end, _GIVEN_NAME_CHARS):
+        return None  # 周一鸣: the surname 周 and a given name
     day = dates.week_monday(scan.today) + timedelta(days=WEEKDAY_INDEX[weekday])
     if scan.is_past(start, end):
         return Resolution(day if day <= scan.today else day - timedelta(days=7))

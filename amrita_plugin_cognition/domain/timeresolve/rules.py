@@ -71,6 +71,12 @@ RULES: tuple[Rule, ...] = (
         rf"(?P<rel>上上|下下|上|下|这|本)(?:一个|个)?月(?:{_DAY}|{_MONTH_SUFFIX})?",
         relative.relative_month,
     ),
+    _rule(  # 下旬开始 (this month's): not 月下旬 / 三月下旬, which the month rules take
+        "bare_ten_days",
+        rf"(?<![{NUMBER_CHARS}月个上下这本每初])(?P<suf>上旬|中旬|下旬)",
+        relative.bare_month_part,
+        recurring=True,
+    ),
     _rule(
         "bare_month_part",
         rf"(?<![{NUMBER_CHARS}个上下这本每])月(?P<suf>初|中旬|上旬|下旬|中|底|末)",
