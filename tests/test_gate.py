@@ -68,6 +68,8 @@ def problems(text: str, required: tuple[str, ...] = ()) -> list[tuple[str, str]]
         f"{USER}于纽约当地时间2027-01-02 08:00降落。",
         f"{USER}于2026-11-29在群123456789发帖，该群有300人。",
         f"{USER}关注独立歌手“李明天”，于2027-06-20在南京看了李明天的专场演出。",
+        "QQ号21002112（昵称当年明月）最喜欢的书是当年明月写的《明朝那些事儿》。",
+        f"{USER}在自己的电脑上本地训练了一个LoRA模型。",
         f"{USER}玩过迷你世界，也常刷今日头条。",
         f"{USER}在群123456789里分享了 https://example.com/ta/today 的链接。",
     ],
@@ -107,6 +109,7 @@ def test_look_alike_words_pass(text: str) -> None:
         (f"{USER}于2027-03-16回复楼上，推荐了一部动画。", [("pronoun", "楼上")]),
         (f"{USER}于2027-06-01发帖出售本人的二手iPad。", [("pronoun", "本人")]),
         (f"{USER}被任命为本部门负责人。", [("relative_place", "本部门")]),
+        (f"{USER}上个赛季打进了排行榜前100。", [("relative_time", "上个赛季")]),
         (f"{USER}于2027-01-09验光，度数比上次加深了100度。", [("relative_time", "上次")]),
         (f"{USER}于2027-04-08表示对此事不再发表意见。", [("pronoun", "此事")]),
         (f"{USER}乘坐的航班于当地时间2027-01-02 08:00降落。", [("relative_place", "当地")]),
@@ -174,6 +177,7 @@ def test_feedback_names_words_and_missing_ids() -> None:
         "gate_zh_holdout2.jsonl",
         "gate_zh_holdout3.jsonl",
         "gate_zh_holdout4.jsonl",
+        "gate_zh_holdout5.jsonl",
     ],
 )
 def test_evaluation_sets_meet_the_targets(name: str) -> None:

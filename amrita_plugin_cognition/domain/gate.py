@@ -116,15 +116,18 @@ def _mask(text: str) -> str:
 
     for match in _PERSON_ID.finditer(text):
         fill(match.start(), match.end(), _PERSON)
+    names: set[str] = set()
     for openers, mark in ((_NAME_OPENERS, _PERSON), (_GROUP_OPENERS, _OPAQUE)):
         for match in openers.finditer(text):
             end = _span_end(text, match.start(), "（(", "）)")
             if end > 0:
                 fill(match.start(), end, mark)
+                if end - 1 - match.end() >= 2:
+                    names.add(text[match.end() : end - 1])
     for match in _OPAQUE_SPANS.finditer(text):
         fill(match.start(), match.end(), _OPAQUE)
     current = "".join(chars)  # quotes inside a nickname are gone already
-    quoted: set[str] = set()
+    quoted = {name for name in names if not name.isascii()}
     index = 0
     while index < len(current):
         closer = _PAIRS.get(current[index])
@@ -134,7 +137,8 @@ def _mask(text: str) -> str:
             if end - index >= 4:
                 quoted.add(text[index + 1 : end - 1])
         index = max(end, index + 1)
-    # a name quoted once is the same name unquoted later on (关注歌手“李明天”…看了李明天的演出)
+    # a nickname or a name quoted once is the same name unquoted later on (关注歌手“李明天”…看了李明天的演出,
+    # （昵称当年明月）…当年明月写的书)
     for name in quoted:
         start = text.find(name)
         while start >= 0:
