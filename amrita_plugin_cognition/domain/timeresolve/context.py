@@ -31,6 +31,7 @@ from .lexicon import (
     WEAK_PAST_MARKERS,
 )
 
+_SENTENCE_END = re.compile(r"[。！？!?\n]")
 _MONTHLY = re.compile(r"每个?月")
 _WEEKLY = re.compile(r"每(?:个)?(?:周|星期|礼拜)")
 _NOT_FUTURE_AFTER = {"会": "议员场所长计话面谈客馆费儿", "要": "求点素闻害"}
@@ -111,18 +112,14 @@ class Scan:
         tense = self.tense(start, end)
         if purpose and tense == "past":
             tense = "weak"
-        if tense == "past" and yearly:
-            last = dates.pick_occurrence(candidates, self.today, True)
-            upcoming = dates.pick_occurrence(candidates, self.today, False)
-            if last and upcoming and (upcoming - self.today) * 4 < self.today - last:
-                return upcoming  # 五一的酒店已经涨价了 a month before: the coming one, not last year's
-            return last
-        if tense != "weak":
-            return dates.pick_occurrence(candidates, self.today, tense == "past", grace)
+        if not tense:
+            return dates.pick_occurrence(candidates, self.today, False, grace)
         last = dates.pick_occurrence(candidates, self.today, True)
         upcoming = dates.pick_occurrence(candidates, self.today, False)
         if last is None or upcoming is None:
-            return last or upcoming
+            return last if tense == "past" else last or upcoming
+        if tense == "past":  # 五一的酒店已经涨价了 a month before 五一: the coming one, not last year's
+            return upcoming if yearly and (upcoming - self.today) * 4 < self.today - last else last
         return last if self.today - last <= upcoming - self.today else upcoming
 
     # --- habits and compounds ------------------------------------------------------------------------------
@@ -137,8 +134,7 @@ class Scan:
         if any(word in head for word in HABIT_CLAUSE_WORDS):
             return True
         # a list after a habit in the same sentence: 每个月15号发工资，20号交房租
-        sentence = self.text[:start].rsplit("。", 1)[-1]
-        sentence = max((sentence.rsplit(mark, 1)[-1] for mark in "！？!?\n"), key=len, default=sentence)
+        sentence = _SENTENCE_END.split(self.text[:start])[-1]
         mention = self.text[start:end]
         if mention.endswith(("号", "日")) and _MONTHLY.search(sentence):
             return True
