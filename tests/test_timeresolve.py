@@ -76,6 +76,17 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (datetime.fromisoformat("2028-04-03T14:00:00+08:00"), "五一的酒店已经涨价了", "2028-05-01"),
         (datetime.fromisoformat("2027-03-01T08:30:00+08:00"), "考研复试下旬开始", "2027-03-21"),
         (MONDAY, "他说“明天见”", "2026-12-01"),  # quoted speech keeps its times
+        (datetime.fromisoformat("2027-07-20T13:30:00+08:00"), "她问我“周六有空吗” 我该怎么回", "2027-07-24"),
+        (datetime.fromisoformat("2027-10-31T21:00:00+08:00"), "1号给你回复 别催了", "2027-11-01"),  # space = comma
+        (datetime.fromisoformat("2029-01-21T10:00:00+08:00"), "周六那顿饭钱AA一下", "2029-01-20"),
+        (datetime.fromisoformat("2027-05-16T22:10:00+08:00"), "周五借你的充电宝记得还我", "2027-05-14"),
+        (datetime.fromisoformat("2027-05-14T21:30:00+08:00"), "仨月前我还180斤", "2027-02-14"),
+        (datetime.fromisoformat("2026-09-21T08:00:00+08:00"), "半拉月后复诊", "2026-10-06"),
+        (datetime.fromisoformat("2029-12-31T22:00:00+08:00"), "仨礼拜后期末考", "2030-01-21"),
+        (datetime.fromisoformat("2027-02-10T11:00:00+08:00"), "初八就开工了", "2027-02-13"),  # 正月初八
+        (datetime.fromisoformat("2029-02-12T20:00:00+08:00"), "初八开工", "2029-02-20"),
+        (datetime.fromisoformat("2027-10-03T15:00:00+08:00"), "10月9号补班别睡过头啊", "2027-10-09"),
+        (datetime.fromisoformat("2027-02-28T10:00:00+08:00"), "周一那天班主任就在群里说了要交校服钱", "2027-02-22"),
         (MONDAY, "琴日去饮茶", "2026-11-29"),
         (datetime.fromisoformat("2026-08-30T16:00:00+08:00"), "元宵节那会儿就说要去体检，拖到现在还没去", "2026-03-03"),
         (datetime.fromisoformat("2027-06-12T14:20:00+08:00"), "父亲节给我爸买了个按摩仪", "2027-06-20"),  # for it
@@ -136,6 +147,15 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "导师叫周一鸣，人超好",
         "王重阳是全真教的创始人",
         "北方叫元宵南方叫汤圆",
+        "原价618 现价399",
+        "座位号12号 你坐我旁边",
+        "我们约好了每年都一起过中秋",
+        "过一天算一天吧",
+        "超市买的元宵一煮就破",
+        "身体底子差就靠后天练呗",
+        "我们公会叫【明天再肝】",
+        "我们公会的国庆哥又在带萌新刷本了",
+        "初二学生的数学作业",
         "周一到周五上班",
         "他周末都在打工",
         "周杰伦出新歌了",
@@ -216,6 +236,8 @@ def test_evaluation_sets_meet_the_targets() -> None:
         "time_zh_holdout3.jsonl",
         "time_zh_holdout4.jsonl",
         "time_zh_holdout5.jsonl",
+        "time_zh_holdout6.jsonl",
+        "time_zh_holdout7.jsonl",
     ):
         report = run_time_eval(DATA / name)
         assert report["kind"] == "time"

@@ -19,7 +19,10 @@ Conventions for the ambiguous cases:
   idea: the upcoming occurrence (today included), or the most recent one for a past clause. When only a
   weak marker points back, a festival or a day of month is the nearer of the last and the next occurrence
   (腊八那天去领粥 two days before it is the coming one; 28号那天下大雨 on the 30th the past one).
-* Traditional characters are read as simplified ones (下週三, 禮拜天, 聖誕節).
+* Traditional characters are read as simplified ones (下週三, 禮拜天, 聖誕節). A space between Chinese
+  characters ends a clause as a comma does (1号给你回复 别催了). What was done right after the date decides
+  its tense whatever follows (周五借你的充电宝记得还我).
+* 初八 alone is that day of the lunar month around today (after 春节, 正月初八), counted like a festival.
 * Festivals (春节, 中秋, 国庆, 清明 ...) are the upcoming occurrence, with a few days' grace after the day
   (国庆玩得开心吗 on 10-08 is this year's), the most recent one for a past clause, or the one in the named
   year (去年春节, 明年中秋). Lunar festivals and solar terms come from lunar-python. 春节前 is the date of

@@ -143,8 +143,8 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         return None  # 隆冬至今
     candidates = dates.festival_dates(name, scan.today.year)
     if name in SALES:
-        if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾"):
-            return None  # 宿舍是618, 尾号618: a number
+        if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾价"):
+            return None  # 宿舍是618, 尾号618, 原价618: a number
         ahead = [day for day in candidates if 0 < (day - scan.today).days <= SALES[name]]
         if ahead and scan.tense(start, end) == "past":
             return Resolution(ahead[0], qualifier=qualifier)  # the sale is on: 618买了啥 on 06-15
@@ -167,6 +167,15 @@ def lunar_date(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolu
         return pick_day(scan, start, end, dates.month_day_candidates(scan.today, month, day))
     candidates = dates.lunar_dates(month, day, scan.today.year)
     found = scan.occurrence(candidates, start, end, 3, yearly=True)
+    return Resolution(found) if found else None
+
+
+def lunar_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
+    """初八 alone: that day of the lunar month around today (after 春节, 正月初八), counted like a festival."""
+    day = parse_number(match.group("d"))
+    if day is None:
+        return None
+    found = scan.occurrence(dates.lunar_day_candidates(scan.today, day), start, end, 0, yearly=True)
     return Resolution(found) if found else None
 
 

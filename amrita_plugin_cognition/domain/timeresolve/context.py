@@ -25,12 +25,16 @@ from .lexicon import (
     PAST_NEGATION,
     PAST_VERBS_BEFORE_DE,
     QUESTION_ENDINGS,
+    REPORTED_BEFORE_YAO,
     RESCHEDULED,
     RIGHT_PARTNERS,
     STRONG_LEFT_PARTNERS,
     WEAK_PAST_MARKERS,
 )
 
+#: The mention names when something was done, right before it is said (周五借你的…, 冬至包的饺子).
+_DONE_VERBS = "|".join(sorted(PAST_VERBS_BEFORE_DE, key=len, reverse=True))
+_DONE_RIGHT_AFTER = re.compile(rf"(?:{_DONE_VERBS})(?:了|过)?给?[你我他她它]?们?的(?!话|时候)")
 _SENTENCE_END = re.compile(r"[。！？!?\n]")
 _MONTHLY = re.compile(r"每个?月")
 _WEEKLY = re.compile(r"每(?:个)?(?:周|星期|礼拜)")
@@ -63,14 +67,23 @@ class Scan:
         return start > 0 and self.text[start - 1] in chars
 
     def clause(self, start: int, end: int) -> tuple[str, str]:
-        """The clause around a span, as (text before the span, text after it)."""
+        """The clause around a span, as (text before the span, text after it). A space between two
+        Chinese characters ends a clause too: chat messages use it as a comma (1号给你回复 别催了)."""
         left = start
-        while left > 0 and self.text[left - 1] not in CLAUSE_BREAKS:
+        while left > 0 and not self._breaks(left - 1):
             left -= 1
         right = end
-        while right < len(self.text) and self.text[right] not in CLAUSE_BREAKS:
+        while right < len(self.text) and not self._breaks(right):
             right += 1
         return self.text[left:start], self.text[end:right]
+
+    def _breaks(self, index: int) -> bool:
+        char = self.text[index]
+        if char in CLAUSE_BREAKS:
+            return True
+        if not char.isspace() or index == 0 or index + 1 >= len(self.text):
+            return False
+        return not (self.text[index - 1].isascii() or self.text[index + 1].isascii())
 
     # --- tense ---------------------------------------------------------------------------------------------
 
@@ -86,6 +99,8 @@ class Scan:
         """
         head, tail = self.clause(start, end)
         clause = head + "\u3000" + tail  # the mention itself is left out
+        if _DONE_RIGHT_AFTER.match(tail):
+            return "past"  # 周五借你的充电宝记得还我: what was done that day, whatever follows
         if _has_future(clause) or RESCHEDULED.search(clause):
             return ""
         if _has_past(clause) or PAST_NEGATION.search(clause):
@@ -176,6 +191,7 @@ def _has_future(clause: str) -> bool:
             blocked_before = NOT_FUTURE_BEFORE.get(marker, "")
             blocked_after = _NOT_FUTURE_AFTER.get(marker, "")
             noun = (bool(before) and before in blocked_before) or (bool(after) and after in blocked_after)
+            noun = noun or (marker == "要" and clause[:index].endswith(REPORTED_BEFORE_YAO))
             if not noun and not (marker == "约" and before == "大"):
                 return True
             index = clause.find(marker, index + 1)

@@ -134,6 +134,16 @@ def festival_dates(name: str, around_year: int) -> list[date]:
     return sorted(day for day in found if day is not None)
 
 
+def lunar_day_candidates(today: date, day: int) -> list[date]:
+    """The ``day``-th of the lunar months around ``today`` (the one before, this one, the next)."""
+    months = set()
+    for shift in (-30, 0, 30):
+        lunar = Solar.fromYmd(*(today + timedelta(days=shift)).timetuple()[:3]).getLunar()
+        months.add((lunar.getYear(), lunar.getMonth()))
+    found = (_lunar_to_solar(year, month, day) for year, month in months)
+    return sorted(item for item in found if item is not None)
+
+
 def lunar_dates(month: int, day: int, around_year: int) -> list[date]:
     found = [_lunar_to_solar(year, month, day) for year in range(around_year - 2, around_year + 3)]
     return sorted(item for item in found if item is not None)

@@ -13,9 +13,9 @@ import cn2an
 # --- numerals --------------------------------------------------------------------------------------------------
 
 #: A count written with Arabic digits or Chinese numerals (``几`` is vague and deliberately absent).
-NUMBER = r"(?:\d{1,4}|[零〇一二两三四五六七八九十百廿]{1,5}|俩)"
+NUMBER = r"(?:\d{1,4}|[零〇一二两三四五六七八九十百廿]{1,5}|俩|仨)"
 #: Any character that may belong to a number; a count must not be glued to one on its left.
-NUMBER_CHARS = "0123456789零〇一二两三四五六七八九十百千万廿几俩半多数"
+NUMBER_CHARS = "0123456789零〇一二两三四五六七八九十百千万廿几俩仨半多数"
 #: A day of the month, 1-31.
 DAY_OF_MONTH = (
     r"(?:[12]\d|3[01]|0?[1-9]|[一二]?十[一二三四五六七八九]?|三十一?|廿[一二三四五六七八九]?|[一二三四五六七八九])"
@@ -30,8 +30,8 @@ def parse_number(raw: str) -> int | None:
     """Integer value of a count; None for approximations such as ``一两`` / ``三四`` or anything unparsable."""
     if raw.isdigit():
         return int(raw)
-    if raw == "俩":
-        return 2
+    if raw in ("俩", "仨"):
+        return 2 if raw == "俩" else 3
     if any(a in _SMALL_DIGITS and b in _SMALL_DIGITS for a, b in itertools.pairwise(raw)):
         return None  # 一两天, 三四个月: a range, not a point
     try:
@@ -188,7 +188,24 @@ FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
     "腊八": ("粥", "蒜", "面"),
     "劳动节": ("广场", "路", "大道", "大街", "街", "村", "中学", "小学", "公园", "桥", "商场"),
     "儿童节": ("广场", "路", "大道", "街", "村", "中学", "小学", "公园"),
-    "国庆": ("路", "大道", "街", "广场", "村", "中学", "小学", "公园", "桥", "阅兵"),
+    "国庆": (
+        "路",
+        "大道",
+        "街",
+        "广场",
+        "村",
+        "中学",
+        "小学",
+        "公园",
+        "桥",
+        "阅兵",
+        "哥",
+        "姐",
+        "叔",
+        "爷",
+        "妹",
+        "弟",
+    ),
     "618": (
         "元",
         "块",
@@ -308,6 +325,13 @@ BLOCKED_PHRASES: tuple[str, ...] = (
     "昨日种种",
     "譬如昨日死",
     "汤圆和元宵",
+    "买的元宵",
+    "煮的元宵",
+    "吃的元宵",
+    "包的元宵",
+    "做的元宵",
+    "靠后天",
+    "过一天算一天",
     "今时今日",
 )
 
@@ -319,7 +343,7 @@ TITLE_CUES_AFTER = ("这部", "这首", "这本", "这款", "这个电影", "这
 HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|个|年的?|月的?|周|星期|礼拜)?$")
 #: Habit markers right after a bare weekday / weekend (周末都在加班 = every weekend).
 HABIT_AFTER = ("都", "一般", "通常", "总是", "经常", "常常", "往往", "基本上")
-HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不")
+HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不", "每年", "年年")
 
 # --- compound-word guards -------------------------------------------------------------------------------------
 # A time word such as 前天 can be the tail of one word and the head of another (以前|天真, 目前|天气,
@@ -377,8 +401,8 @@ FUTURE_MARKERS = (
 #: Characters before 要/会 that make a noun or another word (重要, 开会) rather than a future marker.
 NOT_FUTURE_BEFORE = {
     "记得": "不还没谁",
-    "要": "重需主只必摘纲紧要说好",  # 说要 / 说好要: an intention reported, not the clause's future
-    "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一",
+    "要": "重需主只必摘纲紧要说好纪",  # 说要 / 说好要: an intention reported, not the clause's future
+    "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一灯动峰盛乐",
 }
 PAST_MARKERS = (
     "已经",
@@ -397,14 +421,16 @@ PAST_MARKERS = (
 )
 #: 那天 / 那次 / 来着 point back in time in a statement, but forward in a question or an invitation
 #: (冬至那天回家吃饺子不 / 你生日那天一起吃饭吧 / 周二还是周三去复诊来着？).
-WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会", "来着")
+WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会", "那顿", "那场", "那趟", "来着", "说好")
 #: Of those, the ones that only name a day or recall: a festival or a day of month is then the nearer
 #: occurrence (腊八那天去领粥 said two days before); 那会儿 / 那次 stay past in a statement.
-NEAREST_MARKERS = ("那天", "来着")
+NEAREST_MARKERS = ("那天", "来着", "说好")
 #: A plan changed (周五的面试改到下周二了): the clause's 了 is the change's, not the date's.
 RESCHEDULED = re.compile(r"改(?:到|成|为|在|线上|线下|期|时间|地点|天)|推迟|延期|提前到|挪到|换到|推到")
 #: 没 + a verb narrates what did not happen (那场面试我没去), unless 还 makes it "not yet".
-PAST_NEGATION = re.compile(r"(?<!还)没(?:去|来|到|参加|赶上|考|吃|看|做|交)|错过|睡过头")
+PAST_NEGATION = re.compile(r"(?<!还)没(?:去|来|到|参加|赶上|考|吃|看|做|交)|(?<![别要])(?:错过|睡过头)")
+#: Before 要: an intention someone reported (班主任在群里说了要交校服钱), not the clause's future.
+REPORTED_BEFORE_YAO = ("说了", "说过", "讲了", "通知", "提醒", "要求")
 #: A booking in the perfective: the thing booked is still ahead (情人节订了家日料, 29号请了假去体检).
 BOOKED = (
     "订了",
@@ -430,6 +456,8 @@ QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "请", "来不来", "去不去", "好不好", "行不行")
 PAST_VERBS_BEFORE_DE = (
     "出",
+    "分",
+    "借",
     "订好",
     "定好",
     "买好",

@@ -98,7 +98,7 @@ def _offset_amount(match: re.Match[str]) -> tuple[str, float] | None:
     """(unit kind, amount) for N天 / 半个月 / 一个半月 / 两个小时; None for vague or odd counts."""
     raw, unit, half = match.group("n"), match.group("unit"), match.group("half")
     unit = unit.removeprefix("个")
-    if raw == "半":
+    if raw in ("半", "半拉"):
         if half or unit in ("天", "日", "周", "星期", "礼拜"):
             return None  # 半天 is a duration, not a date
         amount = 0.5
@@ -107,8 +107,8 @@ def _offset_amount(match: re.Match[str]) -> tuple[str, float] | None:
         if value is None or value <= 0:
             return None
         amount = value + (0.5 if half else 0.0)
-    if unit == "月" and not (half or match.group("unit").startswith("个") or raw in ("半", "俩")):
-        return None  # 三月后: a month name, not a count (俩 is 两个: 俩月后)
+    if unit == "月" and not (half or match.group("unit").startswith("个") or raw in ("半", "半拉", "俩", "仨")):
+        return None  # 三月后: a month name, not a count (俩 is 两个: 俩月后, 半拉 半个: 半拉月后)
     kinds = {"小时": "hours", "钟头": "hours", "分钟": "minutes", "天": "days", "日": "days", "周": "weeks"}
     kinds |= {"星期": "weeks", "礼拜": "weeks", "月": "months", "年": "years"}
     return kinds[unit], amount
@@ -141,8 +141,9 @@ _SAME_DAY = ("的今天", "的这个时候", "的这时候", "的这一天", "�
 def offset(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
     direction = match.group("dir")
     backward = direction.endswith("前")
-    if len(direction) == 1 and scan.next_in(end, _NOT_AFTER_BACKWARD if backward else _NOT_AFTER_FORWARD):
-        return None  # 三天后悔 / 两天前面
+    glued = scan.next_in(end, _NOT_AFTER_BACKWARD if backward else _NOT_AFTER_FORWARD)
+    if len(direction) == 1 and glued and not scan.text.startswith(("期末", "期中"), end):
+        return None  # 三天后悔 / 两天前面 (but 三周后期末考)
     amount = _offset_amount(match)
     if amount is None:
         return None

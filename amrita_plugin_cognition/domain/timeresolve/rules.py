@@ -44,7 +44,7 @@ RULES: tuple[Rule, ...] = (
     _rule("day_word", "|".join(sorted(relative.DAY_WORDS, key=len, reverse=True)), relative.day_word),
     _rule(
         "offset",
-        rf"{_NOT_GLUED}(?P<n>{NUMBER}|半)(?P<half>个半)?{relative.UNIT}(?P<dir>以前|之前|前|以后|之后|过后|后)",
+        rf"{_NOT_GLUED}(?P<n>{NUMBER}|半拉|半)(?P<half>个半)?{relative.UNIT}(?P<dir>以前|之前|前|以后|之后|过后|后)",
         relative.offset,
         takes_qualifier=False,
     ),
@@ -91,8 +91,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "day_of_month",
-        rf"(?<![{NUMBER_CHARS}\d月年/\-.第编序型个])(?P<d>{DAY_OF_MONTH})号"
-        r"(?![线楼位床店电球门机车馆厅房桌码口院仓柜窗台道站厂坑字文舱箱包屏服键人种令色选首风公称召\d])",
+        rf"(?<![{NUMBER_CHARS}\d月年/\-.第编序型个号])(?P<d>{DAY_OF_MONTH})号"
+        r"(?![线楼位床店电球门机车馆厅房桌码口院仓柜窗台道站厂坑字文舱箱包屏服键人种令色选首风公称召\d])"
+        r"(?!会议室|会场|教室|包间|包厢|诊室)",  # 座位号12号, 8号会议室: numbers
         anchored.day_of_month,
         recurring=True,
     ),
@@ -112,6 +113,13 @@ RULES: tuple[Rule, ...] = (
         recurring=True,
     ),
     _rule("festival", festival_pattern(), anchored.festival, recurring=True),
+    _rule(  # 初八 alone (初一 to 初三 are also junior-high grades: not before 学生, 班, 年级 …)
+        "lunar_day",
+        r"(?<![\w月年])初(?P<d>[四五六七八九十]|[一二三](?![学生班年级上下课数英物化语的那时期]))"
+        r"(?![一二三四五六七八九十中稿心衷恋步次期级见识赛选版始])",
+        anchored.lunar_day,
+        recurring=True,
+    ),
     _rule(
         "lunar_date",
         rf"(?<![{NUMBER_CHARS}年闰])(?P<m>正|腊|冬|十一|十二|[一二三四五六七八九十])月"

@@ -34,7 +34,7 @@ _QUALIFIERS = (
 _SINGLE_QUALIFIER_NOT_BEFORE = "天年面来台端者辈门边头续期半排座方任夕晚日儿悔果代退勤院背线途景妻夫"
 
 _TITLES = re.compile(r"《[^》]*》|〈[^〉]*〉")
-_QUOTED = re.compile(r"[“\"「『‘]([^”\"」』’\n]{1,20})[”\"」』’]")
+_QUOTED = re.compile(r"[“\"「『‘【]([^”\"」』’】\n]{1,20})[”\"」』’】]")
 _YEAR = r"(?:\d{2,4}|[零〇一二三四五六七八九]{2,4})\s*年的?"
 _DAY = r"(?:\s*(?:\d{1,2}|[十一二三四五六七八九廿]{1,3})\s*[日号])?"
 _ABSOLUTE = re.compile(
@@ -58,7 +58,7 @@ _RANGE_END = re.compile(
 )
 #: Quoted speech (他说“明天见”) is the one quotation whose time words are times.
 _SPEECH_BEFORE = re.compile(
-    r"(?:说|问|讲|喊|嚷|答|回复?|通知|提醒|告诉[我你他她]|留言|发了句|来了句)[了着道]?\s*[:：]?\s*$"
+    r"(?:说|问|讲|喊|嚷|答|回复?|通知|提醒|告诉|留言|发了句|来了句)[我你他她]?们?[了着道]?\s*[:：]?\s*$"
 )
 _NAMED = re.compile(rf"(?:{NAMED_BEFORE})\s*([^\s，。！？、,.!?：:；;“”\"「」《》]{{1,8}})")
 
