@@ -87,6 +87,12 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (datetime.fromisoformat("2029-02-12T20:00:00+08:00"), "初八开工", "2029-02-20"),
         (datetime.fromisoformat("2027-10-03T15:00:00+08:00"), "10月9号补班别睡过头啊", "2027-10-09"),
         (datetime.fromisoformat("2027-02-28T10:00:00+08:00"), "周一那天班主任就在群里说了要交校服钱", "2027-02-22"),
+        (datetime.fromisoformat("2027-02-08T10:00:00+08:00"), "周五晚上KTV 包厢已经订好了", "2027-02-12"),
+        (datetime.fromisoformat("2027-09-13T00:40:00+08:00"), "12号晚上丢在KTV的外套", "2027-09-12"),
+        (datetime.fromisoformat("2029-06-30T22:00:00+08:00"), "二十号那天的演唱会 嗓子喊哑了", "2029-06-20"),
+        (datetime.fromisoformat("2028-02-28T22:00:00+08:00"), "春节那几天一直下雨", "2028-01-26"),
+        (datetime.fromisoformat("2027-02-16T12:00:00+08:00"), "除夕那晚守岁守到三点", "2027-02-05"),
+        (datetime.fromisoformat("2029-06-18T11:00:00+08:00"), "上星期天下了一天雨", "2029-06-17"),
         (MONDAY, "琴日去饮茶", "2026-11-29"),
         (datetime.fromisoformat("2026-08-30T16:00:00+08:00"), "元宵节那会儿就说要去体检，拖到现在还没去", "2026-03-03"),
         (datetime.fromisoformat("2027-06-12T14:20:00+08:00"), "父亲节给我爸买了个按摩仪", "2027-06-20"),  # for it
@@ -156,6 +162,16 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "我们公会叫【明天再肝】",
         "我们公会的国庆哥又在带萌新刷本了",
         "初二学生的数学作业",
+        "食堂周一到周五七点开门 周末八点",
+        "宿舍618有人丢了一把伞",
+        "你的取餐号是15号",
+        "小明天天迟到",
+        "七夕鲜花店的老板人超好",
+        "中秋礼盒打五折了",
+        "我表妹叫七夕",
+        "我同事叫李中秋",
+        "冰箱里还有两袋速冻元宵",
+        "昨夜星辰昨夜风，这句写得真好",
         "周一到周五上班",
         "他周末都在打工",
         "周杰伦出新歌了",
@@ -238,6 +254,8 @@ def test_evaluation_sets_meet_the_targets() -> None:
         "time_zh_holdout5.jsonl",
         "time_zh_holdout6.jsonl",
         "time_zh_holdout7.jsonl",
+        "time_zh_holdout8.jsonl",
+        "time_zh_holdout9.jsonl",
     ):
         report = run_time_eval(DATA / name)
         assert report["kind"] == "time"

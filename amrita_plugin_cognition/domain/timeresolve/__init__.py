@@ -12,15 +12,16 @@ Conventions for the ambiguous cases:
   already passed and the clause is not in the past tense, it is next week's (周五去医院 said on Sunday); if it
   is still ahead and the clause is past (周五去了 said on Monday), it is last week's. Tense comes from markers
   in the clause: 要/打算/记得/约 ... (future, wins) versus 了/过/已经/刚/去的/过得好吗 ... (past); a booking
-  in the perfective (订了, 请了假, 买了票) is no past. 那天/那次/来着 point back only weakly, and not at all in
-  a question or invitation (冬至那天回家吃饺子不, 周二还是周三去复诊来着？). A plan changed (周五的面试改到下周二
-  了) has no tense of its own; 没去 / 错过 narrate the past (but 还没去 is "not yet").
+  in the perfective (订了, 请了假, 买了票) is no past. 那次/那几天/那晚/那顿 point back in a statement; 那天,
+  来着 and 说好 only weakly; none of them in a question or invitation (冬至那天回家吃饺子不, 周二还是周三去
+  复诊来着？). A plan changed (周五的面试改到下周二了) has no tense of its own; 没去 / 错过 narrate the past
+  (but 还没去 is "not yet").
 * A bare day of month (3号), a month-day without year (12月3号) and a bare month (三月份) follow the same
   idea: the upcoming occurrence (today included), or the most recent one for a past clause. When only a
   weak marker points back, a festival or a day of month is the nearer of the last and the next occurrence
   (腊八那天去领粥 two days before it is the coming one; 28号那天下大雨 on the 30th the past one).
-* Traditional characters are read as simplified ones (下週三, 禮拜天, 聖誕節). A space between Chinese
-  characters ends a clause as a comma does (1号给你回复 别催了). What was done right after the date decides
+* Traditional characters are read as simplified ones (下週三, 禮拜天, 聖誕節). A space next to a Chinese
+  character ends a clause as a comma does (1号给你回复 别催了). What was done right after the date decides
   its tense whatever follows (周五借你的充电宝记得还我).
 * 初八 alone is that day of the lunar month around today (after 春节, 正月初八), counted like a festival.
 * Festivals (春节, 中秋, 国庆, 清明 ...) are the upcoming occurrence, with a few days' grace after the day
@@ -38,7 +39,8 @@ Conventions for the ambiguous cases:
   (半天, 三天三夜), parts of the day without a day word (晚上, 下午三点), absolute dates (2026年12月3日,
   2026-12-03) and the end of a range that starts with one (2028年10月2日到10月6日), titles (《后天》),
   quoted phrases (names, titles, lyrics, slogans: only quoted speech after 说/问/回 keeps its times),
-  names after 网名叫/猫叫/取名 and 周 as a surname (周一鸣),
+  names after 网名叫/猫叫/取名, a festival after 叫 or a surname (李中秋) or before 礼盒/店, 周 as a
+  surname (周一鸣), a weekday in a sentence with a weekday range (周一到周五七点开门 周末八点),
   brands and idioms (明日方舟, 五月天, 日新月异),
   and words that only contain time characters (以前|天真, 如今|年轻人, 日本|月饼, 这周边).
 """

@@ -9,8 +9,10 @@ from . import dates
 from .context import Scan, right_partner
 from .lexicon import (
     FESTIVAL_ALIASES,
+    FESTIVAL_NAMED_BEFORE,
     FESTIVAL_NOT_AFTER,
     FESTIVAL_NOT_BEFORE,
+    FESTIVAL_PRODUCTS,
     NUMBER_CHARS,
     SALES,
     festival_pattern,
@@ -127,7 +129,9 @@ _TERMS_ENDING_IN_ZHI_NOT_BEFORE = "今此于少多"
 def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
     alias = match.group("span")
     name, qualifier = FESTIVAL_ALIASES[alias]
-    if scan.previous_in(start, FESTIVAL_NOT_BEFORE.get(name, "")):
+    if scan.previous_in(start, FESTIVAL_NOT_BEFORE.get(name, "") + FESTIVAL_NAMED_BEFORE):
+        return None
+    if scan.text.startswith(FESTIVAL_PRODUCTS, end):
         return None
     if scan.text.startswith(FESTIVAL_NOT_AFTER.get(name, ()), end):
         return None
@@ -143,7 +147,7 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         return None  # 隆冬至今
     candidates = dates.festival_dates(name, scan.today.year)
     if name in SALES:
-        if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾价"):
+        if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾价舍"):
             return None  # 宿舍是618, 尾号618, 原价618: a number
         ahead = [day for day in candidates if 0 < (day - scan.today).days <= SALES[name]]
         if ahead and scan.tense(start, end) == "past":

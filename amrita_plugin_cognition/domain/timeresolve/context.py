@@ -19,6 +19,7 @@ from .lexicon import (
     NEAREST_MARKERS,
     NOT_FUTURE_BEFORE,
     NOT_PAST_LE_BEFORE,
+    PARTS_OF_DAY,
     PAST_GUO_AFTER_VERB,
     PAST_GUO_BEFORE,
     PAST_MARKERS,
@@ -34,9 +35,14 @@ from .lexicon import (
 
 #: The mention names when something was done, right before it is said (周五借你的…, 冬至包的饺子).
 _DONE_VERBS = "|".join(sorted(PAST_VERBS_BEFORE_DE, key=len, reverse=True))
-_DONE_RIGHT_AFTER = re.compile(rf"(?:{_DONE_VERBS})(?:了|过)?给?[你我他她它]?们?的(?!话|时候)")
+_DONE_RIGHT_AFTER = re.compile(
+    rf"(?:{'|'.join(PARTS_OF_DAY)})?(?:{_DONE_VERBS})(?:了|过)?(?:[给在到][^，。！？\s]{{0,6}}?|[你我他她它]们?)?的(?!话|时候)"
+)
 _SENTENCE_END = re.compile(r"[。！？!?\n]")
 _MONTHLY = re.compile(r"每个?月")
+_WEEKDAY_RANGE = re.compile(
+    r"(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~|～)\s*(?:周|星期|礼拜)?[一二三四五六日天]"
+)
 _WEEKLY = re.compile(r"每(?:个)?(?:周|星期|礼拜)")
 _NOT_FUTURE_AFTER = {"会": "议员场所长计话面谈客馆费儿", "要": "求点素闻害"}
 
@@ -67,8 +73,8 @@ class Scan:
         return start > 0 and self.text[start - 1] in chars
 
     def clause(self, start: int, end: int) -> tuple[str, str]:
-        """The clause around a span, as (text before the span, text after it). A space between two
-        Chinese characters ends a clause too: chat messages use it as a comma (1号给你回复 别催了)."""
+        """The clause around a span, as (text before the span, text after it). A space next to a
+        Chinese character ends a clause too: chat messages use it as a comma (1号给你回复 别催了)."""
         left = start
         while left > 0 and not self._breaks(left - 1):
             left -= 1
@@ -83,7 +89,7 @@ class Scan:
             return True
         if not char.isspace() or index == 0 or index + 1 >= len(self.text):
             return False
-        return not (self.text[index - 1].isascii() or self.text[index + 1].isascii())
+        return not (self.text[index - 1].isascii() and self.text[index + 1].isascii())
 
     # --- tense ---------------------------------------------------------------------------------------------
 
@@ -153,7 +159,8 @@ class Scan:
         mention = self.text[start:end]
         if mention.endswith(("号", "日")) and _MONTHLY.search(sentence):
             return True
-        return mention.startswith(("周", "星期", "礼拜")) and bool(_WEEKLY.search(sentence))
+        weekly = _WEEKLY.search(sentence) or _WEEKDAY_RANGE.search(sentence)  # 食堂周一到周五七点开门 周末八点
+        return mention.startswith(("周", "星期", "礼拜")) and bool(weekly)
 
     def compound_clash(self, start: int, end: int) -> bool:
         """Whether the span's edges belong to neighbouring words (以前|天真, 如今|年轻, 日本|月饼, 这周|边)."""

@@ -233,7 +233,7 @@ FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
     "中元": ("素",),
 }
 FESTIVAL_NOT_BEFORE: dict[str, str] = {
-    "元宵": "吃煮买包卖碗个颗袋做搓叫",
+    "元宵": "吃煮买包卖碗个颗袋做搓叫冻",
     "小年": "大",
     "国庆": (  # a common given name: 张国庆, 都叫国庆
         "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏"
@@ -252,6 +252,13 @@ TRADITIONAL = str.maketrans(
     "車動關間該陽曆農臘餃餅燈團圓倆麼嗎沒為給對幾歡終於現剛經舊計劃記別將馬屆當陰龍鵲橋親勞兒雙畢業淩晨剛",
     "礼周后圣诞节号两个们时点这来过还国庆万岁从说谁开学试会长东见发准备无钟头边里里医带猫请离预约订网乐买卖"
     "车动关间该阳历农腊饺饼灯团圆俩么吗没为给对几欢终于现刚经旧计划记别将马届当阴龙鹊桥亲劳儿双毕业凌晨刚",
+)
+#: Text right after any festival that makes it a product or a shop (中秋礼盒, 七夕鲜花店).
+FESTIVAL_PRODUCTS = ("礼盒", "礼包", "礼品", "套餐", "限定", "主题", "系列", "鲜花店", "花店", "店")
+#: Before a festival: 叫 (我表妹叫七夕) or a surname (李中秋, 王重阳, 张国庆) makes it a name.
+FESTIVAL_NAMED_BEFORE = (
+    "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶苏魏"
+    "吕丁沈姚卢姜崔谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾郝龚邵钱覃戴莫"
 )
 #: Before a name that may hold a time word (网名叫周末不加班, 猫叫端午, 取名明天): the name is no date.
 NAMED_BEFORE = r"(?:网名|名字|昵称|外号|小名|艺名|猫|狗|它)(?:就)?叫做?|取名(?:叫|为)?|起名(?:叫|为)?|名叫|名为"
@@ -332,6 +339,8 @@ BLOCKED_PHRASES: tuple[str, ...] = (
     "做的元宵",
     "靠后天",
     "过一天算一天",
+    "昨夜星辰",
+    "昨夜风",
     "今时今日",
 )
 
@@ -355,7 +364,7 @@ LEFT_PARTNERS: dict[str, str] = {
     "前": "以之从目眼提面此生空当先日事跟门向往战",
     "后": "然以之最先随此背落今前往退稍而午日其过",
     "方": "地对各双一药处配西东南北官远比秘平立多前后上下大这那哪偏良单妙",
-    "明": "光聪文透鲜英发高分简表证声标阐指失清神昌开精黎照澄严贤圣说",
+    "明": "光聪文透鲜英发高分简表证声标阐指失清神昌开精黎照澄严贤圣说小阿",
     "去": "除失过死上回下进出离逝抹减扣删拿划",
     "本": "日基根成资书课版样剧原账笔脚范标文副正底老血赌读一",
     "上": "马晚早网身线楼路手地天桌墙以之向往北南东西底头台车船山床私乡部阁殿",
@@ -402,7 +411,7 @@ FUTURE_MARKERS = (
 NOT_FUTURE_BEFORE = {
     "记得": "不还没谁",
     "要": "重需主只必摘纲紧要说好纪",  # 说要 / 说好要: an intention reported, not the clause's future
-    "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一灯动峰盛乐",
+    "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一灯动峰盛乐唱览易讨布面聘话欢长谈",
 }
 PAST_MARKERS = (
     "已经",
@@ -421,7 +430,23 @@ PAST_MARKERS = (
 )
 #: 那天 / 那次 / 来着 point back in time in a statement, but forward in a question or an invitation
 #: (冬至那天回家吃饺子不 / 你生日那天一起吃饭吧 / 周二还是周三去复诊来着？).
-WEAK_PAST_MARKERS = ("那天", "那次", "那回", "那时", "那会", "那顿", "那场", "那趟", "来着", "说好")
+WEAK_PAST_MARKERS = (
+    "那天",
+    "那次",
+    "那回",
+    "那时",
+    "那会",
+    "那顿",
+    "那场",
+    "那趟",
+    "那晚",
+    "那夜",
+    "那几天",
+    "那阵子",
+    "那段时间",
+    "来着",
+    "说好",
+)
 #: Of those, the ones that only name a day or recall: a festival or a day of month is then the nearer
 #: occurrence (腊八那天去领粥 said two days before); 那会儿 / 那次 stay past in a statement.
 NEAREST_MARKERS = ("那天", "来着", "说好")
@@ -456,6 +481,7 @@ QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "请", "来不来", "去不去", "好不好", "行不行")
 PAST_VERBS_BEFORE_DE = (
     "出",
+    "丢",
     "分",
     "借",
     "订好",

@@ -169,6 +169,7 @@ def pass_offset(match: re.Match[str], scan: Scan, start: int, end: int) -> Resol
 _RELATIVE = {"上上": -2, "下下": 2, "上": -1, "下": 1, "这": 0, "本": 0}
 #: After 下周一 these characters make 一 part of another word (下周一定 = 下周 + 一定).
 _ONE_WORDS = "定直起样般次共下切点些块趟周天整个会"
+_AFTER_UP_DOWN = tuple("了雨雪班课来去楼车山线")
 _COUNT_WORDS = "天个次趟遍"
 
 
@@ -180,7 +181,8 @@ def _weekday_is_word(scan: Scan, weekday_char: str, after_end: int) -> bool:
     if weekday_char == "一" and following in _ONE_WORDS:
         return True
     if weekday_char == "天" and right_partner(scan.text, after_end, "天"):
-        return True
+        # 星期天下了一天雨: Sunday, then 下了 (not 天下); 天下, 天上 otherwise
+        return not (following in "上下" and scan.after(after_end + 1) in _AFTER_UP_DOWN)
     return following in _COUNT_WORDS or following.isdigit()
 
 
