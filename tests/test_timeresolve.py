@@ -93,6 +93,9 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (datetime.fromisoformat("2028-02-28T22:00:00+08:00"), "春节那几天一直下雨", "2028-01-26"),
         (datetime.fromisoformat("2027-02-16T12:00:00+08:00"), "除夕那晚守岁守到三点", "2027-02-05"),
         (datetime.fromisoformat("2029-06-18T11:00:00+08:00"), "上星期天下了一天雨", "2029-06-17"),
+        (datetime.fromisoformat("2027-11-28T20:00:00+08:00"), "周四那天的聚餐我请客 下次你来", "2027-11-25"),
+        (datetime.fromisoformat("2027-09-12T22:10:00+08:00"), "七夕那天你俩去哪约会了", "2027-08-08"),
+        (datetime.fromisoformat("2026-12-31T23:40:00+08:00"), "12月3号那天你说要请我吃饭的 还记得吗", "2026-12-03"),
         (MONDAY, "琴日去饮茶", "2026-11-29"),
         (datetime.fromisoformat("2026-08-30T16:00:00+08:00"), "元宵节那会儿就说要去体检，拖到现在还没去", "2026-03-03"),
         (datetime.fromisoformat("2027-06-12T14:20:00+08:00"), "父亲节给我爸买了个按摩仪", "2027-06-20"),  # for it
@@ -172,6 +175,15 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "我同事叫李中秋",
         "冰箱里还有两袋速冻元宵",
         "昨夜星辰昨夜风，这句写得真好",
+        "她家门牌是十五号，红色大门那家",
+        "排队排到28号了",
+        "座位是12排15号，在中间",
+        "球衣号码选了23号",
+        "我家鹦鹉叫星期五",
+        "@明天再说 你这昵称绝了",
+        "我们公司周末双休",
+        "618宿舍的人都去哪了",
+        "这家店的清明粿好吃",
         "周一到周五上班",
         "他周末都在打工",
         "周杰伦出新歌了",
@@ -256,6 +268,8 @@ def test_evaluation_sets_meet_the_targets() -> None:
         "time_zh_holdout7.jsonl",
         "time_zh_holdout8.jsonl",
         "time_zh_holdout9.jsonl",
+        "time_zh_holdout10.jsonl",
+        "time_zh_holdout11.jsonl",
     ):
         report = run_time_eval(DATA / name)
         assert report["kind"] == "time"

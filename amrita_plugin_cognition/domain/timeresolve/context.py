@@ -44,7 +44,7 @@ _WEEKDAY_RANGE = re.compile(
     r"(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~|～)\s*(?:周|星期|礼拜)?[一二三四五六日天]"
 )
 _WEEKLY = re.compile(r"每(?:个)?(?:周|星期|礼拜)")
-_NOT_FUTURE_AFTER = {"会": "议员场所长计话面谈客馆费儿", "要": "求点素闻害"}
+_NOT_FUTURE_AFTER = {"会": "议员场所长计话面谈客馆费儿", "要": "求点素闻害", "约": "会"}  # 约会: a date
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,6 +207,8 @@ FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
         "弟",
     ),
     "618": (
+        "宿舍",
+        "寝室",
         "元",
         "块",
         "号",
@@ -254,14 +256,17 @@ TRADITIONAL = str.maketrans(
     "车动关间该阳历农腊饺饼灯团圆俩么吗没为给对几欢终于现刚经旧计划记别将马届当阴龙鹊桥亲劳儿双毕业凌晨刚",
 )
 #: Text right after any festival that makes it a product or a shop (中秋礼盒, 七夕鲜花店).
-FESTIVAL_PRODUCTS = ("礼盒", "礼包", "礼品", "套餐", "限定", "主题", "系列", "鲜花店", "花店", "店")
+FESTIVAL_PRODUCTS = ("礼盒", "礼包", "礼品", "套餐", "限定", "主题", "系列", "鲜花店", "花店", "店", "粿")
 #: Before a festival: 叫 (我表妹叫七夕) or a surname (李中秋, 王重阳, 张国庆) makes it a name.
 FESTIVAL_NAMED_BEFORE = (
     "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶苏魏"
     "吕丁沈姚卢姜崔谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾郝龚邵钱覃戴莫"
 )
 #: Before a name that may hold a time word (网名叫周末不加班, 猫叫端午, 取名明天): the name is no date.
-NAMED_BEFORE = r"(?:网名|名字|昵称|外号|小名|艺名|猫|狗|它)(?:就)?叫做?|取名(?:叫|为)?|起名(?:叫|为)?|名叫|名为"
+NAMED_BEFORE = (
+    r"(?:网名|名字|昵称|外号|小名|艺名|[猫狗兔鼠鸟鹉龟鱼它]|狗子)(?:就)?叫做?|取名(?:叫|为)?|起名(?:叫|为)?|名叫|名为"
+    r"|@"  # an @mention: @明天再说 你这昵称绝了
+)
 
 #: Titles, brands, names and set phrases that contain time words but never refer to a date.
 BLOCKED_PHRASES: tuple[str, ...] = (
@@ -340,6 +345,11 @@ BLOCKED_PHRASES: tuple[str, ...] = (
     "靠后天",
     "过一天算一天",
     "昨夜星辰",
+    "昨夜西风",
+    "周末双休",
+    "五月花",
+    "十月稻田",
+    "三月街",
     "昨夜风",
     "今时今日",
 )
@@ -478,7 +488,7 @@ BOOKED = (
 #: (618买了啥 on 06-15) means this year's.
 SALES = {"618": 20, "双十一": 20, "双十二": 12}
 QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
-INVITATION_WORDS = ("一起", "吧", "见", "请", "来不来", "去不去", "好不好", "行不行")
+INVITATION_WORDS = ("一起", "吧", "见", "来不来", "去不去", "好不好", "行不行")
 PAST_VERBS_BEFORE_DE = (
     "出",
     "丢",
