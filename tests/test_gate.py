@@ -67,6 +67,7 @@ def problems(text: str, required: tuple[str, ...] = ()) -> list[tuple[str, str]]
         "QQ号26129384（昵称Akira）给群机器人（QQ号3601928374，昵称他的小助手）加了欢迎功能。",
         f"{USER}于纽约当地时间2027-01-02 08:00降落。",
         f"{USER}于2026-11-29在群123456789发帖，该群有300人。",
+        f"{USER}于2026-11-29在群里说当天晚上要加班。",  # a day anaphor in reported speech is that day
         f"{USER}关注独立歌手“李明天”，于2027-06-20在南京看了李明天的专场演出。",
         "QQ号21002112（昵称当年明月）最喜欢的书是当年明月写的《明朝那些事儿》。",
         f"{USER}在自己的电脑上本地训练了一个LoRA模型。",

@@ -198,6 +198,7 @@ _CALENDAR_YEAR = re.compile(rf"[12１２][{_DIGIT}]{{3}}年")
 _HABIT = re.compile(lex.HABIT_MARKERS)
 _NAMING = re.compile(lex.NAMING_WORDS)
 _RECALLED = re.compile(r"怀念|回忆|想起|想当年|说起|提起|说|讲|表示|称")
+_VAGUE_ANAPHORS = {"当时", "那时", "那时候", "那会儿", "彼时", "当年", "那年", "那一年", "那个年代"}
 _GROUP_NUMBER = re.compile(rf"群\s*号?\s*[:：]?\s*[{_DIGIT}]{{5,}}")
 _WEEKDAY_NEIGHBOUR = re.compile(r"(?:周|星期|礼拜)?[一二三四五六日天]")
 _RANGE = set("到至和与、及或~～-—")
@@ -235,11 +236,14 @@ def _weekday_is_fine(masked: str, start: int, end: int, clause: str) -> bool:
     return bool(after_range or before_range)
 
 
-def _anchored(anchor: re.Pattern[str], before: str) -> bool:
-    """An anaphor (当天, 当时, 当年) refers to the date before it, unless someone recalls or
-    reports in between: "于2027-08-01发帖怀念当年…", "说儿子当时…" are another time."""
+def _anchored(anchor: re.Pattern[str], before: str, word: str) -> bool:
+    """An anaphor (当天, 当时, 当年) refers to the date before it. A vague one (当时, 当年) does not
+    when someone recalls or reports in between: "于2027-08-01发帖怀念当年…", "说儿子当时…" are
+    another time (but "于2026-11-29说当天晚上加班" is that day)."""
     anchors = list(anchor.finditer(before))
-    return bool(anchors) and not _RECALLED.search(before, anchors[-1].end())
+    if not anchors:
+        return False
+    return word not in _VAGUE_ANAPHORS or not _RECALLED.search(before, anchors[-1].end())
 
 
 def _passes_rule(rule: str, text: str, masked: str, start: int, end: int) -> bool:
@@ -264,9 +268,9 @@ def _passes_rule(rule: str, text: str, masked: str, start: int, end: int) -> boo
     if rule == "year_anchor":
         return habit or bool(_NUMBER_BEFORE.search(masked, max(0, start - 8), start))
     if rule == "anaphoric_day":
-        return _anchored(_DATE_ANCHOR, before)
+        return _anchored(_DATE_ANCHOR, before, masked[start:end])
     if rule == "anaphoric_year":
-        return _anchored(_YEAR_ANCHOR, before)
+        return _anchored(_YEAR_ANCHOR, before, masked[start:end])
     if rule == "duration":
         if _CALENDAR_YEAR.match(masked, start):
             return True
