@@ -76,6 +76,7 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (datetime.fromisoformat("2028-04-03T14:00:00+08:00"), "五一的酒店已经涨价了", "2028-05-01"),
         (datetime.fromisoformat("2027-03-01T08:30:00+08:00"), "考研复试下旬开始", "2027-03-21"),
         (MONDAY, "他说“明天见”", "2026-12-01"),  # quoted speech keeps its times
+        (MONDAY, "叫小王明天来我办公室", "2026-12-01"),  # 叫 + someone, then the time
         (datetime.fromisoformat("2027-07-20T13:30:00+08:00"), "她问我“周六有空吗” 我该怎么回", "2027-07-24"),
         (datetime.fromisoformat("2027-10-31T21:00:00+08:00"), "1号给你回复 别催了", "2027-11-01"),  # space = comma
         (datetime.fromisoformat("2029-01-21T10:00:00+08:00"), "周六那顿饭钱AA一下", "2029-01-20"),
@@ -184,6 +185,8 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "我们公司周末双休",
         "618宿舍的人都去哪了",
         "这家店的清明粿好吃",
+        "我同事叫周末，人很好",  # 叫 right before a time word: a name
+        "会里那个叫元旦的坦克退会了",
         "周一到周五上班",
         "他周末都在打工",
         "周杰伦出新歌了",

@@ -39,10 +39,10 @@ Conventions for the ambiguous cases:
   (半天, 三天三夜), parts of the day without a day word (晚上, 下午三点), absolute dates (2026年12月3日,
   2026-12-03) and the end of a range that starts with one (2028年10月2日到10月6日), titles (《后天》),
   quoted phrases (names, titles, lyrics, slogans: only quoted speech after 说/问/回 keeps its times),
-  names after 网名叫/猫叫/取名, a festival after 叫 or a surname (李中秋) or before 礼盒/店, 周 as a
-  surname (周一鸣), a weekday in a sentence with a weekday range (周一到周五七点开门 周末八点), an
-  @mention, a door, seat, queue or jersey number (门牌是十五号, 12排15号, 号码选了23号),
-  brands and idioms (明日方舟, 五月天, 日新月异),
+  names after 网名叫/猫叫/取名 or right after 叫 (同事叫周末, but 叫小王明天来 is a time), a festival
+  after a surname (李中秋) or before 礼盒/店, 周 as a surname (周一鸣), a weekday in a sentence with a
+  weekday range (周一到周五七点开门 周末八点), an @mention, a door, seat, queue or jersey number
+  (门牌是十五号, 12排15号, 号码选了23号), brands and idioms (明日方舟, 五月天, 日新月异),
   and words that only contain time characters (以前|天真, 如今|年轻人, 日本|月饼, 这周边).
 """
 

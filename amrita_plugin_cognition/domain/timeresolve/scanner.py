@@ -9,6 +9,7 @@ from datetime import datetime
 from .context import Scan
 from .lexicon import (
     BLOCKED_PHRASES,
+    FESTIVAL_ALIASES,
     NAMED_BEFORE,
     PARTS_OF_DAY,
     TITLE_CUES_AFTER,
@@ -17,6 +18,7 @@ from .lexicon import (
     festival_pattern,
 )
 from .model import TimeMention
+from .relative import DAY_WORDS
 from .rules import RULES, Rule
 from .spans import Resolution
 
@@ -61,6 +63,13 @@ _SPEECH_BEFORE = re.compile(
     r"(?:说|问|讲|喊|嚷|答|回复?|通知|提醒|告诉|留言|发了句|来了句)[我你他她]?们?[了着道]?\s*[:：]?\s*$"
 )
 _NAMED = re.compile(rf"(?:{NAMED_BEFORE})\s*([^\s，。！？、,.!?：:；;“”\"「」《》]{{1,8}})")
+#: 叫 right before a time word names someone or something (同事叫周末, 会里那个叫元旦的坦克): the name is
+#: no date. (叫他明天来 is not touched: the word after 叫 is no time word.)
+_TIME_WORDS = "|".join(sorted((*DAY_WORDS, *FESTIVAL_ALIASES), key=len, reverse=True))
+_CALLED = re.compile(
+    rf"(?<![说让请])叫做?((?:{_TIME_WORDS}|(?:周|星期|礼拜)[一二三四五六日天末]|初[一二三四五六七八九十])"
+    r"[^\s，。！？、,.!?：:；;“”\"「」《》的]{0,6})"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +87,7 @@ def _blocked_spans(text: str) -> list[tuple[int, int]]:
     for match in _ABSOLUTE.finditer(text):
         tail = _RANGE_END.match(text, match.end())
         spans.append((match.start(), tail.end() if tail else match.end()))
-    spans += [match.span(1) for match in _NAMED.finditer(text)]
+    spans += [match.span(1) for pattern in (_NAMED, _CALLED) for match in pattern.finditer(text)]
     for phrase in BLOCKED_PHRASES:
         index = text.find(phrase)
         while index >= 0:
