@@ -22,9 +22,10 @@ from .spans import Resolution, day_number, month_number, month_part, month_span,
 
 # --- 12月3号 / 三月份 / 3号 ----------------------------------------------------------------------------------
 
-#: Before X号: a door, seat, queue, jersey or roll number, not a day (门牌是十五号, 排到28号, 12排15号).
+#: Before X号: a door, seat, queue, jersey or roll number, not a day (门牌是十五号, 排到28号, 12排15号,
+#: 取餐号是15号).
 _A_NUMBER_BEFORE = re.compile(
-    r"(?:门牌|号码|座位|球衣|学号|工号|编号|序号|取号)[^，。！？\s]{0,3}$|(?:排队|排到|叫到|取到|[0-9一二三四五六七八九十]排)$"
+    r"(?:门牌|号码|座位|球衣|学号|工号|编号|序号|取号)[^，。！？\s]{0,3}$|(?:排队|排到|叫到|取到|号是|[0-9一二三四五六七八九十]排)$"
 )
 _BARE_MONTH_NOT_BEFORE = "天怀与是一二两三四五六七八九十初廿"
 

@@ -233,15 +233,21 @@ FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
     "中元": ("素",),
 }
 FESTIVAL_NOT_BEFORE: dict[str, str] = {
-    "元宵": "吃煮买包卖碗个颗袋做搓叫冻",
+    "元宵": "吃煮买包卖碗个颗袋做搓冻",
     "小年": "大",
-    "国庆": (  # a common given name: 张国庆, 都叫国庆
-        "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶程苏魏"
-        "吕丁沈姚卢姜崔钟谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾毛郝龚邵钱覃武戴莫孔汤"
-    ),
+    "国庆": "程钟毛武孔汤",  # surnames too common as other words for every festival (程国庆, 武国庆)
     "春分": "青",
-    "重阳": "王",  # 王重阳
 }
+#: Before any festival: 叫 (我表妹叫七夕) or a surname (李中秋, 王重阳, 张国庆) makes it a name.
+FESTIVAL_NAMED_BEFORE = (
+    "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶苏魏"
+    "吕丁沈姚卢姜崔谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾郝龚邵钱覃戴莫"
+)
+#: Right after any festival: a product or a shop (中秋礼盒, 七夕鲜花店).
+FESTIVAL_PRODUCTS = ("礼盒", "礼包", "礼品", "套餐", "限定", "主题", "系列", "鲜花店", "花店", "店", "粿")
+#: Shopping festivals: their sales run for days before the day, so a past clause shortly before it
+#: (618买了啥 on 06-15) means this year's.
+SALES = {"618": 20, "双十一": 20, "双十二": 12}
 
 # --- exclusions ------------------------------------------------------------------------------------------------
 
@@ -252,13 +258,6 @@ TRADITIONAL = str.maketrans(
     "車動關間該陽曆農臘餃餅燈團圓倆麼嗎沒為給對幾歡終於現剛經舊計劃記別將馬屆當陰龍鵲橋親勞兒雙畢業淩晨剛",
     "礼周后圣诞节号两个们时点这来过还国庆万岁从说谁开学试会长东见发准备无钟头边里里医带猫请离预约订网乐买卖"
     "车动关间该阳历农腊饺饼灯团圆俩么吗没为给对几欢终于现刚经旧计划记别将马届当阴龙鹊桥亲劳儿双毕业凌晨刚",
-)
-#: Text right after any festival that makes it a product or a shop (中秋礼盒, 七夕鲜花店).
-FESTIVAL_PRODUCTS = ("礼盒", "礼包", "礼品", "套餐", "限定", "主题", "系列", "鲜花店", "花店", "店", "粿")
-#: Before a festival: 叫 (我表妹叫七夕) or a surname (李中秋, 王重阳, 张国庆) makes it a name.
-FESTIVAL_NAMED_BEFORE = (
-    "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶苏魏"
-    "吕丁沈姚卢姜崔谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾郝龚邵钱覃戴莫"
 )
 #: Before a name that may hold a time word (网名叫周末不加班, 猫叫端午, 取名明天): the name is no date.
 NAMED_BEFORE = (
@@ -482,9 +481,6 @@ BOOKED = (
     "买到了",
     "订到了",
 )
-#: Shopping festivals: their sales run for days before the day, so a past clause shortly before it
-#: (618买了啥 on 06-15) means this year's.
-SALES = {"618": 20, "双十一": 20, "双十二": 12}
 QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "来不来", "去不去", "好不好", "行不行")
 PAST_VERBS_BEFORE_DE = (

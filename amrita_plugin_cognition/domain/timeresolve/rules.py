@@ -91,9 +91,9 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "day_of_month",
-        rf"(?<![{NUMBER_CHARS}\d月年/\-.第编序型个号])(?<!号是)(?P<d>{DAY_OF_MONTH})号"
+        rf"(?<![{NUMBER_CHARS}\d月年/\-.第编序型个号])(?P<d>{DAY_OF_MONTH})号"
         r"(?![线楼位床店电球门机车馆厅房桌码口院仓柜窗台道站厂坑字文舱箱包屏服键人种令色选首风公称召\d])"
-        r"(?!会议室|会场|教室|包间|包厢|诊室)",  # 座位号12号, 取餐号是15号, 8号会议室: numbers
+        r"(?!会议室|会场|教室|包间|包厢|诊室)",  # 座位号12号, 8号会议室: numbers (more in anchored.day_of_month)
         anchored.day_of_month,
         recurring=True,
     ),
