@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from . import dates
-from .lexicon import (
+from .clause_words import (
     BOOKED,
     CLAUSE_BREAKS,
     FUTURE_MARKERS,
@@ -19,7 +19,6 @@ from .lexicon import (
     NEAREST_MARKERS,
     NOT_FUTURE_BEFORE,
     NOT_PAST_LE_BEFORE,
-    PARTS_OF_DAY,
     PAST_GUO_AFTER_VERB,
     PAST_GUO_BEFORE,
     PAST_MARKERS,
@@ -32,6 +31,7 @@ from .lexicon import (
     STRONG_LEFT_PARTNERS,
     WEAK_PAST_MARKERS,
 )
+from .lexicon import PARTS_OF_DAY
 
 #: The mention names when something was done, right before it is said (周五借你的…, 冬至包的饺子).
 _DONE_VERBS = "|".join(sorted(PAST_VERBS_BEFORE_DE, key=len, reverse=True))

@@ -1,0 +1,209 @@
+"""Words the resolver reads around a mention (``context.py``): habit markers, compound-word guards,
+tense markers (future, past, weak past, bookings, changed plans) and clause breaks.
+
+Everything here is data; ``context.Scan`` decides with it.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Habit markers right before a recurring expression (每周五, 每个月15号, 逢年过节, 一到周末).
+HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|个|年的?|月的?|周|星期|礼拜)?$")
+#: Habit markers right after a bare weekday / weekend (周末都在加班 = every weekend).
+HABIT_AFTER = ("都", "一般", "通常", "总是", "经常", "常常", "往往", "基本上")
+HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不", "每年", "年年")
+
+# --- compound-word guards -------------------------------------------------------------------------------------
+# A time word such as 前天 can be the tail of one word and the head of another (以前|天真, 目前|天气,
+# 然后|天亮, 如今|天下, 除去|年费, 日本|月饼). Each entry: first character -> characters that form a word with it
+# on its left; "strong" ones block outright, the others only when the right side also forms a word.
+
+LEFT_PARTNERS: dict[str, str] = {
+    "今": "如至古现而迄当",
+    "前": "以之从目眼提面此生空当先日事跟门向往战",
+    "后": "然以之最先随此背落今前往退稍而午日其过",
+    "方": "地对各双一药处配西东南北官远比秘平立多前后上下大这那哪偏良单妙",
+    "明": "光聪文透鲜英发高分简表证声标阐指失清神昌开精黎照澄严贤圣说小阿",
+    "去": "除失过死上回下进出离逝抹减扣删拿划",
+    "本": "日基根成资书课版样剧原账笔脚范标文副正底老血赌读一",
+    "上": "马晚早网身线楼路手地天桌墙以之向往北南东西底头台车船山床私乡部阁殿",
+    "下": "马晚早网身线楼路手地天桌墙以之向往北南东西底头台车船山床私乡部阁殿剩留乡陛",
+}
+STRONG_LEFT_PARTNERS: dict[str, str] = {
+    "前": "以之目眼此生空先日事面跟",
+    "后": "然最以之今随此背落先稍而往退其",
+    "方": LEFT_PARTNERS["方"],
+    "本": LEFT_PARTNERS["本"],
+    "上": LEFT_PARTNERS["上"],
+    "下": LEFT_PARTNERS["下"],
+}
+#: Characters that make a word with the last character of the time word on its right.
+RIGHT_PARTNERS: dict[str, str] = {
+    "天": "真空气堂生使地涯然才天数赋性意色文线津猫台鹅桥安窗际命神子亮黑晴冷热暖凉阴籁庭经国王平灾敌机职",
+    "年": "费代龄级度会终货薪纪轻限头华份夜糕画鉴",
+    "早": "已就不没都也还仍无依尚犹先期点些餐饭晨安",
+    "月": "饼光亮色球季嫂宫老牙食桂下票",
+    "周": "边围目刊岁旋济",
+    "儿": "童女子",
+}
+
+# --- tense markers ---------------------------------------------------------------------------------------------
+
+FUTURE_MARKERS = (
+    "要",
+    "将",
+    "打算",
+    "准备",
+    "计划",
+    "记得",
+    "别忘",
+    "约",
+    "快到",
+    "即将",
+    "马上",
+    "等到",
+    "到时候",
+    "届时",
+    "会",
+)
+#: Characters before 要/会 that make a noun or another word (重要, 开会) rather than a future marker.
+NOT_FUTURE_BEFORE = {
+    "记得": "不还没谁",
+    "要": "重需主只必摘纲紧要说好纪",  # 说要 / 说好要: an intention reported, not the clause's future
+    "会": "开聚例晚宴舞年大班周早机社学协工体都议展博茶庙集酒约误理领的个场完那这一灯动峰盛乐唱览易讨布面聘话欢长谈",
+}
+PAST_MARKERS = (
+    "已经",
+    "刚",
+    "当时",
+    "曾",
+    "之前就",
+    # asked after the day: 春节过得好吗, 五一过得咋样
+    "过得好",
+    "过得怎么样",
+    "过得咋样",
+    "过得如何",
+    "过得开心",
+    "过得还行",
+    "过完了",
+)
+#: 那天 / 那次 / 来着 point back in time in a statement, but forward in a question or an invitation
+#: (冬至那天回家吃饺子不 / 你生日那天一起吃饭吧 / 周二还是周三去复诊来着？).
+WEAK_PAST_MARKERS = (
+    "那天",
+    "那次",
+    "那回",
+    "那时",
+    "那会",
+    "那顿",
+    "那场",
+    "那趟",
+    "那晚",
+    "那夜",
+    "那几天",
+    "那阵子",
+    "那段时间",
+    "来着",
+    "说好",
+)
+#: Of those, the ones that only name a day or recall: a festival or a day of month is then the nearer
+#: occurrence (腊八那天去领粥 said two days before); 那会儿 / 那次 stay past in a statement.
+NEAREST_MARKERS = ("那天", "来着", "说好")
+#: A plan changed (周五的面试改到下周二了): the clause's 了 is the change's, not the date's.
+RESCHEDULED = re.compile(r"改(?:到|成|为|在|线上|线下|期|时间|地点|天)|推迟|延期|提前到|挪到|换到|推到")
+#: 没 + a verb narrates what did not happen (那场面试我没去), unless 还 makes it "not yet".
+PAST_NEGATION = re.compile(r"(?<!还)没(?:去|来|到|参加|赶上|考|吃|看|做|交)|(?<![别要])(?:错过|睡过头)")
+#: Before 要: an intention someone reported (班主任在群里说了要交校服钱), not the clause's future.
+REPORTED_BEFORE_YAO = ("说了", "说过", "讲了", "通知", "提醒", "要求")
+#: A booking in the perfective: the thing booked is still ahead (情人节订了家日料, 29号请了假去体检).
+BOOKED = (
+    "订了",
+    "定了",
+    "约了",
+    "预约了",
+    "请了假",
+    "请好了假",
+    "报了名",
+    "挂了号",
+    "买了票",
+    "抢了票",
+    "订好了",
+    "定好了",
+    "抢到了",
+    "买到了",
+    "订到了",
+)
+QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
+INVITATION_WORDS = ("一起", "吧", "见", "来不来", "去不去", "好不好", "行不行")
+PAST_VERBS_BEFORE_DE = (
+    "出",
+    "丢",
+    "分",
+    "借",
+    "订好",
+    "定好",
+    "买好",
+    "约好",
+    "包",
+    "煮",
+    "蒸",
+    "烤",
+    "写",
+    "画",
+    "送",
+    "贴",
+    "挂",
+    "许",
+    "去",
+    "来",
+    "到",
+    "买",
+    "看",
+    "吃",
+    "做",
+    "办",
+    "回",
+    "走",
+    "见",
+    "拿",
+    "寄",
+    "发",
+    "说",
+    "生",
+    "搬",
+    "定",
+    "订",
+    "开",
+    "修",
+    "交",
+    "签",
+    "领",
+    "收",
+    "换",
+    "借",
+    "剪",
+    "拍",
+    "洗",
+    "扔",
+    "种",
+    "考",
+    "报",
+    "装",
+    "过",
+    "认识",
+    "结婚",
+    "分手",
+    "下单",
+    "入职",
+    "离职",
+    "毕业",
+    "入学",
+)
+#: 了 that is not the perfective / change-of-state particle.
+NOT_PAST_LE_BEFORE = "为除算罢极对不得"
+#: 过 as an experiential aspect marker: after these verbs, or before these words.
+PAST_GUO_AFTER_VERB = "去来到吃看玩见买做说用住走试听学喝办打"
+PAST_GUO_BEFORE = ("了", "的", "一次", "一回", "几次")
+
+CLAUSE_BREAKS = "，,。！!？?；;\n…~～"
