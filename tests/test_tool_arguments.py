@@ -199,7 +199,7 @@ async def test_coercible_ids_never_delete(app: App, fake_openai, monkeypatch) ->
             _raw_call("cognition_memory_delete", json.dumps({"memory_id": memory_id, "confirmed": "true"}), "c_t")
         )
         fake_openai.script.append(tool_call("cognition_memory_delete", {"memory_id": memory_id, "confirmed": True}))
-        await deliver(bot, private_message("对，删", int(user), "小赵"))
+        await deliver(bot, private_message("对，删，这事已经过去了", int(user), "小赵"))
     text_flag, confirmed = tool_results(fake_openai.chat_requests[-1])[-2:]
     assert text_flag["ok"] is False and "confirmed" in text_flag["error"]
     assert confirmed == {"ok": True, "deleted": memory_id}

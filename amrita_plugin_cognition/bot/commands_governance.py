@@ -1,10 +1,11 @@
-"""``/memory`` commands that inspect or erase, with the confirm step (``confirmations.py``):
+"""``/memory`` commands that inspect or erase, with the confirm step (``confirmations.py``: each
+removal runs only on the same user's own yes in a later message, judged from its text):
 
 * ``/memory user|group show <编号>``: one memory with where it came from and its corrections;
-* ``/memory user|group delete <编号>``: forget one memory, after 确认;
-* ``/memory user clear``: everything of the speaker in every chat of this bot, after 确认;
-* ``/memory group clear``: everything of this group (its admins), after 确认;
-* ``/memory bot clear``: everything this bot account keeps (bot admins, private chat), after 确认.
+* ``/memory user|group delete <编号>``: forget one memory, after a yes;
+* ``/memory user clear``: everything of the speaker in every chat of this bot, after a yes;
+* ``/memory group clear``: everything of this group (its admins), after a yes;
+* ``/memory bot clear``: everything this bot account keeps (bot admins, private chat), after a yes.
 
 A personal memory's text is never printed into a group.
 """
@@ -21,7 +22,7 @@ from ..engine import erasure, inspection
 from ..engine.service import CognitionEngine
 from ..errors import NotFound
 from .commands_labels import day_label, zone_of
-from .confirmations import CONFIRM_SECONDS, CONFIRMATIONS, Confirmations
+from .confirmations import CONFIRMATIONS, Confirmations
 
 PREVIEW_CHARS = 60
 STATUS_NAMES = {"active": "有效", "superseded": "已被更正取代"}
@@ -44,8 +45,8 @@ def _preview(record: MemoryRecord) -> str:
 
 def _ask(context: ChatContext, message_id: str, what: str, question: str, run) -> str:  # type: ignore[no-untyped-def]
     key = Confirmations.key(context.bot_id, context.scope.key, context.user_id)
-    CONFIRMATIONS.park(key, what, run, message_id)
-    return f"{question}\n请在 {CONFIRM_SECONDS} 秒内回复“确认”执行，回复“取消”作罢。"
+    CONFIRMATIONS.park(key, what, run, message_id, asked_by="command")
+    return f"{question}\n请在 {round(CONFIRMATIONS.seconds)} 秒内回复“确认”执行，回复“取消”作罢。"
 
 
 async def ask_forget(

@@ -14,8 +14,8 @@ from ...domain.records import ChatContext, Importance, Scope
 from ...engine import notes, profiles
 from ...engine.profile_search import search_cards, visible_parts
 from ...engine.service import CognitionEngine, RecallFilters
-from ...errors import InvalidInput
-from ..confirmations import CONFIRM_SECONDS, CONFIRMATIONS, Confirmations
+from ...errors import CognitionError, InvalidInput
+from ..confirmations import CONFIRMATIONS, Confirmations, Outcome
 from .arguments import (
     PROFILE_SEARCH_MAX,
     MemoAppendArguments,
@@ -200,8 +200,8 @@ async def memory_update(
 @cognition_tool(
     "cognition_memory_delete",
     "永久删除（遗忘）一条记忆，之后不会再被记起。分两步：先不带 confirmed 调用，把返回的内容告诉用户并请他确认；"
-    "用户在下一条消息里同意后，再以 confirmed=true 调用（用户也可以直接回复“确认”）。"
-    "群聊中普通成员只能删除自己的记忆。",
+    "用户在之后的消息里亲口明确同意（如“确认”“删吧”）后，再以 confirmed=true 调用。是否同意由插件按用户原话判断，"
+    "不能替用户确认；用户拒绝、提问或说别的都不会删除。群聊中普通成员只能删除自己的记忆。",
     MemoryDeleteArguments,
 )
 async def memory_delete(
@@ -211,12 +211,16 @@ async def memory_delete(
     key = Confirmations.key(context.bot_id, context.scope.key, context.user_id)
     what = f"forget:{args.memory_id}"
     if args.confirmed:
-        # honoured only when asked for in an earlier message of this user: the model cannot confirm alone
-        if not CONFIRMATIONS.take_confirmed(key, what, message_id):
-            raise InvalidInput(
-                "删除需要用户确认：请先不带 confirmed 调用本工具，把记忆内容告诉用户，等用户在下一条消息里同意后再确认"
-            )
-        await engine.forget_memory(context, args.memory_id, now=now)
+        # the user's own words decide (confirmations.py), never the flag alone
+        confirmed = CONFIRMATIONS.confirm_for_tool(key, what, message_id)
+        if isinstance(confirmed, Outcome):  # the plugin already ran it on the user's yes
+            return {"deleted": args.memory_id, "note": "用户已回复同意，插件已执行删除并告诉了用户"}
+        try:
+            await engine.forget_memory(context, args.memory_id, now=now)
+        except CognitionError as failure:
+            CONFIRMATIONS.settle(key, confirmed, "failed", failure.zh)
+            raise
+        CONFIRMATIONS.settle(key, confirmed, "done", f"已删除记忆 #{args.memory_id}")
         return {"deleted": args.memory_id}
     record = await engine.forgettable(context, args.memory_id)
 
@@ -224,14 +228,14 @@ async def memory_delete(
         await engine.forget_memory(context, args.memory_id)
         return f"已删除记忆 #{args.memory_id}，之后不会再被记起"
 
-    CONFIRMATIONS.park(key, what, run, message_id)
+    CONFIRMATIONS.park(key, what, run, message_id, asked_by="tool")
     return {
         "needs_confirmation": True,
         "memory_id": record.id,
         "text": inert_line(record.text),
         "notice": (
-            "尚未删除。请把这条记忆告诉用户并询问是否删除；"
-            f"用户同意后以 confirmed=true 再调用（{CONFIRM_SECONDS} 秒内有效）"
+            "尚未删除。请把这条记忆告诉用户并询问是否删除；用户在之后的消息里明确同意后以 confirmed=true 再调用"
+            f"（{round(CONFIRMATIONS.seconds)} 秒内有效；用户直接回复“确认”时插件会自己删除并告诉用户）"
         ),
     }
 
