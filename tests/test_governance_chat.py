@@ -4,13 +4,18 @@ way around it), ``取消`` calls it off, ``show`` tells where a memory came from
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from chat_helpers import SELF_ID, connect_bot, deliver, group_message, memory_engine, private_message, tool_results
+from engine_helpers import empty_job_queue
 from fake_openai import tool_call
 from nonebug import App
 from sqlalchemy import func, select
 
 from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Scope
+from amrita_plugin_cognition.engine.historian import TOOL_NAME
 from amrita_plugin_cognition.store import audit
 from amrita_plugin_cognition.store.models import MemoryRow
 
@@ -147,3 +152,68 @@ async def test_clearing_everything_asks_first_and_leaves_an_audit_record(app: Ap
     recorded = [(entry.action, entry.actor, entry.target) for entry in entries]
     assert ("delete_all_user", "10308", "user:10308") in recorded
     assert ("delete_all_chat", "10311", "group:30303") in recorded
+
+
+def _historian_answers(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The historian's model: one fact from whichever source the job holds (the chat model gets
+    the default answer)."""
+    if not any(tool.get("function", {}).get("name") == TOOL_NAME for tool in body.get("tools") or []):
+        return None
+    said = json.dumps(body.get("messages"), ensure_ascii=False)
+    for cue, text in (
+        ("北京", "QQ号10320（昵称小周）计划于2026-12-09去北京出差。"),
+        ("豆豆", "QQ号10320（昵称小周）养了一只名叫豆豆的猫。"),
+    ):
+        if cue in said:
+            return tool_call(TOOL_NAME, {"facts": [{"text": text, "sources": [1], "kind": "fact"}]})
+    return None
+
+
+async def test_show_tells_where_each_memory_made_in_chat_came_from(app: App, fake_openai, monkeypatch) -> None:
+    """Facts the historian wrote from an ``end`` call and from a transcript batch, one the memory
+    tool wrote and its correction: ``show`` names each one's source (it answered 记忆服务内部错误
+    for every memory made in chat)."""
+    await empty_job_queue()
+    engine = await _engine()
+    async with app.test_api() as ctx:
+        bot, qq = await connect_bot(ctx, monkeypatch, BOT)
+        fake_openai.responder = _historian_answers
+        fake_openai.script.append(
+            tool_call("end", {"memo": "小周下周三去北京", "observations": ["QQ号10320（昵称小周）下周三去北京出差"]})
+        )
+        await deliver(bot, group_message("我下周三要去北京出差", 30306, 10320, "小周"))
+        await deliver(bot, group_message("我养了一只叫豆豆的猫", 30306, 10320, "小周"))  # no end: the transcript
+        await engine.historian.run_until_idle()
+        fake_openai.script.append(
+            tool_call("cognition_memory_write", {"content": "QQ号10320（昵称小周）的工位在三楼。", "scope": "group"})
+        )
+        await deliver(bot, group_message("记一下，我的工位在三楼", 30306, 10320, "小周"))
+        written = tool_results(fake_openai.chat_requests[-1])[-1]["memory_id"]
+        fake_openai.script.append(
+            tool_call(
+                "cognition_memory_update", {"memory_id": written, "content": "QQ号10320（昵称小周）的工位在四楼。"}
+            )
+        )
+        await deliver(bot, group_message("说错了，工位在四楼", 30306, 10320, "小周"))
+        corrected = tool_results(fake_openai.chat_requests[-1])[-1]["memory_id"]
+        query = select(MemoryRow).where(MemoryRow.bot_id == BOT, MemoryRow.scope_id == "30306")
+        async with engine.session() as session:
+            made = {row.text: (row.id, json.loads(row.source)) for row in (await session.execute(query)).scalars()}
+        trip, trip_source = made["QQ号10320（昵称小周）计划于2026-12-09去北京出差。"]
+        cat, cat_source = made["QQ号10320（昵称小周）养了一只名叫豆豆的猫。"]
+        expected = {
+            trip: ("有效", f"来源：推断，由史官整理（任务 #{trip_source['job']}，读的是本轮观察），来自 1 条消息"),
+            cat: ("有效", f"来源：推断，由史官整理（任务 #{cat_source['job']}，读的是聊天记录），来自 1 条消息"),
+            written: ("已被更正取代", "来源：对话中说的，由记忆工具写入，来自 1 条消息"),
+            corrected: ("有效", "来源：对话中说的，"),  # what a correction's source holds is its own matter
+        }
+        for memory_id, (status, source) in expected.items():
+            for event in (
+                group_message(f"/memory group show {memory_id}", 30306, 10320, "小周", to_me=False),
+                group_message(f"/memory user show {memory_id}", 30306, 10320, "小周", to_me=False),
+                private_message(f"/memory user show {memory_id}", 10320, "小周"),
+            ):
+                await deliver(bot, event)
+                shown = qq.sent[-1]
+                assert shown.startswith(f"记忆 #{memory_id}（{status}）：") and source in shown, shown
+        assert f"更正自 #{written}" in shown
