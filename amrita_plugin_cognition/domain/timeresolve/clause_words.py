@@ -14,6 +14,16 @@ HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|�
 HABIT_AFTER = ("都", "一般", "通常", "总是", "经常", "常常", "往往", "基本上")
 HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不", "每年", "年年")
 
+#: A festival's custom asked about or explained (为什么端午节要吃粽子, 冬至吃饺子的由来): the custom of every
+#: year, no date. Both a why or a custom word and a customary act must be in the sentence: 为什么端午节还要
+#: 加班 is about this year's.
+CUSTOM_WORDS = re.compile(
+    r"为什么|为啥|为何|干嘛要|怎么来的|由来|来历|起源|习俗|风俗|传统|寓意|讲究|说法|含义|象征|纪念"
+)
+CUSTOM_ACTS = re.compile(
+    r"吃|喝|挂|插|贴|赏|守岁|拜年|发红包|放鞭炮|放烟花|放河灯|划龙舟|赛龙舟|登高|扫墓|踏青|祭|点灯|猜灯谜|戴"
+)
+
 # --- compound-word guards -------------------------------------------------------------------------------------
 # A time word such as 前天 can be the tail of one word and the head of another (以前|天真, 目前|天气,
 # 然后|天亮, 如今|天下, 除去|年费, 日本|月饼). Each entry: first character -> characters that form a word with it
@@ -133,6 +143,10 @@ BOOKED = (
     "抢到了",
     "买到了",
     "订到了",
+)
+#: ... and with what was booked between the verb and 了 (今年春节抢到票了吗, 订好酒店了).
+BOOKED_WITH_OBJECT = re.compile(
+    r"(?:抢到|买到|订到|订好|定好|买好|约好|请好|预约到|挂到)(?:火车|高铁|机|车|门|船)?(?:票|位子?|座位?|房间?|酒店|民宿|号|假)$"
 )
 QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "来不来", "去不去", "好不好", "行不行")

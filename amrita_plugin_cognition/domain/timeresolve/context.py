@@ -9,7 +9,10 @@ from datetime import date, datetime
 from . import dates
 from .clause_words import (
     BOOKED,
+    BOOKED_WITH_OBJECT,
     CLAUSE_BREAKS,
+    CUSTOM_ACTS,
+    CUSTOM_WORDS,
     FUTURE_MARKERS,
     HABIT_AFTER,
     HABIT_BEFORE,
@@ -162,6 +165,14 @@ class Scan:
         weekly = _WEEKLY.search(sentence) or _WEEKDAY_RANGE.search(sentence)  # 食堂周一到周五七点开门 周末八点
         return mention.startswith(("周", "星期", "礼拜")) and bool(weekly)
 
+    def custom_talk(self, start: int, end: int) -> bool:
+        """Whether the sentence asks about or explains a festival's custom (为什么端午节要吃粽子, 冬至吃饺子
+        的由来, 端午吃粽子是为了纪念屈原): every year's, no date."""
+        head = _SENTENCE_END.split(self.text[:start])[-1]
+        tail = _SENTENCE_END.split(self.text[end:], maxsplit=1)[0]
+        sentence = head + "\u3000" + tail
+        return bool(CUSTOM_WORDS.search(sentence) and CUSTOM_ACTS.search(sentence))
+
     def compound_clash(self, start: int, end: int) -> bool:
         """Whether the span's edges belong to neighbouring words (以前|天真, 如今|年轻, 日本|月饼, 这周|边)."""
         text = self.text
@@ -221,6 +232,8 @@ def _has_past(clause: str) -> bool:
                 continue
             if any(clause.startswith(word, index - word.index("了")) for word in BOOKED):
                 continue  # 情人节订了家日料: booked for a day still ahead
+            if BOOKED_WITH_OBJECT.search(clause, 0, index):
+                continue  # 春节抢到票了吗
             if after in ("解", "结", "却", "然"):
                 continue
             return True
