@@ -1,6 +1,7 @@
 """Admission, issue 20: numbers that say what they are (a date in eight digits, a bank card's public
-prefix, a desk or a seat) are stored as said; an e-mail address with its password after a slash is
-refused. Each kind beside the look-alike that must keep its verdict."""
+prefix, a desk or a seat, a fee or a price) are stored as said; an e-mail address with its password
+after a slash is refused; someone else's words and one's own poor memory are no request. Each kind
+beside the look-alike that must keep its verdict."""
 
 from __future__ import annotations
 
@@ -120,3 +121,22 @@ def test_an_email_and_its_password_after_a_slash_are_caught(text: str) -> None:
 )
 def test_an_email_with_another_contact_after_the_slash_is_kept(text: str) -> None:
     _kept(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "报名费 480，教材费另算 90",
+        "闲置的耳机卖了 650",
+        "教练说这个动作要领不考，可以不用记",
+        "我这脑子跟漏勺似的，啥也存不住",
+    ],
+)
+def test_fees_sales_reports_and_ones_own_memory_are_kept(text: str) -> None:
+    _kept(text)
+
+
+@pytest.mark.parametrize("text", ["这些话你听听就好，别记住", "老师的话你别管，这段别存"])
+def test_the_speakers_own_request_after_a_clause_still_stands(text: str) -> None:
+    verdict = admit(text)
+    assert not verdict.admit and verdict.reason == "do_not_remember", (text, verdict)
