@@ -24,10 +24,11 @@ from .spans import Resolution, day_number, month_number, month_part, month_span,
 
 # --- 12月3号 / 三月份 / 3号 ----------------------------------------------------------------------------------
 
-#: Before X号: a door, seat, queue, jersey or roll number, not a day (门牌是十五号, 排到28号, 12排15号,
-#: 取餐号是15号).
+#: Before X号: a door, seat, queue, jersey or roll number, or a size, not a day (门牌是十五号, 排到28号,
+#: 12排15号, 取餐号是15号, 穿23号的).
 _A_NUMBER_BEFORE = re.compile(
     r"(?:门牌|号码|座位|球衣|学号|工号|编号|序号|取号)[^，。！？\s]{0,3}$|(?:排队|排到|叫到|取到|号是|[0-9一二三四五六七八九十]排)$"
+    r"|穿(?:的|着|了)?$"  # a number worn, a jersey's or a size (那个穿23号的, 穿38号的鞋)
 )
 _BARE_MONTH_NOT_BEFORE = "天怀与是一二两三四五六七八九十初廿"
 
@@ -64,6 +65,7 @@ def day_of_month(match: re.Match[str], scan: Scan, start: int, end: int) -> Reso
 
 # --- 去年 / 明年三月 / 今年春节 / 去年的今天 / 年底 -------------------------------------------------------------
 
+_FESTIVAL_RE = re.compile(festival_pattern())
 _YEAR_WORDS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2, "大后年": 3}
 _FESTIVAL = festival_pattern()
 
@@ -165,8 +167,8 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         return None
     if alias.endswith("至") and scan.next_in(end, _TERMS_ENDING_IN_ZHI_NOT_BEFORE):
         return None  # 隆冬至今
-    if scan.custom_talk(start, end):
-        return None  # 为什么端午节要吃粽子: every year's custom
+    if scan.said_of_every_year(start, end, _FESTIVAL_RE):
+        return None  # 为什么端午节要吃粽子, 重阳节是老人节: every year's
     candidates = dates.festival_dates(name, scan.today.year)
     if name in SALES:
         if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾价舍"):

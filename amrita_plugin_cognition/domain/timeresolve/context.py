@@ -11,9 +11,12 @@ from .clause_words import (
     BOOKED,
     BOOKED_WITH_OBJECT,
     CLAUSE_BREAKS,
+    COMPARED,
     CUSTOM_ACTS,
     CUSTOM_WORDS,
+    DEFINED_AS_A_FESTIVAL,
     FUTURE_MARKERS,
+    GENERAL_STATEMENT,
     HABIT_AFTER,
     HABIT_BEFORE,
     HABIT_CLAUSE_WORDS,
@@ -154,9 +157,9 @@ class Scan:
             return True
         if self.text.startswith(HABIT_AFTER, end):
             return True
-        head, _ = self.clause(start, end)
-        if any(word in head for word in HABIT_CLAUSE_WORDS):
-            return True
+        head, tail = self.clause(start, end)
+        if any(word in head or word in tail for word in HABIT_CLAUSE_WORDS):
+            return True  # 平时周五… and 中秋月饼一般什么馅最好吃
         # a list after a habit in the same sentence: 每个月15号发工资，20号交房租
         sentence = _SENTENCE_END.split(self.text[:start])[-1]
         mention = self.text[start:end]
@@ -172,6 +175,23 @@ class Scan:
         tail = _SENTENCE_END.split(self.text[end:], maxsplit=1)[0]
         sentence = head + "\u3000" + tail
         return bool(CUSTOM_WORDS.search(sentence) and CUSTOM_ACTS.search(sentence))
+
+    def said_of_every_year(self, start: int, end: int, others: re.Pattern[str]) -> bool:
+        """Whether a festival's clause says what it is every year: defined as a festival (七夕是中国的情人节
+        吗), compared with another (``others``: 圣诞节在国外比春节还热闹), or spoken of in general (过年回家最
+        怕亲戚问工资), or its custom asked about (``custom_talk``)."""
+        if DEFINED_AS_A_FESTIVAL.match(self.text, end) or self.custom_talk(start, end):
+            return True
+        head, tail = self.clause(start, end)
+        for other in others.finditer(head):  # the festival another is defined as (七夕是中国的情人节)
+            definition = DEFINED_AS_A_FESTIVAL.match(self.text, start - len(head) + other.end())
+            if definition and definition.end() >= end:
+                return True
+        if GENERAL_STATEMENT.search(head + "\u3000" + tail):
+            return True
+        before = _SENTENCE_END.split(self.text[:start])[-1]
+        sentence = before + "\u3000" + _SENTENCE_END.split(self.text[end:], maxsplit=1)[0]
+        return COMPARED.search(sentence) is not None and others.search(sentence) is not None
 
     def compound_clash(self, start: int, end: int) -> bool:
         """Whether the span's edges belong to neighbouring words (以前|天真, 如今|年轻, 日本|月饼, 这周|边)."""
