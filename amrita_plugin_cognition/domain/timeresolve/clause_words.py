@@ -24,6 +24,8 @@ CUSTOM_WORDS = re.compile(
 CUSTOM_ACTS = re.compile(
     r"吃|喝|挂|插|贴|赏|守岁|拜年|发红包|放鞭炮|放烟花|放河灯|龙舟|登高|扫墓|踏青|祭|点灯|猜灯谜|戴|免费|放假|调休"
 )
+#: A why asked of someone (你为什么冬至不回家吃饺子): about that person's day, not a custom.
+CUSTOM_ASKED_OF_SOMEONE = re.compile(r"[你他她]们?(?:[那这]天)?(?:为什么|为啥|为何)|(?:为什么|为啥|为何)[你他她]")
 #: Right after a festival: it is defined or named as another (七夕是中国的情人节吗, 重阳节是老人节, 春节是最重要的
 #: 节日): neither is a date.
 DEFINED_AS_A_FESTIVAL = re.compile(

@@ -13,6 +13,7 @@ from .clause_words import (
     CLAUSE_BREAKS,
     COMPARED,
     CUSTOM_ACTS,
+    CUSTOM_ASKED_OF_SOMEONE,
     CUSTOM_WORDS,
     DEFINED_AS_A_FESTIVAL,
     FUTURE_MARKERS,
@@ -174,6 +175,8 @@ class Scan:
         head = _SENTENCE_END.split(self.text[:start])[-1]
         tail = _SENTENCE_END.split(self.text[end:], maxsplit=1)[0]
         sentence = head + "\u3000" + tail
+        if CUSTOM_ASKED_OF_SOMEONE.search(sentence) or any(marker in sentence for marker in WEAK_PAST_MARKERS):
+            return False  # 你为什么冬至不回家吃饺子, 冬至那天为什么没回家: one person's one day
         return bool(CUSTOM_WORDS.search(sentence) and CUSTOM_ACTS.search(sentence))
 
     def said_of_every_year(self, start: int, end: int, others: re.Pattern[str]) -> bool:

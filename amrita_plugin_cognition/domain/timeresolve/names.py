@@ -36,7 +36,9 @@ _AFTER_A_NAME_TAKER = "(?:" + "|".join(f"(?<={word})" for word in _TAKES_A_NAME_
 #: What a shop does or has, right after its name.
 _SHOP_AFTER = (
     r"(?:的|新开|开了|开业|关门|关了|倒闭|搬|装修|上新|新上|新出|推出|出的|做的|家的"
-    r"|[^，。！？\s]{1,3}?(?:开业|开张|试营业|倒闭|关门|装修|搬家))"  # 周五餐厅明天开业
+    r"|[^，。！？\s]{1,3}?(?:开业|开张|试营业|倒闭|关门|装修|搬家)"  # 周五餐厅明天开业
+    # another day right after: 星期五餐厅今天打折, 周末咖啡今天人好多 (a day and a day do not stack)
+    r"|今天|明天|昨天|后天|今晚|这周|下周|上周|最近)"
 )
 #: Words that only end a firm's name.
 _FIRM = r"(?:网络|信息|数字|智能|文化)?(?:科技|资本|传媒|控股|影业|影视|实业|置业|地产)"
