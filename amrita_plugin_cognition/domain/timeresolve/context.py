@@ -46,6 +46,10 @@ _DONE_RIGHT_AFTER = re.compile(
     rf"(?:{'|'.join(PARTS_OF_DAY)})?(?:{_DONE_VERBS})(?:了|过)?(?:[给在到][^，。！？\s]{{0,6}}?|[你我他她它]们?)?的(?!话|时候)"
 )
 _SENTENCE_END = re.compile(r"[。！？!?\n]")
+#: How far a sentence is read around a mention, each way.
+SENTENCE_REACH = 120
+#: How far before a festival another one may stand whose definition it is (七夕是中国的情人节).
+_DEFINITION_REACH = 24
 _MONTHLY = re.compile(r"每个?月")
 _WEEKDAY_RANGE = re.compile(
     r"(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~|～)\s*(?:周|星期|礼拜)?[一二三四五六日天]"
@@ -169,11 +173,17 @@ class Scan:
         weekly = _WEEKLY.search(sentence) or _WEEKDAY_RANGE.search(sentence)  # 食堂周一到周五七点开门 周末八点
         return mention.startswith(("周", "星期", "礼拜")) and bool(weekly)
 
+    def sentence(self, start: int, end: int) -> tuple[str, str]:
+        """The sentence around a span, as (text before the span, text after it), each at most
+        ``SENTENCE_REACH`` characters: a long text costs each mention the same."""
+        head = self.text[max(0, start - SENTENCE_REACH) : start]
+        tail = self.text[end : end + SENTENCE_REACH]
+        return _SENTENCE_END.split(head)[-1], _SENTENCE_END.split(tail, maxsplit=1)[0]
+
     def custom_talk(self, start: int, end: int) -> bool:
         """Whether the sentence asks about or explains a festival's custom (为什么端午节要吃粽子, 冬至吃饺子
         的由来, 端午吃粽子是为了纪念屈原): every year's, no date."""
-        head = _SENTENCE_END.split(self.text[:start])[-1]
-        tail = _SENTENCE_END.split(self.text[end:], maxsplit=1)[0]
+        head, tail = self.sentence(start, end)
         sentence = head + "\u3000" + tail
         if CUSTOM_ASKED_OF_SOMEONE.search(sentence) or any(marker in sentence for marker in WEAK_PAST_MARKERS):
             return False  # 你为什么冬至不回家吃饺子, 冬至那天为什么没回家: one person's one day
@@ -186,14 +196,16 @@ class Scan:
         if DEFINED_AS_A_FESTIVAL.match(self.text, end) or self.custom_talk(start, end):
             return True
         head, tail = self.clause(start, end)
-        for other in others.finditer(head):  # the festival another is defined as (七夕是中国的情人节)
-            definition = DEFINED_AS_A_FESTIVAL.match(self.text, start - len(head) + other.end())
+        head, tail = head[-SENTENCE_REACH:], tail[:SENTENCE_REACH]
+        near = head[-_DEFINITION_REACH:]
+        for other in others.finditer(near):  # the festival another is defined as (七夕是中国的情人节)
+            definition = DEFINED_AS_A_FESTIVAL.match(self.text, start - len(near) + other.end())
             if definition and definition.end() >= end:
                 return True
         if GENERAL_STATEMENT.search(head + "\u3000" + tail):
             return True
-        before = _SENTENCE_END.split(self.text[:start])[-1]
-        sentence = before + "\u3000" + _SENTENCE_END.split(self.text[end:], maxsplit=1)[0]
+        before, after = self.sentence(start, end)
+        sentence = before + "\u3000" + after
         return COMPARED.search(sentence) is not None and others.search(sentence) is not None
 
     def compound_clash(self, start: int, end: int) -> bool:
