@@ -99,7 +99,7 @@ _ANY_CODE_WORD = re.compile(
 
 
 # Where someone sits or works: a desk, a seat, a meeting room.
-_SEAT_TALK = re.compile(r"工位|座位|座号|坐|卡座|考场|机位|车厢|登机牌|会议室")
+_SEAT_TALK = re.compile(r"工位|座位|座号|位子|坐|卡座|卡位|工区|格子间|席位|考场|机位|车厢|登机牌|会议室")
 # Words that name a secret, what it opens or how it is typed (narrower than ``_ANY_CODE_WORD``, where 位
 # also stands).
 _SECRET_WORD = re.compile(

@@ -43,7 +43,10 @@ _SHOP_AFTER = (
 #: Words that only end a firm's name.
 _FIRM = r"(?:网络|信息|数字|智能|文化)?(?:科技|资本|传媒|控股|影业|影视|实业|置业|地产)"
 #: Words that end a firm's name but also name one's own group, studio or company (明天集团领导来检查).
-_FIRM_OR_OWN = r"(?:集团|工作室|公司|娱乐|股份|教育|培训|广场|大厦|中心|商场|大楼|公寓|小区|花园)"
+_FIRM_OR_OWN = (
+    r"(?:集团|工作室|公司|娱乐|股份|教育|培训|网络|文化|数码|电子|信息|软件|物流|医药|食品|服饰|家居|汽车|电器|通信"
+    r"|能源|生物|广告|咨询|设计|事务所|律所|银行|保险|广场|大厦|中心|商场|大楼|公寓|小区|花园)"
+)
 _NAME_ENDING = r"(?:股份)?有限(?:责任)?公司"
 #: A generic noun after 科技, 资本 …: a sector, a market or a place, not a firm (科技股, 资本市场, 科技馆).
 _GENERIC_AFTER = (
@@ -51,8 +54,11 @@ _GENERIC_AFTER = (
     r"|家|部|课|人|剧|专业|馆|园|城|中心|广场|大厦|楼|中介|小组|组|学|校|院|片|作品|圈"
 )
 
+#: The narrower words that take a shop named with a day word: 到今天 and 从明天 are times (到今天餐厅都没开).
+_AFTER_A_SHOP_TAKER = "(?:" + "|".join(f"(?<={word})" for word in ("在", "去", "进", "逛", "家", "叫")) + ")"
 _SHOP_NAME = re.compile(
-    rf"(?:{_AFTER_A_NAME_TAKER}(?P<a>{_WEEKDAY}|{_MONTH})(?:{_SHOP})|(?P<b>{_WEEKDAY})(?:{_SHOP})(?={_SHOP_AFTER}))"
+    rf"(?:{_AFTER_A_NAME_TAKER}(?P<a>{_WEEKDAY}|{_MONTH})(?:{_SHOP})|(?P<b>{_WEEKDAY})(?:{_SHOP})(?={_SHOP_AFTER})"
+    rf"|{_AFTER_A_SHOP_TAKER}(?P<c>{_DAY})(?:{_SHOP}))"
 )
 _FIRM_NAME = re.compile(
     rf"(?P<a>{_WEEKDAY}|{_DAY}){_FIRM}(?:{_NAME_ENDING}|(?!{_GENERIC_AFTER}))"
