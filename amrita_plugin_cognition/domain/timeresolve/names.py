@@ -4,14 +4,15 @@
 A time word right before a shop or a firm is read as a name only where the grammar wants a noun phrase:
 
 * a shop (餐厅, 咖啡馆, 书店, 照相馆 ...) after a weekday, 周末 or a month: the pair follows a word that takes
-  a place or a name (在, 去, 到, 那家, 一家, 叫, 的 ...), or (after a weekday) is followed by 的 or by what a
-  shop does (新开, 关门, 明天开业 ...). 周五咖啡馆见, 星期五咖啡厅人肯定很多 keep their Friday: a day and a
-  place side by side.
+  a place or a name (在, 去, 到, 那家, 一家, 叫, 的 ...), or (after a weekday) is followed by 的, by what a
+  shop does (新开, 关门, 明天开业 ...) or by another day (星期五餐厅今天打折). After a day word (今天, 明天 ...)
+  only 在, 去, 进, 逛, 家, 叫 take it (我在今天咖啡馆等你), since 到今天餐厅都没开门 is until today.
+  周五咖啡馆见, 星期五咖啡厅人肯定很多 keep their Friday: a day and a place side by side.
 * a firm after a weekday or a day word (今天, 明天, 今日 ...): a word that only ends a firm's name (科技,
   资本, 传媒, 控股, 影业, 地产 ...), unless a generic noun follows (科技股, 资本市场, 科技馆: 今天科技股大涨 is
-  today); 集团, 工作室, 公司, 教育 and the names of buildings (广场, 大厦, 中心 ...) only after a word that
-  takes a name (在今天集团上班, 隔壁就是明天广场) or before 有限公司, since 今天公司开会 and 明天集团领导来
-  检查 are days.
+  today); 集团, 工作室, 公司, a trade (教育, 网络, 汽车 ...) and the names of buildings (广场, 大厦, 中心 ...)
+  only after a word that takes a name (在今天集团上班, 我在今天网络上班, 隔壁就是明天广场) or before 有限公司,
+  since 今天公司开会, 今天网络不好 and 明天集团领导来检查 are days.
 """
 
 from __future__ import annotations
