@@ -272,6 +272,8 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout56.jsonl", 0.98),  # a password with an emoji inside is left
         ("admission_zh_holdout57.jsonl", 0.99),
         ("admission_zh_holdout58.jsonl", 0.98),  # a password in spaced pinyin words is left
+        ("admission_zh_holdout59.jsonl", 0.99),
+        ("admission_zh_dev_i20.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
         ("admission_zh_train_secrets.jsonl", 0.98),
@@ -500,6 +502,14 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     mended: a double negation (不要不记得我), the object after 把 ("别把我刚才骂老板的话记下来"),
     a command-line option (-base64). Left: a password in spaced pinyin words ("wo ai xiao mao
     520 连起来").
+
+    Issue 20: ``admission_zh_dev_i20`` holds the engineer's own cases for the classes the final
+    check found refused (dates in eight digits, a bank card's public prefix, a desk or seat id) and
+    missed (an e-mail address and its password after a slash), with look-alikes; tuned on.
+    ``holdout59``, written blind and measured once on commit 2d8abe5 (after those mends): credential
+    1.0, do-not-remember 1.0, false rejections 2.2 % (4 of 180; the rules of 1c8b8df: 4.4 %). Then
+    mended: a report before a request that names no one ("老师说这个公式考试不考，可以不用记"), one's
+    own memory compared ("我的脑子像内存条"), a fee or a sale's price before a number.
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report

@@ -100,6 +100,20 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (MONDAY, "琴日去饮茶", "2026-11-29"),
         (datetime.fromisoformat("2026-08-30T16:00:00+08:00"), "元宵节那会儿就说要去体检，拖到现在还没去", "2026-03-03"),
         (datetime.fromisoformat("2027-06-12T14:20:00+08:00"), "父亲节给我爸买了个按摩仪", "2027-06-20"),  # for it
+        # 今年 + a festival of the new-year season, late in the year: the coming one, unless told as past
+        (datetime.fromisoformat("2026-11-25T20:00:00+08:00"), "今年过年你回不回家", "2027-02-06"),
+        (datetime.fromisoformat("2026-12-15T09:00:00+08:00"), "今年腊八喝粥吗", "2027-01-15"),
+        (datetime.fromisoformat("2026-12-28T09:00:00+08:00"), "今年元旦去哪跨年", "2027-01-01"),
+        (datetime.fromisoformat("2026-11-25T20:00:00+08:00"), "今年春节我们在老家过的", "2026-02-17"),
+        (datetime.fromisoformat("2026-11-25T20:00:00+08:00"), "今年中秋吃了五个月饼", "2026-09-25"),
+        (datetime.fromisoformat("2026-05-20T20:00:00+08:00"), "今年过年回家吗", "2026-02-17"),  # not late in the year
+        (MONDAY, "两天前面试的那家公司", "2026-11-28"),
+        (MONDAY, "前晚在加班", "2026-11-28"),
+        (MONDAY, "为什么端午节还要加班", "2027-06-09"),  # no custom asked about
+        (MONDAY, "今天公司团建", "2026-11-30"),  # one's own company on a day
+        (MONDAY, "明天集团领导来检查", "2026-12-01"),
+        (MONDAY, "周五咖啡馆见", "2026-12-04"),  # a day and a place side by side
+        (MONDAY, "今天科技股大涨", "2026-11-30"),  # a sector, not a firm
     ],
 )
 def test_resolves_relative_expressions(now: datetime, text: str, expected: str) -> None:
@@ -221,6 +235,20 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "2026年12月3日开庭",
         "2026-12-03 提交",
         "2027年春节",
+        # issue 20: shops and firms named with a time word, a festival's custom, a festival defined,
+        # compared or spoken of in general, a number worn
+        "星期五餐厅的意面不错",
+        "我在周末咖啡馆打工",
+        "楼下那家周三面包房关门了",
+        "他去了明天科技",
+        "今日资本投了一家奶茶店",
+        "在九月照相馆拍的",
+        "为什么中秋节要吃月饼",
+        "端午节挂艾草的由来",
+        "重阳节又叫老人节",
+        "圣诞节比春节还热闹？",
+        "过年最怕走亲戚",
+        "那个穿7号的是谁",
     ],
 )
 def test_hard_negatives_resolve_to_nothing(text: str) -> None:
@@ -273,6 +301,8 @@ def test_evaluation_sets_meet_the_targets() -> None:
         "time_zh_holdout9.jsonl",
         "time_zh_holdout10.jsonl",
         "time_zh_holdout11.jsonl",
+        "time_zh_holdout12.jsonl",
+        "time_zh_dev_i20.jsonl",
     ):
         report = run_time_eval(DATA / name)
         assert report["kind"] == "time"

@@ -98,6 +98,17 @@ _ANY_CODE_WORD = re.compile(
 )
 
 
+# Where someone sits or works: a desk, a seat, a meeting room.
+_SEAT_TALK = re.compile(r"工位|座位|座号|位子|坐|卡座|卡位|工区|格子间|席位|考场|机位|车厢|登机牌|会议室")
+# Words that name a secret, what it opens or how it is typed (narrower than ``_ANY_CODE_WORD``, where 位
+# also stands).
+_SECRET_WORD = re.compile(
+    r"码|密|口令|验证|锁|门|柜|箱|按|输|填|保险|账号|账户|帐号|登录|登陆"
+    r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|otp)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])",
+    _I,
+)
+
+
 def value_candidates(text: str) -> list[Span]:
     """Spans of ``text`` (folded) that could be a secret by their shape alone, whatever the
     message says about them: a password-like or random token, a code of digits (spaced or not).
@@ -115,7 +126,9 @@ def value_candidates(text: str) -> list[Span]:
             continue
         if _password_like(value) or (len(value) >= 12 and not _ordinary(value) and shapes.high_entropy_key(value)):
             spans.append((start, end))
-    spans.extend(match.span("v") for match in _numbers(text))
+    # a date in eight digits (生日19980312, 20261203的日志) is a date to the model: a PIN chosen from
+    # one is the rules' (密码是我生日19980312)
+    spans.extend(match.span("v") for match in _numbers(text) if not shapes.compact_date(match.group("v")))
     if _SEPARATED.search(text):  # codes in groups, digits spaced out, a wallet's words
         spans.extend(
             match.span("v") for pattern in (_SPACED_DIGITS, _DASHED, _CODE_LIST) for match in pattern.finditer(text)
@@ -138,6 +151,10 @@ def value_candidates(text: str) -> list[Span]:
         # a price, a room, a port, a booth, a product's or a standard's code: without a word that may
         # name a code, values of these shapes were secrets in 2 of about 160 labelled lines
         return []
+    if _SEAT_TALK.search(text) and not _SECRET_WORD.search(text):
+        # "我工位号3F117", "座位 C12", "我搬到 8F-B36 了，原来那个工位给新人了": a desk's, a seat's or a
+        # room's number, in a message that names no code, password or lock
+        spans = [span for span in spans if not _PLAIN_CODE.fullmatch(text[span[0] : span[1]])]
     if _STATUS_TALK.search(text):  # "状态码 401 是未认证，403 是无权限"
         spans = [span for span in spans if not _STATUS_CODE.fullmatch(text[span[0] : span[1]])]
     published = public_test_cards(text) + [match.span() for match in _PHONE.finditer(text)]

@@ -64,8 +64,13 @@ _RECOVERY_CODE = re.compile(
 _ORDINARY = re.compile(
     r"^(?:v?\d+(?:\.\d+){1,3}[a-z]?"  # versions, IPs
     r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[:：]\d{2}(?::\d{2})?"  # dates, times
-    r"|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"  # e-mail addresses
+    # e-mail addresses, alone or listed with other ways to reach someone (a@b.com/c@d.com, a@b.com/138…)
+    r"|(?:[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|1[3-9]\d{9}|[48]00-?\d{3}-?\d{4}|0\d{2,3}-\d{7,8})"
+    r"(?:[/|](?:[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|1[3-9]\d{9}|[48]00-?\d{3}-?\d{4}|0\d{2,3}-\d{7,8})?)*"
     r"|(?:qq|wx|vx|tel|uid|uin|id|no)[:：]?\d{5,13}"  # a chat or phone id with its app's name
+    # a record named by its date: snap-20261129, backup_20261201, IMG_20261129_0815.jpg
+    r"|(?:snap(?:shot)?|backup|bak|logs?|dump|report|export|build|release|img|dsc|screenshot|scan|invoice|archive"
+    r"|photo|video|vid|rec(?:ord)?)[_\-.]?(?:19|20)\d{6}(?:[_\-.][A-Za-z0-9]+)*"
     r"|(?:~|\.{1,2})?/[\w.\-]+(?:/[\w.\-]*)+"  # paths: /share/exp2024
     r"|0x[0-9a-f]{40}"  # a wallet's address (a private key is 64 hex digits)
     r"|10\.\d{4,9}/\S+|[nsew]\d{1,3}\.\d+"  # a DOI, a coordinate
@@ -84,13 +89,14 @@ _ORDINARY = re.compile(
 # Words right before or after a number that make it something else than a code.
 _NUMBER_BEFORE = re.compile(
     r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号|坐标|经度|纬度|doi"
-    r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额"
+    r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额|(?<=[\u4e00-\u9fff])费"  # 报名费 480, 考试费另算 120
+    r"|(?:收了|卖了|出了|回收价|转手)(?=\s*$)"  # a price in a sale: "二手 switch 收了 1150"
     r"|(?:院校|学校|专业|科目|学科|考点|报考点|单位|行政区划|地区|股票|基金|证券|产品|商品|物料|国家|语言|货币|课程|机场|城市|海关)代码"
     r"|(?<![验证激活安全授权登录令牌动态短信取件开门锁兑换邀请])代码"  # "西综代码是306", not "令牌代码 42832"
     r"|库位|货位|储位|货架|展位|车位|摊位|铺位|柜位|机位|宿舍|寝室|教室|病房|诊室|包间|包厢"  # places
     r"|bwv|hwv|(?<![a-z])(?:kv|op\.|no\.|iso|iec|gb(?:/t)?|rfc|ieee|ansi|din|jis|astm)"  # catalogues, standards
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|报错|蓝屏|故障码|异常码|(?:error|status|http)\s*(?:code)?(?![a-z])"
-    r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)日)[^，。！？,!?\d]{0,4}$",
+    r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)(?<!纪念)日)[^，。！？,!?\d]{0,4}$",
     _I,
 )
 # A place numbered: "302 房间", "A3-215 展位".
@@ -101,7 +107,9 @@ _NUMBER_AFTER = re.compile(
     r"|人民币|rmb|万(?!一)|千(?!万)|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b|开头|结尾|打头"
     r"|路|届|级|期|集|话|回|局|把|首|部|只|台|辆|件|本|盒|瓶|杯|份|碗|是(?:个|一个|一位|一名|部|首)"
     rf"|{_PLACE}"
-    r"|是[^，。,!?！？\d]{0,6}?(?:邮编|区号|电话|号码|热线|车次|航班|股票|代码))",  # "430000 是武汉的邮编"
+    r"|是[^，。,!?！？\d]{0,6}?(?:邮编|区号|电话|号码|热线|车次|航班|股票|代码)"  # "430000 是武汉的邮编"
+    # a card's prefix said to be a bank's: "622848是农行的", "436742 是建设银行的卡头"
+    r"|是(?:[工农中建招交浦兴光民邮]行|[\u4e00-\u9fff]{2}银行|银联)的(?:卡|卡头|号段|借记卡|信用卡)?\s*(?:[，。！？,!?]|$))",
     _I,
 )
 # ``NAME=`` before a value (``API_KEY=…``); base64 padding at the end is not one.
@@ -115,7 +123,9 @@ _EXAMPLE_BEFORE = re.compile(
 )
 # A name, not a secret: "WiFi 名字是 Office-5G", "用户名 ci-bot".
 _NAME_BEFORE = re.compile(
-    r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user|连(?:上|接)?|(?<![喊大])叫)[^，。！？,!?]{0,3}$",
+    r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user|连(?:上|接)?|(?<![喊大])叫)[^，。！？,!?]{0,3}$"
+    # where to find someone: "微信 lisi1993", "抖音号: xx_88"
+    r"|(?:微信|wechat|weixin|wx|vx|微博|抖音|快手|小红书|b站|推特|twitter|ins|instagram)(?:号|id)?\s*(?:是|为|[:：])?\s*$",
     _I,
 )
 # The message says the code never came: a number in it is something else.
@@ -196,6 +206,16 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
             yield start, start + len(value), value
 
 
+# Talk about the first digits of a bank card, which name its bank and are printed on every card of it
+# ("卡号前六位622202是工行的", "卡头 625807", "BIN 号 436742"): a number of four to eight digits in it,
+# starting as card numbers do, is such a prefix.
+_CARD_PREFIX_TALK = re.compile(
+    r"卡头|号段|发卡行|(?<![A-Za-z])(?:bin|iin)(?![A-Za-z])|(?<![码令])前\s*[四六八468]\s*位"
+    r"|(?:卡号?|卡片)[^，。！？,!?\d]{0,4}?(?:开头|打头)",
+    _I,
+)
+_CARD_PREFIX = re.compile(r"[2-6]\d{3,7}")
+
 # Talk about shares: a six-digit number in it is a stock's code ("300750宁德时代 明天能不能站上200").
 _STOCK_TALK = re.compile(
     r"股|涨停|跌停|站上|跌破|仓位|建仓|加仓|减仓|买入|卖出|大盘|板块|k线|均线|基金|市值|开盘|收盘|主力|抄底|套牢", _I
@@ -214,9 +234,12 @@ def described(text: str, start: int, end: int) -> bool:
 
 def _numbers(text: str) -> Iterator[re.Match[str]]:
     stocks = _STOCK_TALK.search(text) is not None
+    card_prefixes = _CARD_PREFIX_TALK.search(text) is not None
     for match in _DIGIT_CODE.finditer(text):
         value = match.group("v").replace(" ", "")
         if stocks and len(value) == 6 and value[0] in "036":
+            continue
+        if card_prefixes and _CARD_PREFIX.fullmatch(value):
             continue
         before = _before(text, match.start())
         after = text[match.end() : match.end() + _DESCRIBED_WITHIN]

@@ -302,12 +302,29 @@ def _account_pairs(text: str) -> Iterator[Span]:
 _EMAIL = re.compile(r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}", _A)
 
 
+# After an e-mail address and a slash, another way to reach the same person (a@b.com/QQ, a@b.com/13812345678).
+_CONTACT_AFTER = re.compile(
+    r"(?:qq|wx|vx|tel|phone|mobile|wechat|weixin|skype|telegram|whatsapp|line|email|mail|outlook|gmail|com|cn|net)"
+    r"|1[3-9]\d{9}|[48]00-?\d{3}-?\d{4}|0\d{2,3}-?\d{7,8}|(?:https?:|www\.)\S*",
+    _I,
+)
+
+
 def _bare_account_pairs(text: str) -> Iterator[Span]:
     for match in _BARE_ACCOUNT_PAIR.finditer(text):
-        value = match.group("v")
+        value, account = match.group("v"), match.group("acct")
         word_start = max(text.rfind(" ", 0, match.start()), text.rfind("\n", 0, match.start())) + 1
         inside_url = "://" in text[word_start : match.end() + 3]
-        if _EMAIL.fullmatch(value) or inside_url or not shapes.strong_password(value):
+        if _EMAIL.fullmatch(value) or inside_url:
+            continue
+        # An e-mail address, a slash (or a bar, or dashes) and a word is how an account and its password
+        # are written down ("lisi@163.com/qwerty", "a@b.com / 12345678"): any password-like word then,
+        # unless it is another way to reach the same person. A colon or a mobile number asks for more.
+        slash = "@" in account and match.group()[len(account) :].strip()[:1] in "/／|｜-"
+        if slash and not _CONTACT_AFTER.fullmatch(value):
+            if not shapes.plausible_password(value, explicit=True):
+                continue
+        elif not shapes.strong_password(value):
             continue
         yield match.span("acct")
         yield match.span("v")

@@ -275,7 +275,18 @@ def _chinese_rules_ask(text: str) -> bool:
     if any(_drops_what_was_pointed_at(text[a:b], text[c:d]) for (a, b), (c, d) in itertools.pairwise(spans)):
         return True
     game = bool(_GAME.search(text))  # 存档 of a game, anywhere in the message
-    return any(_clause_asks(text[start:end], game, product) for start, end in spans)
+    return any(
+        _clause_asks(text[start:end], game, product, _previous_clause(text, spans, index))
+        for index, (start, end) in enumerate(spans)
+    )
+
+
+def _previous_clause(text: str, spans: list[tuple[int, int]], index: int) -> str:
+    """The clause before ``spans[index]`` in the same sentence ("" at a sentence's start)."""
+    if index == 0:
+        return ""
+    (start, end), (next_start, _) = spans[index - 1], spans[index]
+    return "" if _SENTENCE_END.search(text, end, next_start) else text[start:end]
 
 
 # What was pointed at (or the bot's keeping of it) in one clause, dropped in the next: "上次露营迷路哭了
@@ -295,7 +306,11 @@ def _drops_what_was_pointed_at(pointed: str, order: str) -> bool:
     return bool(drop.group("urge") or drop.group("tail") or drop.group("verb").endswith("掉"))
 
 
-def _clause_asks(clause: str, game: bool, product: bool) -> bool:
+_SENTENCE_END = re.compile(r"[。！？!?\n]")
+
+
+def _clause_asks(clause: str, game: bool, product: bool, previous: str = "") -> bool:
+    """Whether ``clause`` asks not to remember; ``previous`` is the clause before it in its sentence."""
     unsay = _UNSAY.search(clause)
     if unsay and not _AS_IF.match(clause[unsay.end() :]) and not _reported_unsay(clause, unsay):
         return True
@@ -304,7 +319,7 @@ def _clause_asks(clause: str, game: bool, product: bool) -> bool:
     deletion = _DELETE.search(clause) if _NAMES_MEMORY.search(clause) else None
     if deletion and not (product or about_something_else(clause) or reported_before(clause, deletion.start(), 16)):
         return True  # not someone else's: "我朋友说他想把前女友从记忆里删掉"
-    return any(_negated_memory_verb(clause, negation, game) for negation in _NEGATION.finditer(clause))
+    return any(_negated_memory_verb(clause, negation, game, previous) for negation in _NEGATION.finditer(clause))
 
 
 def _reported_unsay(clause: str, unsay: re.Match[str]) -> bool:
@@ -344,11 +359,20 @@ def _forgets(clause: str) -> bool:
     return False
 
 
+_ADDRESSED_TO_YOU = re.compile(r"你|您")
 # The speaker turns to the bot after a report: "队长说了不外传 你也别存档" (not "大爷说 医生你可别记着我").
 _TURNS_TO_YOU = re.compile(r"(?:^|[\s,，])(?:那|所以|反正)?你(?:也|就)\s*$")
 
 
-def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bool:
+# A clause that names no one before its negation ("可以不用记", "所以也别存") goes on with the words of
+# the clause before it, unless that one speaks to the bot: "老师说这个公式考试不考，可以不用记" reports
+# the teacher's words; "…你听听就好，别记住" is the speaker's own request.
+_NOTHING_NAMED = re.compile(
+    r"^\s*(?:那|所以|因此|其实|反正|就|也|都|还|可以|可|能|真的|完全|根本|应该|估计|直接|暂时)*\s*$"
+)
+
+
+def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool, previous: str = "") -> bool:
     window = clause[negation.end() : negation.end() + 16]
     match = _VERB.search(window)
     if match is None and _NAMES_MEMORY.search(clause):
@@ -359,6 +383,8 @@ def _negated_memory_verb(clause: str, negation: re.Match[str], game: bool) -> bo
     post = clause[negation.end() + match.end() : negation.end() + match.end() + 8]
     topic = clause[: negation.start()]
     reported = reports(topic[-14:]) and not _TURNS_TO_YOU.search(topic)  # a report just before
+    if previous and _NOTHING_NAMED.match(topic) and not _ADDRESSED_TO_YOU.search(previous):
+        reported = reported or reports(previous[-14:])
     # "别把我刚才骂老板的话记下来": after 把 comes the object, whatever verbs it holds
     if (not fill.startswith("把") and _FILL_NOT_ABOUT_MEMORY.search(fill)) or reported or _DEGREE.match(post):
         return False

@@ -90,6 +90,19 @@ def id_card_date_valid(value: str) -> bool:
     return 1900 <= born.year <= date.today().year
 
 
+def compact_date(value: str) -> bool:
+    """Eight digits that read as a calendar date, YYYYMMDD from 1900 to 2099 (a birthday, a log's or a
+    file's date). People do choose such PINs: the rules catch them where a password or a lock is
+    named; shape alone does not tell the two apart."""
+    if len(value) != 8 or not value.isdigit() or value[:2] not in ("19", "20"):
+        return False
+    try:
+        date(int(value[:4]), int(value[4:6]), int(value[6:]))
+    except ValueError:
+        return False
+    return True
+
+
 def id_card_checksum_valid(value: str) -> bool:
     """ISO 7064 MOD 11-2 check character of an 18-character resident identity number."""
     if len(value) != 18 or not value[:17].isdigit():

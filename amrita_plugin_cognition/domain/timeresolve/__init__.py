@@ -31,6 +31,16 @@ Conventions for the ambiguous cases:
   weeks ahead and the last one most of a year ago (五一的酒店已经涨价了 a month before 五一). Shopping
   festivals (618, 双十一) have their sale before the day: a past clause shortly before it is this year's
   (618买了啥 on 06-15); 618 after 是/号/房/尾 is a number.
+* 今年 + a festival is this calendar year's, except for the festivals that close the year: 元旦 (the calendar
+  year's) and 腊八, 小年, 除夕, 春节 with 过年 and its other names, and 元宵 (the lunar year's, which ends at the
+  next 春节). Said in the last months of the year (from October), once this calendar year's has passed (with
+  its grace days), in a clause that does not tell of the past, they mean the coming one: 今年过年回老家吗 on
+  2026-11-20 is 2027-02-06, 今年腊八 in December 2026 is 2027-01-15 (the 腊八 of lunar year 2026), 今年元旦放几天
+  假 on 12-25 is the next 1 January. A past clause keeps this year's (今年春节我们是在三亚过的, 今年过年胖了十斤).
+  Limits: before October 今年春节 is this calendar year's whatever the clause (a plan for the coming 春节
+  made in September reads as the past one); other festivals keep their calendar year (今年中秋 or 今年情人节
+  in December is the past one); 明年春节 said in December is the calendar year's, so the same day as 今年春节
+  then; 去年春节 stays the previous calendar year's.
 * Spans (下周, 下个月, 明年, 周末, 年底) are anchored at their first day and carry their last day. 月初/月中/月底
   are single days (1st, 15th, last) marked 前后 ("around").
 * Counts: 三天前, 十五天后, 过五天 (days); 两周后 (weeks); 半个月后 = 15 days; 三个月前 (calendar months, clamped
@@ -44,6 +54,12 @@ Conventions for the ambiguous cases:
   weekday range (周一到周五七点开门 周末八点), an @mention, a door, seat, queue or jersey number
   (门牌是十五号, 12排15号, 号码选了23号), brands and idioms (明日方舟, 五月天, 日新月异),
   and words that only contain time characters (以前|天真, 如今|年轻人, 日本|月饼, 这周边).
+  Nor shops, firms and buildings named with a time word where the grammar wants a name (星期五餐厅的牛排,
+  去周三咖啡馆, 在八月照相馆, 他跳槽去了明天科技, 今日资本领投; ``names``), while a day and a place side by
+  side keep the day (周五咖啡馆见, 今天公司开会, 今天科技股大涨); a festival's custom asked about or explained
+  (为什么端午节要吃粽子, 冬至吃饺子的由来), a festival defined or named as another (七夕是中国的情人节吗), two
+  festivals compared (圣诞节在国外比春节还热闹), a general statement about one (过年回家最怕亲戚问工资), a
+  habit adverb anywhere in the clause (中秋月饼一般什么馅最好吃), a number worn (穿23号的).
 """
 
 from __future__ import annotations

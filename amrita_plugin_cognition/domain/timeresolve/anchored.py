@@ -13,8 +13,10 @@ from .lexicon import (
     FESTIVAL_NOT_AFTER,
     FESTIVAL_NOT_BEFORE,
     FESTIVAL_PRODUCTS,
+    NEW_YEAR_SEASON,
     NUMBER_CHARS,
     SALES,
+    YEAR_END_FROM_MONTH,
     festival_pattern,
     parse_number,
 )
@@ -22,10 +24,11 @@ from .spans import Resolution, day_number, month_number, month_part, month_span,
 
 # --- 12月3号 / 三月份 / 3号 ----------------------------------------------------------------------------------
 
-#: Before X号: a door, seat, queue, jersey or roll number, not a day (门牌是十五号, 排到28号, 12排15号,
-#: 取餐号是15号).
+#: Before X号: a door, seat, queue, jersey or roll number, or a size, not a day (门牌是十五号, 排到28号,
+#: 12排15号, 取餐号是15号, 穿23号的).
 _A_NUMBER_BEFORE = re.compile(
     r"(?:门牌|号码|座位|球衣|学号|工号|编号|序号|取号)[^，。！？\s]{0,3}$|(?:排队|排到|叫到|取到|号是|[0-9一二三四五六七八九十]排)$"
+    r"|穿(?:的|着|了)?$"  # a number worn, a jersey's or a size (那个穿23号的, 穿38号的鞋)
 )
 _BARE_MONTH_NOT_BEFORE = "天怀与是一二两三四五六七八九十初廿"
 
@@ -62,11 +65,12 @@ def day_of_month(match: re.Match[str], scan: Scan, start: int, end: int) -> Reso
 
 # --- 去年 / 明年三月 / 今年春节 / 去年的今天 / 年底 -------------------------------------------------------------
 
+_FESTIVAL_RE = re.compile(festival_pattern())
 _YEAR_WORDS = {"大前年": -3, "前年": -2, "去年": -1, "今年": 0, "明年": 1, "后年": 2, "大后年": 3}
 _FESTIVAL = festival_pattern()
 
 
-def _year_tail(match: re.Match[str], scan: Scan, year: int, end: int) -> Resolution | None:
+def _year_tail(match: re.Match[str], scan: Scan, year: int, start: int, end: int) -> Resolution | None:
     month_raw = match.group("m")
     if month_raw:
         month = month_number(month_raw)
@@ -93,9 +97,22 @@ def _year_tail(match: re.Match[str], scan: Scan, year: int, end: int) -> Resolut
     festival = match.group("fest")
     if festival:
         name, qualifier = FESTIVAL_ALIASES[festival]
-        found = dates.in_year(dates.festival_dates(name, year), year)
+        candidates = dates.festival_dates(name, year)
+        found = dates.in_year(candidates, year)
+        if found and year == scan.today.year and _closes_the_year(name, found, scan, start, end):
+            found = dates.pick_occurrence(candidates, scan.today, False)
         return Resolution(found, qualifier=qualifier) if found else None
     return None
+
+
+def _closes_the_year(name: str, this_years: date, scan: Scan, start: int, end: int) -> bool:
+    """今年 + a festival of the new-year season, said in the last months of the year after this calendar
+    year's has passed, in a clause that does not tell of the past: the coming one (今年过年回老家吗 in
+    November is 春节 of the next calendar year, which closes this lunar year; 今年元旦放几天假 in December)."""
+    if name not in NEW_YEAR_SEASON or scan.today.month < YEAR_END_FROM_MONTH:
+        return False
+    passed = (scan.today - this_years).days > dates.festival_grace(name)
+    return passed and scan.tense(start, end) == ""
 
 
 def relative_year(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
@@ -107,7 +124,7 @@ def relative_year(match: re.Match[str], scan: Scan, start: int, end: int) -> Res
     if match.group("ysuf") == "初" and scan.next_in(end, "中一二三高小"):
         return Resolution(date(year, 1, 1), date(year, 12, 31), "year", end=year_end)  # 今年初中毕业
     if end > year_end:
-        tail = _year_tail(match, scan, year, end)
+        tail = _year_tail(match, scan, year, start, end)
         if tail is not None:
             return tail
     return Resolution(date(year, 1, 1), date(year, 12, 31), "year", end=year_end)
@@ -150,6 +167,8 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         return None
     if alias.endswith("至") and scan.next_in(end, _TERMS_ENDING_IN_ZHI_NOT_BEFORE):
         return None  # 隆冬至今
+    if scan.said_of_every_year(start, end, _FESTIVAL_RE):
+        return None  # 为什么端午节要吃粽子, 重阳节是老人节: every year's
     candidates = dates.festival_dates(name, scan.today.year)
     if name in SALES:
         if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾价舍"):
@@ -167,6 +186,8 @@ _LUNAR_MONTHS = {"正": 1, "冬": 11, "腊": 12}
 
 def lunar_date(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
     month_raw, day_raw = match.group("m"), match.group("d")
+    if scan.custom_talk(start, end):
+        return None
     month = _LUNAR_MONTHS.get(month_raw) or month_number(month_raw)
     day = parse_number(day_raw.removeprefix("初"))
     if month is None or day is None or not 1 <= day <= 30:
@@ -181,6 +202,8 @@ def lunar_date(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolu
 
 def lunar_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
     """初八 alone: that day of the lunar month around today (after 春节, 正月初八), counted like a festival."""
+    if scan.custom_talk(start, end):
+        return None
     day = parse_number(match.group("d"))
     if day is None:
         return None
@@ -189,6 +212,8 @@ def lunar_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolut
 
 
 def new_year_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
+    if scan.custom_talk(start, end):
+        return None
     day = parse_number(match.group("d"))
     if day is None:
         return None

@@ -14,6 +14,30 @@ HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|�
 HABIT_AFTER = ("都", "一般", "通常", "总是", "经常", "常常", "往往", "基本上")
 HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不", "每年", "年年")
 
+#: A festival's custom asked about or explained (为什么端午节要吃粽子, 冬至吃饺子的由来): the custom of every
+#: year, no date. Both a why or a custom word and a customary act must be in the sentence: 为什么端午节还要
+#: 加班 is about this year's.
+CUSTOM_WORDS = re.compile(
+    r"为什么|为啥|为何|干嘛要|为了什么|为了啥|是为了|怎么来的|由来|来历|起源|习俗|风俗|传统|寓意|讲究|说法|含义|象征|纪念"
+    r"|规定|政策|北方[^。！？]{0,12}南方|南方[^。！？]{0,12}北方|各地|有的地方|有些地方"
+)
+CUSTOM_ACTS = re.compile(
+    r"吃|喝|挂|插|贴|赏|守岁|拜年|发红包|放鞭炮|放烟花|放河灯|龙舟|登高|扫墓|踏青|祭|点灯|猜灯谜|戴|免费|放假|调休"
+)
+#: A why asked of someone (你为什么冬至不回家吃饺子): about that person's day, not a custom.
+CUSTOM_ASKED_OF_SOMEONE = re.compile(r"[你他她]们?(?:[那这]天)?(?:为什么|为啥|为何)|(?:为什么|为啥|为何)[你他她]")
+#: Right after a festival: it is defined or named as another (七夕是中国的情人节吗, 重阳节是老人节, 春节是最重要的
+#: 节日): neither is a date.
+DEFINED_AS_A_FESTIVAL = re.compile(
+    r"(?:节)?\s*(?:就是|也是|是|又叫|也叫|又称|也称|俗称|被称为|被叫做|算是)[^，。！？,!?\n\d]{0,10}?节日?"
+    r"(?:吗|呢|吧|啊|嘛)?\s*(?:[，。！？,!?\n~～]|$)"
+)
+#: Two festivals compared in a sentence (圣诞节在国外比春节还热闹, 圣诞节就跟我们的春节一样): neither is a date.
+COMPARED = re.compile(r"比|一样|不如|相比|比起|像")
+#: Words of a general statement about a recurring date: what one most fears or likes about it (过年回家最怕
+#: 亲戚问工资), what it always is (情人节的玫瑰都是溢价卖的).
+GENERAL_STATEMENT = re.compile(r"最怕|最烦|最讨厌|最头疼|最喜欢|最期待|都是[^，。！？,!?]{0,8}的(?:[，。！？,!?]|$)")
+
 # --- compound-word guards -------------------------------------------------------------------------------------
 # A time word such as 前天 can be the tail of one word and the head of another (以前|天真, 目前|天气,
 # 然后|天亮, 如今|天下, 除去|年费, 日本|月饼). Each entry: first character -> characters that form a word with it
@@ -133,6 +157,10 @@ BOOKED = (
     "抢到了",
     "买到了",
     "订到了",
+)
+#: ... and with what was booked between the verb and 了 (今年春节抢到票了吗, 订好酒店了).
+BOOKED_WITH_OBJECT = re.compile(
+    r"(?:抢到|买到|订到|订好|定好|买好|约好|请好|预约到|挂到)(?:火车|高铁|机|车|门|船)?(?:票|位子?|座位?|房间?|酒店|民宿|号|假)$"
 )
 QUESTION_ENDINGS = ("吗", "不", "么", "呢", "没", "嘛", "?", "？")
 INVITATION_WORDS = ("一起", "吧", "见", "来不来", "去不去", "好不好", "行不行")

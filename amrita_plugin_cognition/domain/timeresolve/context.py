@@ -9,8 +9,15 @@ from datetime import date, datetime
 from . import dates
 from .clause_words import (
     BOOKED,
+    BOOKED_WITH_OBJECT,
     CLAUSE_BREAKS,
+    COMPARED,
+    CUSTOM_ACTS,
+    CUSTOM_ASKED_OF_SOMEONE,
+    CUSTOM_WORDS,
+    DEFINED_AS_A_FESTIVAL,
     FUTURE_MARKERS,
+    GENERAL_STATEMENT,
     HABIT_AFTER,
     HABIT_BEFORE,
     HABIT_CLAUSE_WORDS,
@@ -39,6 +46,10 @@ _DONE_RIGHT_AFTER = re.compile(
     rf"(?:{'|'.join(PARTS_OF_DAY)})?(?:{_DONE_VERBS})(?:了|过)?(?:[给在到][^，。！？\s]{{0,6}}?|[你我他她它]们?)?的(?!话|时候)"
 )
 _SENTENCE_END = re.compile(r"[。！？!?\n]")
+#: How far a sentence is read around a mention, each way.
+SENTENCE_REACH = 120
+#: How far before a festival another one may stand whose definition it is (七夕是中国的情人节).
+_DEFINITION_REACH = 24
 _MONTHLY = re.compile(r"每个?月")
 _WEEKDAY_RANGE = re.compile(
     r"(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~|～)\s*(?:周|星期|礼拜)?[一二三四五六日天]"
@@ -151,9 +162,9 @@ class Scan:
             return True
         if self.text.startswith(HABIT_AFTER, end):
             return True
-        head, _ = self.clause(start, end)
-        if any(word in head for word in HABIT_CLAUSE_WORDS):
-            return True
+        head, tail = self.clause(start, end)
+        if any(word in head or word in tail for word in HABIT_CLAUSE_WORDS):
+            return True  # 平时周五… and 中秋月饼一般什么馅最好吃
         # a list after a habit in the same sentence: 每个月15号发工资，20号交房租
         sentence = _SENTENCE_END.split(self.text[:start])[-1]
         mention = self.text[start:end]
@@ -161,6 +172,41 @@ class Scan:
             return True
         weekly = _WEEKLY.search(sentence) or _WEEKDAY_RANGE.search(sentence)  # 食堂周一到周五七点开门 周末八点
         return mention.startswith(("周", "星期", "礼拜")) and bool(weekly)
+
+    def sentence(self, start: int, end: int) -> tuple[str, str]:
+        """The sentence around a span, as (text before the span, text after it), each at most
+        ``SENTENCE_REACH`` characters: a long text costs each mention the same."""
+        head = self.text[max(0, start - SENTENCE_REACH) : start]
+        tail = self.text[end : end + SENTENCE_REACH]
+        return _SENTENCE_END.split(head)[-1], _SENTENCE_END.split(tail, maxsplit=1)[0]
+
+    def custom_talk(self, start: int, end: int) -> bool:
+        """Whether the sentence asks about or explains a festival's custom (为什么端午节要吃粽子, 冬至吃饺子
+        的由来, 端午吃粽子是为了纪念屈原): every year's, no date."""
+        head, tail = self.sentence(start, end)
+        sentence = head + "\u3000" + tail
+        if CUSTOM_ASKED_OF_SOMEONE.search(sentence) or any(marker in sentence for marker in WEAK_PAST_MARKERS):
+            return False  # 你为什么冬至不回家吃饺子, 冬至那天为什么没回家: one person's one day
+        return bool(CUSTOM_WORDS.search(sentence) and CUSTOM_ACTS.search(sentence))
+
+    def said_of_every_year(self, start: int, end: int, others: re.Pattern[str]) -> bool:
+        """Whether a festival's clause says what it is every year: defined as a festival (七夕是中国的情人节
+        吗), compared with another (``others``: 圣诞节在国外比春节还热闹), or spoken of in general (过年回家最
+        怕亲戚问工资), or its custom asked about (``custom_talk``)."""
+        if DEFINED_AS_A_FESTIVAL.match(self.text, end) or self.custom_talk(start, end):
+            return True
+        head, tail = self.clause(start, end)
+        head, tail = head[-SENTENCE_REACH:], tail[:SENTENCE_REACH]
+        near = head[-_DEFINITION_REACH:]
+        for other in others.finditer(near):  # the festival another is defined as (七夕是中国的情人节)
+            definition = DEFINED_AS_A_FESTIVAL.match(self.text, start - len(near) + other.end())
+            if definition and definition.end() >= end:
+                return True
+        if GENERAL_STATEMENT.search(head + "\u3000" + tail):
+            return True
+        before, after = self.sentence(start, end)
+        sentence = before + "\u3000" + after
+        return COMPARED.search(sentence) is not None and others.search(sentence) is not None
 
     def compound_clash(self, start: int, end: int) -> bool:
         """Whether the span's edges belong to neighbouring words (以前|天真, 如今|年轻, 日本|月饼, 这周|边)."""
@@ -221,6 +267,8 @@ def _has_past(clause: str) -> bool:
                 continue
             if any(clause.startswith(word, index - word.index("了")) for word in BOOKED):
                 continue  # 情人节订了家日料: booked for a day still ahead
+            if BOOKED_WITH_OBJECT.search(clause, 0, index):
+                continue  # 春节抢到票了吗
             if after in ("解", "结", "却", "然"):
                 continue
             return True

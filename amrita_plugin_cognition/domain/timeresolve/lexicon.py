@@ -172,6 +172,14 @@ FESTIVAL_ALIASES: dict[str, tuple[str, str]] = {
     "腊月二十三": ("小年", ""),
 }
 
+#: The festivals that close the year (元旦 the calendar year, 腊八 to 除夕 and 春节 the lunar one, 元宵 its last
+#: day of celebration). 今年 + one of them said in the last months of the year, once this calendar year's has
+#: passed, means the coming one (今年过年回老家吗 in November) unless the clause tells of the past
+#: (今年春节我们是在三亚过的).
+NEW_YEAR_SEASON = frozenset(("元旦", "腊八", "小年", "除夕", "春节", "元宵"))
+#: The first month of "the last months of the year" in that convention (October: the last quarter).
+YEAR_END_FROM_MONTH = 10
+
 #: Days after a festival during which a plain mention still means that (just past) one.
 FESTIVAL_GRACE_DAYS: dict[str, int] = {"春节": 15, "国庆": 10, "劳动节": 7}
 DEFAULT_FESTIVAL_GRACE_DAYS = 7

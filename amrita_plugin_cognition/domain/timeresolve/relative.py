@@ -55,6 +55,7 @@ DAY_WORDS: dict[str, tuple[int, str]] = {
     "昨早": (-1, "早上"),
     "昨晚": (-1, "晚上"),
     "昨夜": (-1, "夜里"),
+    "前晚": (-2, "晚上"),
     "刚才": (0, ""),
     "刚刚": (0, ""),
     "方才": (0, ""),
@@ -77,10 +78,16 @@ _ACQUIRED = (
 )
 
 
+#: Before 前晚, a character that makes 前 "before" (睡前, 考前, 饭前): 睡前晚上 is no night before last.
+_BEFORE_SOMETHING = "睡考饭餐赛婚会节年临生死战"
+
+
 def day_word(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
     word = match.group("span")
     if word == "刚刚" and scan.after(end) == "好":
         return None
+    if word == "前晚" and (scan.next_in(end, "上饭餐会宴") or scan.previous_in(start, _BEFORE_SOMETHING)):
+        return None  # 睡前晚上, 前晚饭: not the night before last
     if word == "后天" and ("先天" in scan.text or scan.text.startswith(_ACQUIRED, end)):
         return None  # 先天/后天: innate vs acquired
     offset, part = DAY_WORDS[word]
@@ -135,6 +142,8 @@ def _apply_offset(scan: Scan, kind: str, amount: float, sign: int) -> Resolution
     return year_span(scan.today.year + sign * int(amount))
 
 
+#: Words that start with a character glued to 前/后 above and follow an offset as words of their own.
+_WORDS_AFTER_AN_OFFSET = ("期末", "期中", "面试", "面谈", "面签", "面包", "面条")
 _SAME_DAY = ("的今天", "的这个时候", "的这时候", "的这一天", "的此时")
 
 
@@ -142,8 +151,8 @@ def offset(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution
     direction = match.group("dir")
     backward = direction.endswith("前")
     glued = scan.next_in(end, _NOT_AFTER_BACKWARD if backward else _NOT_AFTER_FORWARD)
-    if len(direction) == 1 and glued and not scan.text.startswith(("期末", "期中"), end):
-        return None  # 三天后悔 / 两天前面 (but 三周后期末考)
+    if len(direction) == 1 and glued and not scan.text.startswith(_WORDS_AFTER_AN_OFFSET, end):
+        return None  # 三天后悔 / 两天前面 (but 三周后期末考, 两周前面试的那家公司)
     amount = _offset_amount(match)
     if amount is None:
         return None

@@ -18,6 +18,7 @@ from .lexicon import (
     festival_pattern,
 )
 from .model import TimeMention
+from .names import business_names
 from .relative import DAY_WORDS
 from .rules import RULES, Rule
 from .spans import Resolution
@@ -88,6 +89,7 @@ def _blocked_spans(text: str) -> list[tuple[int, int]]:
         tail = _RANGE_END.match(text, match.end())
         spans.append((match.start(), tail.end() if tail else match.end()))
     spans += [match.span(1) for pattern in (_NAMED, _CALLED) for match in pattern.finditer(text)]
+    spans += business_names(text)
     for phrase in BLOCKED_PHRASES:
         index = text.find(phrase)
         while index >= 0:
