@@ -247,6 +247,19 @@ class TranscriptRow(Model):
     pending: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
+class ChangeRow(Model):
+    """A bot account's change counter (``store/changes.py``): bumped in the transaction of every
+    change to its stored content, so that other processes drop what they cached of it within
+    seconds. Key ``*`` stands for every bot account (a restore). Process coordination, not data:
+    never backed up, never erased."""
+
+    __tablename__ = "cognition_change"
+
+    bot_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class ChatSwitchRow(Model):
     """A chat's own memory switch (``/memory off|on``): no row means on. While off nothing of the
     chat is written, injected or extracted."""

@@ -8,6 +8,7 @@ until a batch of them becomes one extraction job. Both are trimmed per chat in t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,6 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.clock import as_utc
 from ..domain.records import Scope
 from .models import NoteRow, TranscriptRow
+
+#: Ids per statement (SQLite binds at most a few thousand parameters at once).
+CHUNK = 500
 
 
 def _in_chat(model, bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
@@ -72,21 +76,35 @@ def add_turn(
     reply_text: str,
     at: datetime,
     pending: bool,
-) -> None:
-    session.add(
-        TranscriptRow(
-            bot_id=bot_id,
-            scope_kind=scope.kind,
-            scope_id=scope.id,
-            user_id=user_id,
-            user_name=user_name,
-            message_id=message_id,
-            input_text=input_text,
-            reply_text=reply_text,
-            said_at=at,
-            pending=pending,
-        )
+) -> TranscriptRow:
+    row = TranscriptRow(
+        bot_id=bot_id,
+        scope_kind=scope.kind,
+        scope_id=scope.id,
+        user_id=user_id,
+        user_name=user_name,
+        message_id=message_id,
+        input_text=input_text,
+        reply_text=reply_text,
+        said_at=at,
+        pending=pending,
     )
+    session.add(row)
+    return row
+
+
+async def present_turns(session: AsyncSession, bot_id: str, turn_ids: Iterable[int]) -> set[int]:
+    """Which of these transcript turns are still kept (a forget or an erasure removes turns)."""
+    wanted = sorted(set(turn_ids))
+    present: set[int] = set()
+    for start in range(0, len(wanted), CHUNK):
+        rows = await session.execute(
+            select(TranscriptRow.id).where(
+                TranscriptRow.bot_id == bot_id, TranscriptRow.id.in_(wanted[start : start + CHUNK])
+            )
+        )
+        present.update(int(turn_id) for turn_id in rows.scalars())
+    return present
 
 
 async def recent_turns(session: AsyncSession, bot_id: str, scope: Scope, limit: int) -> list[TranscriptRow]:
