@@ -21,7 +21,7 @@ from nonebug import App
 from sqlalchemy import select
 
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
-from amrita_plugin_cognition.store.models import JobRow, MemoryRow, TranscriptRow
+from amrita_plugin_cognition.store.models import JobRow, MemoryRow, NoteRow, ProfileRow, TranscriptRow
 
 pytestmark = pytest.mark.chatflow
 
@@ -100,3 +100,46 @@ async def test_end_with_nothing_writes_nothing(app: App, fake_openai, monkeypatc
     result = tool_results(fake_openai.chat_requests[-1])[-1]
     assert result["ok"] is True and result["noted"] is False and result["observations"] == 0
     assert await _rows(JobRow, JobRow.scope_id == "30103") == []
+
+
+async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_turn_out(
+    app: App, fake_openai, monkeypatch
+) -> None:
+    """The model ignores the request: it writes the plan with the write tool and puts it into
+    ``end``'s memo and observations anyway. The message's own words refuse all of it."""
+    said = "这个别记啊：我下周二要去面试，紧张死了"
+    fake_openai.script.extend(
+        [
+            tool_call(
+                "cognition_memory_write", {"scope": "user", "content": "QQ号10111（昵称阿强）计划下周二去面试。"}
+            ),
+            tool_call(
+                "end",
+                {"memo": "阿强说他下周二要去面试", "observations": ["QQ号10111（昵称阿强）下周二要去面试"]},
+                "call_2",
+            ),
+        ]
+    )
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        await deliver(bot, group_message(said, 30111, 10111, "阿强"))
+        assert FINAL_TEXT in qq.sent  # the reply goes on
+        written, ended = tool_results(fake_openai.chat_requests[-1])[-2:]
+        assert written["ok"] is False and "不要记住" in written["error"]
+        assert ended["ok"] is True and ended["noted"] is False and ended["observations"] == 0
+        assert "没有记录" in ended["note"] and not ended["next"].startswith("已记下")
+        # no note, no job, no transcript turn, no fact
+        assert await _rows(NoteRow, NoteRow.bot_id == BOT, NoteRow.scope_id == "30111") == []
+        assert await _rows(JobRow) == []
+        assert await _rows(TranscriptRow, TranscriptRow.scope_id == "30111") == []
+        # the historian has nothing to do: no model call, no fact, no card merged
+        fake_openai.reset()
+        await (await _engine()).historian.run_until_idle()
+        assert fake_openai.chat_requests == []
+        assert await _rows(MemoryRow, MemoryRow.bot_id == BOT, MemoryRow.text.contains("面试")) == []
+        assert await _rows(ProfileRow, ProfileRow.bot_id == BOT, ProfileRow.body.contains("面试")) == []
+        # someone else's next turn in the group is told nothing of it
+        fake_openai.reset()
+        await deliver(bot, group_message("周二大家都有什么安排", 30111, 10112, "小李"))
+        system = system_text(fake_openai.chat_requests[0])
+        assert "面试" not in system

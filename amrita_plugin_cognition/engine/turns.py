@@ -1,6 +1,7 @@
 """The end of a turn: the ``end`` tool's note and job, and transcript capture of every turn.
 
-``end_turn`` is the hot path (principle 4): admission on the memo and observations, then ONE
+``end_turn`` is the hot path (principle 4): a message of the batch that asks not to be
+remembered withholds the whole turn; otherwise admission on the memo and observations, then ONE
 local transaction that adds the note and enqueues the historian job, and nothing else. The job
 carries what the historian needs to anchor and disambiguate: the observations, who said them and
 where, the message time in UTC, local time, epoch and zone, the current input batch and the chat's
@@ -25,7 +26,7 @@ from zoneinfo import ZoneInfo
 
 from cachetools import LRUCache
 
-from ..domain.admission import admit, redact
+from ..domain.admission import admit, redact, requests_not_to_remember
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import Event, JobsQueued, NoteAdded, StoreReplaced, TranscriptChanged
 from ..domain.records import ChatContext, Scope, normalise_text
@@ -64,6 +65,8 @@ class EndResult:
     refused: list[tuple[str, str]] = field(default_factory=list)
     #: The speaker opted out (``/memory optout``): nothing of the turn was written.
     opted_out: bool = False
+    #: A message of the batch asked not to remember it: nothing of the turn was written.
+    withheld: bool = False
 
 
 def clip(text: str, limit: int) -> str:
@@ -198,13 +201,24 @@ async def end_turn(
     now: datetime | None = None,
 ) -> EndResult:
     """The ``end`` tool: the memo joins the chat's notes and the observations become a job, in
-    one transaction. Both empty (or refused by admission): nothing is written."""
+    one transaction. Both empty (or refused by admission): nothing is written.
+
+    A message of the batch that asks not to remember (the check transcript capture makes,
+    ``requests_not_to_remember``) withholds the whole turn: no note, no job, so no fact and no
+    card merge (merges are queued from a job's facts). The model's memo and observations are not
+    tied to single messages, so no part of them can be shown to be free of what that message
+    said; in a batch of several people's messages the others' words of that turn are not
+    remembered either (they can say them again), never the reverse."""
     started = time.perf_counter()
     now = aware_or_now(now)
     result = EndResult()
     switches = await chat_switches(engine, context.bot_id, context.scope)  # cached; None: memory off here
     if switches is None or switches.is_opted_out(context.user_id):
         result.opted_out = switches is not None
+        return result
+    if asked_not_to_remember(batch):
+        result.withheld = True
+        log_event("end", withheld="do_not_remember", scope=context.scope.key)
         return result
     settings = engine.config.historian
     # a text naming an opted-out user is not written either (engine/switches.py)
@@ -253,6 +267,11 @@ async def end_turn(
     result.queued = len(kept_observations)
     log_event("end", started, scope=context.scope.key, note=int(result.note_written), observations=result.queued)
     return result
+
+
+def asked_not_to_remember(batch: Sequence[InputMessage]) -> bool:
+    """Whether a message of the batch asks the bot not to remember it."""
+    return any(requests_not_to_remember(normalise_text(message.text)) for message in batch)
 
 
 async def _without_removed_turns(uow: UnitOfWork, bot_id: str, job: JobRow, payload: dict[str, Any]) -> bool:
