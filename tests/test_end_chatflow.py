@@ -21,6 +21,7 @@ from nonebug import App
 from sqlalchemy import select
 
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
+from amrita_plugin_cognition.engine.inspection import export_user
 from amrita_plugin_cognition.store.models import JobRow, MemoryRow, NoteRow, ProfileRow, TranscriptRow
 
 pytestmark = pytest.mark.chatflow
@@ -143,3 +144,44 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
         await deliver(bot, group_message("周二大家都有什么安排", 30111, 10112, "小李"))
         system = system_text(fake_openai.chat_requests[0])
         assert "面试" not in system
+
+
+async def test_forgetting_a_fact_takes_the_note_and_the_message_it_came_from(
+    app: App, fake_openai, monkeypatch
+) -> None:
+    said = "我最近在备考雅思，压力好大"
+    fake_openai.script.append(
+        tool_call("end", {"memo": "阿花说她在备考雅思", "observations": ["QQ号10121（昵称阿花）在备考雅思"]})
+    )
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        await deliver(bot, group_message(said, 30121, 10121, "阿花"))
+        fake_openai.script.append(
+            tool_call("end", {"memo": "小王说周末去爬山", "observations": ["QQ号10122（昵称小王）周末去爬山"]})
+        )
+        await deliver(bot, group_message("周末我去爬山", 30121, 10122, "小王"))
+        fake_openai.reset()
+        fake_openai.script.extend(
+            [
+                tool_call(TOOL_NAME, {"facts": [{"text": "QQ号10121（昵称阿花）在备考雅思。", "sources": [1]}]}),
+                tool_call(TOOL_NAME, {"facts": [{"text": "QQ号10122（昵称小王）周末去爬山。", "sources": [1]}]}),
+            ]
+        )
+        engine = await _engine()
+        await engine.historian.run_until_idle()
+        (fact,) = await _rows(
+            MemoryRow, MemoryRow.bot_id == BOT, MemoryRow.scope_id == "30121", MemoryRow.text.contains("雅思")
+        )
+        assert said in json.dumps(await export_user(engine, "10121", BOT), ensure_ascii=False)
+
+        await deliver(bot, group_message(f"/memory user delete {fact.id}", 30121, 10121, "阿花", to_me=False))
+        await deliver(bot, group_message("确认", 30121, 10121, "阿花", to_me=False))
+        assert "已删除" in qq.sent[-1]
+
+        # the next turn (anyone's) is not told of it: neither the fact nor the turn's note
+        fake_openai.reset()
+        await deliver(bot, group_message("周末谁有空", 30121, 10122, "小王"))
+        system = system_text(fake_openai.chat_requests[0])
+        assert "雅思" not in system and "小王说周末去爬山" in system
+        exported = json.dumps(await export_user(engine, "10121", BOT), ensure_ascii=False)
+        assert "雅思" not in exported and said not in exported

@@ -246,12 +246,14 @@ async def end_turn(
             ],
             "recent": await engine.recent_turns.messages(engine, context.bot_id, context.scope),
         }
+    message_ids = [message.message_id for message in batch if message.message_id]
     removed_turns = False
     async with engine.unit_of_work() as uow:
         if kept_memo:
             short_term.add_note(
-                uow.session, context.bot_id, context.scope, context.user_id, context.user_name, kept_memo[0], now
-            )
+                uow.session, context.bot_id, context.scope, context.user_id, context.user_name, kept_memo[0], now,
+                message_ids,
+            )  # fmt: skip
             uow.record(NoteAdded(context.bot_id, context.scope))
         if payload is not None:
             # FIFO by when it was enqueued (the message time, which may be late or skewed, is in the payload)

@@ -1,4 +1,4 @@
-"""trust II: change counters between processes
+"""trust II: change counters between processes; a note names the messages it sums up
 
 迁移 ID: d1f6a3c9e5b7
 父迁移: b9d4e6f2a1c7
@@ -33,9 +33,15 @@ def upgrade(name: str = "") -> None:
         sa.PrimaryKeyConstraint("bot_id", name=op.f("pk_cognition_change")),
         info=_BIND,
     )
+    # notes written before this revision name no message: a forget cannot tell their source
+    op.add_column("cognition_note", sa.Column("message_ids", sa.Text(), nullable=False, server_default="[]"))
+    with op.batch_alter_table("cognition_note", schema=None) as batch_op:
+        batch_op.alter_column("message_ids", server_default=None)  # the repository sets every value
 
 
 def downgrade(name: str = "") -> None:
     if name:
         return
+    with op.batch_alter_table("cognition_note", schema=None) as batch_op:
+        batch_op.drop_column("message_ids")
     op.drop_table("cognition_change")

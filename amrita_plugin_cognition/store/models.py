@@ -187,6 +187,9 @@ class NoteRow(Model):
     content: Mapped[str] = mapped_column(Text)
     #: The time of the message the note sums up.
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: The ids of the messages the note sums up (JSON list): a forget of a fact said in one of
+    #: them takes the note with it (``engine/corrections.py``).
+    message_ids: Mapped[str] = mapped_column(Text, default="[]")
 
 
 class JobRow(Model):
