@@ -68,11 +68,11 @@ async def test_an_erasure_in_another_process_reaches_the_caches_and_the_historia
 
     await erasure.delete_all(cli_process, ErasureTarget.user(bot, "10301"), actor="cli", now=NOW)
 
-    # at once: the bot's next end checks its cached recent turns against the transcript
+    # past the bound (the caches' own lifetime is 10 s; the recent turns had none): the bot's next
+    # end job and its next turn hold nothing of them
+    await asyncio.sleep(POLL_SECONDS + 0.2)
     await bot_process.end_turn(other, "", ["QQ号10302（昵称小V）后天也去游泳"], batch=[], now=NOW)
     assert SECRET not in (await _payloads(bot_process, bot))[-1]
-    # within the bound: the turn caches learned of the change (their own lifetime is 10 s)
-    await asyncio.sleep(POLL_SECONDS + 0.2)
     assert SECRET not in (await build_context(bot_process, other, ["暗号"], now=NOW)).text
 
     # the historian's model reads nothing of them: the job queued before the erasure still carried

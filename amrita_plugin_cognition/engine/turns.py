@@ -6,7 +6,9 @@ local transaction that adds the note and enqueues the historian job, and nothing
 carries what the historian needs to anchor and disambiguate: the observations, who said them and
 where, the message time in UTC, local time, epoch and zone, the current input batch and the chat's
 recent messages (each clipped). Recent messages come from a per-process cache of the chat's last
-turns, loaded from SQL once per chat; the job's transaction checks that their turns are still kept.
+turns, loaded from SQL once per chat and dropped when a change elsewhere is learned of (at most
+2 s late: ``freshness``); each names its turn, and the historian leaves out the turns that are
+gone by the time it runs.
 
 ``record_turn`` runs after the reply: the turn (input and reply) joins the chat's transcript.
 With ``historian.capture`` "transcript" or "both", a turn that did not call ``end`` waits
@@ -35,8 +37,6 @@ from ..store import jobs, short_term
 from .switches import chat_switches, memory_on
 
 if TYPE_CHECKING:
-    from ..store.models import JobRow
-    from ..store.unit_of_work import UnitOfWork
     from .service import CognitionEngine
 
 OBSERVATIONS_JOB = "observations"
@@ -93,10 +93,10 @@ class RecentTurns:
     """The last turns of each chat, as recent messages for jobs (bounded; loaded once per chat).
 
     Each message names its transcript turn (``turn``: the row id), so what a forget or an erasure
-    removed is checked when a job is queued (``end_turn``) and again before the historian's model
-    reads it (``historian_sources.without_removed_turns``). A chat's turns are dropped when this
-    process removes some of them (``TranscriptChanged``) and, through the change counters, when
-    another process changes the bot (``drop_bot``)."""
+    removed after the job was queued is left out before the historian's model reads it
+    (``historian_sources.without_removed_turns``). A chat's turns are dropped when this process
+    removes some of them (``TranscriptChanged``) and, through the change counters, when another
+    process changes the bot (``drop_bot``: read before every job is built, at most every 2 s)."""
 
     def __init__(self, size: int = 2_000) -> None:
         self._chats: LRUCache[str, deque[dict[str, Any]]] = LRUCache(maxsize=size)
@@ -247,7 +247,6 @@ async def end_turn(
             "recent": await engine.recent_turns.messages(engine, context.bot_id, context.scope),
         }
     message_ids = [message.message_id for message in batch if message.message_id]
-    removed_turns = False
     async with engine.unit_of_work() as uow:
         if kept_memo:
             short_term.add_note(
@@ -257,14 +256,9 @@ async def end_turn(
             uow.record(NoteAdded(context.bot_id, context.scope))
         if payload is not None:
             # FIFO by when it was enqueued (the message time, which may be late or skewed, is in the payload)
-            job = jobs.enqueue(
-                uow.session, OBSERVATIONS_JOB, context.bot_id, context.scope, payload, aware_or_now(None)
-            )
-            removed_turns = await _without_removed_turns(uow, context.bot_id, job, payload)
+            jobs.enqueue(uow.session, OBSERVATIONS_JOB, context.bot_id, context.scope, payload, aware_or_now(None))
             uow.record(JobsQueued())
         await uow.commit()
-    if removed_turns:  # the cache held turns another process removed: read them again next time
-        engine.recent_turns.drop(context.bot_id, [context.scope])
     result.note_written = bool(kept_memo)
     result.queued = len(kept_observations)
     log_event("end", started, scope=context.scope.key, note=int(result.note_written), observations=result.queued)
@@ -274,23 +268,6 @@ async def end_turn(
 def asked_not_to_remember(batch: Sequence[InputMessage]) -> bool:
     """Whether a message of the batch asks the bot not to remember it."""
     return any(requests_not_to_remember(normalise_text(message.text)) for message in batch)
-
-
-async def _without_removed_turns(uow: UnitOfWork, bot_id: str, job: JobRow, payload: dict[str, Any]) -> bool:
-    """Check the job's recent messages against the transcript in its own transaction (after the
-    inserts, so that SQLite's write lock is held before the read): the turns a forget or an erasure
-    removed, here or in another process, are not carried. True when some were dropped."""
-    recent = payload.get("recent") or []
-    turns = {message["turn"] for message in recent if isinstance(message.get("turn"), int)}
-    if not turns:
-        return False
-    await uow.session.flush()
-    present = await short_term.present_turns(uow.session, bot_id, turns)
-    if present >= turns:
-        return False
-    payload["recent"] = [message for message in recent if message.get("turn") in present or "turn" not in message]
-    await jobs.replace_payload(uow.session, job.id, payload, aware_or_now(None))
-    return True
 
 
 async def record_turn(
