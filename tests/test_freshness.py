@@ -105,6 +105,28 @@ async def test_the_hooks_last_inputs_follow_another_processes_change(tmp_root, c
     assert bot_process.caches.recall_queries(bot, other.scope, "谁呢", 8) == ["谁呢"]
 
 
+async def test_a_restore_in_another_process_drops_every_bots_caches(tmp_root, chroma_port) -> None:
+    """A restore replaces every bot account's data at once (``StoreReplaced``: the counter of all
+    of them). Here the other process replaces one chat's memo the way a restore does."""
+    from amrita_plugin_cognition.domain.events import StoreReplaced
+    from amrita_plugin_cognition.engine import notes
+    from amrita_plugin_cognition.store import notes as notes_store
+
+    bot_process = await make_engine(tmp_root, chroma_port)
+    cli_process = await make_engine(tmp_root, chroma_port)
+    chat = group(new_bot(), "30304", "10306", "小X")
+    await notes.append_memo(bot_process, chat, f"群暗号：{SECRET}", now=NOW)
+    assert SECRET in (await build_context(bot_process, chat, ["暗号"], now=NOW)).text
+
+    async with cli_process.unit_of_work() as uow:
+        await notes_store.write_memo(uow.session, chat.bot_id, chat.scope, "群规：友善发言", "cli", NOW, 5)
+        uow.record(StoreReplaced())
+        await uow.commit()
+    await asyncio.sleep(POLL_SECONDS + 0.2)
+    block = (await build_context(bot_process, chat, ["暗号"], now=NOW)).text
+    assert SECRET not in block and "友善发言" in block
+
+
 async def test_this_processes_own_changes_do_not_drop_its_caches(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
