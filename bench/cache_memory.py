@@ -2,7 +2,7 @@
 each have one turn, on a bank that is not empty.
 
 The per-turn caches are bounded (``engine/caches.py``: TTL caches of 20,000 chats, valid 10 s;
-the hook's last inputs ``bot/hook.py::_recent_inputs``: an LRU of 20,000 chats; the unit of
+the hook's last inputs ``engine/caches.py::TurnCaches.recent_inputs``: an LRU of 20,000 chats; the unit of
 work's per-chat locks: an LRU of 4,096, taken by writes only). So once the caches are full the
 resident set should stop growing: the figure is RSS at 100k chats / RSS at 25k chats (close to 1).
 
@@ -183,14 +183,15 @@ class Hook:
 
         self.engine = engine
         self.build_context = build_context
+        self.recent_inputs = engine.caches.recent_inputs
         try:
             from amrita_plugin_cognition.bot import hook
         except Exception as error:  # engine-only NoneBot may not load the adapter
-            self.recent_inputs: Any = None
-            self.recall_queries = lambda context, text, short: [text] if text else []
+            self.recall_queries = lambda engine, context, text, short: engine.caches.recall_queries(
+                context.bot_id, context.scope, text, short
+            )
             self.how = f"replicated (importing amrita_plugin_cognition.bot failed: {type(error).__name__}: {error})"
         else:
-            self.recent_inputs = hook._recent_inputs
             self.recall_queries = hook.recall_queries
             self.how = "bot.hook.recall_queries + engine.context.build_context under the hook's timeout"
 
@@ -198,7 +199,7 @@ class Hook:
         engine = self.engine
         if not engine.config.enable or context.scope.key in engine.config.disabled_scopes:
             return None
-        chat_queries = self.recall_queries(context, text, engine.config.recall.short_query_chars)
+        chat_queries = self.recall_queries(engine, context, text, engine.config.recall.short_query_chars)
         return await asyncio.wait_for(
             self.build_context(engine, context, chat_queries, now=NOW),
             timeout=engine.config.hook_timeout_seconds,
@@ -214,8 +215,7 @@ def cache_sizes(engine: Any, hook: Hook) -> dict[str, str]:
         "scope_locks": f"{len(engine._scope_locks._locks)}/{engine._scope_locks._locks.maxsize}",
         "query_vectors": f"{len(engine.embedder._cache)}/{engine.embedder._max_entries}",
     }
-    if hook.recent_inputs is not None:
-        sizes["recent_inputs"] = f"{len(hook.recent_inputs)}/{hook.recent_inputs.maxsize}"
+    sizes["recent_inputs"] = f"{len(hook.recent_inputs)}/{hook.recent_inputs.maxsize}"
     return sizes
 
 

@@ -4,7 +4,8 @@ the same run on the same database: one bare insert-and-commit of the same note r
 session and the SQLite file the engine uses, nothing else).
 
 Each round times ``calls`` end calls (memo + two observations + one input message, in one chat
-whose recent turns are already cached, as in a live chat), then ``calls`` bare commits,
+whose recent turns are already cached, as in a live chat: the job's transaction checks that those
+turns are still kept), then ``calls`` bare commits,
 alternating in blocks so both see the same machine load. The figures are medians over rounds.
 
     uv run python bench/end_latency.py [--quick]
@@ -81,8 +82,12 @@ async def bare_commits(engine, context, count: int, offset: int) -> list[float]:
 
 async def run(engine, calls: int, rounds: int) -> list[tuple[tuple[float, float], tuple[float, float]]]:  # type: ignore[no-untyped-def]
     from amrita_plugin_cognition.domain.records import ChatContext, Scope
+    from amrita_plugin_cognition.engine.turns import InputMessage
 
     context = ChatContext("bench-bot", Scope("group", "30001"), "40001", "小明")
+    for index in range(engine.config.historian.recent_messages_k):  # the chat's transcript, as in a live chat
+        said = InputMessage(f"t{index}", context.user_id, context.user_name, f"第{index}句闲聊", NOW)
+        await engine.record_turn(context, said, f"第{index}句回复", ended=True)
     await end_calls(engine, context, 20, 0)  # warm-up: connections, the chat's recent turns
     await bare_commits(engine, context, 20, 0)
     results = []

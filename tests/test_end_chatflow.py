@@ -21,7 +21,8 @@ from nonebug import App
 from sqlalchemy import select
 
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
-from amrita_plugin_cognition.store.models import JobRow, MemoryRow, TranscriptRow
+from amrita_plugin_cognition.engine.inspection import export_user
+from amrita_plugin_cognition.store.models import JobRow, MemoryRow, NoteRow, ProfileRow, TranscriptRow
 
 pytestmark = pytest.mark.chatflow
 
@@ -100,3 +101,87 @@ async def test_end_with_nothing_writes_nothing(app: App, fake_openai, monkeypatc
     result = tool_results(fake_openai.chat_requests[-1])[-1]
     assert result["ok"] is True and result["noted"] is False and result["observations"] == 0
     assert await _rows(JobRow, JobRow.scope_id == "30103") == []
+
+
+async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_turn_out(
+    app: App, fake_openai, monkeypatch
+) -> None:
+    """The model ignores the request: it writes the plan with the write tool and puts it into
+    ``end``'s memo and observations anyway. The message's own words refuse all of it."""
+    said = "这个别记啊：我下周二要去面试，紧张死了"
+    fake_openai.script.extend(
+        [
+            tool_call(
+                "cognition_memory_write", {"scope": "user", "content": "QQ号10111（昵称阿强）计划下周二去面试。"}
+            ),
+            tool_call(
+                "end",
+                {"memo": "阿强说他下周二要去面试", "observations": ["QQ号10111（昵称阿强）下周二要去面试"]},
+                "call_2",
+            ),
+        ]
+    )
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        await deliver(bot, group_message(said, 30111, 10111, "阿强"))
+        assert FINAL_TEXT in qq.sent  # the reply goes on
+        written, ended = tool_results(fake_openai.chat_requests[-1])[-2:]
+        assert written["ok"] is False and "不要记住" in written["error"]
+        assert ended["ok"] is True and ended["noted"] is False and ended["observations"] == 0
+        assert "没有记录" in ended["note"] and not ended["next"].startswith("已记下")
+        # no note, no job, no transcript turn, no fact
+        assert await _rows(NoteRow, NoteRow.bot_id == BOT, NoteRow.scope_id == "30111") == []
+        assert await _rows(JobRow) == []
+        assert await _rows(TranscriptRow, TranscriptRow.scope_id == "30111") == []
+        # the historian has nothing to do: no model call, no fact, no card merged
+        fake_openai.reset()
+        await (await _engine()).historian.run_until_idle()
+        assert fake_openai.chat_requests == []
+        assert await _rows(MemoryRow, MemoryRow.bot_id == BOT, MemoryRow.text.contains("面试")) == []
+        assert await _rows(ProfileRow, ProfileRow.bot_id == BOT, ProfileRow.body.contains("面试")) == []
+        # someone else's next turn in the group is told nothing of it
+        fake_openai.reset()
+        await deliver(bot, group_message("周二大家都有什么安排", 30111, 10112, "小李"))
+        system = system_text(fake_openai.chat_requests[0])
+        assert "面试" not in system
+
+
+async def test_forgetting_a_fact_takes_the_note_and_the_message_it_came_from(
+    app: App, fake_openai, monkeypatch
+) -> None:
+    said = "我最近在备考雅思，压力好大"
+    fake_openai.script.append(
+        tool_call("end", {"memo": "阿花说她在备考雅思", "observations": ["QQ号10121（昵称阿花）在备考雅思"]})
+    )
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        await deliver(bot, group_message(said, 30121, 10121, "阿花"))
+        fake_openai.script.append(
+            tool_call("end", {"memo": "小王说周末去爬山", "observations": ["QQ号10122（昵称小王）周末去爬山"]})
+        )
+        await deliver(bot, group_message("周末我去爬山", 30121, 10122, "小王"))
+        fake_openai.reset()
+        fake_openai.script.extend(
+            [
+                tool_call(TOOL_NAME, {"facts": [{"text": "QQ号10121（昵称阿花）在备考雅思。", "sources": [1]}]}),
+                tool_call(TOOL_NAME, {"facts": [{"text": "QQ号10122（昵称小王）周末去爬山。", "sources": [1]}]}),
+            ]
+        )
+        engine = await _engine()
+        await engine.historian.run_until_idle()
+        (fact,) = await _rows(
+            MemoryRow, MemoryRow.bot_id == BOT, MemoryRow.scope_id == "30121", MemoryRow.text.contains("雅思")
+        )
+        assert said in json.dumps(await export_user(engine, "10121", BOT), ensure_ascii=False)
+
+        await deliver(bot, group_message(f"/memory user delete {fact.id}", 30121, 10121, "阿花", to_me=False))
+        await deliver(bot, group_message("确认", 30121, 10121, "阿花", to_me=False))
+        assert "已删除" in qq.sent[-1]
+
+        # the next turn (anyone's) is not told of it: neither the fact nor the turn's note
+        fake_openai.reset()
+        await deliver(bot, group_message("周末谁有空", 30121, 10122, "小王"))
+        system = system_text(fake_openai.chat_requests[0])
+        assert "雅思" not in system and "小王说周末去爬山" in system
+        exported = json.dumps(await export_user(engine, "10121", BOT), ensure_ascii=False)
+        assert "雅思" not in exported and said not in exported

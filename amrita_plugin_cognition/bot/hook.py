@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 
 from amrita_core import PreCompletionEvent, on_precompletion
 from amrita_core.types import TextContent
-from cachetools import LRUCache
 from nonebot.adapters.onebot.v11 import MessageEvent
 
 from ..domain.records import ChatContext
@@ -23,29 +21,16 @@ from .context import chat_context, message_time
 
 logger = logging.getLogger("cognition")
 
-#: The last few plain texts per chat, for the "short query gets a line of context" rule.
-#: Bounded: the oldest chats' lines are dropped once this many chats have spoken since.
-_recent_inputs: LRUCache[str, deque[str]] = LRUCache(maxsize=20_000)
-_RECENT_KEEP = 3
 #: While memory is not up yet, a turn waits at most this long for it to start (the start goes
 #: on in the background; later turns find it ready).
 START_WAIT_SECONDS = 5.0
 
 
-def recall_queries(context: ChatContext, text: str, short_chars: int) -> list[str]:
-    """The current input as recall queries; a short one is prefixed with the previous line."""
-    key = f"{context.bot_id}:{context.scope.key}"
-    history = _recent_inputs.get(key)
-    if history is None:
-        history = _recent_inputs[key] = deque(maxlen=_RECENT_KEEP)
-    previous = history[-1] if history else ""
-    if text:
-        history.append(text)
-    if not text:
-        return []
-    if len(text) <= short_chars and previous:
-        return [f"{previous}\n{text}"]
-    return [text]
+def recall_queries(engine: CognitionEngine, context: ChatContext, text: str, short_chars: int) -> list[str]:
+    """The current input as recall queries; a short one is prefixed with the chat's previous
+    input. The inputs are kept by the engine's turn caches (bounded, and dropped with the rest of
+    what the engine caches of the bot when another process changes it)."""
+    return engine.caches.recall_queries(context.bot_id, context.scope, text, short_chars)
 
 
 def inject(event: PreCompletionEvent, block: str) -> None:
@@ -61,10 +46,12 @@ def inject(event: PreCompletionEvent, block: str) -> None:
 
 async def memory_block(engine: CognitionEngine, context: ChatContext, nb_event: MessageEvent) -> BuiltContext | None:
     """The turn's memory block; None when memory is off in this chat (configured, or ``/memory
-    off``: a cached lookup, so the common turn waits on no database for it)."""
+    off``: a cached lookup, so the common turn waits on no database for it). What is cached was
+    checked against other processes' changes at most ``freshness.POLL_SECONDS`` ago."""
+    await engine.refresh_caches(context.bot_id)
     if not await memory_on(engine, context.bot_id, context.scope):
         return None
-    queries = recall_queries(context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
+    queries = recall_queries(engine, context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
     return await build_context(engine, context, queries, now=message_time(nb_event))
 
 

@@ -7,6 +7,7 @@ write from the bot, the CLI, the harness, an importer or a test triggers the sam
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .records import Scope
@@ -26,7 +27,26 @@ class MemoriesChanged:
 
 @dataclass(frozen=True, slots=True)
 class NotesChanged:
-    """A chat's pinned memo or pins changed."""
+    """A chat's pinned memo, pins or short-term notes changed (written, replaced or removed)."""
+
+    bot_id: str
+    scope: Scope
+
+
+@dataclass(frozen=True, slots=True)
+class NoteAdded:
+    """The ``end`` tool appended a short-term note to a chat: nothing was replaced or removed, so
+    no other process has to drop what it cached (the one change of the hot path; see
+    ``counted_changes``)."""
+
+    bot_id: str
+    scope: Scope
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptChanged:
+    """Transcript turns of a chat were removed (a forget took the turn a fact came from): the
+    chat's cached recent turns are stale."""
 
     bot_id: str
     scope: Scope
@@ -59,6 +79,43 @@ class StoreReplaced:
     """Everything may have changed at once (a backup was restored)."""
 
 
+#: The key of the change counter that stands for every bot account (a restore replaces them all).
+EVERY_BOT = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesCounted:
+    """The unit of work bumped these change counters (key, new version) in its transaction
+    (``store/changes.py``): this process knows the change; other processes see the new version."""
+
+    versions: tuple[tuple[str, int], ...]
+
+
 Event = (
-    IndexWorkQueued | MemoriesChanged | NotesChanged | JobsQueued | SwitchesChanged | ProfilesChanged | StoreReplaced
+    IndexWorkQueued
+    | MemoriesChanged
+    | NotesChanged
+    | NoteAdded
+    | TranscriptChanged
+    | JobsQueued
+    | SwitchesChanged
+    | ProfilesChanged
+    | StoreReplaced
+    | ChangesCounted
 )
+
+
+def counted_changes(events: Sequence[Event]) -> list[str]:
+    """The change counters a unit of work bumps before it commits: one per bot account whose
+    stored content (facts, memo, pins, notes, transcript, cards) or switches it changed, and
+    ``EVERY_BOT`` for a restore. Other processes read the counters and drop what they cached of
+    that bot (``engine/freshness.py``). Appending the ``end`` tool's note (``NoteAdded``) and
+    queueing work bump nothing: they replace nothing another process may hold, and the hot path
+    stays one insert-and-commit."""
+    keys: set[str] = set()
+    for event in events:
+        if isinstance(event, StoreReplaced):
+            keys.add(EVERY_BOT)
+        elif isinstance(event, MemoriesChanged | NotesChanged | TranscriptChanged | SwitchesChanged | ProfilesChanged):
+            keys.add(event.bot_id)
+    return sorted(keys)

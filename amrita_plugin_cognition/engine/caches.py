@@ -6,12 +6,14 @@ The hook runs on every message, so three answers are cached per process:
   a turn's path; ``bank_known_empty``);
 * per chat, whether it sees any fact (a chat that sees none skips recall and the embedding);
 * per chat, its pinned memo, pins and last short-term notes;
-* per (bot, entity, part), the profile card part a turn injects (or that there is none).
+* per (bot, entity, part), the profile card part a turn injects (or that there is none);
+* per chat, its last few inputs (a short query is recalled with the line before it).
 
 Every cache is a ``cachetools`` TTL/LRU cache with a fixed size, so the process's memory stays
 flat whatever the number of chats (``bench/cache_memory.py``). Local writes invalidate through
-the unit of work's after-commit events; other processes' writes are seen within
-``CHAT_TTL_SECONDS``.
+the unit of work's after-commit events; another process's change drops everything cached of
+its bot account within ``freshness.POLL_SECONDS`` (``drop_bot``), and what is not dropped
+expires after ``CHAT_TTL_SECONDS`` anyway.
 """
 
 from __future__ import annotations
@@ -19,12 +21,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from cachetools import LRUCache, TTLCache
 
-from ..domain.events import Event, MemoriesChanged, NotesChanged, ProfilesChanged, StoreReplaced
+from ..domain.events import (
+    Event,
+    MemoriesChanged,
+    NoteAdded,
+    NotesChanged,
+    ProfilesChanged,
+    StoreReplaced,
+    TranscriptChanged,
+)
 from ..domain.records import Scope
 from ..logs import log_event
 
@@ -34,6 +45,8 @@ CHAT_TTL_SECONDS = 10.0
 CHAT_CACHE_SIZE = 20_000
 BANK_CACHE_SIZE = 1_024
 PROBE_WARN_SECONDS = 60.0
+#: Inputs kept per chat for short queries.
+RECENT_INPUTS_KEEP = 3
 
 
 class TurnCaches:
@@ -44,6 +57,8 @@ class TurnCaches:
         self.notes: TTLCache[str, Any] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
         #: "bot|type|id|part" -> that card part (``domain.profiles.Card``), or None: there is none.
         self.cards: TTLCache[str, Any] = TTLCache(maxsize=CHAT_CACHE_SIZE, ttl=CHAT_TTL_SECONDS)
+        #: "bot|scope" -> the chat's last few inputs (the hook's short-query context).
+        self.recent_inputs: LRUCache[str, deque[str]] = LRUCache(maxsize=CHAT_CACHE_SIZE)
         #: Bot id -> (bank holds nothing, monotonic time of the check).
         self.bank_state: LRUCache[str, tuple[bool, float]] = LRUCache(maxsize=BANK_CACHE_SIZE)
         self._bank_probes: dict[str, asyncio.Task[None]] = {}
@@ -58,15 +73,15 @@ class TurnCaches:
         """After-commit handler: drop what the committed change may have made stale."""
         for event in events:
             if isinstance(event, StoreReplaced):
-                self.chat_sees.clear()
-                self.notes.clear()
-                self.cards.clear()
-                self.facts_changed()
+                self.drop_bot(None)
             elif isinstance(event, MemoriesChanged):
                 self.facts_changed()
-            elif isinstance(event, NotesChanged):
+            elif isinstance(event, NotesChanged | NoteAdded | TranscriptChanged):
                 # a memo, pin or note changes no chat's view of facts; it may fill an empty bank
-                self.notes.pop(notes_key(event.bot_id, event.scope), None)
+                key = notes_key(event.bot_id, event.scope)
+                self.notes.pop(key, None)
+                if not isinstance(event, NoteAdded):  # something was replaced or removed in this chat
+                    self.recent_inputs.pop(key, None)
                 self.bank_state.pop(event.bot_id, None)
                 self._write_epoch += 1
             elif isinstance(event, ProfilesChanged):
@@ -84,6 +99,44 @@ class TurnCaches:
                 self.cards.pop(key, None)
         self.bank_state.pop(event.bot_id, None)
         self._write_epoch += 1
+
+    def drop_bot(self, bot_id: str | None) -> None:
+        """Forget everything cached of a bot account (``None``: of every one): another process
+        changed it (``freshness.ChangeWatch``), or a restore replaced the store."""
+        caches: tuple[Any, ...] = (self.chat_sees, self.notes, self.cards, self.recent_inputs)
+        if bot_id is None:
+            for cache in caches:
+                cache.clear()
+            self.bank_state.clear()
+        else:
+            prefix = f"{bot_id}|"
+            for cache in caches:
+                for key in [key for key in cache if key.startswith(prefix)]:
+                    cache.pop(key, None)
+            self.bank_state.pop(bot_id, None)
+        self._write_epoch += 1
+
+    @property
+    def epoch(self) -> int:
+        """Changes with every invalidation: a value read before an await and cached after it is
+        kept only when this did not move meanwhile."""
+        return self._write_epoch
+
+    def recall_queries(self, bot_id: str, scope: Scope, text: str, short_chars: int) -> list[str]:
+        """The current input as recall queries; a short one is prefixed with the chat's previous
+        input (kept here, dropped with the chat's other cached content)."""
+        key = notes_key(bot_id, scope)
+        history = self.recent_inputs.get(key)
+        if history is None:
+            history = self.recent_inputs[key] = deque(maxlen=RECENT_INPUTS_KEEP)
+        previous = history[-1] if history else ""
+        if text:
+            history.append(text)
+        if not text:
+            return []
+        if len(text) <= short_chars and previous:
+            return [f"{previous}\n{text}"]
+        return [text]
 
     def facts_changed(self) -> None:
         """A local write may fill a chat (or a whole bank) that was known to be empty."""

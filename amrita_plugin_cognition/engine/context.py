@@ -102,9 +102,12 @@ async def _turn_documents(
     (``turn_card_keys``): from the per-process caches, else read in one unit of work (one
     statement for the chat's documents, one for the cards the cache did not know). A chat that
     sees no memory skips recall and the query embedding altogether; on a bank known to be empty
-    the turn touches no database."""
+    the turn touches no database. The caches are checked against other processes' changes first
+    (``freshness``: one small read at most every 2 s)."""
     if engine.bank_known_empty(context.bot_id):
         return _NOTHING, False, []
+    await engine.changes.refresh(engine)  # at most every 2 s: another process's changes drop the caches
+    epoch = engine.caches.epoch
     documents = cached_documents(engine, context)
     wanted = _cached_cards(engine, context)
     key, sees, probe = engine.emptiness_probe(context) if want_recall else ("", False, None)
@@ -118,7 +121,7 @@ async def _turn_documents(
             )
         if wanted.missing:
             cards = await profiles_store.turn_cards(uow.session, context.bot_id, wanted.missing)
-            _cache_cards(engine, context, wanted, cards)
+            _cache_cards(engine, context, wanted, cards, keep=engine.caches.epoch == epoch)
     if read is None:
         assert documents is not None
         return documents, bool(sees), wanted.cards()
@@ -128,10 +131,12 @@ async def _turn_documents(
             tuple(Pin(pin_id, content, at) for pin_id, content, at in read.pins),
             tuple(ShortNote(content, at) for _, content, at in read.notes),
         )
-        cache_documents(engine, context, documents)
+        if engine.caches.epoch == epoch:  # not when a change was learned of while reading
+            cache_documents(engine, context, documents)
     if probe is not None:
         sees = bool(read.sees_memories)
-        engine.remember_chat_sees(key, sees)
+        if engine.caches.epoch == epoch:
+            engine.remember_chat_sees(key, sees)
     return documents, bool(sees), wanted.cards()
 
 
@@ -180,11 +185,14 @@ def _cached_cards(engine: CognitionEngine, context: ChatContext) -> _TurnCards:
     return _TurnCards(keys, found, missing)
 
 
-def _cache_cards(engine: CognitionEngine, context: ChatContext, wanted: _TurnCards, read: list[Card]) -> None:
+def _cache_cards(
+    engine: CognitionEngine, context: ChatContext, wanted: _TurnCards, read: list[Card], keep: bool
+) -> None:
     by_key = {(card.entity_type, card.entity_id, card.part): card for card in read}
     for key in wanted.missing:
         wanted.found[key] = by_key.get(key)
-        engine.caches.cards[card_key(context.bot_id, *key)] = wanted.found[key]
+        if keep:
+            engine.caches.cards[card_key(context.bot_id, *key)] = wanted.found[key]
     wanted.missing = []
 
 

@@ -2,8 +2,10 @@
 
 A correction writes a new record and supersedes the old one only if it is still active (one
 conditional update in the same transaction); forgetting removes a still-active fact together with
-every version it replaced, leaving a barrier for each, and in the same transaction flags the
-profile cards built from any of them for a rebuild (``profile_queue.queue_rebuilds``). Of two
+every version it replaced, leaving a barrier for each, and in the same transaction takes the
+short-term traces of the messages they came from (the turn's note, its transcript turn, the jobs
+made from it: ``domain/sources.py``) and flags the profile cards built from any of them for a
+rebuild (``profile_queue.queue_rebuilds``). Of two
 changes racing on one fact, one wins and the other is told, in Chinese, that the fact was changed
 or deleted meanwhile.
 """
@@ -17,12 +19,13 @@ from typing import TYPE_CHECKING, Literal
 from ..domain import permissions
 from ..domain.admission import admit
 from ..domain.clock import aware_or_now
-from ..domain.events import IndexWorkQueued, MemoriesChanged
-from ..domain.records import ChatContext, Importance, MemoryDraft, MemoryRecord, MemoryStatus, content_hash
+from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, TranscriptChanged
+from ..domain.records import ChatContext, Importance, MemoryDraft, MemoryRecord, MemoryStatus, Scope, content_hash
+from ..domain.sources import source_messages
 from ..domain.visibility import visibility_for
 from ..errors import ConcurrentChange, InvalidInput, NotFound
 from ..logs import log_event
-from ..store import repository
+from ..store import jobs, repository, short_term
 from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
 from .profile_queue import queue_rebuilds
@@ -123,21 +126,49 @@ async def forgettable(engine: CognitionEngine, context: ChatContext, memory_id: 
 async def forget_memory(
     engine: CognitionEngine, context: ChatContext, memory_id: int, now: datetime | None = None
 ) -> MemoryRecord:
-    """Forget a fact and every version it replaced (a barrier for each: nothing comes back)."""
+    """Forget a fact and every version it replaced (a barrier for each: nothing comes back), and
+    the short-term traces of the messages they were drawn from (``_remove_traces``)."""
     async with engine.unit_of_work() as uow:
         await _lock_for(uow, context, memory_id)
         row = await _load_visible(uow, context, memory_id)
         record = repository.to_record(row)
         permissions.check_forget_memory(context, record)
         moment = aware_or_now(now)
+        versions = [record, *(repository.to_record(older) for older in await repository.lineage(uow.session, row.id))]
         removed = await repository.forget(uow.session, row, reason=f"by:{context.user_id}", now=moment)
         if not removed:
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，请重新查看")
+        traces = await _remove_traces(uow, context.bot_id, versions, moment)
         await queue_rebuilds(engine, uow, context.bot_id, removed, moment)  # same commit as the forget
         uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
         await uow.commit()
-    log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed))
+    log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed), **traces)
     return record
+
+
+async def _remove_traces(
+    uow: UnitOfWork, bot_id: str, versions: Sequence[MemoryRecord], now: datetime
+) -> dict[str, int]:
+    """What the forgotten versions were drawn from goes with them, in the forget's transaction:
+    the ``end`` notes and the transcript turns of their source messages, and the historian jobs
+    made from those messages (``domain/sources.py`` says why whole notes and turns). The chat is
+    the fact's own (it was said there), which ``_lock_for`` has locked."""
+    by_chat: dict[Scope, set[str]] = {}
+    for version in versions:
+        by_chat.setdefault(version.scope, set()).update(source_messages(version.source))
+    counts = {"notes": 0, "turns": 0, "jobs": 0}
+    for scope, message_ids in by_chat.items():
+        if not message_ids:
+            continue
+        removed = await short_term.remove_traces(uow.session, bot_id, scope, message_ids)
+        counts["jobs"] += await jobs.drop_message_sources(uow.session, bot_id, scope, message_ids, removed.turns, now)
+        counts["notes"] += removed.notes
+        counts["turns"] += len(removed.turns)
+        if removed.notes:
+            uow.record(NotesChanged(bot_id, scope))
+        if removed.turns:
+            uow.record(TranscriptChanged(bot_id, scope))
+    return counts
 
 
 async def list_memories(

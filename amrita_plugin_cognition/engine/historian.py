@@ -37,7 +37,7 @@ from ..errors import LLMUnavailable
 from ..logs import log_event
 from ..store import jobs
 from ..store import switches as switch_store
-from .historian_sources import Source, job_sources, prompt_context
+from .historian_sources import Source, job_sources, prompt_context, without_removed_turns
 from .profile_queue import queue_merges
 from .switches import chat_switches
 from .turns import OBSERVATIONS_JOB
@@ -255,6 +255,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
     else:
         if engine.llm is None:
             raise RuntimeError("the historian needs an LLM gateway")
+        payload = await without_removed_turns(engine, held.bot_id, payload)  # erased meanwhile: unread
         zone = ZoneInfo(engine.config.timezone)
         extracting = held.kind != OBSERVATIONS_JOB
         sources = job_sources(held.kind, payload, zone)

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from ..domain.gate import explicit_ids
 from ..domain.inert import NAME_MAX_CHARS, inert_line
 from ..domain.records import Scope
 from ..domain.timeresolve import anchor_hints
+from ..logs import log_event
+from ..store import short_term
 from .turns import BOT_SPEAKER, OBSERVATIONS_JOB
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
 
 _WEEKDAYS = "一二三四五六日"
 
@@ -31,6 +36,28 @@ class Source:
     message_ids: list[str]
     hints: list[str]
     ids: set[str]
+
+
+async def without_removed_turns(engine: CognitionEngine, bot_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The job's context messages whose transcript turns are still kept: a forget, an erasure (in
+    any process) or the chat's trimming removed the others after the job was queued, and the model
+    never reads them. Messages that name no turn (queued before turns were named) are kept."""
+    recent = payload.get("recent")
+    if not isinstance(recent, list):
+        return payload
+    turns = {
+        message["turn"] for message in recent if isinstance(message, dict) and isinstance(message.get("turn"), int)
+    }
+    if not turns:
+        return payload
+    async with engine.unit_of_work() as uow:
+        present = await short_term.present_turns(uow.session, bot_id, turns)
+    if present >= turns:
+        return payload
+    gone = turns - present
+    kept = [message for message in recent if not (isinstance(message, dict) and message.get("turn") in gone)]
+    log_event("historian", dropped_context=len(recent) - len(kept))
+    return {**payload, "recent": kept}
 
 
 def moment_of(value: str, fallback: datetime) -> datetime:

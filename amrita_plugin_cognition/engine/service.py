@@ -19,6 +19,7 @@ synchroniser); the work itself lives in modules of one concern each:
 ``context``        the per-turn block
 ``turns``          the ``end`` tool (note + job) and transcript capture
 ``switches``       the per-chat memory switch and the per-user opt-out (cached lookups, changes)
+``freshness``      other processes' changes drop this one's caches (change counters, read every 2 s)
 ``historian``      one job's observations into absolute facts
 ``workers``        leasing and running historian jobs
 ``profiles``       profile cards: save with revisions, restore, list, export (module functions);
@@ -62,6 +63,7 @@ from . import switches as _switches
 from . import turns as _turns
 from . import writes as _writes
 from .caches import TurnCaches
+from .freshness import ChangeWatch
 from .indexing import IndexSync, RepairReport
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
@@ -108,6 +110,8 @@ class CognitionEngine:
         self.historian = HistorianWorkers(self)
         self.recent_turns = RecentTurns()
         self.switches = SwitchCache()
+        #: Reads the change counters; another process's change drops what is cached of its bot.
+        self.changes = ChangeWatch(self.drop_cached)
         self._scope_locks = ScopeLocks()
 
     @property
@@ -132,10 +136,26 @@ class CognitionEngine:
         return self._session_factory(expire_on_commit=False)
 
     def _after_commit(self, events: Sequence[Event]) -> None:
+        self.changes.apply(events)
         self.caches.apply(events)
         self.switches.apply(events)
+        self.recent_turns.apply(events)
         self.index.after_commit(events)
         self.historian.after_commit(events)
+
+    def drop_cached(self, bot_id: str | None) -> None:
+        """Forget every cached piece of a bot account's stored content (``None``: of every one):
+        the turn caches, the switches and the recent turns."""
+        self.caches.drop_bot(bot_id)
+        self.switches.drop(bot_id)
+        self.recent_turns.drop_bot(bot_id)
+
+    async def refresh_caches(self, bot_id: str) -> None:
+        """Before a turn serves cached content: drop what another process changed meanwhile
+        (``freshness``; the counters are read at most every 2 s). A bank known to be empty has
+        nothing cached worth checking, so its turn still needs no database."""
+        if not self.bank_known_empty(bot_id):
+            await self.changes.refresh(self)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -27,8 +27,8 @@ stay either way, until someone deletes them.
 Lookups are per process and cheap (principle 4): one ``SwitchState`` per bot account (its
 switched-off chats and opted-out users, which exist only by someone's explicit command), loaded
 with two small queries and kept for ``CHAT_TTL_SECONDS``. A change made in this process drops
-the entry after its commit (``SwitchesChanged``); a change made by another process is seen
-within the TTL.
+the entry after its commit (``SwitchesChanged``); a change made by another process drops it at
+the next read of the change counters (``freshness``, at most every 2 s), and within the TTL anyway.
 """
 
 from __future__ import annotations
@@ -80,6 +80,14 @@ class SwitchCache:
             elif isinstance(event, StoreReplaced):
                 self._states.clear()
                 self._epoch += 1
+
+    def drop(self, bot_id: str | None) -> None:
+        """Another process changed this bot account (``None``: every one): read it again."""
+        if bot_id is None:
+            self._states.clear()
+        else:
+            self._states.pop(bot_id, None)
+        self._epoch += 1
 
     async def state(self, engine: CognitionEngine, bot_id: str) -> SwitchState:
         cached = self._states.get(bot_id)

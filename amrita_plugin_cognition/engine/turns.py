@@ -1,11 +1,14 @@
 """The end of a turn: the ``end`` tool's note and job, and transcript capture of every turn.
 
-``end_turn`` is the hot path (principle 4): admission on the memo and observations, then ONE
-local transaction that adds the note and enqueues the historian job, and nothing else. The
-job carries what the historian needs to anchor and disambiguate: the observations, who said
-them and where, the message time in UTC, local time, epoch and zone, the current input batch
-and the chat's recent messages (each clipped). Recent messages come from a per-process cache
-of the chat's last turns, loaded from SQL once per chat.
+``end_turn`` is the hot path (principle 4): a message of the batch that asks not to be
+remembered withholds the whole turn; otherwise admission on the memo and observations, then ONE
+local transaction that adds the note and enqueues the historian job, and nothing else. The job
+carries what the historian needs to anchor and disambiguate: the observations, who said them and
+where, the message time in UTC, local time, epoch and zone, the current input batch and the chat's
+recent messages (each clipped). Recent messages come from a per-process cache of the chat's last
+turns, loaded from SQL once per chat and dropped when a change elsewhere is learned of (at most
+2 s late: ``freshness``); each names its turn, and the historian leaves out the turns that are
+gone by the time it runs.
 
 ``record_turn`` runs after the reply: the turn (input and reply) joins the chat's transcript.
 With ``historian.capture`` "transcript" or "both", a turn that did not call ``end`` waits
@@ -25,9 +28,9 @@ from zoneinfo import ZoneInfo
 
 from cachetools import LRUCache
 
-from ..domain.admission import admit, redact
+from ..domain.admission import admit, redact, requests_not_to_remember
 from ..domain.clock import as_utc, aware_or_now
-from ..domain.events import JobsQueued, NotesChanged
+from ..domain.events import Event, JobsQueued, NoteAdded, StoreReplaced, TranscriptChanged
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..logs import log_event
 from ..store import jobs, short_term
@@ -62,6 +65,8 @@ class EndResult:
     refused: list[tuple[str, str]] = field(default_factory=list)
     #: The speaker opted out (``/memory optout``): nothing of the turn was written.
     opted_out: bool = False
+    #: A message of the batch asked not to remember it: nothing of the turn was written.
+    withheld: bool = False
 
 
 def clip(text: str, limit: int) -> str:
@@ -85,10 +90,18 @@ def _message(speaker_id: str, speaker: str, text: str, at: datetime, limit: int)
 
 
 class RecentTurns:
-    """The last turns of each chat, as recent messages for jobs (bounded; loaded once per chat)."""
+    """The last turns of each chat, as recent messages for jobs (bounded; loaded once per chat).
+
+    Each message names its transcript turn (``turn``: the row id), so what a forget or an erasure
+    removed after the job was queued is left out before the historian's model reads it
+    (``historian_sources.without_removed_turns``). A chat's turns are dropped when this process
+    removes some of them (``TranscriptChanged``) and, through the change counters, when another
+    process changes the bot (``drop_bot``: read before every job is built, at most every 2 s)."""
 
     def __init__(self, size: int = 2_000) -> None:
         self._chats: LRUCache[str, deque[dict[str, Any]]] = LRUCache(maxsize=size)
+        #: Moves with every drop: a load that raced one is not kept.
+        self._epoch = 0
 
     @staticmethod
     def key(bot_id: str, scope: Scope) -> str:
@@ -96,27 +109,49 @@ class RecentTurns:
 
     async def messages(self, engine: CognitionEngine, bot_id: str, scope: Scope) -> list[dict[str, Any]]:
         settings = engine.config.historian
+        await engine.changes.refresh(engine)  # another process's erase drops what is cached of the bot
         key = self.key(bot_id, scope)
         cached = self._chats.get(key)
         if cached is None:
+            epoch = self._epoch
             async with engine.unit_of_work() as uow:
                 rows = await short_term.recent_turns(uow.session, bot_id, scope, settings.recent_messages_k)
             cached = deque(maxlen=max(1, settings.recent_messages_k))
             for row in rows:
                 said = as_utc(row.said_at) or row.said_at
                 limit = settings.source_message_max_len
-                cached.extend(_turn_messages(row.user_id, row.user_name, row.input_text, row.reply_text, said, limit))
-            self._chats[key] = cached
+                cached.extend(
+                    _turn_messages(row.id, row.user_id, row.user_name, row.input_text, row.reply_text, said, limit)
+                )
+            if epoch == self._epoch:
+                self._chats[key] = cached
         return list(cached)[-settings.recent_messages_k :] if settings.recent_messages_k else []
+
+    def apply(self, events: Sequence[Event]) -> None:
+        """After-commit handler: turns removed in this process (a forget), a restore."""
+        for event in events:
+            if isinstance(event, TranscriptChanged):
+                self.drop(event.bot_id, [event.scope])
+            elif isinstance(event, StoreReplaced):
+                self.drop_bot(None)
 
     def drop(self, bot_id: str, scopes: Iterable[Scope] | None) -> None:
         """Forget cached turns after an erasure: of these chats, or (``None``) of the whole bot."""
         if scopes is None:
-            for key in [key for key in self._chats if key.startswith(f"{bot_id}|")]:
-                self._chats.pop(key, None)
+            self.drop_bot(bot_id)
             return
         for scope in scopes:
             self._chats.pop(self.key(bot_id, scope), None)
+        self._epoch += 1
+
+    def drop_bot(self, bot_id: str | None) -> None:
+        """Forget the cached turns of a bot account (``None``: of every one)."""
+        if bot_id is None:
+            self._chats.clear()
+        else:
+            for key in [key for key in self._chats if key.startswith(f"{bot_id}|")]:
+                self._chats.pop(key, None)
+        self._epoch += 1
 
     def add(self, key: str, messages: Sequence[dict[str, Any]], keep: int) -> None:
         cached = self._chats.get(key)
@@ -128,13 +163,14 @@ class RecentTurns:
 
 
 def _turn_messages(
-    user_id: str, user_name: str, input_text: str, reply_text: str, at: datetime, limit: int
+    turn_id: int, user_id: str, user_name: str, input_text: str, reply_text: str, at: datetime, limit: int
 ) -> list[dict[str, Any]]:
+    """A transcript turn as recent messages: the input and the bot's reply, each naming the turn."""
     messages = []
     if input_text:
-        messages.append(_message(user_id, user_name or user_id, input_text, at, limit))
+        messages.append({**_message(user_id, user_name or user_id, input_text, at, limit), "turn": turn_id})
     if reply_text:
-        messages.append(_message("", BOT_SPEAKER, reply_text, at, limit))
+        messages.append({**_message("", BOT_SPEAKER, reply_text, at, limit), "turn": turn_id})
     return messages
 
 
@@ -165,13 +201,24 @@ async def end_turn(
     now: datetime | None = None,
 ) -> EndResult:
     """The ``end`` tool: the memo joins the chat's notes and the observations become a job, in
-    one transaction. Both empty (or refused by admission): nothing is written."""
+    one transaction. Both empty (or refused by admission): nothing is written.
+
+    A message of the batch that asks not to remember (the check transcript capture makes,
+    ``requests_not_to_remember``) withholds the whole turn: no note, no job, so no fact and no
+    card merge (merges are queued from a job's facts). The model's memo and observations are not
+    tied to single messages, so no part of them can be shown to be free of what that message
+    said; in a batch of several people's messages the others' words of that turn are not
+    remembered either (they can say them again), never the reverse."""
     started = time.perf_counter()
     now = aware_or_now(now)
     result = EndResult()
     switches = await chat_switches(engine, context.bot_id, context.scope)  # cached; None: memory off here
     if switches is None or switches.is_opted_out(context.user_id):
         result.opted_out = switches is not None
+        return result
+    if asked_not_to_remember(batch):
+        result.withheld = True
+        log_event("end", withheld="do_not_remember", scope=context.scope.key)
         return result
     settings = engine.config.historian
     # a text naming an opted-out user is not written either (engine/switches.py)
@@ -190,7 +237,7 @@ async def end_turn(
             "force": force,
             "memo": kept_memo[0] if kept_memo else "",
             "speaker": {"id": context.user_id, "name": context.user_name},
-            "message_ids": [message.message_id for message in batch if message.message_id],
+            "message_ids": [message.message_id for message in batch if message.message_id],  # the turn's source
             "time": time_fields(now, engine.config.timezone),
             # context for the historian, never a place a secret may rest in (redacted whole, then clipped)
             "batch": [
@@ -199,12 +246,14 @@ async def end_turn(
             ],
             "recent": await engine.recent_turns.messages(engine, context.bot_id, context.scope),
         }
+    message_ids = [message.message_id for message in batch if message.message_id]
     async with engine.unit_of_work() as uow:
         if kept_memo:
             short_term.add_note(
-                uow.session, context.bot_id, context.scope, context.user_id, context.user_name, kept_memo[0], now
-            )
-            uow.record(NotesChanged(context.bot_id, context.scope))
+                uow.session, context.bot_id, context.scope, context.user_id, context.user_name, kept_memo[0], now,
+                message_ids,
+            )  # fmt: skip
+            uow.record(NoteAdded(context.bot_id, context.scope))
         if payload is not None:
             # FIFO by when it was enqueued (the message time, which may be late or skewed, is in the payload)
             jobs.enqueue(uow.session, OBSERVATIONS_JOB, context.bot_id, context.scope, payload, aware_or_now(None))
@@ -214,6 +263,11 @@ async def end_turn(
     result.queued = len(kept_observations)
     log_event("end", started, scope=context.scope.key, note=int(result.note_written), observations=result.queued)
     return result
+
+
+def asked_not_to_remember(batch: Sequence[InputMessage]) -> bool:
+    """Whether a message of the batch asks the bot not to remember it."""
+    return any(requests_not_to_remember(normalise_text(message.text)) for message in batch)
 
 
 async def record_turn(
@@ -244,14 +298,14 @@ async def record_turn(
             return False
     input_text, reply_text = clip(redact(input_text), limit), clip(redact(reply_text), limit)
     async with engine.unit_of_work() as uow:
-        short_term.add_turn(
+        row = short_term.add_turn(
             uow.session, context.bot_id, context.scope, context.user_id, context.user_name,
             message.message_id, input_text, reply_text, message.at, pending,
         )  # fmt: skip
         await uow.commit()
     engine.recent_turns.add(
         RecentTurns.key(context.bot_id, context.scope),
-        _turn_messages(context.user_id, context.user_name, input_text, reply_text, message.at, limit),
+        _turn_messages(row.id, context.user_id, context.user_name, input_text, reply_text, message.at, limit),
         settings.recent_messages_k,
     )
     return pending  # the queue poll batches it (full batch or pause): no wake-up per turn

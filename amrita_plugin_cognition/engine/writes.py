@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from ..domain.admission import admit, redact
+from ..domain.admission import AdmissionVerdict, admit, redact, requests_not_to_remember
 from ..domain.clock import aware_or_now
 from ..domain.events import IndexWorkQueued, MemoriesChanged
 from ..domain.governance import (
@@ -199,10 +199,16 @@ async def write_memory(
     tags: Sequence[str] = (),
     now: datetime | None = None,
     message_id: str = "",
+    said: Sequence[str] = (),
 ) -> MemoryRecord:
     """An explicit memory from a tool call, in the chat's own scope (``message_id``: the message
-    being answered, kept as the fact's source)."""
+    being answered, kept as the fact's source). ``said``: the texts of the messages the call
+    answers; one that asks not to remember refuses the write, whatever the model wrote (the check
+    the ``end`` tool and transcript capture make of the same messages)."""
     scope = target_scope(context, target)
+    if any(requests_not_to_remember(normalise_text(text)) for text in said):
+        refusal = AdmissionVerdict(False, "do_not_remember").message
+        raise InvalidInput(refusal, en="the message being answered asked not to remember")
     draft = MemoryDraft(
         text=text,
         scope=scope,

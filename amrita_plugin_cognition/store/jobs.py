@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.backoff import after_failure
 from ..domain.clock import as_utc
 from ..domain.records import Scope
+from ..domain.sources import job_without_messages
 from .models import JobRow
 
 PENDING = "pending"
@@ -106,6 +107,50 @@ async def replace_payload(session: AsyncSession, job_id: int, payload: dict[str,
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def drop_message_sources(
+    session: AsyncSession,
+    bot_id: str,
+    scope: Scope,
+    message_ids: Collection[str],
+    turn_ids: Collection[int],
+    now: datetime,
+) -> int:
+    """The chat's jobs (any state) without what these messages said (``domain.sources``): a job
+    made from one of them is deleted, a transcript batch loses those turns and every job the recent
+    messages of the removed turns. A leased job that would change is deleted instead (its worker
+    holds the old payload; without its row it commits nothing). Returns the jobs changed."""
+    rows = await session.execute(
+        select(JobRow.id, JobRow.payload, JobRow.state).where(
+            JobRow.bot_id == bot_id, JobRow.scope_kind == scope.kind, JobRow.scope_id == scope.id
+        )
+    )
+    dropped: list[int] = []
+    changed = 0
+    for job_id, text, state in rows.all():
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            continue  # unreadable: the queue marks it failed and never runs it
+        if not isinstance(payload, dict):
+            continue
+        kept = job_without_messages(payload, message_ids, turn_ids)
+        if kept is payload:
+            continue
+        changed += 1
+        if kept is None or state == PROCESSING:
+            dropped.append(job_id)
+        else:
+            await session.execute(
+                update(JobRow)
+                .where(JobRow.id == job_id)
+                .values(payload=json.dumps(kept, ensure_ascii=False, default=str), updated_at=now)
+                .execution_options(synchronize_session=False)
+            )
+    if dropped:
+        await session.execute(delete(JobRow).where(JobRow.id.in_(dropped)).execution_options(synchronize_session=False))
+    return changed
 
 
 def _due(now: datetime):  # type: ignore[no-untyped-def]

@@ -187,6 +187,9 @@ class NoteRow(Model):
     content: Mapped[str] = mapped_column(Text)
     #: The time of the message the note sums up.
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: The ids of the messages the note sums up (JSON list): a forget of a fact said in one of
+    #: them takes the note with it (``engine/corrections.py``).
+    message_ids: Mapped[str] = mapped_column(Text, default="[]")
 
 
 class JobRow(Model):
@@ -245,6 +248,19 @@ class TranscriptRow(Model):
     said_at: Mapped[datetime] = mapped_column(UTCDateTime())
     #: Waiting for transcript extraction (a turn that called ``end`` never is).
     pending: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ChangeRow(Model):
+    """A bot account's change counter (``store/changes.py``): bumped in the transaction of every
+    change to its stored content, so that other processes drop what they cached of it within
+    seconds. Key ``*`` stands for every bot account (a restore). Process coordination, not data:
+    never backed up, never erased."""
+
+    __tablename__ = "cognition_change"
+
+    bot_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class ChatSwitchRow(Model):

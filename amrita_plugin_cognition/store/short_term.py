@@ -3,12 +3,16 @@
 Notes are injected (the last few of the same chat, with their times). Transcript rows give an
 ``end`` job its recent messages, and turns that ended without ``end`` wait here (``pending``)
 until a batch of them becomes one extraction job. Both are trimmed per chat in the background
-(``prune``), never on a turn's path.
+(``prune``), never on a turn's path. Both name the messages they come from (a note its batch's
+message ids, a turn its message id), so a forget can take the traces of the messages a fact was
+drawn from (``remove_traces``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
@@ -18,13 +22,23 @@ from ..domain.clock import as_utc
 from ..domain.records import Scope
 from .models import NoteRow, TranscriptRow
 
+#: Ids per statement (SQLite binds at most a few thousand parameters at once).
+CHUNK = 500
+
 
 def _in_chat(model, bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
     return (model.bot_id == bot_id) & (model.scope_kind == scope.kind) & (model.scope_id == scope.id)
 
 
 def add_note(
-    session: AsyncSession, bot_id: str, scope: Scope, user_id: str, user_name: str, content: str, at: datetime
+    session: AsyncSession,
+    bot_id: str,
+    scope: Scope,
+    user_id: str,
+    user_name: str,
+    content: str,
+    at: datetime,
+    message_ids: Sequence[str] = (),
 ) -> None:
     session.add(
         NoteRow(
@@ -35,6 +49,7 @@ def add_note(
             user_name=user_name,
             content=content,
             created_at=at,
+            message_ids=json.dumps([str(item) for item in message_ids if item]),
         )
     )
 
@@ -72,21 +87,83 @@ def add_turn(
     reply_text: str,
     at: datetime,
     pending: bool,
-) -> None:
-    session.add(
-        TranscriptRow(
-            bot_id=bot_id,
-            scope_kind=scope.kind,
-            scope_id=scope.id,
-            user_id=user_id,
-            user_name=user_name,
-            message_id=message_id,
-            input_text=input_text,
-            reply_text=reply_text,
-            said_at=at,
-            pending=pending,
-        )
+) -> TranscriptRow:
+    row = TranscriptRow(
+        bot_id=bot_id,
+        scope_kind=scope.kind,
+        scope_id=scope.id,
+        user_id=user_id,
+        user_name=user_name,
+        message_id=message_id,
+        input_text=input_text,
+        reply_text=reply_text,
+        said_at=at,
+        pending=pending,
     )
+    session.add(row)
+    return row
+
+
+async def present_turns(session: AsyncSession, bot_id: str, turn_ids: Iterable[int]) -> set[int]:
+    """Which of these transcript turns are still kept (a forget or an erasure removes turns)."""
+    wanted = sorted(set(turn_ids))
+    present: set[int] = set()
+    for start in range(0, len(wanted), CHUNK):
+        rows = await session.execute(
+            select(TranscriptRow.id).where(
+                TranscriptRow.bot_id == bot_id, TranscriptRow.id.in_(wanted[start : start + CHUNK])
+            )
+        )
+        present.update(int(turn_id) for turn_id in rows.scalars())
+    return present
+
+
+@dataclass(slots=True)
+class RemovedTraces:
+    """What ``remove_traces`` took out of one chat."""
+
+    notes: int = 0
+    #: The ids of the transcript turns removed.
+    turns: list[int] = field(default_factory=list)
+
+
+async def remove_traces(session: AsyncSession, bot_id: str, scope: Scope, message_ids: Iterable[str]) -> RemovedTraces:
+    """Remove the short-term traces of these messages in their chat: the notes that sum them up
+    and their transcript turns (input and reply), in the caller's transaction."""
+    wanted = {str(item) for item in message_ids if item}
+    removed = RemovedTraces()
+    if not wanted:
+        return removed
+    notes = await session.execute(
+        select(NoteRow.id, NoteRow.message_ids).where(_in_chat(NoteRow, bot_id, scope), NoteRow.message_ids != "[]")
+    )
+    note_ids = [note_id for note_id, ids in notes.all() if wanted.intersection(_id_list(ids))]
+    ordered = sorted(wanted)
+    turn_ids: list[int] = []
+    for start in range(0, len(ordered), CHUNK):
+        rows = await session.execute(
+            select(TranscriptRow.id).where(
+                _in_chat(TranscriptRow, bot_id, scope), TranscriptRow.message_id.in_(ordered[start : start + CHUNK])
+            )
+        )
+        turn_ids += [int(turn_id) for turn_id in rows.scalars()]
+    for model, ids in ((NoteRow, note_ids), (TranscriptRow, turn_ids)):
+        for start in range(0, len(ids), CHUNK):
+            await session.execute(
+                delete(model)
+                .where(model.id.in_(ids[start : start + CHUNK]))
+                .execution_options(synchronize_session=False)
+            )
+    removed.notes, removed.turns = len(note_ids), turn_ids
+    return removed
+
+
+def _id_list(text: str) -> list[str]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [str(item) for item in value] if isinstance(value, list) else []
 
 
 async def recent_turns(session: AsyncSession, bot_id: str, scope: Scope, limit: int) -> list[TranscriptRow]:

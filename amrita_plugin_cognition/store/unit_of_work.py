@@ -6,7 +6,10 @@
         uow.record(IndexWorkQueued(), MemoriesChanged(bot_id))
         await uow.commit()                           # then the after-commit handlers run
 
-Leaving the block without ``commit()`` rolls back and runs nothing. Handlers run after the
+Leaving the block without ``commit()`` rolls back and runs nothing. A commit whose events change
+stored content bumps the bot account's change counter in the same transaction
+(``domain.events.counted_changes``, ``store/changes.py``): no use case has to remember it, and
+every other process learns of the change within seconds. Handlers run after the
 commit, in order, each at most once per event; a failing handler is logged and never undoes the
 committed change.
 
@@ -31,8 +34,10 @@ from sqlalchemy import text
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.events import Event
+from ..domain.clock import aware_or_now
+from ..domain.events import ChangesCounted, Event, counted_changes
 from ..domain.records import Scope
+from . import changes
 
 logger = logging.getLogger("cognition")
 
@@ -104,8 +109,12 @@ class UnitOfWork:
             await take_write_lock(self.session, f"cognition:{key}")
 
     async def commit(self) -> None:
-        await self.session.commit()
         events, self._events = list(dict.fromkeys(self._events)), []
+        counted = counted_changes(events)
+        if counted:  # the last statement before the commit: other processes learn of the change
+            versions = await changes.bump(self.session, counted, aware_or_now(None))
+            events.append(ChangesCounted(tuple(sorted(versions.items()))))
+        await self.session.commit()
         if events:
             try:
                 self._after_commit(events)

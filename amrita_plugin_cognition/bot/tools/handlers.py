@@ -108,7 +108,7 @@ async def memory_write(
 ) -> dict[str, Any]:
     record = await engine.write_memory(
         context, args.scope, args.content, Importance(args.importance), args.tags or [], now=now,
-        message_id=_message_id(),
+        message_id=_message_id(), said=_said(),
     )  # fmt: skip
     return {"memory_id": record.id}
 
@@ -117,6 +117,14 @@ def _message_id() -> str:
     """The id of the message this tool call answers (its source), from the OneBot event."""
     call = CURRENT_CALL.get()
     return str(getattr(call.event, "message_id", "")) if call is not None else ""
+
+
+def _said() -> list[str]:
+    """The text of the message this tool call answers (a request not to remember in it refuses
+    the write)."""
+    call = CURRENT_CALL.get()
+    event = call.event if call is not None else None
+    return [event.get_plaintext()] if event is not None and hasattr(event, "get_plaintext") else []
 
 
 def resolve_time(value: str | None, zone: ZoneInfo, end_of_day: bool) -> datetime | None:

@@ -27,6 +27,7 @@ END_DESCRIPTION = (
     "两项都为空时什么也不记。调用后直接给出回复，不要再调用其他工具。"
 )
 STOP_ANSWER = "已记下。现在直接给出最终回复，不要再调用任何工具。"
+WITHHELD_NOTE = "对方要求不要记住，本轮没有记录任何内容（备忘和观察都已丢弃）；也不要用其他工具记下这些内容"
 
 
 def stop_agent_loop(strategy: Any) -> bool:
@@ -64,6 +65,8 @@ async def end(engine: CognitionEngine, context: ChatContext, args: EndArguments,
         answer["note"] = "部分内容含敏感信息或对方要求不要记住，已不予记录"
     if result.opted_out:
         answer["note"] = "对方已选择不被记忆（/memory optout），本轮没有记录任何内容"
+    if result.withheld:
+        answer["note"] = WITHHELD_NOTE
     if call is not None and stop_agent_loop(call.strategy):
-        answer["next"] = STOP_ANSWER
+        answer["next"] = STOP_ANSWER if not result.withheld else STOP_ANSWER.removeprefix("已记下。")
     return answer

@@ -100,6 +100,12 @@ def admit(text: str) -> AdmissionVerdict:
     return AdmissionVerdict(True, "credential", _replace(text, secrets), redacted=True)
 
 
+def requests_not_to_remember(text: str) -> bool:
+    """Whether a message asks the bot not to keep what it says (``admit``'s first question, without
+    the search for secrets): what the end of a turn asks of each message it answers."""
+    return asks_not_to_remember(fold(text))
+
+
 def credential_view(folded: str, candidates: list[Secret] | None = None) -> str:
     """What the credential model reads: ``folded`` with each candidate value between marks, so
     that the words right before and after a value are features of their own."""
