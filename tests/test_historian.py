@@ -505,5 +505,5 @@ async def test_a_job_past_the_chats_limit_writes_what_fits_and_completes(tmp_roo
         (3, "QQ号10001（昵称小明）去过第3座城市。", "over_limit"),
     ]
     texts = [row.text for row in await facts_of(engine, bot)]
-    assert len(texts) == 10 and texts[-2:] == ["QQ号10001（昵称小明）去过第0座城市。", "QQ号10001（昵称小明）去过第1座城市。"]
+    assert len(texts) == 10 and texts[-2:] == [f"{text}。" for text in observations[:2]]
     assert await jobs_left(engine) == []  # completed, not retried until failed
