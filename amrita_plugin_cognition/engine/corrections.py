@@ -89,9 +89,10 @@ async def update_memory(
 
     The new text goes through what the historian's facts go through, without a model: its
     relative times are anchored at the correction's message time (``domain/anchoring``: 前天 →
-    2026-11-28（周六）), its event date is the one it names (none when it names none: not the old
-    fact's), the gate's verdict is its ``absolute``, and its source is the correction itself (the
-    message ``message_id`` it answered, said at ``now``, by whom, superseding what). A line of
+    2026-11-28（周六）), its event date is the day it names (none when it names none or only a
+    week, month or year, which the text then says: not the old fact's), the gate's verdict is its
+    ``absolute``, and its source is the correction itself (the message ``message_id`` it
+    answered, said at ``now``, by whom, superseding what). A line of
     conversation (kind ``turn``) is a quote of what was said when it was said: its times are not
     anchored at the correction and it keeps its date."""
     moment = aware_or_now(now)
@@ -125,10 +126,10 @@ async def update_memory(
         if not gate.ok:
             source["warning"] = "not absolute: " + "、".join(problem.word for problem in gate.problems)[:200]
         happened = old_record.happened_at if old.kind == MemoryKind.TURN.value else None
-        if anchored.day is not None:
+        if anchored.day is not None and anchored.precision == "day":  # a week, month or year stays in the text
             day = anchored.day
             happened = datetime(day.year, day.month, day.day, 12, tzinfo=zone)  # only the day is known
-            source["happened"] = anchored.precision
+            source["happened"] = "day"
         draft = MemoryDraft(
             text=new_text,
             scope=old_record.scope,
