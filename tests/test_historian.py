@@ -507,3 +507,20 @@ async def test_a_job_past_the_chats_limit_writes_what_fits_and_completes(tmp_roo
     texts = [row.text for row in await facts_of(engine, bot)]
     assert len(texts) == 10 and texts[-2:] == [f"{text}。" for text in observations[:2]]
     assert await jobs_left(engine) == []  # completed, not retried until failed
+
+
+async def test_an_answer_with_more_facts_than_a_job_may_yield_is_read_only_so_far(tmp_root, chroma_port, model) -> None:
+    from amrita_plugin_cognition.engine import historian
+    from amrita_plugin_cognition.engine.historian_facts import MIN_FACTS
+    from amrita_plugin_cognition.store import jobs
+
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30019", "10001", "小明"), "QQ号10001（昵称小明）收藏了很多唱片")
+    model.script.append(facts_answer(*(fact(f"QQ号10001（昵称小明）收藏了第{n}张唱片。", 1) for n in range(500))))
+    async with engine.unit_of_work() as uow:
+        (held,) = await jobs.lease(uow.session, NOW, 1, 600)
+        await uow.commit()
+    report = await historian.process(engine, held, NOW)
+    assert report.written == MIN_FACTS and report.unread == 500 - MIN_FACTS and report.llm_calls == 1
+    assert len(await facts_of(engine, bot)) == MIN_FACTS and await jobs_left(engine) == []

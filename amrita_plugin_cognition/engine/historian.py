@@ -322,10 +322,14 @@ async def _commit(
         opted_out = (
             await switch_store.opted_out_among(uow.session, held.bot_id, set().union(*people)) if drafts else set()
         )
+        positions = list(range(len(drafts)))  # of the drafts written, in the job's own numbering
         if opted_out:  # their facts are dropped unseen: no text is kept of them, not even in a log
             refused = [(index, "", OPTED_OUT) for index, about in enumerate(people) if about & opted_out]
-            drafts = [draft for draft, about in zip(drafts, people, strict=True) if not about & opted_out]
+            positions = [index for index, about in enumerate(people) if not about & opted_out]
+            drafts = [drafts[index] for index in positions]
         result = await remember_within(engine, uow, held.bot_id, held.scope, drafts, now) if drafts else WriteResult()
+        result.refused = [(positions[index], text, reason) for index, text, reason in result.refused]
+        result.record_ids = {positions[index]: record for index, record in result.record_ids.items()}
         result.refused.extend(refused)
         await queue_merges(engine, uow, held.bot_id, held.scope, result.written, now)
         await uow.commit()
