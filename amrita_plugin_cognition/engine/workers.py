@@ -88,6 +88,8 @@ class HistorianWorkers:
 
     async def tick(self, now: datetime | None = None) -> int:
         """Recover, batch, lease and start jobs. Returns how many were started."""
+        if self._stopping:
+            return 0
         engine = self._engine
         settings = engine.config.historian
         moment = aware_or_now(now)
@@ -97,7 +99,7 @@ class HistorianWorkers:
             await self._step("transcript", flush_transcripts(engine, moment))
         await self._step("housekeeping", self._housekeeping(moment))
         room = settings.max_concurrency - len(self._in_flight)
-        if room <= 0 or self._stopping:
+        if room <= 0 or self._stopping:  # stopped while the steps ran
             return 0
         async with engine.unit_of_work() as uow:
             leased = await jobs.lease(uow.session, moment, room, settings.stale_job_timeout_seconds)
@@ -210,6 +212,8 @@ class HistorianWorkers:
         running and release their leases (pending, due at once, the attempt not counted: the job
         did not fail, the process stopped). Returns how many leases were given back."""
         self.running = False
+        if self._stopping and not self._in_flight:
+            return 0  # stopped already
         self._stopping = True
         if self._ticking is not None and not self._ticking.done():
             await asyncio.gather(self._ticking, return_exceptions=True)
