@@ -98,7 +98,7 @@ async def test_deleting_a_chat_removes_all_of_it_leaves_barriers_and_an_audit_wi
     assert (await engine.recall(in_a, ["打羽毛球"], now=NOW)).hits == []
     assert await notes.read_memo(engine, in_a) == ""
     with pytest.raises(InvalidInput, match="遗忘"):  # what was deleted does not come back
-        await engine.write_memory(in_a, "group", "群A周六晚上八点一起打羽毛球。", now=NOW)
+        await engine.write_memory(in_a, "group", corrected.text, now=NOW)  # as stored: its 周六 anchored
     await _vectors_match_sql(engine, bot)
 
 

@@ -400,3 +400,127 @@ async def test_a_forgotten_fact_does_not_come_back_when_its_job_is_replayed(tmp_
     assert not [text for text in texts if "前任" in text]
     assert trip.text in texts and "QQ号10001（昵称小明）下周将赴成都出差。" in texts
     assert await jobs_left(engine) == []
+
+
+# ------------------------------------------------------------------------ long answers, full chats
+
+
+@pytest.mark.parametrize("size", [600, 100_000], ids=["600-chars", "100-kB"])
+async def test_a_rewrite_past_the_fact_limit_is_retried_naming_the_limit_then_kept_as_said(
+    tmp_root, chroma_port, model, size
+) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    observation = "QQ号10001（昵称小明）喜欢爬山"
+    await end(engine, group(bot, "30014", "10001", "小明"), observation)
+    long = facts_answer(fact("QQ号10001（昵称小明）喜欢爬山，" + "尤其是秋天的青城山" * (size // 9), 1))
+    model.script.extend([long, long])
+    await engine.historian.run_until_idle(NOW)
+    assert len(model.chat_requests) == 2
+    retry = user_prompt(model.chat_requests[1])
+    assert "过长" in retry and "最多 500 字" in retry  # the retry names the limit
+    assert len(retry) < 5000  # and shows the long fact only in part
+    (row,) = await facts_of(engine, bot)
+    source = json.loads(row.source)
+    assert row.text == observation and source["absolute"] is False and "limit" in source["warning"]
+    assert await jobs_left(engine) == []
+
+
+async def test_a_long_rewrite_mended_by_the_retry_is_written(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30015", "10001", "小明"), "QQ号10001（昵称小明）昨晚在春熙路吃了火锅")
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）于2026-11-29吃了火锅。" * 40, 1)))
+    model.script.append(facts_answer(fact("QQ号10001（昵称小明）于2026-11-29在成都春熙路吃了火锅。", 1)))
+    await engine.historian.run_until_idle(NOW)
+    (row,) = await facts_of(engine, bot)
+    assert row.text == "QQ号10001（昵称小明）于2026-11-29在成都春熙路吃了火锅。"
+    assert json.loads(row.source)["absolute"] is True
+
+
+async def test_an_observation_said_before_the_limit_was_lowered_is_kept_cut_to_it(tmp_root, chroma_port, model) -> None:
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    observation = "QQ号10001（昵称小明）喜欢爬山，" + "尤其是秋天的青城山" * 20
+    await end(engine, group(bot, "30016", "10001", "小明"), observation)
+    engine.config = engine.config.model_copy(update={"memory_max_chars": 100})
+    long = facts_answer(fact(observation + "。", 1))
+    model.script.extend([long, long])
+    await engine.historian.run_until_idle(NOW)
+    (row,) = await facts_of(engine, bot)
+    assert row.text == observation[:99] + "…" and json.loads(row.source)["absolute"] is False
+
+
+async def test_a_100_kb_answer_leaves_the_event_loop_free(tmp_root, chroma_port, model) -> None:
+    """The historian's CPU stages run off the event loop, on an answer cut to the fact limit: a
+    ticker keeps ticking while a 100 kB answer (one the old gate needed many seconds for) is read
+    twice. The bound is loose on purpose (a loaded machine delays ticks too)."""
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30017", "10001", "小明"), "QQ号10001（昵称小明）昨晚在春熙路吃了火锅")
+    unit = "QQ号10001（昵称小明）于2026-11-29在成都吃了火锅，当天他很开心，“我们明天见”，周五再去。"
+    long = facts_answer(fact(unit * (100_000 // len(unit)), 1))
+    model.script.extend([long, long])
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while not done.is_set():
+            await asyncio.sleep(0.01)
+            gaps.append(loop.time() - last)
+            last = loop.time()
+
+    ticking = asyncio.ensure_future(ticker())
+    try:
+        await engine.historian.run_until_idle(NOW)
+    finally:
+        done.set()
+        await ticking
+    assert max(gaps) < 2.0, f"the event loop was blocked for {max(gaps):.2f} s"
+    assert len(model.chat_requests) == 2 and len(await facts_of(engine, bot)) == 1
+
+
+async def test_a_job_past_the_chats_limit_writes_what_fits_and_completes(tmp_root, chroma_port, model) -> None:
+    from amrita_plugin_cognition.engine import historian
+    from amrita_plugin_cognition.store import jobs
+
+    engine = await historian_engine(tmp_root, chroma_port)
+    engine.config = engine.config.model_copy(update={"memories_max_per_scope": 10})
+    bot = new_bot()
+    chat = group(bot, "30018", "10001", "小明")
+    for index in range(8):
+        await engine.write_memory(chat, "group", f"QQ号10001（昵称小明）收藏了第{index}张唱片", now=NOW)
+    observations = [f"QQ号10001（昵称小明）去过第{index}座城市" for index in range(4)]
+    await end(engine, chat, *observations)
+    model.script.append(facts_answer(*(fact(f"{text}。", number) for number, text in enumerate(observations, 1))))
+    async with engine.unit_of_work() as uow:
+        (held,) = await jobs.lease(uow.session, NOW, 1, 600)
+        await uow.commit()
+    report = await historian.process(engine, held, NOW)
+    assert report.outcome == "done" and report.written == 2
+    assert [(index, text, reason) for index, text, reason in report.refused] == [
+        (2, "QQ号10001（昵称小明）去过第2座城市。", "over_limit"),
+        (3, "QQ号10001（昵称小明）去过第3座城市。", "over_limit"),
+    ]
+    texts = [row.text for row in await facts_of(engine, bot)]
+    assert len(texts) == 10 and texts[-2:] == [f"{text}。" for text in observations[:2]]
+    assert await jobs_left(engine) == []  # completed, not retried until failed
+
+
+async def test_an_answer_with_more_facts_than_a_job_may_yield_is_read_only_so_far(tmp_root, chroma_port, model) -> None:
+    from amrita_plugin_cognition.engine import historian
+    from amrita_plugin_cognition.engine.historian_facts import MIN_FACTS
+    from amrita_plugin_cognition.store import jobs
+
+    engine = await historian_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await end(engine, group(bot, "30019", "10001", "小明"), "QQ号10001（昵称小明）收藏了很多唱片")
+    model.script.append(facts_answer(*(fact(f"QQ号10001（昵称小明）收藏了第{n}张唱片。", 1) for n in range(500))))
+    async with engine.unit_of_work() as uow:
+        (held,) = await jobs.lease(uow.session, NOW, 1, 600)
+        await uow.commit()
+    report = await historian.process(engine, held, NOW)
+    assert report.written == MIN_FACTS and report.unread == 500 - MIN_FACTS and report.llm_calls == 1
+    assert len(await facts_of(engine, bot)) == MIN_FACTS and await jobs_left(engine) == []

@@ -294,3 +294,50 @@ async def test_an_unreadable_job_is_failed_and_the_queue_goes_on(tmp_root, chrom
     assert [held.payload for held in leased] == [{"n": 1}]
     states = {row.payload: (row.state, row.last_error) for row in await job_rows(engine)}
     assert states["{not json"][0] == "failed" and "unreadable" in states["{not json"][1]
+
+
+# ------------------------------------------------------------------------------ shutdown
+
+
+async def test_a_clean_shutdown_gives_a_running_job_back_and_the_next_start_runs_it_at_once(
+    tmp_root, chroma_port, fake_openai
+) -> None:
+    """A job mid-call when the engine closes is cancelled and its lease released (pending, due at
+    once, no attempt counted), instead of waiting out its 10-minute lease: a new engine runs it at
+    once. Closing does not wait for the slow model either."""
+    from engine_helpers import historian_llm, register_preset
+    from fake_openai import tool_call
+
+    from amrita_plugin_cognition.engine.historian import TOOL_NAME
+    from amrita_plugin_cognition.store.models import MemoryRow
+
+    preset = "cognition-shutdown-test"
+    register_preset(preset, fake_openai.base_url)
+    settings = {"llm": historian_llm(preset, timeout_seconds=60), "profiles": {"merge": False}}
+    first = await make_engine(tmp_root, chroma_port, **settings)
+    bot = new_bot()
+    chat = group(bot, "40001", "10001", "小明")
+    await first.end_turn(chat, "", ["QQ号10001（昵称小明）喜欢爬山"], batch=[message("我喜欢爬山")], now=NOW)
+    answer = tool_call(TOOL_NAME, {"facts": [{"text": "QQ号10001（昵称小明）喜欢爬山。", "sources": [1]}]})
+    fake_openai.script.extend([answer, answer])
+    fake_openai.chat_delays.append(30.0)  # the first engine's call hangs
+    first.historian.running = True
+    first.historian.wake()
+    for _ in range(300):
+        await asyncio.sleep(0.05)
+        if fake_openai.chat_requests:
+            break
+    (job,) = await job_rows(first)
+    assert job.state == "processing" and job.lease_expires_at is not None
+
+    await asyncio.wait_for(first.close(), timeout=10)  # the slow call is cancelled, not awaited
+    (job,) = await job_rows(first)
+    assert (job.state, job.attempts, job.lease_token, job.next_attempt_at) == ("pending", 0, None, None)
+
+    second = await make_engine(tmp_root, chroma_port, **settings)
+    await asyncio.wait_for(second.historian.run_until_idle(), timeout=30)  # the real clock: due at once
+    assert len(fake_openai.chat_requests) == 2
+    assert await job_rows(second) == []
+    async with second.session() as session:
+        texts = (await session.execute(select(MemoryRow.text).where(MemoryRow.bot_id == bot))).scalars().all()
+    assert list(texts) == ["QQ号10001（昵称小明）喜欢爬山。"]

@@ -111,11 +111,14 @@ async def _prepare_bot_account(bot: Bot) -> None:
 @get_driver().on_shutdown
 async def _finish_background_work() -> None:
     """Let scheduled index work and bank checks end before the database goes away (bounded:
-    what is not applied stays in the outbox for the next start; a historian job still running
-    keeps its lease, which the next start recovers)."""
+    what is not applied stays in the outbox for the next start). Historian jobs still running are
+    cancelled first and their leases given back, so the next start runs them at once."""
     engine = current_engine()
     if engine is not None:
-        engine.historian.running = False
+        try:
+            await asyncio.wait_for(engine.historian.stop(), timeout=SHUTDOWN_WAIT_SECONDS)
+        except TIMEOUTS:  # the leases expire and are recovered at the next start
+            logger.warning(f"[cognition] stage=shutdown historian_stop=timeout after {SHUTDOWN_WAIT_SECONDS} s")
     try:
         await asyncio.wait_for(wait_for_background(current_engine()), timeout=SHUTDOWN_WAIT_SECONDS)
     except TIMEOUTS:

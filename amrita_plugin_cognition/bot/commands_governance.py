@@ -95,15 +95,15 @@ def _lineage(item: inspection.Inspected) -> str:
 
 
 #: How a fact was written (``source["via"]``), and what the historian read (``source["job_kind"]``).
-VIA_NAMES = {"historian": "由史官整理", "tool": "由记忆工具写入"}
+VIA_NAMES = {"historian": "由史官整理", "tool": "由记忆工具写入", "correction": "由更正写入"}
 JOB_KIND_NAMES = {"observations": "本轮观察", "transcript": "聊天记录"}
 
 
 def _source(record: MemoryRecord) -> str:
     """Where a fact came from, from whatever its source holds: the historian's facts carry their job,
     its kind and the message ids (``engine/historian.py``), the memory tool's the message it answered
-    (``engine/writes.py``), a correction its editor on top of the old fact's source
-    (``engine/corrections.py``); imported and restored facts may carry none of these."""
+    (``engine/writes.py``), a correction its own message, time and editor (``engine/corrections.py``);
+    imported and restored facts may carry none of these."""
     source = record.source
     parts = [PROVENANCE_NAMES.get(record.provenance, record.provenance)]
     via = VIA_NAMES.get(str(source.get("via", "")), "")

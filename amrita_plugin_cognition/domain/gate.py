@@ -7,16 +7,23 @@ observation kept byte-identical (the drift check).
 
 How it reads a fact:
 
-1. Opaque spans are masked, keeping offsets: a named user ``QQ号<id>`` and its ``（昵称…）``,
-   titles 《…》, quotations “…” 「…」 『…』 "…", group numbers, URLs and code. Whatever a nickname,
-   a song title or a quoted sentence says is not the fact's own wording.
-2. The rest is segmented leftmost-longest against the lexicon (``gate_lexicon.py``): problem
-   words compete with ordinary words that contain them (其他, 日本, 相当, 爱上 …), so 其他 never
-   yields 他 and 相当天真 never yields 当天.
+1. Opaque spans are masked, keeping offsets (``gate_mask.py``): a named user ``QQ号<id>`` and its
+   ``（昵称…）``, titles 《…》, quotations “…” 「…」 『…』 "…", group numbers, URLs and code. Whatever
+   a nickname, a song title or a quoted sentence says is not the fact's own wording.
+2. The rest is segmented leftmost-longest against the lexicon (``gate_rules.py`` over
+   ``gate_lexicon.py`` and ``gate_lexicon_en.py``, Chinese and English alike): problem words compete
+   with ordinary words that contain them (其他, 日本, 相当, 爱上 …), so 其他 never yields 他 and
+   相当天真 never yields 当天.
 3. Problem words with a rule get a context check: anaphors need an absolute date before them,
-   附近 needs an anchor (春熙路附近), a weekday or a festival passes as a habit, 自己 needs a named
-   user before it. The decisions on ambiguous words are listed in ``gate_lexicon.py``.
-4. Required ids are looked up as whole digit runs: 10001 is not kept by 100012.
+   附近 needs an anchor (春熙路附近), a weekday or a festival passes as a habit, 自己 (and English
+   he, she, they) needs someone named before it. The decisions on ambiguous words are listed in
+   the two lexicons.
+4. A fact with words in a script the gate cannot read (kana, hangul, Cyrillic …) is not known to
+   be absolute: it fails as ``unreadable`` (no retry is asked for it; it is kept, marked).
+5. Required ids are looked up as whole digit runs: 10001 is not kept by 100012.
+
+Every step is linear in the length of the fact: a 100 kB answer is read in well under a second
+(``bench/historian_cpu.py``), and the historian cuts answers to the fact limit before it reads.
 """
 
 from __future__ import annotations
@@ -27,14 +34,29 @@ from dataclasses import dataclass
 from datetime import date
 
 from . import gate_lexicon as lex
+from .gate_mask import DIGIT, mask
+from .gate_rules import Reading, problems
 
 ID_DRIFT = "id_drift"
-KIND_LABELS = {lex.PRONOUN: "代词", lex.RELATIVE_TIME: "相对时间", lex.RELATIVE_PLACE: "相对地点"}
+#: A word in a script the gate does not read: the fact is kept, marked not absolute, not retried.
+UNREADABLE = "unreadable"
+KIND_LABELS = {
+    lex.PRONOUN: "代词",
+    lex.RELATIVE_TIME: "相对时间",
+    lex.RELATIVE_PLACE: "相对地点",
+    UNREADABLE: "无法核对的文字",
+}
+# Letters of scripts the gate does not read, two or more in a row: kana, hangul, Cyrillic, Greek,
+# Arabic, Hebrew, Thai, Devanagari.
+_OTHER_SCRIPT = re.compile(
+    r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+    r"\u0370-\u03ff\u0400-\u052f\u0590-\u05ff\u0600-\u06ff\u0e00-\u0e7f\u0900-\u097f]{2,}"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class GateProblem:
-    kind: str  # "pronoun" | "relative_time" | "relative_place" | "id_drift"
+    kind: str  # "pronoun" | "relative_time" | "relative_place" | "unreadable" | "id_drift"
     word: str  # the offending word, or the missing id
     start: int  # span in the checked text; -1 for id_drift
     end: int
@@ -53,10 +75,13 @@ class GateVerdict:
         return any(problem.kind == ID_DRIFT for problem in self.problems)
 
     def feedback(self) -> str:
-        """Chinese feedback for the retry prompt; empty when the fact passed."""
+        """Chinese feedback for the retry prompt; empty when the fact passed, or failed only on
+        words the gate cannot read (a retry could not mend those)."""
         words: list[str] = []
         ids: list[str] = []
         for problem in self.problems:
+            if problem.kind == UNREADABLE:
+                continue
             if problem.kind == ID_DRIFT:
                 if problem.word not in ids:
                     ids.append(problem.word)
@@ -72,223 +97,9 @@ class GateVerdict:
         return "；".join(parts)
 
 
-# --- masking ---------------------------------------------------------------------------------
-
-_PERSON = "\ue000"  # a named user: QQ号… and its （昵称…）
-_OPAQUE = "\ue001"  # a title, a quotation, a group number, a URL
-_DIGIT = "0-9０-９"
-
-_PERSON_ID = re.compile(rf"QQ\s*号?\s*[:：]?\s*[{_DIGIT}]{{5,}}", re.IGNORECASE)
-# （昵称…）, also after the QQ number inside the same brackets: （QQ号3601928374，昵称…）
-_NAME_OPENERS = re.compile(
-    rf"[（(]\s*(?:QQ\s*号?\s*[:：]?\s*[{_DIGIT}]{{5,}}\s*[，,、;；]\s*)?(?:昵称|群昵称|群名片|网名|备注)", re.IGNORECASE
-)
-_GROUP_OPENERS = re.compile(r"[（(]\s*群名")
-_OPAQUE_SPANS = re.compile(
-    rf"群号?\s*[:：]?\s*[{_DIGIT}]{{5,}}|(?:https?://|www\.)[^\s，。；！？、）)】」』”\"']+"
-    r"|[\w.+-]+@[\w-]+\.[\w.-]+|`[^`\n]+`"
-)
-_PAIRS = {"《": "》", "〈": "〉", "“": "”", "‘": "’", "「": "」", "『": "』", '"': '"'}
-
-
-def _span_end(text: str, start: int, openers: str, closers: str) -> int:
-    """Index just past the mark closing the one at ``start`` (nesting aware), or -1 if unclosed."""
-    if openers == closers:  # straight quotes do not nest
-        return text.find(closers, start + 1) + 1 or -1
-    if not any(closer in text[start + 1 :] for closer in closers):
-        return -1
-    depth = 0
-    for index in range(start, len(text)):
-        if text[index] in openers:
-            depth += 1
-        elif text[index] in closers:
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return -1
-
-
-def _mask(text: str) -> str:
-    chars = list(text)
-
-    def fill(start: int, end: int, mark: str) -> None:
-        chars[start:end] = mark * (end - start)
-
-    for match in _PERSON_ID.finditer(text):
-        fill(match.start(), match.end(), _PERSON)
-    names: set[str] = set()
-    for openers, mark in ((_NAME_OPENERS, _PERSON), (_GROUP_OPENERS, _OPAQUE)):
-        for match in openers.finditer(text):
-            end = _span_end(text, match.start(), "（(", "）)")
-            if end > 0:
-                fill(match.start(), end, mark)
-                if end - 1 - match.end() >= 2:
-                    names.add(text[match.end() : end - 1])
-    for match in _OPAQUE_SPANS.finditer(text):
-        fill(match.start(), match.end(), _OPAQUE)
-    current = "".join(chars)  # quotes inside a nickname are gone already
-    quoted = {name for name in names if not name.isascii()}
-    index = 0
-    while index < len(current):
-        closer = _PAIRS.get(current[index])
-        end = _span_end(current, index, current[index], closer) if closer else -1
-        if end > 0:
-            fill(index, end, _OPAQUE)
-            if end - index >= 4:
-                quoted.add(text[index + 1 : end - 1])
-        index = max(end, index + 1)
-    # a nickname or a name quoted once is the same name unquoted later on (关注歌手“李明天”…看了李明天的演出,
-    # （昵称当年明月）…当年明月写的书)
-    for name in quoted:
-        start = text.find(name)
-        while start >= 0:
-            fill(start, start + len(name), _OPAQUE)
-            start = text.find(name, start + len(name))
-    return "".join(chars)
-
-
-# --- segmentation ----------------------------------------------------------------------------
-
-_ENTRIES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    *((kind, rule, re.compile(pattern)) for kind, rule, pattern in lex.PROBLEM_ENTRIES),
-    (lex.SAFE, "", re.compile("|".join(sorted(lex.SAFE_WORDS, key=len, reverse=True)))),
-    *((lex.SAFE, "", re.compile(pattern)) for pattern in lex.SAFE_PATTERNS),
-)
-
-
-def _segment(masked: str) -> list[tuple[int, int, str, str]]:
-    """Leftmost-longest problem tokens (start, end, kind, rule); safe words only block."""
-    tokens: list[tuple[int, int, str, str]] = []
-    position = 0
-    while position < len(masked):
-        if masked[position] in (_PERSON, _OPAQUE):
-            position += 1
-            continue
-        best: tuple[int, str, str] | None = None
-        for kind, rule, pattern in _ENTRIES:
-            match = pattern.match(masked, position)
-            if match is None or match.end() <= position:
-                continue
-            longer = best is None or match.end() > best[0]
-            tie_wins = best is not None and match.end() == best[0] and best[1] == lex.SAFE and kind != lex.SAFE
-            if longer or tie_wins:
-                best = (match.end(), kind, rule)
-        if best is None:
-            position += 1
-            continue
-        end, kind, rule = best
-        if kind != lex.SAFE:
-            tokens.append((position, end, kind, rule))
-        position = end
-    return tokens
-
-
-# --- context rules ---------------------------------------------------------------------------
-
-_BOUNDARY = re.compile(r"[，。；！？,;!?\n]")
-_YEAR = rf"(?<![{_DIGIT}])[12１２][{_DIGIT}]{{3}}\s*(?:年|[-/.](?=\s*[{_DIGIT}]))|[〇零一二三四五六七八九]{{4}}年"
-_YEAR_ANCHOR = re.compile(_YEAR)
-_DATE_ANCHOR = re.compile(
-    rf"{_YEAR}|(?<![{_DIGIT}])[{_DIGIT}]{{1,2}}\s*月\s*[{_DIGIT}]{{1,2}}\s*[日号]"
-    r"|[一二三四五六七八九十]{1,3}月[初一二三四五六七八九十廿]{1,3}[日号]?"
-)
-_NUMBER_BEFORE = re.compile(rf"[{_DIGIT}〇零一二三四五六七八九十两正腊冬]\s*(?:年度?|月份?)?\s*的?$")
-_YEAR_BEFORE = re.compile(rf"(?:[{_DIGIT}]{{4}}|[〇零一二三四五六七八九]{{4}})\s*年\s*的?$")
-_CALENDAR_YEAR = re.compile(rf"[12１２][{_DIGIT}]{{3}}年")
-_HABIT = re.compile(lex.HABIT_MARKERS)
-_NAMING = re.compile(lex.NAMING_WORDS)
-_RECALLED = re.compile(r"怀念|回忆|想起|想当年|说起|提起|说|讲|表示|称")
-_VAGUE_ANAPHORS = {"当时", "那时", "那时候", "那会儿", "彼时", "当年", "那年", "那一年", "那个年代"}
-_GROUP_NUMBER = re.compile(rf"群\s*号?\s*[:：]?\s*[{_DIGIT}]{{5,}}")
-_WEEKDAY_NEIGHBOUR = re.compile(r"(?:周|星期|礼拜)?[一二三四五六日天]")
-_RANGE = set("到至和与、及或~～-—")
-
-
-def _clause(masked: str, start: int, end: int) -> tuple[int, int]:
-    left = max((m.end() for m in _BOUNDARY.finditer(masked, 0, start)), default=0)
-    right_match = _BOUNDARY.search(masked, end)
-    return left, right_match.start() if right_match else len(masked)
-
-
-def _is_bare(masked: str, start: int, person_is_bare: bool) -> bool:
-    """True when nothing names what the word at ``start`` is relative to."""
-    index = start - 1
-    while index >= 0 and masked[index].isspace():
-        index -= 1
-    if index >= 0 and masked[index] == "的":
-        index -= 1
-    if index < 0:
-        return True
-    char = masked[index]
-    if char == _PERSON:
-        return person_is_bare
-    if char == _OPAQUE:
-        return False
-    return char in lex.BARE_BEFORE or not char.isalnum()
-
-
-def _weekday_is_fine(masked: str, start: int, end: int, clause: str) -> bool:
-    """A weekday next to a date, or inside a range (周一到周五), names no particular week."""
-    if _DATE_ANCHOR.search(clause):
-        return True
-    after_range = masked[end : end + 1] in _RANGE and _WEEKDAY_NEIGHBOUR.match(masked, end + 1)
-    before_range = start >= 2 and masked[start - 1] in _RANGE and masked[start - 2] in "一二三四五六日天"
-    return bool(after_range or before_range)
-
-
-def _anchored(anchor: re.Pattern[str], before: str, word: str) -> bool:
-    """An anaphor (当天, 当时, 当年) refers to the date before it. A vague one (当时, 当年) does not
-    when someone recalls or reports in between: "于2027-08-01发帖怀念当年…", "说儿子当时…" are
-    another time (but "于2026-11-29说当天晚上加班" is that day)."""
-    anchors = list(anchor.finditer(before))
-    if not anchors:
-        return False
-    return word not in _VAGUE_ANAPHORS or not _RECALLED.search(before, anchors[-1].end())
-
-
-def _passes_rule(rule: str, text: str, masked: str, start: int, end: int) -> bool:
-    """Whether a problem word with a context rule is fine where it stands (``masked``: ``text`` with
-    names, titles and group numbers masked, same length)."""
-    left, right = _clause(masked, start, end)
-    clause = masked[left:right]
-    habit = bool(_HABIT.search(clause))
-    before = masked[:start]
-    if rule == "self":
-        return _PERSON in before
-    if rule == "named_before":
-        index = start - 1
-        char = masked[index] if index >= 0 else ""
-        return char == _PERSON or (char.isalnum() and char not in lex.SPEECH_BEFORE and char not in lex.BARE_BEFORE)
-    if rule == "demonstrative":  # named in place: “X”这首歌, 这个项目叫Apollo
-        if start and masked[start - 1] == _OPAQUE:
-            return True
-        return bool(_NAMING.search(masked, end, min(right, end + 8)))
-    if rule == "nearest":
-        return "离" in masked[left:start] or "距" in masked[left:start]
-    if rule == "year_anchor":
-        return habit or bool(_NUMBER_BEFORE.search(masked, max(0, start - 8), start))
-    if rule == "anaphoric_day":
-        return _anchored(_DATE_ANCHOR, before, masked[start:end])
-    if rule == "anaphoric_year":
-        return _anchored(_YEAR_ANCHOR, before, masked[start:end])
-    if rule == "duration":
-        if _CALENDAR_YEAR.match(masked, start):
-            return True
-        return not _is_bare(masked, start, person_is_bare=True) or bool(_DATE_ANCHOR.search(before))
-    if rule == "weekday":
-        return habit or _weekday_is_fine(masked, start, end, clause)
-    if rule == "holiday":
-        return habit or bool(_YEAR_BEFORE.search(masked, max(0, start - 8), start))
-    if rule == "group_before":
-        return bool(_GROUP_NUMBER.search(text, 0, start))
-    if rule == "bare_place":
-        return not _is_bare(masked, start, person_is_bare=False)
-    return False
-
-
 # --- numeric ids -----------------------------------------------------------------------------
 
-_ID_RUN = re.compile(rf"(?<![{_DIGIT}])[{_DIGIT}]{{5,}}(?![{_DIGIT}])")
+_ID_RUN = re.compile(rf"(?<![{DIGIT}])[{DIGIT}]{{5,}}(?![{DIGIT}])")
 _ID_MARKER = re.compile(r"(?:QQ|群|号|ID|uid|编号|单号|账号|工号|学号|订单)\s*[:：#]?\s*$", re.IGNORECASE)
 _FULL_WIDTH = str.maketrans("０１２３４５６７８９", "0123456789")
 
@@ -325,7 +136,7 @@ def missing_ids(required_ids: Iterable[str], text: str) -> list[str]:
         wanted = str(raw).strip()
         if not wanted or wanted in missing:
             continue
-        pattern = rf"(?<![{_DIGIT}]){re.escape(wanted)}(?![{_DIGIT}])"
+        pattern = rf"(?<![{DIGIT}]){re.escape(wanted)}(?![{DIGIT}])"
         if re.search(pattern, text) is None:
             missing.append(wanted)
     return missing
@@ -336,12 +147,17 @@ def missing_ids(required_ids: Iterable[str], text: str) -> list[str]:
 
 def check_fact(text: str, required_ids: Iterable[str] = ()) -> GateVerdict:
     """Judge one rewritten fact. ``required_ids`` are the ids of its source observation (see
-    ``explicit_ids``); for an observation split into several facts, check their joined text."""
-    masked = _mask(text)
-    problems = [
-        GateProblem(kind, text[start:end], start, end)
-        for start, end, kind, rule in _segment(masked)
-        if not (rule and _passes_rule(rule, text, masked, start, end))
-    ]
-    problems.extend(GateProblem(ID_DRIFT, wanted, -1, -1) for wanted in missing_ids(required_ids, text))
-    return GateVerdict(tuple(problems))
+    ``explicit_ids``); for an observation split into several facts, check their joined text.
+    Linear in the length of ``text`` (``bench/historian_cpu.py``)."""
+    masked = mask(text)
+    found = [GateProblem(kind, text[start:end], start, end) for start, end, kind in problems(Reading.of(text, masked))]
+    found.extend(GateProblem(UNREADABLE, match.group(), match.start(), match.end()) for match in _unreadable(masked))
+    found.extend(GateProblem(ID_DRIFT, wanted, -1, -1) for wanted in missing_ids(required_ids, text))
+    return GateVerdict(tuple(found))
+
+
+def _unreadable(masked: str) -> list[re.Match[str]]:
+    """Words in a script the gate cannot read (kana, hangul, Cyrillic …): the first one, if any.
+    A fact in such a language is not known to be absolute."""
+    match = _OTHER_SCRIPT.search(masked)
+    return [match] if match else []

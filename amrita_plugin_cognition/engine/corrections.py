@@ -1,7 +1,8 @@
 """Correcting and forgetting facts, and listing them for the people who may see them.
 
 A correction writes a new record and supersedes the old one only if it is still active (one
-conditional update in the same transaction); forgetting removes a still-active fact together with
+conditional update in the same transaction); its text is anchored and gated like a historian
+fact, with its own date and source; forgetting removes a still-active fact together with
 every version it replaced, leaving a barrier for each, and in the same transaction takes the
 short-term traces of the messages they came from (the turn's note, its transcript turn, the jobs
 made from it: ``domain/sources.py``) and flags the profile cards built from any of them for a
@@ -12,15 +13,29 @@ or deleted meanwhile.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
+from zoneinfo import ZoneInfo
 
 from ..domain import permissions
-from ..domain.admission import admit
+from ..domain.admission import AdmissionVerdict, admit
+from ..domain.anchoring import AnchoredText, anchor
 from ..domain.clock import aware_or_now
 from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, TranscriptChanged
-from ..domain.records import ChatContext, Importance, MemoryDraft, MemoryRecord, MemoryStatus, Scope, content_hash
+from ..domain.gate import GateVerdict, check_fact
+from ..domain.records import (
+    ChatContext,
+    Importance,
+    MemoryDraft,
+    MemoryKind,
+    MemoryRecord,
+    MemoryStatus,
+    Provenance,
+    Scope,
+    content_hash,
+)
 from ..domain.sources import source_messages
 from ..domain.visibility import visibility_for
 from ..errors import ConcurrentChange, InvalidInput, NotFound
@@ -72,14 +87,27 @@ async def update_memory(
     importance: Importance | None = None,
     tags: Sequence[str] | None = None,
     now: datetime | None = None,
+    message_id: str = "",
 ) -> MemoryRecord:
-    """Correct a fact: a new record supersedes the old one (history stays inspectable)."""
-    new_text = checked_text(engine, text)
-    verdict = admit(new_text)
+    """Correct a fact: a new record supersedes the old one (history stays inspectable).
+
+    The new text goes through what the historian's facts go through, without a model: its
+    relative times are anchored at the correction's message time (``domain/anchoring``: 前天 →
+    2026-11-28（周六）), its event date is the day it names (none when it names none or only a
+    week, month or year, which the text then says: not the old fact's), the gate's verdict is its
+    ``absolute``, and its source is the correction itself (the message ``message_id`` it
+    answered, said at ``now``, by whom, superseding what). A line of
+    conversation (kind ``turn``) is a quote of what was said when it was said: its times are not
+    anchored at the correction and it keeps its date."""
+    moment = aware_or_now(now)
+    zone = ZoneInfo(engine.config.timezone)
+    async with engine.unit_of_work() as uow:  # the kind never changes along a lineage: read before the lock
+        found = await repository.get_rows(uow.session, context.bot_id, [memory_id])
+    quoted = memory_id in found and found[memory_id].kind == MemoryKind.TURN.value
+    anchored, gate, verdict = await asyncio.to_thread(_anchored, engine, text, moment.astimezone(zone), not quoted)
     if not verdict.admit:
         raise InvalidInput(verdict.message)
     new_text = verdict.text  # a secret inside is replaced by [已隐去]
-    now = aware_or_now(now)
     switches = await switch_state(engine, context.bot_id)
     async with engine.unit_of_work() as uow:
         await _lock_for(uow, context, memory_id)
@@ -91,6 +119,21 @@ async def update_memory(
         digest = content_hash(context.bot_id, old_record.scope, new_text)
         if digest in await repository.barred_hashes(uow.session, [digest]):
             raise InvalidInput(REFUSAL_MESSAGES["forgotten"])
+        source: dict[str, object] = {
+            "via": "correction",
+            "messages": [message_id] if message_id else [],
+            "said_at": moment.isoformat(),
+            "supersedes": old.id,
+            "edited_by": context.user_id,
+            "absolute": gate.ok,
+        }
+        if not gate.ok:
+            source["warning"] = "not absolute: " + "、".join(problem.word for problem in gate.problems)[:200]
+        happened = old_record.happened_at if old.kind == MemoryKind.TURN.value else None
+        if anchored.day is not None and anchored.precision == "day":  # a week, month or year stays in the text
+            day = anchored.day
+            happened = datetime(day.year, day.month, day.day, 12, tzinfo=zone)  # only the day is known
+            source["happened"] = "day"
         draft = MemoryDraft(
             text=new_text,
             scope=old_record.scope,
@@ -101,17 +144,30 @@ async def update_memory(
             kind=old.kind,  # type: ignore[arg-type]
             tags=list(tags) if tags is not None else old_record.tags,
             importance=importance or old_record.importance,
-            provenance=old.provenance,  # type: ignore[arg-type]
-            source={**old_record.source, "supersedes": old.id, "edited_by": context.user_id},
-            happened_at=old_record.happened_at,
+            provenance=Provenance.USER_STATED,  # the text is the correction's, not an inference
+            source=source,
+            happened_at=happened,
         )
-        (new_row,) = await repository.insert_memories(uow.session, context.bot_id, [draft], now)
-        if not await repository.supersede(uow.session, old, new_row, now):
+        (new_row,) = await repository.insert_memories(uow.session, context.bot_id, [draft], moment)
+        if not await repository.supersede(uow.session, old, new_row, moment):
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，本次更正未保存")
         uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
         await uow.commit()
-    log_event("correct", memory_id=memory_id, new_id=new_row.id, scope=old_record.scope.key)
+    log_event("correct", memory_id=memory_id, new_id=new_row.id, scope=old_record.scope.key, absolute=gate.ok)
     return repository.to_record(new_row)
+
+
+def _anchored(
+    engine: CognitionEngine, text: str, local: datetime, anchoring: bool
+) -> tuple[AnchoredText, GateVerdict, AdmissionVerdict]:
+    """The correction's text anchored at its local message time, judged by the gate and by
+    admission (CPU work, run off the event loop). Anchoring that would take it past the fact limit
+    is not applied: the text is kept as said (no day), and the gate judges that."""
+    said = checked_text(engine, text)
+    anchored = anchor(said, local) if anchoring else AnchoredText(said, None, "", ())
+    if len(anchored.text) > engine.config.memory_max_chars:
+        anchored = AnchoredText(said, None, "", ())
+    return anchored, check_fact(anchored.text), admit(anchored.text)
 
 
 async def forgettable(engine: CognitionEngine, context: ChatContext, memory_id: int) -> MemoryRecord:

@@ -2,46 +2,46 @@
 
 Per job: the rule-based time resolver anchors relative expressions against the message time;
 ONE LLM call (a forced tool call through the ``llm/`` gateway) rewrites every observation, or
-extracts them from a transcript batch; the gate checks every fact (pronouns, relative time and
-place, numeric ids that went missing). Failing facts, and observations no fact covers, get one
-more call with feedback naming the words and ids; what still fails is written anyway with
+extracts them from a transcript batch; the answer is cut to what a fact may be and checked
+(``historian_facts``: the length limit, the gate's pronouns, relative time and place, numeric ids
+that went missing). Failing facts, and observations no fact covers, get one more call with
+feedback naming the words, the ids and the limit; what still fails is written anyway with
 ``absolute: false`` in its source and a warning (``force`` lets a fact through when only
-look-alike words tripped the gate and no id drifted; a fact that lost an id is replaced by its
-observation as said). Nothing observed is silently dropped.
+look-alike words tripped the gate and no id drifted; a fact that lost an id or is still too long
+is replaced by its observation as said). Nothing observed is silently dropped.
 
-Facts go through the memory bank's write path (admission, barriers, dedupe) in the chat's scope,
-whatever the model wrote, with provenance ``inferred`` and the job and message ids; the job is
-deleted in the same transaction (``store/jobs.finish``), so a job run twice writes its facts once.
+Facts go through the memory bank's write path (admission, barriers, dedupe, the chat's limit: what
+does not fit is left out and logged, the rest written) in the chat's scope, whatever the model
+wrote, with provenance ``inferred`` and the job and message ids; the job is deleted in the same
+transaction (``store/jobs.finish``), so a job run twice writes its facts once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
-from typing import TYPE_CHECKING, Any, Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, Field
-
 from ..domain.clock import aware_or_now
-from ..domain.gate import GateVerdict, check_fact
 from ..domain.governance import OPTED_OUT, SWITCHED_OFF, SwitchState, people_about
-from ..domain.inert import inert_line
 from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance
-from ..domain.timeresolve import first_date
 from ..errors import LLMUnavailable
 from ..logs import log_event
 from ..store import jobs
 from ..store import switches as switch_store
+from . import historian_facts as read_facts
+from .historian_facts import FinalFact, RewriteAnswer, RewrittenFact
 from .historian_sources import Source, job_sources, prompt_context, without_removed_turns
 from .profile_queue import queue_merges
 from .switches import chat_switches
 from .turns import OBSERVATIONS_JOB
-from .writes import WriteResult, remember_within
+from .writes import OVER_LIMIT, WriteResult, remember_within
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -49,33 +49,17 @@ if TYPE_CHECKING:
 REWRITE_TEMPLATE = "historian_rewrite.jinja"
 EXTRACT_TEMPLATE = "historian_extract.jinja"
 TOOL_NAME = "cognition_record_facts"
+__all__ = [
+    "EXTRACT_TEMPLATE",
+    "REWRITE_TEMPLATE",
+    "TOOL_NAME",
+    "JobReport",
+    "RewriteAnswer",
+    "RewrittenFact",
+    "process",
+]
 _MENTION = re.compile(r"QQ号(\d{5,12})")
 _NAMED = re.compile(r"QQ号(\d{5,12})（昵称([^）]{1,64})）")
-
-
-class RewrittenFact(BaseModel):
-    text: str = Field(description="一条完整、绝对的事实：具体人名附QQ号、具体日期，不用代词和相对时间地点")
-    sources: list[int] = Field(default_factory=list, description="这条事实来自哪些编号（观察或对话）")
-    kind: Literal["fact", "event", "preference", "plan", "decision"] = Field("fact", description="事实的类别")
-    happened_on: str = Field("", description="事情发生或计划发生的日期 YYYY-MM-DD；不确定则留空")
-    subject_id: str = Field("", description="这条事实主要关于谁（QQ号）；关于群或不确定则留空")
-
-
-class RewriteAnswer(BaseModel):
-    """提交改写后的全部事实。"""
-
-    facts: list[RewrittenFact] = Field(default_factory=list, description="全部事实")
-
-
-@dataclass(slots=True)
-class FinalFact:
-    text: str
-    sources: list[int]
-    kind: str
-    happened_at: datetime | None
-    subject_id: str
-    absolute: bool = True
-    warning: str = ""
 
 
 @dataclass(slots=True)
@@ -86,100 +70,11 @@ class JobReport:
     written: int = 0
     downgraded: int = 0
     refused: list[tuple[int, str, str]] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- checking
-
-
-def _required_ids(fact: RewrittenFact, by_number: dict[int, Source]) -> set[str]:
-    sources = [by_number[number] for number in fact.sources if number in by_number]
-    return set().union(*(source.ids for source in sources)) if sources else set()
-
-
-def _verdicts(answer: RewriteAnswer, by_number: dict[int, Source]) -> list[GateVerdict]:
-    return [check_fact(fact.text, _required_ids(fact, by_number)) for fact in answer.facts]
-
-
-def _feedback(
-    answer: RewriteAnswer, verdicts: list[GateVerdict], uncovered: list[Source], extracting: bool
-) -> list[str]:
-    lines = []
-    for fact, verdict in zip(answer.facts, verdicts, strict=True):
-        if not verdict.ok:
-            lines.append(f"事实“{fact.text}”：{verdict.feedback()}")
-    if not extracting:
-        for source in uncovered:
-            lines.append(
-                f"观察#{source.number}“{inert_line(source.text, None)}”没有对应的事实，请改写它（每条观察至少一条事实）"
-            )
-    return lines
-
-
-def _uncovered(answer: RewriteAnswer, sources: list[Source]) -> list[Source]:
-    covered = {number for fact in answer.facts for number in fact.sources}
-    return [source for source in sources if source.number not in covered]
+    #: Facts of the answer past what a job may yield (``historian_facts.FACTS_PER_SOURCE``), not read.
+    unread: int = 0
 
 
 # --------------------------------------------------------------------------- writing
-
-
-def _happened_at(happened_on: str, sources: Sequence[Source], zone: tzinfo | None) -> datetime | None:
-    """The day a fact happened: the model's date if it is one, else the first date the resolver
-    finds in the fact's sources; noon of that day in the job's zone (only the day is known)."""
-    try:
-        day = date.fromisoformat(happened_on.strip()) if happened_on.strip() else None
-    except ValueError:
-        day = None
-    for source in sources:
-        if day is not None:
-            break
-        day = first_date(source.text, source.at)
-    if day is None:
-        return None
-    return datetime(day.year, day.month, day.day, 12, tzinfo=zone)
-
-
-def _final_facts(
-    answer: RewriteAnswer, verdicts: list[GateVerdict], sources: list[Source], force: bool, extracting: bool
-) -> list[FinalFact]:
-    by_number = {source.number: source for source in sources}
-    zone = (sources[0].at if sources else datetime.now().astimezone()).tzinfo
-    facts: list[FinalFact] = []
-    for fact, verdict in zip(answer.facts, verdicts, strict=True):
-        known = [number for number in fact.sources if number in by_number]
-        final = FinalFact(
-            text=fact.text,
-            sources=known,
-            kind=fact.kind,
-            happened_at=_happened_at(fact.happened_on, [by_number[number] for number in known], zone),
-            subject_id=fact.subject_id.strip(),
-        )
-        if not verdict.ok:
-            words = "、".join(problem.word for problem in verdict.problems)
-            if verdict.id_drift:
-                # the rewrite lost an id: keep what was said, as said, rather than a wrong id
-                original = "；".join(by_number[number].text for number in known) or fact.text
-                final.text, final.absolute = original, False
-                final.warning = f"id drift ({words}); the observation is kept as said"
-            elif force:
-                final.warning = f"forced past the gate ({words})"
-            else:
-                final.absolute, final.warning = False, f"not absolute after a retry ({words})"
-        facts.append(final)
-    if not extracting:
-        for source in _uncovered(answer, sources):
-            facts.append(
-                FinalFact(
-                    text=source.text,
-                    sources=[source.number],
-                    kind="fact",
-                    happened_at=_happened_at("", [source], zone),
-                    subject_id="",
-                    absolute=False,
-                    warning="no rewrite after a retry; the observation is kept as said",
-                )
-            )
-    return facts
 
 
 def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source]) -> list[MemoryDraft]:
@@ -243,51 +138,40 @@ async def _ask(engine: CognitionEngine, kind: str, context: dict[str, Any]) -> R
 
 async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | None = None) -> JobReport:
     """Run one leased job to its end: facts written and the job deleted in one transaction.
-    Raises on failure (the caller counts the attempt); ``lost`` when the lease was taken over."""
+    Raises on failure (the caller counts the attempt); ``lost`` when the lease was taken over.
+
+    The CPU stages (the resolver's anchors, the gate, the final facts; admission in the write) run
+    on worker threads, never on the event loop: a long answer delays this job, not the bot."""
     started = time.perf_counter()
     report = JobReport(held.job_id, "done")
     switches = await chat_switches(engine, held.bot_id, held.scope)  # None: the chat's memory is off
     payload = _without_opted_out(held.kind, held.payload, switches) if switches is not None else None
+    facts: list[FinalFact] = []
+    sources: list[Source] = []
     if payload is None:  # nothing to extract: no model call
-        facts: list[FinalFact] = []
-        sources: list[Source] = []
         report.outcome = "skipped"
     else:
         if engine.llm is None:
             raise RuntimeError("the historian needs an LLM gateway")
         payload = await without_removed_turns(engine, held.bot_id, payload)  # erased meanwhile: unread
-        zone = ZoneInfo(engine.config.timezone)
-        extracting = held.kind != OBSERVATIONS_JOB
-        sources = job_sources(held.kind, payload, zone)
-        context = prompt_context(held.kind, held.scope, payload, sources, aware_or_now(now), zone)
-        by_number = {source.number: source for source in sources}
-        answer = await _ask(engine, held.kind, context)
-        report.llm_calls += 1
-        verdicts = _verdicts(answer, by_number)
-        feedback = _feedback(answer, verdicts, _uncovered(answer, sources), extracting)
-        if feedback:
-            context["feedback"] = feedback
-            context["previous"] = [fact.text for fact in answer.facts]
-            report.llm_calls += 1
-            try:
-                retried = await _ask(engine, held.kind, context)
-            except LLMUnavailable as error:  # the first answer stands; its failing facts are downgraded
-                log_event("historian", level=logging.WARNING, job=held.job_id, retry_failed=str(error)[:200])
-            else:
-                answer = _merge_retry(answer, verdicts, retried, sources, extracting)
-                verdicts = _verdicts(answer, by_number)
-        facts = _final_facts(answer, verdicts, sources, bool(payload.get("force")), extracting)
-        report.downgraded = sum(1 for fact in facts if not fact.absolute)
-        for fact in facts:
-            if fact.warning:
-                log_event("historian", job=held.job_id, warning=fact.warning[:200])
-    drafts = _drafts(held, facts, sources)
-    written = await _commit(engine, held, drafts, _people(facts, drafts, sources), aware_or_now(now))
+        facts, sources = await _rewrite(engine, held, payload, aware_or_now(now), report)
+    drafts, people = await asyncio.to_thread(_drafts_and_people, held, facts, sources)
+    written = await _commit(engine, held, drafts, people, aware_or_now(now))
     if written is None:
         report.outcome = "lost"
     else:
         report.written = len(written.written)
         report.refused = written.refused
+        left_out = [index for index, _, reason in written.refused if reason == OVER_LIMIT]
+        if left_out:  # the chat is full: what did not fit is named in the log, and the job completes
+            log_event(
+                "historian",
+                level=logging.WARNING,
+                job=held.job_id,
+                left_out=len(left_out),
+                limit=engine.config.memories_max_per_scope,
+                sources=",".join(str(number) for index in left_out for number in facts[index].sources),
+            )
     log_event(
         "historian",
         started,
@@ -298,38 +182,78 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         written=report.written,
         downgraded=report.downgraded,
         refused=len(report.refused),
+        unread=report.unread,
     )
     return report
 
 
-def _merge_retry(
-    first: RewriteAnswer, verdicts: list[GateVerdict], retried: RewriteAnswer, sources: list[Source], extracting: bool
-) -> RewriteAnswer:
-    """Keep the first answer's passing facts; the retry replaces the failing ones and covers
-    what was missing. A retry that brings nothing keeps the first answer as it was."""
-    if not retried.facts:
-        return first
-    if extracting:
-        return retried
-    failing_sources = {number for fact, verdict in zip(first.facts, verdicts, strict=True) if not verdict.ok
-                       for number in fact.sources}  # fmt: skip
-    kept = [fact for fact, verdict in zip(first.facts, verdicts, strict=True) if verdict.ok]
-    kept_texts = {fact.text for fact in kept}
-    missing = {source.number for source in _uncovered(first, sources)} | failing_sources
-    replacements = [
-        fact
-        for fact in retried.facts
-        if fact.text not in kept_texts and (not fact.sources or set(fact.sources) & missing or not missing)
-    ]
-    # the retry did not cover a failing fact at all: keep the failing one (downgraded later); a
-    # failing fact that names no source is taken as replaced once the retry brought anything
-    covered = {number for fact in replacements for number in fact.sources}
-    still = [
-        fact
-        for fact, verdict in zip(first.facts, verdicts, strict=True)
-        if not verdict.ok and (set(fact.sources) - covered if fact.sources else not replacements)
-    ]
-    return RewriteAnswer(facts=[*kept, *replacements, *still])
+async def _rewrite(
+    engine: CognitionEngine, held: jobs.Lease, payload: dict[str, Any], now: datetime, report: JobReport
+) -> tuple[list[FinalFact], list[Source]]:
+    """The job's sources, one call (two with the retry) and the final facts."""
+    zone = ZoneInfo(engine.config.timezone)
+    limit = engine.config.memory_max_chars
+    extracting = held.kind != OBSERVATIONS_JOB
+    sources, context = await asyncio.to_thread(_prepare, held, payload, now, zone)
+    answer = await _ask(engine, held.kind, context)
+    report.llm_calls += 1
+    facts, checks, report.unread = await asyncio.to_thread(_read, answer, sources, limit)
+    lines = read_facts.feedback(facts, checks, read_facts.uncovered(facts, sources), extracting)
+    if lines:
+        context["feedback"] = lines
+        context["previous"] = read_facts.previous(facts, checks)
+        report.llm_calls += 1
+        try:
+            retried = await _ask(engine, held.kind, context)
+        except LLMUnavailable as error:  # the first answer stands; its failing facts are downgraded
+            log_event("historian", level=logging.WARNING, job=held.job_id, retry_failed=str(error)[:200])
+        else:
+            facts, checks, unread = await asyncio.to_thread(
+                _read_retry, facts, checks, retried, sources, limit, extracting
+            )
+            report.unread += unread
+    final = await asyncio.to_thread(
+        read_facts.final_facts, facts, checks, sources, bool(payload.get("force")), extracting, limit
+    )
+    report.downgraded = sum(1 for fact in final if not fact.absolute)
+    for fact in final:
+        if fact.warning:
+            log_event("historian", job=held.job_id, warning=fact.warning[:200])
+    return final, sources
+
+
+def _prepare(
+    held: jobs.Lease, payload: dict[str, Any], now: datetime, zone: ZoneInfo
+) -> tuple[list[Source], dict[str, Any]]:
+    sources = job_sources(held.kind, payload, zone)
+    return sources, prompt_context(held.kind, held.scope, payload, sources, now, zone)
+
+
+def _read(
+    answer: RewriteAnswer, sources: list[Source], limit: int
+) -> tuple[list[read_facts.ReadFact], list[read_facts.FactCheck], int]:
+    facts, unread = read_facts.read(answer, sources, limit)
+    return facts, read_facts.check(facts, sources, limit), unread
+
+
+def _read_retry(
+    first: list[read_facts.ReadFact],
+    checks: list[read_facts.FactCheck],
+    retried: RewriteAnswer,
+    sources: list[Source],
+    limit: int,
+    extracting: bool,
+) -> tuple[list[read_facts.ReadFact], list[read_facts.FactCheck], int]:
+    again, unread = read_facts.read(retried, sources, limit)
+    merged = read_facts.merge_retry(first, checks, again, sources, extracting)
+    return merged, read_facts.check(merged, sources, limit), unread
+
+
+def _drafts_and_people(
+    held: jobs.Lease, facts: list[FinalFact], sources: list[Source]
+) -> tuple[list[MemoryDraft], list[set[str]]]:
+    drafts = _drafts(held, facts, sources)
+    return drafts, _people(facts, drafts, sources)
 
 
 # --------------------------------------------------------------------------- switch and opt-out
@@ -399,10 +323,14 @@ async def _commit(
         opted_out = (
             await switch_store.opted_out_among(uow.session, held.bot_id, set().union(*people)) if drafts else set()
         )
+        positions = list(range(len(drafts)))  # of the drafts written, in the job's own numbering
         if opted_out:  # their facts are dropped unseen: no text is kept of them, not even in a log
             refused = [(index, "", OPTED_OUT) for index, about in enumerate(people) if about & opted_out]
-            drafts = [draft for draft, about in zip(drafts, people, strict=True) if not about & opted_out]
+            positions = [index for index, about in enumerate(people) if not about & opted_out]
+            drafts = [drafts[index] for index in positions]
         result = await remember_within(engine, uow, held.bot_id, held.scope, drafts, now) if drafts else WriteResult()
+        result.refused = [(positions[index], text, reason) for index, text, reason in result.refused]
+        result.record_ids = {positions[index]: record for index, record in result.record_ids.items()}
         result.refused.extend(refused)
         await queue_merges(engine, uow, held.bot_id, held.scope, result.written, now)
         await uow.commit()

@@ -178,7 +178,10 @@ class CognitionEngine:
             log_event("vector_index", level=logging.WARNING, unavailable=str(error)[:300])
 
     async def close(self) -> None:
-        """Let go of the vector index (an embedded folder is released for other processes)."""
+        """Stop the historian (jobs still running are cancelled and their leases given back, so the
+        next start runs them at once), let background work end, and let go of the vector index (an
+        embedded folder is released for other processes)."""
+        await self.historian.stop()
         await self.settle()
         await asyncio.to_thread(self.vectors.close)
 

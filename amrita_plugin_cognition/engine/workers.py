@@ -5,6 +5,11 @@ commits) recovers leases that outlived ``stale_job_timeout_seconds``, turns wait
 batches into jobs, and leases as many due jobs as ``max_concurrency`` leaves room for. Each job
 runs in its own task; a failure counts an attempt (backoff, then ``failed``) and never stops the
 workers. Now and then a tick also prunes failed jobs and trims each chat's notes and turns.
+
+A clean shutdown (``stop``) leases nothing more, cancels the jobs still running and gives their
+leases back (``store/jobs.release``): due again at once, the attempt not counted, so the next start
+runs them without waiting out ``stale_job_timeout_seconds``. A job is idempotent (its facts and its
+completion are one transaction), so running it again costs one more model call and nothing else.
 """
 
 from __future__ import annotations
@@ -36,7 +41,10 @@ class HistorianWorkers:
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._ticking: asyncio.Task[None] | None = None
         self._again = False
+        self._stopping = False
         self._last_housekeeping: float | None = None
+        #: The lease of each job in flight, to give back on ``stop``.
+        self._leases: dict[int, jobs.Lease] = {}
         #: Set by the bot at startup: only then does an enqueue wake the workers by itself.
         self.running = False
         self.worker_id = secrets.token_hex(4)
@@ -80,6 +88,8 @@ class HistorianWorkers:
 
     async def tick(self, now: datetime | None = None) -> int:
         """Recover, batch, lease and start jobs. Returns how many were started."""
+        if self._stopping:
+            return 0
         engine = self._engine
         settings = engine.config.historian
         moment = aware_or_now(now)
@@ -89,7 +99,7 @@ class HistorianWorkers:
             await self._step("transcript", flush_transcripts(engine, moment))
         await self._step("housekeeping", self._housekeeping(moment))
         room = settings.max_concurrency - len(self._in_flight)
-        if room <= 0:
+        if room <= 0 or self._stopping:  # stopped while the steps ran
             return 0
         async with engine.unit_of_work() as uow:
             leased = await jobs.lease(uow.session, moment, room, settings.stale_job_timeout_seconds)
@@ -97,6 +107,7 @@ class HistorianWorkers:
         for held in leased:
             if held.job_id in self._in_flight:  # recovered and leased again while its first run lingers
                 log_event("historian", level=logging.WARNING, job=held.job_id, leased_again=1)
+            self._leases[held.job_id] = held
             self._in_flight[held.job_id] = asyncio.ensure_future(self._run(held, now))
         return len(leased)
 
@@ -155,6 +166,7 @@ class HistorianWorkers:
                 beating.cancel()
             if self._in_flight.get(held.job_id) is asyncio.current_task():
                 del self._in_flight[held.job_id]
+                self._leases.pop(held.job_id, None)
         self.wake()  # room for the next one
 
     async def _fail(self, held: jobs.Lease, error: Exception, now: datetime | None) -> None:
@@ -192,6 +204,38 @@ class HistorianWorkers:
             await uow.commit()
         if pruned or trimmed:
             log_event("historian", pruned_failed_jobs=pruned, trimmed_rows=trimmed)
+
+    # ---------------------------------------------------------------- stopping
+
+    async def stop(self) -> int:
+        """A clean shutdown: lease nothing more, let a tick under way end, cancel the jobs still
+        running and release their leases (pending, due at once, the attempt not counted: the job
+        did not fail, the process stopped). Returns how many leases were given back."""
+        self.running = False
+        if self._stopping and not self._in_flight:
+            return 0  # stopped already
+        self._stopping = True
+        if self._ticking is not None and not self._ticking.done():
+            await asyncio.gather(self._ticking, return_exceptions=True)
+        running = dict(self._in_flight)
+        held = {job_id: self._leases[job_id] for job_id in running if job_id in self._leases}
+        for task in running.values():
+            task.cancel()
+        await asyncio.gather(*running.values(), return_exceptions=True)
+        released = 0
+        if held:
+            try:
+                async with self._engine.unit_of_work() as uow:
+                    for lease in held.values():
+                        released += await jobs.release(uow.session, lease, aware_or_now(None))
+                    await uow.commit()
+            except Exception as error:  # the leases expire and are recovered at the next start
+                log_event("historian", level=logging.WARNING, stop="release_failed", error=str(error)[:200])
+                released = 0
+        self._in_flight.clear()
+        self._leases.clear()
+        log_event("historian", stopped=1, cancelled=len(running), released=released)
+        return released
 
     # ---------------------------------------------------------------- driving by hand
 

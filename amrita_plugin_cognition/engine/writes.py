@@ -3,6 +3,7 @@ authority + indices)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,11 +47,15 @@ if TYPE_CHECKING:
 class WriteResult:
     written: list[MemoryRecord] = field(default_factory=list)
     #: (draft index, text, reason) of every refused draft; reasons: credential, do_not_remember,
-    #: forgotten, duplicate, too_long, empty, switched_off, opted_out (these two without the text).
+    #: forgotten, duplicate, too_long, empty, over_limit (the chat is full: ``remember_within``
+    #: writes what fits), switched_off, opted_out (these two without the text).
     refused: list[tuple[int, str, str]] = field(default_factory=list)
     #: draft index -> id of the record that holds it (new, or the existing duplicate).
     record_ids: dict[int, int] = field(default_factory=dict)
 
+
+#: A draft left out because the chat's memories reached ``memories_max_per_scope``.
+OVER_LIMIT = "over_limit"
 
 REFUSAL_MESSAGES = {
     "forgotten": "这条内容此前已被要求遗忘，不会再记录",
@@ -108,7 +113,8 @@ async def remember(
     now = aware_or_now(now)
     result = WriteResult()
     switches = await switch_state(engine, bot_id)
-    for scope, scope_drafts in _screen(engine, drafts, result, switches).items():
+    screened = await asyncio.to_thread(_screen, engine, drafts, result, switches)  # admission: CPU work
+    for scope, scope_drafts in screened.items():
         async with engine.unit_of_work() as uow:
             await uow.lock_scope(bot_id, scope)
             if await _insert_scope(engine, uow, bot_id, scope_drafts, now, result):
@@ -122,13 +128,17 @@ async def remember_within(
 ) -> WriteResult:
     """``remember`` for drafts of one chat inside the caller's unit of work, which has locked
     that chat (``uow.lock_scope``, before anything else) and commits: the historian writes a
-    job's facts and completes the job in one transaction."""
+    job's facts and completes the job in one transaction. A chat with less room than the drafts
+    need gets what fits, in order; the rest is refused as ``over_limit`` (nothing is retried:
+    the chat stays full until someone deletes)."""
     result = WriteResult()
-    screened = _screen(engine, drafts, result, await switch_state(engine, bot_id))
+    switches = await switch_state(engine, bot_id)
+    # admission on a worker thread (the session stays with the loop; nothing here touches it)
+    screened = await asyncio.to_thread(_screen, engine, drafts, result, switches)
     if set(screened) - {scope}:
         raise ValueError("remember_within writes the drafts of one chat only")
     if scope in screened:
-        await _insert_scope(engine, uow, bot_id, screened[scope], now, result)
+        await _insert_scope(engine, uow, bot_id, screened[scope], now, result, partial=True)
     return result
 
 
@@ -139,8 +149,11 @@ async def _insert_scope(
     scope_drafts: Sequence[tuple[int, MemoryDraft]],
     now: datetime,
     result: WriteResult,
+    partial: bool = False,
 ) -> bool:
-    """Barrier, dedupe and limit checks, then the insert (no commit). False when nothing is new."""
+    """Barrier, dedupe and limit checks, then the insert (no commit). False when nothing is new.
+    Past the chat's limit: ``LimitExceeded``, or with ``partial`` the drafts that fit and the rest
+    refused as ``over_limit``."""
     session = uow.session
     scope = scope_drafts[0][1].scope
     hashes = [content_hash(bot_id, scope, draft.text) for _, draft in scope_drafts]
@@ -165,6 +178,14 @@ async def _insert_scope(
     if not accepted:
         return False
     active = await repository.count_active(session, bot_id, scope)
+    room = max(0, engine.config.memories_max_per_scope - active)
+    if partial and len(accepted) > room:
+        result.refused.extend((index, draft.text, OVER_LIMIT) for index, draft in accepted[room:])
+        left_out = {index for index, _ in accepted[room:]}
+        repeats = [(index, digest) for index, digest in repeats if first_of_hash[digest] not in left_out]
+        accepted = accepted[:room]
+        if not accepted:
+            return False
     if active + len(accepted) > engine.config.memories_max_per_scope:
         raise LimitExceeded(
             f"本会话记忆已达上限 {engine.config.memories_max_per_scope} 条（现有 {active} 条），请先删除不需要的记忆"

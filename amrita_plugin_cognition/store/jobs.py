@@ -8,7 +8,8 @@ expiry; a lease that outlives its expiry (the worker died or hung) is recovered 
 queue runs, counting one attempt. A job's results are written in the same transaction that
 deletes it (``finish``, conditional on the token): a worker whose lease was taken over cannot
 commit, so a job processed twice writes its facts once. Failures retry with the backoff of
-``domain/backoff.py`` (shared with the outbox) and end as ``failed`` with the error.
+``domain/backoff.py`` (shared with the outbox) and end as ``failed`` with the error. A worker that
+shuts down cleanly gives its leases back (``release``): due at once, no attempt counted.
 """
 
 from __future__ import annotations
@@ -227,6 +228,18 @@ async def renew(session: AsyncSession, held: Lease, now: datetime, lease_seconds
         update(JobRow)
         .where(JobRow.id == held.job_id, JobRow.lease_token == held.token, JobRow.state == PROCESSING)
         .values(lease_expires_at=now + timedelta(seconds=lease_seconds), updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def release(session: AsyncSession, held: Lease, now: datetime) -> bool:
+    """Give back a lease still held, unfinished (the worker is shutting down): pending again and
+    due at once, the attempt not counted. False when it was no longer held (finished, recovered)."""
+    result = await session.execute(
+        update(JobRow)
+        .where(JobRow.id == held.job_id, JobRow.lease_token == held.token, JobRow.state == PROCESSING)
+        .values(state=PENDING, next_attempt_at=None, lease_token=None, lease_expires_at=None, updated_at=now)
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]

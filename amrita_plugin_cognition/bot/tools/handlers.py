@@ -201,7 +201,9 @@ async def memory_update(
     engine: CognitionEngine, context: ChatContext, args: MemoryUpdateArguments, now: datetime
 ) -> dict[str, Any]:
     importance = Importance(args.importance) if args.importance else None
-    record = await engine.update_memory(context, args.memory_id, args.content, importance, args.tags, now=now)
+    record = await engine.update_memory(
+        context, args.memory_id, args.content, importance, args.tags, now=now, message_id=_message_id()
+    )
     return {"memory_id": record.id, "supersedes": args.memory_id}
 
 

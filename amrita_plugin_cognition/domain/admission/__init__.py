@@ -19,14 +19,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..windows import windows
 from .candidates import names_security_question, value_candidates
 from .credentials import Secret, find_secrets
 from .intent import asks_not_to_remember, enough_chinese
 from .learned import VALUE_END, VALUE_START, credential_model
 from .normalise import clauses, fold
 
-__all__ = ["PLACEHOLDER", "AdmissionVerdict", "admit", "find_secrets", "redact"]
+__all__ = ["PLACEHOLDER", "WINDOW_CHARS", "AdmissionVerdict", "admit", "find_secrets", "redact"]
 
+#: A longer text is judged window by window (``_by_window``): four times a default fact or chat
+#: message, so those are judged whole as before.
+WINDOW_CHARS = 2000
 PLACEHOLDER = "[已隐去]"
 CREDENTIAL_MODEL_MIN_CJK = 2
 _ENGLISH_SECRET_WORD = re.compile(
@@ -86,11 +90,11 @@ class AdmissionVerdict:
 
 
 def admit(text: str) -> AdmissionVerdict:
-    """Judge one observation."""
+    """Judge one observation (a long one window by window, ``_by_window``)."""
     folded = fold(text)
-    if asks_not_to_remember(folded):
+    if any(asks_not_to_remember(window) for _, window in windows(folded, WINDOW_CHARS)):
         return AdmissionVerdict(False, "do_not_remember")
-    secrets = _secrets(folded)
+    secrets = _by_window(folded)
     if secrets is None:
         return AdmissionVerdict(False, "credential")
     if not secrets:
@@ -159,10 +163,25 @@ def _secrets(folded: str) -> list[Secret] | None:
     return candidates or None
 
 
+def _by_window(folded: str) -> list[Secret] | None:
+    """``_secrets`` of a text read whole, or of a long one window by window (cut at sentence ends,
+    ``domain/windows.py``), so that the rules' looks around each value stay within a window and
+    admission stays linear in the text's length. A window refused whole refuses the text."""
+    found: dict[tuple[int, int], Secret] = {}
+    for offset, window in windows(folded, WINDOW_CHARS):
+        secrets = _secrets(window)
+        if secrets is None:
+            return None
+        for secret in secrets:
+            moved = Secret(secret.start + offset, secret.end + offset, secret.kind) if offset else secret
+            found.setdefault((moved.start, moved.end), moved)
+    return list(found.values())
+
+
 def redact(text: str) -> str:
     """``text`` with every secret replaced by ``[已隐去]``: safe to log (all of it hidden when a
     secret without a shape is in it)."""
-    secrets = _secrets(fold(text))
+    secrets = _by_window(fold(text))
     return PLACEHOLDER if secrets is None else _replace(text, secrets)
 
 
@@ -181,10 +200,14 @@ def _replace(text: str, secrets: list[Secret]) -> str:
 
 
 def _rest_units(text: str, secrets: list[Secret]) -> int:
-    """Content left in the clauses that hold no secret."""
+    """Content left in the clauses that hold no secret (one sweep over both, in order)."""
     total = 0
+    spans = sorted((secret.start, secret.end) for secret in secrets)
+    index = 0
     for start, end in clauses(text):
-        if any(secret.start < end and start < secret.end for secret in secrets):
+        while index < len(spans) and spans[index][1] <= start:
+            index += 1  # secrets wholly before this clause touch no later one either
+        if index < len(spans) and spans[index][0] < end:
             continue
         rest = _FILLER_CHARS.sub("", _BOILERPLATE.sub(" ", text[start:end]))
         total += len(_UNITS.findall(rest))

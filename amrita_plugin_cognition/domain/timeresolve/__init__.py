@@ -64,30 +64,39 @@ Conventions for the ambiguous cases:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date, datetime
 
+from ..windows import windows
 from .model import TimeMention
 from .scanner import scan_text
 
-__all__ = ["TimeMention", "anchor_hints", "first_date", "resolve_times"]
+__all__ = ["WINDOW_CHARS", "TimeMention", "anchor_hints", "first_date", "resolve_times"]
+
+#: A longer text is read in windows of at most this many characters, cut at sentence ends
+#: (``domain/windows.py``), so that the resolver stays linear in the text's length.
+WINDOW_CHARS = 1000
+
+
+def _mentions(text: str, now: datetime) -> Iterator[TimeMention]:
+    for offset, window in windows(text, WINDOW_CHARS):
+        for mention in scan_text(window, now):
+            yield replace(mention, start=mention.start + offset, end=mention.end + offset) if offset else mention
 
 
 def resolve_times(text: str, now: datetime) -> list[TimeMention]:
     """All relative time expressions in ``text``, in text order and non-overlapping."""
-    return scan_text(text, now)
+    return list(_mentions(text, now))
 
 
 def first_date(text: str, now: datetime) -> date | None:
     """The date of the first resolved mention, or None when the text has none."""
-    mentions = scan_text(text, now)
-    return mentions[0].date if mentions else None
+    mention = next(_mentions(text, now), None)
+    return mention.date if mention is not None else None
 
 
 def anchor_hints(text: str, now: datetime) -> list[str]:
     """Prompt lines such as “昨晚” = 2026-11-29（周日）晚上, one per distinct expression."""
-    lines: list[str] = []
-    for mention in scan_text(text, now):
-        line = f"“{mention.text}” = {mention.absolute()}"
-        if line not in lines:
-            lines.append(line)
-    return lines
+    lines = {f"“{mention.text}” = {mention.absolute()}": None for mention in _mentions(text, now)}
+    return list(lines)

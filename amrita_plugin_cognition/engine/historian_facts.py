@@ -1,0 +1,266 @@
+"""What the historian makes of the model's answer (pure CPU work, run off the event loop).
+
+The answer is first cut to what a job may yield (``read``): at most ``FACTS_PER_SOURCE`` facts a
+source, each text cut to the fact limit (``memory_max_chars``) before any rule reads it, its length
+as said kept. Then each fact is checked (``check``): the length, and the gate (pronouns, relative
+time and place, numeric ids that went missing). Failing facts, and observations no fact covers, get
+one more call with feedback naming the words, the ids and the limit (``feedback``); the retry
+replaces what failed (``merge_retry``). What still fails is written anyway with ``absolute: false``
+(``final_facts``): a fact that lost an id or is still too long is replaced by its observation as
+said, so nothing said is lost to a wrong or a long answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, tzinfo
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..domain.gate import GateVerdict, check_fact
+from ..domain.inert import inert_line
+from ..domain.records import normalise_text
+from ..domain.timeresolve import first_date
+from .historian_sources import Source
+
+#: Facts one source (an observation, a turn) may yield; the rest of an answer is not read.
+FACTS_PER_SOURCE = 5
+#: ... and never fewer than this many a job.
+MIN_FACTS = 20
+#: How much of a fact that is too long the retry prompt shows.
+EXCERPT_CHARS = 60
+
+
+class RewrittenFact(BaseModel):
+    text: str = Field(description="一条完整、绝对的事实：具体人名附QQ号、具体日期，不用代词和相对时间地点")
+    sources: list[int] = Field(default_factory=list, description="这条事实来自哪些编号（观察或对话）")
+    kind: Literal["fact", "event", "preference", "plan", "decision"] = Field("fact", description="事实的类别")
+    happened_on: str = Field("", description="事情发生或计划发生的日期 YYYY-MM-DD；不确定则留空")
+    subject_id: str = Field("", description="这条事实主要关于谁（QQ号）；关于群或不确定则留空")
+
+
+class RewriteAnswer(BaseModel):
+    """提交改写后的全部事实。"""
+
+    facts: list[RewrittenFact] = Field(default_factory=list, description="全部事实")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFact:
+    """A fact of the answer as the historian reads it: ``text`` normalised and cut to the limit,
+    ``length`` as the model wrote it."""
+
+    text: str
+    length: int
+    sources: tuple[int, ...]
+    kind: str
+    happened_on: str
+    subject_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class FactCheck:
+    verdict: GateVerdict
+    length: int
+    limit: int
+
+    @property
+    def too_long(self) -> bool:
+        return self.length > self.limit
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict.ok and not self.too_long
+
+
+@dataclass(slots=True)
+class FinalFact:
+    text: str
+    sources: list[int]
+    kind: str
+    happened_at: datetime | None
+    subject_id: str
+    absolute: bool = True
+    warning: str = ""
+
+
+# --------------------------------------------------------------------------- reading and checking
+
+
+def read(answer: RewriteAnswer, sources: Sequence[Source], limit: int) -> tuple[list[ReadFact], int]:
+    """The answer's facts cut to what the job may yield, and how many facts were left unread."""
+    most = max(MIN_FACTS, FACTS_PER_SOURCE * len(sources))
+    facts = []
+    for fact in answer.facts[:most]:
+        text = normalise_text(fact.text)
+        facts.append(
+            ReadFact(text[:limit], len(text), tuple(fact.sources), fact.kind, fact.happened_on, fact.subject_id)
+        )
+    return facts, max(0, len(answer.facts) - most)
+
+
+def check(facts: Sequence[ReadFact], sources: Sequence[Source], limit: int) -> list[FactCheck]:
+    by_number = {source.number: source for source in sources}
+    checks = []
+    for fact in facts:
+        required = set().union(*(by_number[number].ids for number in fact.sources if number in by_number))
+        checks.append(FactCheck(check_fact(fact.text, required), fact.length, limit))
+    return checks
+
+
+def uncovered(facts: Sequence[ReadFact], sources: Sequence[Source]) -> list[Source]:
+    covered = {number for fact in facts for number in fact.sources}
+    return [source for source in sources if source.number not in covered]
+
+
+def _excerpt(fact: ReadFact) -> str:
+    return inert_line(fact.text[:EXCERPT_CHARS], None) + "…"
+
+
+def feedback(
+    facts: Sequence[ReadFact], checks: Sequence[FactCheck], missing: Sequence[Source], extracting: bool
+) -> list[str]:
+    lines = []
+    for fact, checked in zip(facts, checks, strict=True):
+        if checked.too_long:
+            lines.append(
+                f"事实“{_excerpt(fact)}”过长：{checked.length} 字，每条事实最多 {checked.limit} 字；"
+                f"请精简，或拆成几条各不超过 {checked.limit} 字的事实"
+            )
+        elif checked.verdict.feedback():
+            lines.append(f"事实“{fact.text}”：{checked.verdict.feedback()}")
+    if not extracting:
+        for source in missing:
+            lines.append(
+                f"观察#{source.number}“{inert_line(source.text, None)}”没有对应的事实，请改写它（每条观察至少一条事实）"
+            )
+    return lines
+
+
+def previous(facts: Sequence[ReadFact], checks: Sequence[FactCheck]) -> list[str]:
+    """The first answer's facts as the retry prompt shows them (one that was too long, in part)."""
+    return [_excerpt(fact) if checked.too_long else fact.text for fact, checked in zip(facts, checks, strict=True)]
+
+
+def merge_retry(
+    first: Sequence[ReadFact],
+    checks: Sequence[FactCheck],
+    retried: Sequence[ReadFact],
+    sources: Sequence[Source],
+    extracting: bool,
+) -> list[ReadFact]:
+    """Keep the first answer's passing facts; the retry replaces the failing ones and covers
+    what was missing. A retry that brings nothing keeps the first answer as it was."""
+    if not retried:
+        return list(first)
+    if extracting:
+        return list(retried)
+    failing_sources = {number for fact, checked in zip(first, checks, strict=True) if not checked.ok
+                       for number in fact.sources}  # fmt: skip
+    kept = [fact for fact, checked in zip(first, checks, strict=True) if checked.ok]
+    kept_texts = {fact.text for fact in kept}
+    missing = {source.number for source in uncovered(first, sources)} | failing_sources
+    replacements = [
+        fact
+        for fact in retried
+        if fact.text not in kept_texts and (not fact.sources or set(fact.sources) & missing or not missing)
+    ]
+    # the retry did not cover a failing fact at all: keep the failing one (downgraded later); a
+    # failing fact that names no source is taken as replaced once the retry brought anything
+    covered = {number for fact in replacements for number in fact.sources}
+    still = [
+        fact
+        for fact, checked in zip(first, checks, strict=True)
+        if not checked.ok and (set(fact.sources) - covered if fact.sources else not replacements)
+    ]
+    return [*kept, *replacements, *still]
+
+
+# --------------------------------------------------------------------------- the final facts
+
+
+def happened_at(happened_on: str, sources: Sequence[Source], zone: tzinfo | None) -> datetime | None:
+    """The day a fact happened: the model's date if it is one, else the first date the resolver
+    finds in the fact's sources; noon of that day in the job's zone (only the day is known)."""
+    try:
+        day = date.fromisoformat(happened_on.strip()) if happened_on.strip() else None
+    except ValueError:
+        day = None
+    for source in sources:
+        if day is not None:
+            break
+        day = first_date(source.text, source.at)
+    if day is None:
+        return None
+    return datetime(day.year, day.month, day.day, 12, tzinfo=zone)
+
+
+def _fitted(text: str, limit: int) -> str:
+    text = normalise_text(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_said(texts: Sequence[str], fallback: str, limit: int) -> list[str]:
+    """What was said, in place of a rewrite that failed: the sources joined when they fit in one
+    fact, else one fact each (one said before the limit was lowered is cut to it); without a
+    source, the rewrite cut to the limit."""
+    if not texts:
+        return [_fitted(fallback, limit)]
+    joined = normalise_text("；".join(texts))
+    return [joined] if len(joined) <= limit else [_fitted(text, limit) for text in texts]
+
+
+def final_facts(
+    facts: Sequence[ReadFact],
+    checks: Sequence[FactCheck],
+    sources: Sequence[Source],
+    force: bool,
+    extracting: bool,
+    limit: int,
+) -> list[FinalFact]:
+    by_number = {source.number: source for source in sources}
+    zone = (sources[0].at if sources else datetime.now().astimezone()).tzinfo
+    final: list[FinalFact] = []
+    for fact, checked in zip(facts, checks, strict=True):
+        known = [number for number in fact.sources if number in by_number]
+        when = happened_at(fact.happened_on, [by_number[number] for number in known], zone)
+        subject = fact.subject_id.strip()
+        verdict = checked.verdict
+        words = "、".join(problem.word for problem in verdict.problems)
+        if checked.too_long or verdict.id_drift:
+            # keep what was said, as said, rather than a wrong id or a cut sentence
+            warning = (
+                f"longer than the limit after a retry ({checked.length} > {checked.limit})"
+                if checked.too_long
+                else f"id drift ({words})"
+            ) + "; the observation is kept as said"
+            texts = [by_number[number].text for number in known]
+            said = as_said(texts, fact.text, limit)
+            numbers = [known] if len(said) == 1 else [[number] for number in known]
+            for text, numbered in zip(said, numbers, strict=True):
+                final.append(FinalFact(text, numbered, fact.kind, when, subject, False, warning))
+            continue
+        item = FinalFact(fact.text, known, fact.kind, when, subject)
+        if not verdict.ok:
+            if force:
+                item.warning = f"forced past the gate ({words})"
+            else:
+                item.absolute, item.warning = False, f"not absolute after a retry ({words})"
+        final.append(item)
+    if not extracting:
+        for source in uncovered(facts, sources):
+            for text in as_said([source.text], source.text, limit):
+                final.append(
+                    FinalFact(
+                        text=text,
+                        sources=[source.number],
+                        kind="fact",
+                        happened_at=happened_at("", [source], zone),
+                        subject_id="",
+                        absolute=False,
+                        warning="no rewrite after a retry; the observation is kept as said",
+                    )
+                )
+    return final
