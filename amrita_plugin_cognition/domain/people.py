@@ -272,6 +272,10 @@ class PersonMatcher:
         self._kept = kept
         self._numeric = frozenset(user_id for user_id in self.ids if user_id.isdigit())
         self._min_digits = min((len(user_id) for user_id in self._numeric), default=1)
+        #: One pass that tells whether a text may hold a number that long (most texts hold none).
+        self._number_hint = re.compile(
+            rf"[{_DIGITISH}](?:{_SEPARATOR[:-5]}{{0,3}}[{_DIGITISH}]){{{max(0, self._min_digits - 1)},}}|[万亿萬億]"
+        )
 
     @classmethod
     def numbers_only(cls, user_ids: Iterable[str]) -> PersonMatcher:
@@ -291,7 +295,9 @@ class PersonMatcher:
         if not text or not self.ids:
             return set()
         folded = fold(text)  # case-folding and one space per run change no digit
-        found = _numbers(folded, self._min_digits) & self._numeric if self._numeric else set()
+        found: set[str] = set()
+        if self._numeric and self._number_hint.search(folded):
+            found = _numbers(folded, self._min_digits) & self._numeric
         for user_id, names in self._names.items():
             if user_id not in found and any(name.core in folded and name.occurs_in(folded) for name in names):
                 found.add(user_id)
