@@ -246,6 +246,10 @@ def test_the_cli_deletes_with_confirmation_audits_and_exports(tmp_path) -> None:
         "bot_id": "90001",
         "target": "group:20001",
         "counts": {"memories": 0, "notes": 0, "turns": 0, "jobs": 0, "memos": 0, "pins": 0, "profiles": 0},
+        "kept": [],
+        "kept_names": [],
+        "log_truncated": True,
+        "amrita_history": "",
     }
     listed = run_cli("audit", "--home", home, "--json")
     assert listed.returncode == 0, listed.stderr[-2000:]
@@ -256,6 +260,12 @@ def test_the_cli_deletes_with_confirmation_audits_and_exports(tmp_path) -> None:
         "group:20001",
         0,
     )
+    # a user's erasure says what it keeps by design and what Amrita's own chat history keeps
+    user = run_cli("delete-all", "--home", home, "--bot", "90001", "--user", "10001", "--yes", "--json")
+    assert user.returncode == 0, user.stderr[-2000:]
+    answer = only_json(user.stdout)
+    assert answer["target"] == "user:10001" and answer["kept"][0].startswith("审计记录")
+    assert "Amrita 自己的聊天记录" in answer["amrita_history"] and "/session forget" in answer["amrita_history"]
     exported = run_cli("export", "--home", home, "--user", "10001")
     assert exported.returncode == 0, exported.stderr[-2000:]
     (header,) = [json.loads(line) for line in exported.stdout.splitlines()]

@@ -369,7 +369,8 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
     user = await erasure.delete_all(engine, ErasureTarget.user(bot, U), actor="cli", now=NOW)
     assert user.counts["profiles"] == 2  # his group part and the card that names him
     assert (await profiles.get(engine, bot, "user", U)) is None
-    assert (await profiles.get(engine, bot, "user", V)) is None
+    friend = await profiles.get(engine, bot, "user", V)  # the sentence naming him is cut, the rest stays
+    assert friend is not None and friend.evaluation == "" and U not in friend.body + friend.roast
     assert (await profiles.get(engine, bot, "user", "10003")) is not None
     assert (await profiles.get(engine, bot, "user", "10004")) is not None
     assert await profiles.revisions(engine, bot, "user", "10004") == []  # the version that named him
@@ -378,7 +379,7 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
     chat = await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", "20001")), actor="cli", now=NOW)
     assert chat.counts["profiles"] == 1 and (await profiles.get(engine, bot, "group", "20001")) is None
     whole = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli", now=NOW)
-    assert whole.counts["profiles"] == 2
+    assert whole.counts["profiles"] == 3  # 10002 (cut, not deleted), 10003, 10004
     assert (await profiles.list_cards(engine, profiles.ProfileFilter(bot_id=bot)))[1] == 0
     assert (await profiles.get(engine, other, "user", U)) is not None
 

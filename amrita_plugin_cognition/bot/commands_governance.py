@@ -80,7 +80,16 @@ async def ask_clear(engine: CognitionEngine, context: ChatContext, message_id: s
     async def run() -> str:
         report = await erasure.delete_all(engine, erase, actor=context.user_id)
         counts = "，".join(f"{COUNT_NAMES[key]} {value}" for key, value in report.counts.items() if value)
-        return f"已删除{described}（{counts or '本来就没有内容'}），已留下审计记录（只记谁、何时、多少条）。"
+        lines = [f"已删除{described}（{counts or '本来就没有内容'}），已留下审计记录（只记谁、何时、多少条）。"]
+        if target == "user":
+            lines.append(
+                "别人的对话记录、笔记、待整理任务、备忘录、提醒和画像里提到你的内容"
+                "（各种写法的 QQ 号、你用过的昵称）也一并删去了。"
+            )
+        lines += [f"按设计保留：{line}" for line in report.kept()]
+        if report.amrita_history():
+            lines.append(report.amrita_history())
+        return "\n".join(lines)
 
     return _ask(context, message_id, f"clear:{erase.label}", f"将不可恢复地删除{described}。", run)
 

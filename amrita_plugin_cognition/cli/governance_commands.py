@@ -156,7 +156,15 @@ def delete_all_command(
         else:
             target = ErasureTarget.bot(bot_id)
         report = await erasure.delete_all(await _open_engine(), target, actor)
-        return {"bot_id": bot_id, "target": report.target, "counts": report.counts}
+        return {
+            "bot_id": bot_id,
+            "target": report.target,
+            "counts": report.counts,
+            "kept": report.kept(),
+            "kept_names": [{"name": item.name, "reason": item.reason} for item in report.kept_names],
+            "log_truncated": report.log_truncated,
+            "amrita_history": report.amrita_history(),
+        }
 
     from . import render_governance
 

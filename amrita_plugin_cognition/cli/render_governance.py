@@ -88,9 +88,14 @@ def inspected(report: dict[str, Any]) -> None:
 
 def erased(report: dict[str, Any]) -> None:
     counts = "，".join(f"{COUNT_NAMES.get(key, key)} {value}" for key, value in report["counts"].items())
-    console().print(
-        _escape(f"已删除机器人 {report['bot_id']} 下 {report['target']} 的数据：{counts}。已写入审计记录。")
-    )
+    out = console()
+    out.print(_escape(f"已删除机器人 {report['bot_id']} 下 {report['target']} 的数据：{counts}。已写入审计记录。"))
+    for line in report.get("kept", []):
+        out.print(_escape(f"按设计保留：{line}"))
+    if not report.get("log_truncated", True):
+        out.print("数据库的预写日志（-wal 文件）这次没能清空（有其他连接在读）：下一次删除、或机器人停止时会清空。")
+    if report.get("amrita_history"):
+        out.print(_escape(report["amrita_history"]))
 
 
 def audit_list(items: list[dict[str, Any]]) -> None:

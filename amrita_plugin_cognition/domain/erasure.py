@@ -4,25 +4,34 @@ Three targets, each within one bot account:
 
 * a **chat**: everything learned in it (facts and their older versions, memo and its history,
   pins, short-term notes, the transcript, queued historian jobs);
-* a **user**: everything of theirs in every chat: facts they said or that are about them, their
-  notes and transcript turns, their private chat entirely, and every queued job that carries
-  their words or their QQ number (a job not yet run would bring them back);
+* a **user**: everything of theirs and everything that names them (``domain/people.py``: their QQ
+  number in any writing, the nicknames they were seen with) in every chat of the bot account:
+  facts they said, that are about them or that name them (and the versions those replaced); their
+  notes and transcript turns and everyone else's that name them (a turn holds the bot's reply:
+  it goes with the turn); their private chat entirely; in queued jobs their messages, the
+  messages and observations naming them and the bot's replies to those (a job of theirs, or with
+  nothing left, is dropped); in a group's memo (and its kept versions) the lines naming them, the
+  pins they wrote or that name them; who wrote a memo version, a card version or a barrier's
+  reason when that was them;
 * the **bot** account: everything it holds.
 
-A group's memo and pins belong to the group: a user's delete-all leaves them.
-
 Profile cards: a chat takes the group's card (a private chat: its user's private part); a user
-takes both parts of their card and every other card (and kept version) of the bot that names
-their QQ number, which the next merge rebuilds from the facts that are left; the bot takes all.
+takes both parts of their card, and from every other card of the bot the sentences (and tags,
+names) that name them; a card left with nothing is deleted, a kept version naming them too; the
+cards built from an erased fact are rebuilt from the facts that are left. The bot takes all.
+
+Kept by design (``KEPT_BY_DESIGN``, said in every answer): the audit records, and the user's own
+choices (opt-out, their private chat's switch). Amrita's own chat history is not the plugin's
+(``AMRITA_HISTORY``: what it keeps and how to clear it).
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .governance import ids_in
+from .people import REASONS_ZH, KeptName, PersonMatcher
 from .records import Scope
 
 ErasureKind = Literal["chat", "user", "bot"]
@@ -75,37 +84,79 @@ class ErasureTarget:
         return f"delete_all_{self.kind}"
 
 
-def names_user(text: str, user_id: str) -> bool:
-    """Whether ``text`` names this QQ number as a whole number (not inside a longer one)."""
-    return user_id in ids_in(text)
+def _without_messages(items: list[Any], user_id: str, names: Callable[[str], bool]) -> list[Any]:
+    """Context messages without the user's own, those naming them, and the bot's reply right
+    after any of these (a reply to an erased message goes with it)."""
+    kept: list[Any] = []
+    dropped = False
+    for item in items:
+        if not isinstance(item, dict):
+            kept.append(item)
+            continue
+        speaker = str(item.get("speaker_id", ""))
+        said = " ".join(str(item.get(key, "")) for key in ("text", "input", "reply"))
+        if speaker == user_id or names(said) or (not speaker and dropped):
+            dropped = True
+            continue
+        dropped = False
+        kept.append(item)
+    return kept
 
 
-def _said_by(item: Any, user_id: str) -> bool:
-    return isinstance(item, dict) and (
-        str(item.get("speaker_id", "")) == user_id or names_user(json.dumps(item, ensure_ascii=False), user_id)
-    )
+def scrub_job(payload: dict[str, Any], user_id: str, matcher: PersonMatcher | None = None) -> dict[str, Any] | None:
+    """A queued historian job without this user: ``None`` when the job is theirs or nothing of it
+    is left (their observations, only their turns), else the payload without their messages and
+    turns, the messages and observations naming them, and the bot's replies to those (the same
+    object when nothing named them)."""
+    matcher = matcher or PersonMatcher.numbers_only([user_id])
 
+    def names(text: str) -> bool:
+        return matcher.names(text, user_id)
 
-def scrub_job(payload: dict[str, Any], user_id: str) -> dict[str, Any] | None:
-    """A queued historian job without this user: ``None`` when the job is theirs or about them
-    (their observations, or only their turns), else the payload with their messages and turns
-    taken out of its context (the same object when nothing of theirs was in it)."""
     speaker = payload.get("speaker")
     if isinstance(speaker, dict) and str(speaker.get("id", "")) == user_id:
         return None
-    if any(names_user(str(text), user_id) for text in payload.get("observations", []) or []):
-        return None
-    if names_user(str(payload.get("memo", "")), user_id):
-        return None
     scrubbed = dict(payload)
-    changed = False
+    observations = payload.get("observations")
+    if isinstance(observations, list):
+        kept = [text for text in observations if not names(str(text))]
+        if observations and not kept:
+            return None
+        scrubbed["observations"] = kept
+    for key in ("memo", "perspective"):
+        if key in payload and names(str(payload[key])):
+            scrubbed[key] = ""
     for key in ("turns", "batch", "recent"):
         items = payload.get(key)
         if isinstance(items, list):
-            kept = [item for item in items if not _said_by(item, user_id)]
-            if len(kept) != len(items):
-                scrubbed[key] = kept
-                changed = True
-    if "turns" in payload and not scrubbed.get("turns"):
+            scrubbed[key] = _without_messages(items, user_id, names)
+    if payload.get("turns") and not scrubbed.get("turns"):
         return None
-    return scrubbed if changed else payload
+    return scrubbed if scrubbed != payload else payload
+
+
+#: What a delete-all of a user leaves by design, and how to remove it (chat and CLI answers).
+KEPT_BY_DESIGN = (
+    "审计记录（只有谁、何时、对象和条数，其中有该用户的 QQ 号）：证明删除做过，本插件不删；机器人管理员可在数据库表 "
+    "cognition_audit 中删除",
+    "用户自己的选择（/memory optout、私聊的 /memory off）：保留才能继续生效，本人用 /memory optin、/memory on 撤销",
+)
+#: Amrita's own chat history is not this plugin's (``nonebot_plugin_amrita`` / ``amrita.plugins.chat``).
+AMRITA_HISTORY = (
+    "注意：Amrita 自己的聊天记录不归本插件管，这次没有删除，里面仍有该用户的原始消息（包括发过的密码等）："
+    "每个会话的当前上下文与历史归档，以及群里未@机器人的消息记录。Amrita 没有按用户删除的接口：私聊里本人可以发送 "
+    "/session forget 清空当前上下文、/session clear 清空历史归档；群里只能由群管理员用这两个命令清空整个群的记录；"
+    "群里未@机器人的消息按 Amrita 的设置过期（默认 72 小时），机器人管理员也可以在数据库表 "
+    "amrita_chat_context_record 里按 user_id 删除。"
+)
+
+
+def kept_names_line(kept: Sequence[KeptName]) -> str:
+    """The nicknames an erasure did not look for by themselves (``domain/people.py``), in Chinese."""
+    if not kept:
+        return ""
+    listed = "、".join(f"「{item.name}」（{REASONS_ZH.get(item.reason, item.reason)}）" for item in kept)
+    return (
+        f"这些昵称没有单独查找（规则：至少两个汉字或三个字母、不是常用词、别人没用过）：{listed}；"
+        "只写了这些昵称、没写 QQ 号的内容可能还在，可以用 /memory … search 找到后删除"
+    )

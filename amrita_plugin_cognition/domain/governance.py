@@ -6,21 +6,22 @@
 * **Opt-out** (``/memory optout|optin``), per bot account and user: from then on nothing new about
   that user is written in any chat, their own words included. A text is *about* a user when the
   user said it (its speaker, or the speaker of a turn it was taken from), when it is about them
-  (its subject), or when it names their QQ number: an explicit numeric id of the text
-  (``gate.explicit_ids``: a run of five or more digits, full-width digits folded). What they
-  already have stays until they delete it.
+  (its subject), or when it names them the way a delete-all finds them (``domain/people.py``):
+  their QQ number in any writing (digits of any width, Chinese numerals, split into groups) or one
+  of the nicknames they were seen with. What they already have stays until they delete it.
 
 ``SwitchState`` is one bot account's switches and opt-outs at one moment (the engine caches it per
-process, ``engine/switches.py``); its checks are set lookups, cheap enough for every turn.
+process, ``engine/switches.py``); with nobody opted out its checks are set lookups, and no text
+is read.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from .gate import explicit_ids
+from .people import PersonMatcher, numbers_in
 from .records import Scope
 
 #: The refusal reason of a write into a switched-off chat, and of a write about an opted-out user.
@@ -33,13 +34,18 @@ SELF_OPTED_OUT_MESSAGE = "对方已选择不被记忆（/memory optout），不�
 OTHER_OPTED_OUT_MESSAGE = "这段内容涉及已选择不被记忆的用户，不予记录"
 
 
+#: QQ numbers have five digits or more: shorter numbers in a text are no one's.
+MIN_ID_DIGITS = 5
+
+
 def ids_in(text: str) -> set[str]:
-    """The QQ-number-like ids a text names (full-width digits read as ASCII)."""
-    return {unicodedata.normalize("NFKC", found) for found in explicit_ids(text)}
+    """The QQ-number-like ids a text names, in any writing (``people.numbers_in``)."""
+    return {number for number in numbers_in(text, MIN_ID_DIGITS) if len(number) >= MIN_ID_DIGITS}
 
 
 def people_about(speaker_ids: Iterable[str], subject_id: str, texts: Sequence[str]) -> set[str]:
-    """The users a text is about: who said it, whom it is about, and every QQ number it names."""
+    """The users a text is about by number: who said it, whom it is about, and every QQ number it
+    names in any writing (nicknames need to know whose: ``SwitchState.touches_opted_out``)."""
     people = {person for person in (*speaker_ids, subject_id) if person}
     for text in texts:
         people |= ids_in(text)
@@ -48,10 +54,17 @@ def people_about(speaker_ids: Iterable[str], subject_id: str, texts: Sequence[st
 
 @dataclass(frozen=True, slots=True)
 class SwitchState:
-    """One bot account's switched-off chats (scope keys) and opted-out users."""
+    """One bot account's switched-off chats (scope keys) and opted-out users, with the matcher
+    that finds the opted-out users in a text (``people``: their QQ numbers in any writing and
+    their nicknames; the numbers alone when not given)."""
 
     off_chats: frozenset[str] = frozenset()
     opted_out: frozenset[str] = frozenset()
+    people: PersonMatcher = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.people is None or not self.people.ids >= self.opted_out:
+            object.__setattr__(self, "people", PersonMatcher.numbers_only(self.opted_out))
 
     def chat_on(self, scope: Scope) -> bool:
         return scope.key not in self.off_chats
@@ -59,14 +72,34 @@ class SwitchState:
     def is_opted_out(self, user_id: str) -> bool:
         return user_id in self.opted_out
 
+    def names_opted_out(self, text: str) -> bool:
+        """Whether ``text`` names an opted-out user (their number in any writing, a nickname)."""
+        return bool(self.opted_out) and bool(self.people.named_in(text) & self.opted_out)
+
     def touches_opted_out(self, user_ids: Iterable[str] = (), texts: Sequence[str] = ()) -> bool:
         """Whether any of ``user_ids`` opted out, or any of ``texts`` names an opted-out user."""
         if not self.opted_out:  # the usual case: no text is scanned
             return False
-        return bool(people_about(user_ids, "", texts) & self.opted_out)
+        return bool(set(user_ids) & self.opted_out) or any(self.names_opted_out(text) for text in texts)
 
     def without_opted_out(self, texts: list[str]) -> list[str]:
         """``texts`` minus those that name an opted-out user (``texts`` itself when none opted out)."""
         if not self.opted_out:
             return texts
-        return [text for text in texts if not ids_in(text) & self.opted_out]
+        return [text for text in texts if not self.names_opted_out(text)]
+
+    def without_opted_out_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Context messages (``speaker_id``, ``speaker``, ``text``) minus those an opted-out user
+        said or that name one, and the bot's reply right after such a message."""
+        if not self.opted_out:
+            return messages
+        kept: list[dict[str, Any]] = []
+        dropped = False
+        for message in messages:
+            speaker = str(message.get("speaker_id", ""))
+            if (not speaker and dropped) or self.touches_opted_out([speaker], [str(message.get("text", ""))]):
+                dropped = True
+                continue
+            dropped = False
+            kept.append(message)
+        return kept

@@ -3,21 +3,30 @@
 One unit of work removes everything the target covers (``store/erasure.py``) and leaves one audit
 record: who asked, when, what kind of target, how many facts. Never what was deleted. The cards
 left that were built from an erased fact are flagged for a rebuild in that same unit of work
-(``profile_queue.queue_rebuilds``). The
+(``profile_queue.queue_rebuilds``). On SQLite the same transaction deletes with ``secure_delete``
+on and then merges the FTS5 indices and zeroes the free pages, and after its commit the
+write-ahead log is truncated (``store/sqlite.py``): the erased text cannot be read back from the
+database file. The
 confirmation is the caller's (``/memory`` asks for 确认, the CLI for ``--yes`` or a typed answer).
+What stays by design, and what Amrita's own history keeps, the answer says (``domain/erasure.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import logging
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..domain.clock import aware_or_now
-from ..domain.erasure import ErasureTarget
+from ..domain.erasure import AMRITA_HISTORY, KEPT_BY_DESIGN, ErasureTarget, kept_names_line
 from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, ProfilesChanged
+from ..domain.people import KeptName
+from ..domain.records import Scope
+from ..errors import IndexUnavailable
 from ..logs import log_event
-from ..store import audit
+from ..store import audit, sqlite
 from ..store import erasure as erasure_store
 from .profile_queue import queue_rebuilds
 
@@ -29,6 +38,24 @@ if TYPE_CHECKING:
 class ErasureReport:
     target: str
     counts: dict[str, int]
+    #: A user's nicknames that were not looked for by themselves (too short, ordinary, shared).
+    kept_names: list[KeptName] = field(default_factory=list)
+    #: The write-ahead log was truncated (SQLite; always True elsewhere): see ``store/sqlite.py``.
+    log_truncated: bool = True
+    is_user: bool = False
+
+    def kept(self) -> list[str]:
+        """What stays by design, and how to remove it, in Chinese (chat and CLI answers)."""
+        if not self.is_user:
+            return []
+        lines = list(KEPT_BY_DESIGN)
+        if self.kept_names:
+            lines.append(kept_names_line(self.kept_names))
+        return lines
+
+    def amrita_history(self) -> str:
+        """What Amrita's own chat history keeps of the user (not this plugin's to delete)."""
+        return AMRITA_HISTORY if self.is_user else ""
 
     @property
     def memories(self) -> int:
@@ -39,17 +66,31 @@ class ErasureReport:
         return sum(self.counts.values())
 
 
+async def _drop_chat_vectors(engine: CognitionEngine, bot_id: str, scope: Scope) -> None:
+    """Drop an erased private chat's vector collection: its vectors go at once, and its metadata
+    (which names the chat, i.e. the user's QQ number) with it. The outbox's deletes for it find
+    nothing left; an unreachable index is logged and the outbox still deletes the vectors later."""
+    try:
+        async with engine.index.lock:  # not while a drain applies work to it
+            generation = await engine.index.current_generation(force=True)
+            await asyncio.to_thread(engine.vectors.drop_chat, generation, bot_id, scope)
+    except IndexUnavailable as error:
+        log_event("delete_all", level=logging.WARNING, scope=scope.kind, drop_collection_failed=str(error)[:200])
+
+
 async def delete_all(
     engine: CognitionEngine, target: ErasureTarget, actor: str, now: datetime | None = None
 ) -> ErasureReport:
     """Erase what ``target`` covers; ``actor`` (a QQ number, or "cli") goes into the audit."""
     now = aware_or_now(now)
     async with engine.unit_of_work() as uow:
+        await sqlite.secure_delete_now(uow.session)
         if target.kind == "chat":
             assert target.scope is not None
             await uow.lock_scope(target.bot_id, target.scope)
         counts = await erasure_store.erase(uow.session, target, f"{target.action}:{actor}", now)
         await queue_rebuilds(engine, uow, target.bot_id, counts.memory_ids, now)  # same commit
+        await sqlite.scrub_deleted(uow.session)
         audit.record(uow.session, target.bot_id, target.action, actor, target.label, counts.memories, now)
         uow.record(
             IndexWorkQueued(),
@@ -59,7 +100,14 @@ async def delete_all(
         if counts.profiles:
             uow.record(ProfilesChanged(target.bot_id))
         await uow.commit()
-    engine.recent_turns.drop(target.bot_id, None if target.kind == "bot" else counts.chats)
-    report = ErasureReport(target.label, counts.as_dict())
-    log_event("delete_all", kind=target.kind, actor=actor, **report.counts)
+    # a user's words may sit in any chat's cached recent turns, not only where rows went
+    engine.recent_turns.drop(target.bot_id, counts.chats if target.kind == "chat" else None)
+    if target.private_chat is not None and not target.private_chat.is_group:
+        await _drop_chat_vectors(engine, target.bot_id, target.private_chat)
+    async with engine.unit_of_work() as uow:
+        truncated = await sqlite.truncate_log(uow.session)
+    report = ErasureReport(
+        target.label, counts.as_dict(), counts.kept_names, log_truncated=truncated, is_user=target.kind == "user"
+    )
+    log_event("delete_all", kind=target.kind, actor=actor, log_truncated=int(truncated), **report.counts)
     return report

@@ -264,14 +264,7 @@ def _without_opted_out(kind: str, payload: dict[str, Any], switches: SwitchState
     None when nothing is left to extract (an ``end`` job of an opted-out speaker)."""
     if not switches.opted_out:
         return payload
-    context = {
-        part: [
-            message
-            for message in payload.get(part, [])
-            if not switches.touches_opted_out([str(message.get("speaker_id", ""))], [str(message.get("text", ""))])
-        ]
-        for part in ("recent", "batch")
-    }
+    context = {part: switches.without_opted_out_messages(list(payload.get(part, []))) for part in ("recent", "batch")}
     if kind == OBSERVATIONS_JOB:
         if switches.is_opted_out(str(payload.get("speaker", {}).get("id", ""))):
             return None
@@ -308,7 +301,8 @@ async def _commit(
 
     The chat's switch and the opt-outs are read again here, in SQL under the chat's lock (a
     switch change takes the same lock): whatever changed while the model was answering, nothing
-    is written for a switched-off chat or about an opted-out user; the profile merges the written
+    is written for a switched-off chat or about an opted-out user (said by them, about them, or
+    naming them: their QQ number in any writing, a nickname); the profile merges the written
     facts call for are queued in the same transaction (``profile_merge``: none for opted-out users)."""
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(held.bot_id, held.scope)
@@ -320,13 +314,12 @@ async def _commit(
             or not await switch_store.chat_on(uow.session, held.bot_id, held.scope)
         ):
             refused, drafts = [(index, "", SWITCHED_OFF) for index in range(len(drafts))], []
-        opted_out = (
-            await switch_store.opted_out_among(uow.session, held.bot_id, set().union(*people)) if drafts else set()
-        )
+        fresh = await switch_store.load_state(uow.session, held.bot_id) if drafts else None
         positions = list(range(len(drafts)))  # of the drafts written, in the job's own numbering
-        if opted_out:  # their facts are dropped unseen: no text is kept of them, not even in a log
-            refused = [(index, "", OPTED_OUT) for index, about in enumerate(people) if about & opted_out]
-            positions = [index for index, about in enumerate(people) if not about & opted_out]
+        if fresh is not None and fresh.opted_out:  # dropped unseen: no text is kept of them, not even in a log
+            out = [fresh.touches_opted_out(about, [draft.text]) for draft, about in zip(drafts, people, strict=True)]
+            refused = [(index, "", OPTED_OUT) for index, dropped in enumerate(out) if dropped]
+            positions = [index for index, dropped in enumerate(out) if not dropped]
             drafts = [drafts[index] for index in positions]
         result = await remember_within(engine, uow, held.bot_id, held.scope, drafts, now) if drafts else WriteResult()
         result.refused = [(positions[index], text, reason) for index, text, reason in result.refused]

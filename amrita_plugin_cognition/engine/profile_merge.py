@@ -57,7 +57,7 @@ from . import profiles
 from .profile_prompt import SKIP, answer_or_problems, candidate, prompt_context
 from .profile_queue import memory_ids, rebuild_parts
 from .search import query_keywords, record_tokens
-from .switches import chat_open, switch_state
+from .switches import card_without_opted_out, chat_open, switch_state
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -189,7 +189,9 @@ async def _merge_part(
             if fact.id not in fresh and shown(fact)
         ][:top_k]
         facts = [*new_facts, *past]
-        context = prompt_context(engine, current, entity_type, entity_id, part, observations, past, now)
+        switches = await switch_state(engine, bot_id)  # an opted-out user is cut from what is shown and saved
+        shown_card = card_without_opted_out(switches, current) if current else None
+        context = prompt_context(engine, shown_card, entity_type, entity_id, part, observations, past, now)
         base = current or Card(bot_id, entity_type, entity_id, part)
         card: Card | None = None
         problems: list[str] = []
@@ -209,6 +211,7 @@ async def _merge_part(
                     )
                     return "skip_with_news" if observations else "skip"
                 card, problems = candidate(answer, base, limits)
+                card, problems = _without_opted_out(switches, card, problems)
                 if card is not None:
                     break
             context["feedback"] = problems
@@ -232,6 +235,17 @@ async def _merge_part(
     raise ConcurrentChange(
         "画像正被频繁修改，稍后重试", en=f"profile {entity_type}:{entity_id}/{part} kept changing during its merge"
     )
+
+
+def _without_opted_out(switches: Any, card: Card | None, problems: list[str]) -> tuple[Card | None, list[str]]:
+    """An answer's card with what names an opted-out user cut out; none (with the problem named
+    for the next try) when nothing of it is left."""
+    if card is None:
+        return None, problems
+    kept = card_without_opted_out(switches, card)
+    if not any(getattr(kept, section).strip() for section in SECTIONS):
+        return None, [*problems, "卡片里只剩下已选择不被记忆的用户的内容：不要写这些人，只写卡片对象本身"]
+    return kept, problems
 
 
 class RebuildFailed(RuntimeError):
@@ -286,7 +300,9 @@ async def _rebuild_part(
                 return logged("cleared", reason="closed" if not is_open else "no_facts")
             if engine.llm is None:
                 raise RuntimeError("the profile rebuild needs an LLM gateway")
-            context = prompt_context(engine, current, entity_type, entity_id, part, observations, past, now)
+            switches = await switch_state(engine, bot_id)  # an opted-out user is cut from what is shown and saved
+            shown_card = card_without_opted_out(switches, current)
+            context = prompt_context(engine, shown_card, entity_type, entity_id, part, observations, past, now)
             context["rebuild"] = True
             card: Card | None = None
             problems: list[str] = []
@@ -300,6 +316,7 @@ async def _rebuild_part(
                         await profiles.clear(engine, current)
                         return logged("cleared", reason="skip")
                     card, problems = candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
+                    card, problems = _without_opted_out(switches, card, problems)
                     if card is not None:
                         break
                 context["feedback"] = problems

@@ -164,6 +164,7 @@ class CognitionEngine:
         the MMR kernel off the event loop (its first call would otherwise compile on a turn)."""
         async with self.unit_of_work() as uow:
             await sqlite.use_write_ahead_log(uow.session)
+            sqlite.use_secure_delete(uow.session)
         async with self.unit_of_work() as uow:
             await keyword.ensure_schema(uow.session)
             await profile_index.ensure_schema(uow.session)

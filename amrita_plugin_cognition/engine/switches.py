@@ -17,8 +17,15 @@ Who honours them:
   opted-out user (speaker of any of its sources, subject, or a QQ number in its text); it checks
   both again in SQL, under the chat's lock, in the transaction that writes the facts;
 * profile merges (``profile_merge``) are not queued for opted-out users and not run for them,
-  nor for a switched-off group or private chat's card part; past facts that name an opted-out
-  user are kept out of every merge, so their card stops growing.
+  nor for a switched-off group or private chat's card part; past and new facts about or naming an
+  opted-out user are kept out of every merge, the current card is shown to the model without
+  them, and what an answer still says of them is cut before it is saved
+  (``card_without_opted_out``), so no card, a group's or another user's, grows with them.
+
+"Naming" is the person matcher's (``domain/people.py``), the one a delete-all uses: the QQ
+number in any writing (full-width, Chinese numerals, split by spaces or dashes) and the nicknames
+the user was seen with. The ``end`` job's context (the input batch, the recent messages) leaves
+out what an opted-out user said or what names them, and the bot's replies to it.
 
 Switching a chat off also calls off its waiting extraction work (queued jobs are deleted, waiting
 turns released); opting out releases the user's waiting turns in every chat. Existing memories
@@ -29,6 +36,10 @@ switched-off chats and opted-out users, which exist only by someone's explicit c
 with two small queries and kept for ``CHAT_TTL_SECONDS``. A change made in this process drops
 the entry after its commit (``SwitchesChanged``); a change made by another process drops it at
 the next read of the change counters (``freshness``, at most every 2 s), and within the TTL anyway.
+With someone opted out, the state carries the person matcher that finds them in a
+text (``domain/people.py``: their QQ number in any writing, their nicknames), the same matcher a
+delete-all uses; their nicknames are read from the short tables and kept for
+``NICKNAMES_TTL_SECONDS`` (a new opt-out, here or seen from another process, reads them at once).
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -46,6 +57,8 @@ from ..domain import permissions
 from ..domain.clock import aware_or_now
 from ..domain.events import Event, StoreReplaced, SwitchesChanged
 from ..domain.governance import CHAT_OFF_MESSAGE, OTHER_OPTED_OUT_MESSAGE, SELF_OPTED_OUT_MESSAGE, SwitchState
+from ..domain.people import PersonMatcher, without_sentences
+from ..domain.profiles import Card
 from ..domain.records import ChatContext, Scope
 from ..errors import InvalidInput
 from ..logs import log_event
@@ -63,11 +76,19 @@ OPT_OUT = "optout"
 OPT_IN = "optin"
 
 
+#: How long the opted-out users' nicknames are kept (they change rarely; a new opt-out reloads).
+NICKNAMES_TTL_SECONDS = 300.0
+
+
 class SwitchCache:
     """Per bot account, its ``SwitchState``: bounded, short-lived, dropped after local changes."""
 
     def __init__(self, size: int = BANK_CACHE_SIZE, ttl: float = CHAT_TTL_SECONDS) -> None:
         self._states: TTLCache[str, SwitchState] = TTLCache(maxsize=size, ttl=ttl)
+        #: Per bot account, the opted-out users a matcher was built for, and the matcher.
+        self._matchers: TTLCache[str, tuple[frozenset[str], PersonMatcher]] = TTLCache(
+            maxsize=size, ttl=NICKNAMES_TTL_SECONDS
+        )
         #: Bumped by every local change, so that a load that raced a change is not kept.
         self._epoch = 0
 
@@ -76,9 +97,11 @@ class SwitchCache:
         for event in events:
             if isinstance(event, SwitchesChanged):
                 self._states.pop(event.bot_id, None)
+                self._matchers.pop(event.bot_id, None)
                 self._epoch += 1
             elif isinstance(event, StoreReplaced):
                 self._states.clear()
+                self._matchers.clear()
                 self._epoch += 1
 
     def drop(self, bot_id: str | None) -> None:
@@ -97,9 +120,16 @@ class SwitchCache:
         epoch = self._epoch
         async with engine.unit_of_work() as uow:
             off_chats, opted_out = await store.load(uow.session, bot_id)
-        loaded = SwitchState(frozenset(off_chats), frozenset(opted_out))
+            users = frozenset(opted_out)
+            known = self._matchers.get(bot_id)
+            matcher = known[1] if known is not None and known[0] == users else None
+            if users and matcher is None:
+                matcher = await store.opted_out_matcher(uow.session, bot_id, users)
+        loaded = SwitchState(frozenset(off_chats), users, matcher)  # type: ignore[arg-type]
         if epoch == self._epoch:
             self._states[bot_id] = loaded
+            if matcher is not None:
+                self._matchers[bot_id] = (users, matcher)
         log_event(
             "switches", started, level=logging.DEBUG, bot=bot_id, off_chats=len(off_chats), opted_out=len(opted_out)
         )
@@ -151,6 +181,23 @@ def refuse_unwritable(
         raise InvalidInput(SELF_OPTED_OUT_MESSAGE, en="the speaker opted out of memory")
     if switches.touches_opted_out(people, texts):
         raise InvalidInput(OTHER_OPTED_OUT_MESSAGE, en="the text is about a user who opted out of memory")
+
+
+def card_without_opted_out(switches: SwitchState, card: Card) -> Card:
+    """A card part without what names an opted-out user: its name, its tags and the sentences
+    of its sections that do are cut (``domain/people.without_sentences``); the card itself when
+    nobody opted out or nothing names them. A merge answer goes through this before it is
+    saved, and so does the current card before the model reads it."""
+    if not switches.opted_out:
+        return card
+    names = switches.names_opted_out
+    sections = {section: getattr(card, section) for section in ("evaluation", "body", "roast")}
+    cut = {section: without_sentences(text, names) if names(text) else text for section, text in sections.items()}
+    tags = [tag for tag in card.tags if not names(tag)]
+    name = "" if names(card.name) else card.name
+    if cut == sections and tags == list(card.tags) and name == card.name:
+        return card
+    return replace(card, name=name, tags=tags, evaluation=cut["evaluation"], body=cut["body"], roast=cut["roast"])
 
 
 async def check_writable(engine: CognitionEngine, context: ChatContext, texts: Sequence[str] = ()) -> SwitchState:

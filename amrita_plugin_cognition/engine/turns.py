@@ -239,12 +239,19 @@ async def end_turn(
             "speaker": {"id": context.user_id, "name": context.user_name},
             "message_ids": [message.message_id for message in batch if message.message_id],  # the turn's source
             "time": time_fields(now, engine.config.timezone),
-            # context for the historian, never a place a secret may rest in (redacted whole, then clipped)
-            "batch": [
-                _message(message.user_id, message.user_name, redact(normalise_text(message.text)), message.at, limit)
-                for message in batch
-            ],
-            "recent": await engine.recent_turns.messages(engine, context.bot_id, context.scope),
+            # context for the historian, never a place a secret may rest in (redacted whole, then clipped),
+            # nor what an opted-out user said or what names them
+            "batch": switches.without_opted_out_messages(
+                [
+                    _message(
+                        message.user_id, message.user_name, redact(normalise_text(message.text)), message.at, limit
+                    )
+                    for message in batch
+                ]
+            ),
+            "recent": switches.without_opted_out_messages(
+                await engine.recent_turns.messages(engine, context.bot_id, context.scope)
+            ),
         }
     message_ids = [message.message_id for message in batch if message.message_id]
     async with engine.unit_of_work() as uow:

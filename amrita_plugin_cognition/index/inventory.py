@@ -154,6 +154,10 @@ class ChromaInventory(ChromaConnection):
             self._drop_collection(name)
         return len(doomed)
 
+    def drop_chat(self, generation: int, bot_id: str, scope: Scope) -> None:
+        """Drop one chat's collection (after its delete-all: even empty, its metadata names the chat)."""
+        self._drop_collection(collection_name(generation, bot_id, scope))
+
     @on_index_thread
     def _drop_collection(self, name: str) -> None:
         with self._handles_lock:

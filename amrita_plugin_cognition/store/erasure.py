@@ -2,12 +2,15 @@
 work. Facts leave a forget barrier each (id and content hash, never the text) so that no restore,
 import or replayed job brings them back; the vector side follows through the outbox, and the
 turns next to an erased turn get their keyword context and vectors again (no window keeps its
-words)."""
+words). For a user, whatever names them is found by the person matcher (``domain/people.py``,
+their nicknames from ``store/people.py``), which reads every text of the bot account in pages:
+no SQL filter knows a QQ number written in Chinese numerals."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,13 +18,17 @@ from typing import Any
 from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.erasure import ErasureTarget, names_user, scrub_job
+from ..domain.erasure import ErasureTarget, scrub_job
+from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
-from . import keyword, outbox, profiles, repository, turns
-from .models import JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
+from . import keyword, outbox, people, profiles, repository, turns
+from .jobs import PENDING, PROCESSING
+from .models import BarrierRow, JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
 CHUNK = 500
+#: Rows read per page when every text of a bot account is read.
+PAGE = 2000
 
 
 @dataclass(slots=True)
@@ -32,12 +39,14 @@ class ErasureCounts:
     jobs: int = 0
     memos: int = 0
     pins: int = 0
-    #: Profile card parts (a user's two parts count two).
+    #: Profile card parts deleted or cut (a user's two parts count two).
     profiles: int = 0
     #: Chats whose memo, pins or notes changed (their per-turn caches are stale).
     chats: set[Scope] = field(default_factory=set)
     #: The ids of the facts removed (the cards built from them are rebuilt; never in the audit).
     memory_ids: list[int] = field(default_factory=list)
+    #: A user's nicknames that were not looked for by themselves (``domain/people.py``).
+    kept_names: list[KeptName] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -70,8 +79,8 @@ def _whole_chats(model: Any, target: ErasureTarget):  # type: ignore[no-untyped-
 
 
 def covers(model: Any, target: ErasureTarget, person_columns: Sequence[Any]):  # type: ignore[no-untyped-def]
-    """The rows of ``model`` the target covers: its whole chats and, for a user, their own rows
-    (``person_columns``) in every other chat."""
+    """The rows of ``model`` the target covers by who they belong to: its whole chats and, for a
+    user, their own rows (``person_columns``) in every other chat."""
     whole = _whole_chats(model, target)
     if target.kind != "user":
         return whole
@@ -79,23 +88,69 @@ def covers(model: Any, target: ErasureTarget, person_columns: Sequence[Any]):  #
     return and_(model.bot_id == target.bot_id, or_(theirs, whole))
 
 
-async def covered_memories(session: AsyncSession, target: ErasureTarget) -> list[MemoryRow]:
-    """The facts a target covers, every status: for a user, also the facts that name their QQ
-    number (the historian writes people as ``QQ号<id>（昵称<name>）``)."""
-    clause = covers(MemoryRow, target, [MemoryRow.speaker_id, MemoryRow.subject_id])
-    if target.kind == "user":
-        clause = or_(clause, and_(MemoryRow.bot_id == target.bot_id, MemoryRow.text.contains(target.user_id)))
-    rows = (await session.execute(select(MemoryRow).where(clause).order_by(MemoryRow.id))).scalars()
-    if target.kind != "user":
-        return list(rows)
-    # the text match above is a substring: keep only whole QQ numbers (10001 is not in 100011)
+def _matching(rows: Sequence[Any], user_id: str, chat: Scope, width: int, names: Callable[[str], bool]) -> list[int]:
+    """The ids among ``rows`` (id, scope kind, scope id, ``width`` person columns, texts) of the
+    user, in their private chat, or naming them."""
     return [
-        row
+        int(row[0])
         for row in rows
-        if target.user_id in (row.speaker_id, row.subject_id)
-        or (row.scope_kind == "private" and row.scope_id == target.user_id)
-        or names_user(row.text, target.user_id)
+        if user_id in row[3 : 3 + width]
+        or (row[1] == chat.kind and row[2] == chat.id)
+        or any(names(str(text or "")) for text in row[3 + width :])
     ]
+
+
+async def _naming_ids(
+    session: AsyncSession,
+    model: Any,
+    target: ErasureTarget,
+    columns: Sequence[Any],
+    person_columns: Sequence[Any],
+    names: Callable[[str], bool],
+) -> list[int]:
+    """The ids of the bot's rows of ``model`` that the user said (``person_columns``), that sit
+    in their private chat, or whose texts (``columns``) name them, read in id pages and matched on
+    a worker thread."""
+    chat = target.private_chat
+    assert chat is not None
+    found: list[int] = []
+    last = 0
+    while True:
+        query = (
+            select(model.id, model.scope_kind, model.scope_id, *person_columns, *columns)
+            .where(model.bot_id == target.bot_id, model.id > last)
+            .order_by(model.id)
+            .limit(PAGE)
+        )
+        rows = (await session.execute(query)).all()
+        if not rows:
+            return found
+        # pure CPU: on a worker thread, so the event loop keeps serving chats
+        found += await asyncio.to_thread(_matching, rows, target.user_id, chat, len(person_columns), names)
+        last = int(rows[-1][0])
+
+
+async def covered_memories(
+    session: AsyncSession, target: ErasureTarget, matcher: PersonMatcher | None = None
+) -> list[MemoryRow]:
+    """The facts a target covers, every status: for a user, also the facts that name them (the
+    historian writes people as ``QQ号<id>（昵称<name>）``; people write them any way)."""
+    if target.kind != "user":
+        clause = covers(MemoryRow, target, [MemoryRow.speaker_id, MemoryRow.subject_id])
+        return list((await session.execute(select(MemoryRow).where(clause).order_by(MemoryRow.id))).scalars())
+    matcher = matcher or await people.person_matcher(session, target.bot_id, target.user_id)
+    ids = await _naming_ids(
+        session,
+        MemoryRow,
+        target,
+        [MemoryRow.text, MemoryRow.tags],
+        [MemoryRow.speaker_id, MemoryRow.subject_id],
+        lambda text: matcher.names(text, target.user_id),
+    )
+    found: list[MemoryRow] = []
+    for chunk in _chunks(ids):
+        found.extend((await session.execute(select(MemoryRow).where(MemoryRow.id.in_(chunk)))).scalars())
+    return sorted(found, key=lambda row: row.id)
 
 
 async def _with_older_versions(session: AsyncSession, rows: list[MemoryRow]) -> list[MemoryRow]:
@@ -115,9 +170,14 @@ async def _with_older_versions(session: AsyncSession, rows: list[MemoryRow]) -> 
 
 
 async def _erase_memories(
-    session: AsyncSession, target: ErasureTarget, reason: str, now: datetime, counts: ErasureCounts
+    session: AsyncSession,
+    target: ErasureTarget,
+    matcher: PersonMatcher | None,
+    reason: str,
+    now: datetime,
+    counts: ErasureCounts,
 ) -> int:
-    matched = await covered_memories(session, target)
+    matched = await covered_memories(session, target, matcher)
     rows = await _with_older_versions(session, matched)
     if not rows:
         return 0
@@ -145,9 +205,18 @@ async def _delete_where(session: AsyncSession, model: Any, clause: Any, counts: 
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def _erase_jobs(session: AsyncSession, target: ErasureTarget) -> int:
+async def _delete_ids(session: AsyncSession, model: Any, ids: Sequence[int], counts: ErasureCounts) -> int:
+    total = 0
+    for chunk in _chunks(ids):
+        total += await _delete_where(session, model, model.id.in_(chunk), counts)
+    return total
+
+
+async def _erase_jobs(session: AsyncSession, target: ErasureTarget, matcher: PersonMatcher | None) -> int:
     """Queued historian jobs (running ones too: a job whose row is gone cannot commit its facts).
-    For a user, a job of someone else keeps running with the user's messages taken out."""
+    For a user, a job of someone else keeps its other messages and observations (``scrub_job``);
+    one that was running is handed back to the queue, so that the worker holding it cannot commit
+    what it read before the erasure (its lease is gone) and the job runs again on what is left."""
     if target.kind != "user":
         clause = _whole_chats(JobRow, target)
         result = await session.execute(delete(JobRow).where(clause).execution_options(synchronize_session=False))
@@ -155,10 +224,12 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget) -> int:
     chat = target.private_chat
     assert chat is not None
     result = await session.execute(
-        select(JobRow.id, JobRow.payload, JobRow.scope_kind, JobRow.scope_id).where(JobRow.bot_id == target.bot_id)
+        select(JobRow.id, JobRow.payload, JobRow.scope_kind, JobRow.scope_id, JobRow.state, JobRow.last_error).where(
+            JobRow.bot_id == target.bot_id
+        )
     )
     dropped: list[int] = []
-    for job_id, text, kind, scope_id in result.all():
+    for job_id, text, kind, scope_id, state, last_error in result.all():
         if Scope(kind, scope_id) == chat:  # type: ignore[arg-type]
             dropped.append(job_id)
             continue
@@ -168,32 +239,105 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget) -> int:
             continue  # unreadable: the queue marks it failed and never runs it
         if not isinstance(payload, dict):
             continue
-        kept = scrub_job(payload, target.user_id)
+        kept = scrub_job(payload, target.user_id, matcher)
         if kept is None:
             dropped.append(job_id)
-        elif kept is not payload:
-            await session.execute(
-                update(JobRow)
-                .where(JobRow.id == job_id)
-                .values(payload=json.dumps(kept, ensure_ascii=False, default=str))
-            )
+            continue
+        changes: dict[str, Any] = {}
+        if kept is not payload:
+            changes["payload"] = json.dumps(kept, ensure_ascii=False, default=str)
+            if state == PROCESSING:
+                changes.update(state=PENDING, lease_token=None, lease_expires_at=None, next_attempt_at=None)
+        if last_error and matcher is not None and matcher.names(last_error, target.user_id):
+            changes["last_error"] = ""
+        if changes:
+            await session.execute(update(JobRow).where(JobRow.id == job_id).values(**changes))
     for chunk in _chunks(dropped):
         await session.execute(delete(JobRow).where(JobRow.id.in_(chunk)).execution_options(synchronize_session=False))
     return len(dropped)
 
 
+async def _erase_memos(
+    session: AsyncSession, target: ErasureTarget, names: Callable[[str], bool], counts: ErasureCounts
+) -> int:
+    """A user's private chat's memo goes whole; every other memo of the bot (and each kept
+    version) loses the lines that name them, and forgets that they wrote it. Returns the memos
+    (and versions) changed or deleted."""
+    user = target.user_id
+    changed = await _delete_where(session, MemoRow, _whole_chats(MemoRow, target), counts)
+    changed += await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
+    versions: tuple[tuple[Any, tuple[str, ...]], ...] = (
+        (MemoRow, ("updated_by",)),
+        (MemoRevisionRow, ("written_by", "replaced_by")),
+    )
+    for model, authors in versions:
+        rows: list[Any] = list((await session.execute(select(model).where(model.bot_id == target.bot_id))).scalars())
+        for row in rows:
+            content = without_lines(row.content, names) if names(row.content) else row.content
+            touched = content != row.content or any(getattr(row, author) == user for author in authors)
+            if not touched:
+                continue
+            counts.chats.add(Scope(row.scope_kind, row.scope_id))  # type: ignore[arg-type]
+            changed += 1
+            if model is MemoRevisionRow and not content.strip():
+                await session.delete(row)
+                continue
+            row.content = content
+            for author in authors:
+                if getattr(row, author) == user:
+                    setattr(row, author, "")
+    await session.flush()
+    return changed
+
+
+async def _erase_barrier_reasons(session: AsyncSession, target: ErasureTarget) -> None:
+    """A barrier keeps why it was made (``by:<QQ>``, ``delete_all_user:<QQ>``): never the user's number."""
+    suffix = f":{target.user_id}"
+    reasons = await session.execute(
+        select(BarrierRow.reason)
+        .where(BarrierRow.bot_id == target.bot_id, BarrierRow.reason.endswith(suffix))
+        .distinct()
+    )
+    for (reason,) in reasons.all():
+        await session.execute(
+            update(BarrierRow)
+            .where(BarrierRow.bot_id == target.bot_id, BarrierRow.reason == reason)
+            .values(reason=reason[: -len(suffix)])
+            .execution_options(synchronize_session=False)
+        )
+
+
 async def erase(session: AsyncSession, target: ErasureTarget, reason: str, now: datetime) -> ErasureCounts:
     """Remove everything ``target`` covers, in the caller's transaction."""
     counts = ErasureCounts()
-    counts.memories = await _erase_memories(session, target, reason, now, counts)
-    counts.notes = await _delete_where(session, NoteRow, covers(NoteRow, target, [NoteRow.user_id]), counts)
-    counts.turns = await _delete_where(
-        session, TranscriptRow, covers(TranscriptRow, target, [TranscriptRow.user_id]), counts
-    )
-    counts.jobs = await _erase_jobs(session, target)
-    # a group's memo and pins are the group's: a user's erasure takes only their private chat's
-    counts.memos = await _delete_where(session, MemoRow, _whole_chats(MemoRow, target), counts)
-    await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
-    counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
-    counts.profiles = await profiles.erase(session, target, now)
+    if target.kind != "user":
+        counts.memories = await _erase_memories(session, target, None, reason, now, counts)
+        counts.notes = await _delete_where(session, NoteRow, _whole_chats(NoteRow, target), counts)
+        counts.turns = await _delete_where(session, TranscriptRow, _whole_chats(TranscriptRow, target), counts)
+        counts.jobs = await _erase_jobs(session, target, None)
+        counts.memos = await _delete_where(session, MemoRow, _whole_chats(MemoRow, target), counts)
+        await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
+        counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
+        counts.profiles = await profiles.erase(session, target, now)
+        return counts
+    matcher = await people.person_matcher(session, target.bot_id, target.user_id)
+    counts.kept_names = matcher.kept(target.user_id)
+
+    def names(text: str) -> bool:
+        return matcher.names(text, target.user_id)
+
+    counts.memories = await _erase_memories(session, target, matcher, reason, now, counts)
+    note_ids = await _naming_ids(session, NoteRow, target, [NoteRow.content], [NoteRow.user_id], names)
+    counts.notes = await _delete_ids(session, NoteRow, note_ids, counts)
+    turn_ids = await _naming_ids(
+        session, TranscriptRow, target, [TranscriptRow.input_text, TranscriptRow.reply_text], [TranscriptRow.user_id],
+        names,
+    )  # fmt: skip
+    counts.turns = await _delete_ids(session, TranscriptRow, turn_ids, counts)
+    counts.jobs = await _erase_jobs(session, target, matcher)
+    counts.memos = await _erase_memos(session, target, names, counts)
+    pin_ids = await _naming_ids(session, PinRow, target, [PinRow.content], [PinRow.created_by], names)
+    counts.pins = await _delete_ids(session, PinRow, pin_ids, counts)
+    counts.profiles = await profiles.erase(session, target, now, matcher)
+    await _erase_barrier_reasons(session, target)
     return counts

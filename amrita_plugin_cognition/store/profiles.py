@@ -8,17 +8,19 @@ vector in the same transaction (``store/profile_index.py``).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import as_utc
-from ..domain.erasure import ErasureTarget, names_user
+from ..domain.erasure import ErasureTarget
+from ..domain.people import PersonMatcher, without_sentences
 from ..domain.profiles import Card
 from . import profile_index
 from .models import ProfileRevisionRow, ProfileRow
@@ -277,18 +279,48 @@ def _covered(model: Any, target: ErasureTarget) -> ColumnElement[bool]:
 
 
 _TEXT_COLUMNS = ("name", "tags", "evaluation", "body", "roast")
+_SECTIONS = ("evaluation", "body", "roast")
 
 
-async def _naming(session: AsyncSession, model: Any, target: ErasureTarget) -> list[Any]:
-    """The cards (or revisions) of the bot that name the user's QQ number as a whole number."""
-    candidates = select(model).where(
-        model.bot_id == target.bot_id,
-        or_(*[getattr(model, column).contains(target.user_id) for column in _TEXT_COLUMNS]),
-    )
-    rows = (await session.execute(candidates.order_by(model.id))).scalars()
-    return [
-        row for row in rows if names_user("\n".join(getattr(row, column) for column in _TEXT_COLUMNS), target.user_id)
-    ]
+def _row_text(row: Any) -> str:
+    return "\n".join(getattr(row, column) for column in _TEXT_COLUMNS)
+
+
+def _matcher(target: ErasureTarget, matcher: PersonMatcher | None) -> PersonMatcher:
+    return matcher or PersonMatcher.numbers_only([target.user_id])
+
+
+def _named(matcher: PersonMatcher, texts: Sequence[str], user_id: str) -> list[bool]:
+    return [matcher.names(text, user_id) for text in texts]
+
+
+async def _naming(session: AsyncSession, model: Any, target: ErasureTarget, matcher: PersonMatcher | None) -> list[Any]:
+    """The cards (or revisions) of the bot that name the user (``domain/people.py``), read in pages."""
+    matcher = _matcher(target, matcher)
+    found: list[Any] = []
+    last = 0
+    while True:
+        query = select(model).where(model.bot_id == target.bot_id, model.id > last).order_by(model.id).limit(PAGE)
+        rows = list((await session.execute(query)).scalars())
+        if not rows:
+            return found
+        texts = [_row_text(row) for row in rows]
+        named = await asyncio.to_thread(_named, matcher, texts, target.user_id)  # pure CPU, off the loop
+        found += [row for row, naming in zip(rows, named, strict=True) if naming]
+        last = rows[-1].id
+
+
+def _cut(row: ProfileRow, names: Callable[[str], bool]) -> bool:
+    """Take out of a card part what names the user: its name, tags, and the sentences of its
+    sections (``domain/people.without_sentences``). Returns whether anything is left to show."""
+    if names(row.name):
+        row.name = ""
+    row.tags = json.dumps([tag for tag in _json_list(row.tags) if not names(str(tag))], ensure_ascii=False)
+    for section in _SECTIONS:
+        text = getattr(row, section)
+        if names(text):
+            setattr(row, section, without_sentences(text, names))
+    return any(getattr(row, section).strip() for section in _SECTIONS)
 
 
 async def _delete(session: AsyncSession, model: Any, clause: ColumnElement[bool]) -> int:
@@ -309,31 +341,58 @@ async def _delete_cards(session: AsyncSession, clause: ColumnElement[bool], now:
     return len(doomed)
 
 
-async def erase(session: AsyncSession, target: ErasureTarget, now: datetime) -> int:
-    """Delete the cards ``target`` covers with all their revisions; for a user also every other
-    card of the bot that names their QQ number (with its revisions: a merge rebuilds it from the
-    facts that are left), and every kept revision that names it. Their keyword rows go and their
-    vectors are queued for deletion in the same transaction. Returns how many card parts were
-    deleted."""
+async def erase(
+    session: AsyncSession, target: ErasureTarget, now: datetime, matcher: PersonMatcher | None = None
+) -> int:
+    """Delete the cards ``target`` covers with all their revisions. For a user also, from every
+    other card of the bot, what names them (``matcher``: their QQ number in any writing, their
+    nicknames; the number alone without one): its name, tags and the sentences of its sections
+    that name them are cut; a card left with nothing to show is deleted with its revisions. Kept
+    revisions that name them are deleted, and who wrote a version is forgotten when it was them.
+    The keyword rows follow and the vectors are queued in the same transaction. Returns how many
+    card parts were deleted or cut."""
     await _delete(session, ProfileRevisionRow, _covered(ProfileRevisionRow, target))
     count = await _delete_cards(session, _covered(ProfileRow, target), now)
     if target.kind != "user":
         return count
-    for row in await _naming(session, ProfileRow, target):
+    user = target.user_id
+
+    def names(text: str) -> bool:
+        return _matcher(target, matcher).names(text, user)
+
+    cut: list[ProfileRow] = []
+    for row in await _naming(session, ProfileRow, target, matcher):
+        count += 1
+        if _cut(row, names):
+            cut.append(row)
+            continue
         entity = _entity(ProfileRevisionRow, row.bot_id, row.entity_type, row.entity_id)
         await _delete(session, ProfileRevisionRow, and_(entity, ProfileRevisionRow.part == row.part))
-        count += await _delete_cards(session, ProfileRow.id == row.id, now)
-    for revision_row in await _naming(session, ProfileRevisionRow, target):
+        await _delete_cards(session, ProfileRow.id == row.id, now)
+    for revision_row in await _naming(session, ProfileRevisionRow, target, matcher):
         await _delete(session, ProfileRevisionRow, ProfileRevisionRow.id == revision_row.id)
+    for model, authors in ((ProfileRow, ("updated_by",)), (ProfileRevisionRow, ("written_by", "replaced_by"))):
+        for author in authors:
+            await session.execute(
+                update(model)
+                .where(model.bot_id == target.bot_id, getattr(model, author) == user)
+                .values({author: ""})
+                .execution_options(synchronize_session=False)
+            )
+    if cut:
+        await session.flush()
+        await profile_index.changed(session, cut, now)
     return count
 
 
-async def covered_cards(session: AsyncSession, target: ErasureTarget) -> list[Card]:
-    """The current cards a delete-all of ``target`` removes (a user's export lists them)."""
+async def covered_cards(
+    session: AsyncSession, target: ErasureTarget, matcher: PersonMatcher | None = None
+) -> list[Card]:
+    """The current cards a delete-all of ``target`` removes or cuts (a user's export lists them)."""
     rows = list((await session.execute(select(ProfileRow).where(_covered(ProfileRow, target)))).scalars())
     if target.kind == "user":
         seen = {row.id for row in rows}
-        rows += [row for row in await _naming(session, ProfileRow, target) if row.id not in seen]
+        rows += [row for row in await _naming(session, ProfileRow, target, matcher) if row.id not in seen]
     return [to_card(row) for row in sorted(rows, key=lambda row: row.id)]
 
 

@@ -13,7 +13,10 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..domain.governance import SwitchState
+from ..domain.people import PersonMatcher
 from ..domain.records import Scope
+from . import people
 from .jobs import PENDING
 from .models import ChatSwitchRow, JobRow, OptOutRow, TranscriptRow
 
@@ -27,6 +30,28 @@ async def load(session: AsyncSession, bot_id: str) -> tuple[set[str], set[str]]:
     )
     users = await session.execute(select(OptOutRow.user_id).where(OptOutRow.bot_id == bot_id))
     return {f"{kind}:{scope_id}" for kind, scope_id in chats.all()}, set(users.scalars())
+
+
+async def opted_out_matcher(session: AsyncSession, bot_id: str, opted_out: Iterable[str]) -> PersonMatcher:
+    """Finds the opted-out users in a text (``domain/people.py``): their QQ numbers in any writing
+    and the nicknames they were seen with; the other users' nicknames come from the tables kept
+    short (transcript, notes, cards, queued jobs), never from a walk over every fact."""
+    users = set(opted_out)
+    if not users:
+        return PersonMatcher({})
+    theirs = await people.nicknames(session, bot_id, users, facts=False)
+    others = {user: names for user, names in (await people.nicknames(session, bot_id, facts=False)).items()}
+    for user in users:
+        others.pop(user, None)
+    return PersonMatcher({user: theirs.get(user, set()) for user in users}, others)
+
+
+async def load_state(session: AsyncSession, bot_id: str) -> SwitchState:
+    """A bot account's switches and opt-outs as they are in SQL now, with the opted-out users'
+    matcher (read under a chat's lock by the historian before it writes)."""
+    off_chats, opted_out = await load(session, bot_id)
+    matcher = await opted_out_matcher(session, bot_id, opted_out) if opted_out else None
+    return SwitchState(frozenset(off_chats), frozenset(opted_out), matcher)  # type: ignore[arg-type]
 
 
 async def chat_on(session: AsyncSession, bot_id: str, scope: Scope) -> bool:
