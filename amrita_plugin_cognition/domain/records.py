@@ -11,6 +11,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Literal
 
+from .invisible import drop_invisible
+
 ScopeKind = Literal["group", "private"]
 
 
@@ -179,13 +181,15 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 def clean_text(text: str) -> str:
     """Text that any store and any embedder accepts, with its lines kept: valid UTF-8 (a lone
-    surrogate becomes U+FFFD, a split surrogate pair is joined) and no C0 control character other
-    than tab and newline (``\\r\\n`` and a lone ``\\r`` become ``\\n``, NUL and the rest are dropped)."""
+    surrogate becomes U+FFFD, a split surrogate pair is joined), no C0 control character other
+    than tab and newline (``\\r\\n`` and a lone ``\\r`` become ``\\n``, NUL and the rest are dropped)
+    and no invisible character (``invisible.drop_invisible``: zero-width and format characters,
+    variation selectors, fillers; an emoji keeps its own)."""
     if _SURROGATES.search(text):
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL_CHARACTERS.sub("", text)
+    return drop_invisible(_CONTROL_CHARACTERS.sub("", text))
 
 
 def normalise_text(text: str) -> str:
