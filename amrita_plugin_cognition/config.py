@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
+from .domain.records import parse_chat_key
 from .errors import ConfigurationError
 
 if sys.version_info >= (3, 11):
@@ -208,9 +209,7 @@ class CognitionConfig(_Settings):
     @classmethod
     def _check_scopes(cls, value: list[str]) -> list[str]:
         for key in value:
-            kind, _, scope_id = key.partition(":")
-            if kind not in ("group", "private") or not scope_id:
-                raise ValueError(f"{key!r} is not 'group:<id>' or 'private:<id>'")
+            parse_chat_key(key)  # 'group:<QQ number>' or 'private:<QQ number>', else a ValueError
         return value
 
 

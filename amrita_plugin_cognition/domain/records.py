@@ -77,6 +77,24 @@ def strip_speaker(text: str) -> str:
     return text
 
 
+#: A QQ number (a user's, a group's, a bot account's) as an operator types it: 5 to 20 ASCII
+#: digits without a leading zero (QQ numbers start at 10000; 20 digits fit every id column).
+QQ_NUMBER = re.compile(r"[1-9][0-9]{4,19}")
+
+
+def is_qq_number(text: str) -> bool:
+    return QQ_NUMBER.fullmatch(text) is not None
+
+
+def parse_chat_key(key: str) -> Scope:
+    """A chat key an operator typed (``group:20001``, ``private:10001``) as a ``Scope``; a
+    ``ValueError`` when the kind is neither or the id is no QQ number."""
+    kind, _, number = key.strip().partition(":")
+    if kind not in ("group", "private") or not is_qq_number(number.strip()):
+        raise ValueError(f"not a chat key (group:<QQ number> or private:<QQ number>): {key!r}")
+    return Scope(kind, number.strip())  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Where a record was learned: one group chat, or one user's private chat."""
