@@ -52,6 +52,21 @@ class LimitExceeded(InvalidInput):
     en_default = "limit exceeded"
 
 
+class BackupInvalid(InvalidInput):
+    """A backup file that cannot be restored as it is (unreadable, not JSON, a row the store would
+    not take from a normal write): names the file and the line; nothing was changed."""
+
+    zh_default = "备份文件无法恢复"
+    en_default = "invalid backup"
+
+    def __init__(self, path: object, line: int | None, zh: str, en: str) -> None:
+        where_zh = f"备份文件 {path}" + (f" 第 {line} 行" if line else "")
+        where_en = f"backup {path}" + (f" line {line}" if line else "")
+        super().__init__(f"{where_zh}：{zh}；未恢复，数据未改动", en=f"{where_en}: {en}; nothing restored")
+        self.path = path
+        self.line = line
+
+
 class NotFound(CognitionError):
     zh_default = "没有找到"
     en_default = "not found"
