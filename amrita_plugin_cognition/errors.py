@@ -112,6 +112,36 @@ class ConfigurationError(CognitionError, ValueError):
     en_default = "configuration error"
 
 
+class SchemaMissing(CognitionError):
+    """The database lacks the plugin's tables (or columns of them): ``ambot orm upgrade`` was not
+    run since the plugin was installed or upgraded."""
+
+    zh_default = "本插件的数据表还没有建立"
+    en_default = "the plugin's tables are missing"
+    #: What creates them, in a bot project (a standalone folder is upgraded by the CLI itself).
+    COMMAND = "ambot orm upgrade"
+
+    def __init__(self, tables: list[str], columns: dict[str, list[str]]) -> None:
+        if tables:
+            shown = "、".join(tables[:3]) + (f" 等 {len(tables)} 张表" if len(tables) > 3 else "")
+            zh = f"本插件的数据表还没有建立（缺少 {shown}）"
+            en = f"the plugin's tables are missing ({', '.join(tables)})"
+        else:
+            shown = "；".join(f"{table} 缺少 {'、'.join(names)}" for table, names in columns.items())
+            zh = f"本插件的数据表不是最新版本（{shown}）"
+            en = (
+                "the plugin's tables are not up to date ("
+                + "; ".join(f"{table} lacks {', '.join(names)}" for table, names in columns.items())
+                + ")"
+            )
+        super().__init__(
+            f"{zh}：请在机器人项目目录执行 `{self.COMMAND}` 建立或升级它们",
+            en=f"{en}: run `{self.COMMAND}` in the bot project",
+        )
+        self.tables = tables
+        self.columns = columns
+
+
 class EngineUnavailable(CognitionError):
     """Memory is off in this process for now (bad configuration, refused startup)."""
 
