@@ -80,9 +80,13 @@ async def _open_engine():  # type: ignore[no-untyped-def]
     """The started engine: the bot's under ambot, the standalone folder's under ``python -m``.
     The configuration is read first so that an error in it names the file and the key, and the
     data folder is created first so that a folder that cannot be created is named."""
-    from .. import runtime
+    from .. import logs, runtime
 
+    # every command says what is wrong with the vector index itself (status shows it, one that
+    # needs it fails naming it): the engine's start-up warning would only repeat that line
+    logs.reported_elsewhere("vector_index")
     config = runtime.plugin_config()
+    render.use_timezone(config.timezone)  # times shown as the chat shows them
     folder = runtime.data_dir(config)
     try:
         await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)

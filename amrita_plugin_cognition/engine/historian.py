@@ -21,7 +21,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -30,9 +30,10 @@ from pydantic import BaseModel, Field
 from ..domain.clock import aware_or_now
 from ..domain.gate import GateVerdict, check_fact
 from ..domain.governance import OPTED_OUT, SWITCHED_OFF, SwitchState, people_about
+from ..domain.happened import SOURCE_KEY as HAPPENED_KEY
+from ..domain.happened import Happened, when_happened
 from ..domain.inert import inert_line
 from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance
-from ..domain.timeresolve import first_date
 from ..errors import LLMUnavailable
 from ..logs import log_event
 from ..store import jobs
@@ -57,7 +58,9 @@ class RewrittenFact(BaseModel):
     text: str = Field(description="一条完整、绝对的事实：具体人名附QQ号、具体日期，不用代词和相对时间地点")
     sources: list[int] = Field(default_factory=list, description="这条事实来自哪些编号（观察或对话）")
     kind: Literal["fact", "event", "preference", "plan", "decision"] = Field("fact", description="事实的类别")
-    happened_on: str = Field("", description="事情发生或计划发生的日期 YYYY-MM-DD；不确定则留空")
+    happened_on: str = Field(
+        "", description="事情发生或计划发生的日期 YYYY-MM-DD；只说了月份写 YYYY-MM，只说了年份写 YYYY；不确定则留空"
+    )
     subject_id: str = Field("", description="这条事实主要关于谁（QQ号）；关于群或不确定则留空")
 
 
@@ -72,7 +75,7 @@ class FinalFact:
     text: str
     sources: list[int]
     kind: str
-    happened_at: datetime | None
+    happened_at: Happened | None
     subject_id: str
     absolute: bool = True
     warning: str = ""
@@ -123,20 +126,11 @@ def _uncovered(answer: RewriteAnswer, sources: list[Source]) -> list[Source]:
 # --------------------------------------------------------------------------- writing
 
 
-def _happened_at(happened_on: str, sources: Sequence[Source], zone: tzinfo | None) -> datetime | None:
-    """The day a fact happened: the model's date if it is one, else the first date the resolver
-    finds in the fact's sources; noon of that day in the job's zone (only the day is known)."""
-    try:
-        day = date.fromisoformat(happened_on.strip()) if happened_on.strip() else None
-    except ValueError:
-        day = None
-    for source in sources:
-        if day is not None:
-            break
-        day = first_date(source.text, source.at)
-    if day is None:
-        return None
-    return datetime(day.year, day.month, day.day, 12, tzinfo=zone)
+def _happened_at(happened_on: str, sources: Sequence[Source], zone: tzinfo | None) -> Happened | None:
+    """When a fact happened, at the precision it was said with (``domain.happened``): the model's
+    date if it is one (a day, a month or a year), else the first date the resolver finds in the
+    fact's sources; noon of its first day in the job's zone."""
+    return when_happened(happened_on, [(source.text, source.at) for source in sources], zone)
 
 
 def _final_facts(
@@ -204,7 +198,7 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
             "absolute": fact.absolute,
         }
         if fact.happened_at is not None:
-            source["happened"] = "day"  # only the date is known (stored at noon, local time)
+            source[HAPPENED_KEY] = fact.happened_at.precision.value  # a day, a month or a year: as said
         if fact.warning:
             source["warning"] = fact.warning
         drafts.append(
@@ -219,7 +213,7 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
                 importance=Importance.MEDIUM,
                 provenance=Provenance.INFERRED,
                 source=source,
-                happened_at=fact.happened_at,
+                happened_at=fact.happened_at.at if fact.happened_at else None,
             )
         )
     return drafts
