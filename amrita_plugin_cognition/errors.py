@@ -121,19 +121,17 @@ class SchemaMissing(CognitionError):
     #: What creates them, in a bot project (a standalone folder is upgraded by the CLI itself).
     COMMAND = "ambot orm upgrade"
 
-    def __init__(self, tables: list[str], columns: dict[str, list[str]]) -> None:
-        if tables:
-            shown = "、".join(tables[:3]) + (f" 等 {len(tables)} 张表" if len(tables) > 3 else "")
-            zh = f"本插件的数据表还没有建立（缺少 {shown}）"
-            en = f"the plugin's tables are missing ({', '.join(tables)})"
-        else:
-            shown = "；".join(f"{table} 缺少 {'、'.join(names)}" for table, names in columns.items())
-            zh = f"本插件的数据表不是最新版本（{shown}）"
-            en = (
-                "the plugin's tables are not up to date ("
-                + "; ".join(f"{table} lacks {', '.join(names)}" for table, names in columns.items())
-                + ")"
-            )
+    def __init__(self, tables: list[str], columns: dict[str, list[str]], *, none_yet: bool = False) -> None:
+        """``tables`` and ``columns`` the database lacks; ``none_yet``: it has none of the plugin's."""
+        parts_zh = ["缺少表 " + "、".join(tables[:3]) + (f" 等 {len(tables)} 张" if len(tables) > 3 else "")]
+        parts_zh = (parts_zh if tables else []) + [
+            f"{table} 缺少列 {'、'.join(cols)}" for table, cols in columns.items()
+        ]
+        parts_en = [f"missing tables {', '.join(tables)}"] if tables else []
+        parts_en += [f"{table} lacks {', '.join(cols)}" for table, cols in columns.items()]
+        state_zh, state_en = ("还没有建立", "missing") if none_yet else ("不是最新版本", "not up to date")
+        zh = f"本插件的数据表{state_zh}（{'；'.join(parts_zh)}）"
+        en = f"the plugin's tables are {state_en} ({'; '.join(parts_en)})"
         super().__init__(
             f"{zh}：请在机器人项目目录执行 `{self.COMMAND}` 建立或升级它们",
             en=f"{en}: run `{self.COMMAND}` in the bot project",

@@ -90,6 +90,7 @@ async def test_before_orm_upgrade_the_engine_names_what_is_missing_and_the_comma
         said = getattr(refused.value, "zh", str(refused.value))
         assert "ambot orm upgrade" in said, said
         assert ("cognition_memory" in said) and (("invalid_at" in said) == (lacking == "a column")), said
+        assert ("还没有建立" in said) == (lacking == "tables") and ("不是最新版本" in said) == (lacking == "a column")
         # what `ambot cognition status` and a chat's /memory say of it: the same reason
         line = failures.translate(EngineUnavailable(said)).message
         assert line == f"记忆功能暂不可用：{said}" and "OperationalError" not in line

@@ -151,7 +151,7 @@ class CognitionEngine:
         async with self.unit_of_work() as uow:  # nothing to start on before `ambot orm upgrade`
             tables, columns = await schema.missing(uow.session)
         if tables or columns:
-            raise SchemaMissing(tables, columns)
+            raise SchemaMissing(tables, columns, none_yet=len(tables) == len(schema.TABLES))
         async with self.unit_of_work() as uow:
             await sqlite.use_write_ahead_log(uow.session)
         async with self.unit_of_work() as uow:
