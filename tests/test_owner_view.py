@@ -22,6 +22,7 @@ from chat_helpers import connect_bot, deliver, group_message, memory_engine, sys
 from engine_helpers import (
     NOW,
     chroma_settings,
+    empty_job_queue,
     group,
     historian_llm,
     make_engine,
@@ -136,6 +137,7 @@ async def test_the_historian_keeps_a_month_said_as_a_month(tmp_root, chroma_port
     from amrita_plugin_cognition.store.models import MemoryRow
 
     register_preset(PRESET, fake_openai.base_url)
+    await empty_job_queue()  # one queue for every bot: no other test's job takes this model answer
     engine = await make_engine(tmp_root, chroma_port, llm=historian_llm(PRESET), profiles={"merge": False})
     bot = new_bot()
     chat = group(bot, "30401", "10001", "小明")
@@ -158,6 +160,7 @@ async def test_the_historian_keeps_a_month_said_as_a_month(tmp_root, chroma_port
         )
     )
     await engine.historian.run_until_idle(NOW)
+    await empty_job_queue()
     async with engine.session() as session:
         row = (await session.execute(select(MemoryRow).where(MemoryRow.bot_id == bot))).scalar_one()
     assert json_module.loads(row.source)["happened"] == "month"
