@@ -6,6 +6,12 @@ the path in ``COGNITION_CONFIG`` when set); environment variables
 (``COGNITION_EMBEDDER__PROVIDER=openai``). Values of the form ``${NAME}`` are read from the
 environment, so secrets such as API keys need not sit in the file; an unset ``NAME`` is an error.
 
+Values are strict: a key takes only its own type (``enable = "yes"`` is refused, as is a number
+in quotes), and an invalid value is refused naming the file or variable, the key, what it takes
+and what it was. An environment variable, or a whole ``${NAME}`` in the file, is read as a TOML
+literal for a key that is no text (``COGNITION_RECALL__TOP_K=12``, ``port = "${CHROMA_PORT}"``)
+and as the text it is for a key that is (an API key of digits stays text).
+
 Unknown keys are refused, naming the file (or environment variable), the dotted key and the
 nearest valid key. Environment variables with the prefix whose first part is no configuration
 key (``COGNITION_ENGINE_ONLY``, ``COGNITION_HOME`` …) belong to other parts of the project and
@@ -20,13 +26,15 @@ import logging
 import os
 import re
 import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
+from .domain.records import parse_chat_key
 from .errors import ConfigurationError
 
 if sys.version_info >= (3, 11):
@@ -43,9 +51,11 @@ logger = logging.getLogger("cognition")
 
 
 class _Settings(BaseModel):
-    """Base of every settings section: a key the model does not know is an error."""
+    """Base of every settings section: a key the model does not know is an error, and a value is
+    taken only as its own type (strict: ``enable = "yes"`` or ``top_k = "8"`` is refused, naming
+    the key, instead of being read as true or 8; a whole number is a valid float)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class EmbedderSettings(_Settings):
@@ -208,9 +218,7 @@ class CognitionConfig(_Settings):
     @classmethod
     def _check_scopes(cls, value: list[str]) -> list[str]:
         for key in value:
-            kind, _, scope_id = key.partition(":")
-            if kind not in ("group", "private") or not scope_id:
-                raise ValueError(f"{key!r} is not 'group:<id>' or 'private:<id>'")
+            parse_chat_key(key)  # 'group:<QQ number>' or 'private:<QQ number>', else a ValueError
         return value
 
 
@@ -329,23 +337,53 @@ def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[
             logger.debug("[cognition] stage=config env=%s ignored=not_a_config_key", name)
             continue
         model: type[BaseModel] | None = CognitionConfig
+        annotation: Any = None
         for depth, part in enumerate(path):
-            if model is None:  # below a plain value or a table such as chroma.headers
-                break
+            if model is None:  # below a plain value or a table such as chroma.headers: its items
+                annotation = (get_args(annotation) or (Any,))[-1]
+                continue
             prefix = "".join(f"{step}." for step in path[:depth])
             field = model.model_fields.get(part)
             if field is None:
                 raise _unknown_key_error(_Source.env(name), [(prefix + part, _nearest_key(part, model, prefix))])
-            model = _section_model(field)
+            model, annotation = _section_model(field), field.annotation
         target = overrides
         for part in path[:-1]:
             nested = target.setdefault(part, {})
             if not isinstance(nested, dict):  # a whole section was set too; the longer path wins
                 nested = target[part] = {}
             target = nested
-        target[path[-1]] = _expand_env(_parse_env_value(environ[name]), environ, ".".join(path), _Source.env(name))
+        raw = _expand_env(environ[name], environ, ".".join(path), _Source.env(name))
+        target[path[-1]] = raw if _holds_text(annotation) else _parse_env_value(raw)
         origins[path] = name
     return overrides, origins
+
+
+def _holds_text(annotation: Any) -> bool:
+    """Whether a key of this type holds text: ``str``, a choice of strings, or either or None."""
+    if annotation is str:
+        return True
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return all(isinstance(choice, str) for choice in get_args(annotation))
+    if origin in (Union, types.UnionType):
+        inner = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return len(inner) == 1 and _holds_text(inner[0])
+    return False
+
+
+def _typed_references(written: dict[str, Any], expanded: dict[str, Any], model: type[BaseModel]) -> None:
+    """A key that is no text, written as a whole ``${NAME}`` reference (``port = "${PORT}"``),
+    takes the variable's value as a TOML literal (in place in ``expanded``)."""
+    for key, value in written.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            continue
+        section = _section_model(field)
+        if section is not None and isinstance(value, dict):
+            _typed_references(value, expanded[key], section)
+        elif isinstance(value, str) and _ENV_REF.fullmatch(value.strip()) and not _holds_text(field.annotation):
+            expanded[key] = _parse_env_value(expanded[key])
 
 
 def _parse_env_value(raw: str) -> Any:
@@ -398,7 +436,8 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
         unknown = _unknown_keys(data, CognitionConfig)
         if unknown:
             raise _unknown_key_error(file_source, unknown)
-        data = _expand_env(data, environ, "", file_source)
+        written, data = data, _expand_env(data, environ, "", file_source)
+        _typed_references(written, data, CognitionConfig)
     overrides, origins = _env_overrides(environ)
     data = _deep_merge(data, overrides)
     try:
@@ -410,5 +449,32 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
         source = _source_of(location, origins, file_source)
         zh_prefix, en_prefix = (f"{source.zh}：", f"{source.en}: ") if source else ("", "")
         raise ConfigurationError(
-            f"{zh_prefix}配置项 {where} 无效：{first['msg']}", en=f"{en_prefix}config key {where}: {first['msg']}"
+            f"{zh_prefix}配置项 {where} 无效：{_explained(first)}", en=f"{en_prefix}config key {where}: {first['msg']}"
         ) from error
+
+
+#: pydantic's error types → what the key takes, in Chinese (with the value it was given).
+_EXPECTED = {
+    "bool_type": "应为 true 或 false（不加引号）",
+    "int_type": "应为整数（不加引号）",
+    "float_type": "应为数字（不加引号）",
+    "string_type": "应为文本（加引号）",
+    "list_type": "应为列表，如 []",
+    "dict_type": "应为表，如 {}",
+    "greater_than_equal": "应不小于 {ge}",
+    "greater_than": "应大于 {gt}",
+    "less_than_equal": "应不大于 {le}",
+    "less_than": "应小于 {lt}",
+    "literal_error": "应为 {expected} 之一",
+}
+
+
+def _explained(error: Any) -> str:
+    """One pydantic error as what the key takes and what it was given."""
+    template = _EXPECTED.get(error["type"])
+    if template is None:
+        return str(error["msg"])
+    expected = template.format(**(error.get("ctx") or {}))
+    given = error.get("input")
+    shown = f"{given!r}" if isinstance(given, str) else str(given).lower() if isinstance(given, bool) else str(given)
+    return f"{expected}，现在是 {shown[:80]}"

@@ -1,7 +1,12 @@
-"""What Amrita's WebUI shows for this plugin's configuration: every key with a line of Chinese.
+"""What Amrita's WebUI shows for this plugin's configuration: every key with a line of Chinese,
+and the commented file written when there is none.
 
 The WebUI's configuration editor lists a registered class's keys with the ``description`` of
-each field; the keys that need a restart say so there (``RESTART_NOTE``). The class registered
+each field; the keys that need a restart say so there (``RESTART_NOTE``), and every key says
+what it takes (its range and unit, or its choices: ``allowed_values``), because a refused save
+shows the field's rule only in the browser's network reply. The same lines are the comments of
+the file written at the first start (``default_file_text``); a save in the WebUI rewrites the
+file without them (uniconf writes plain TOML), which the file's header says. The class registered
 with nonebot-plugin-uniconf (``settings_document``) is ``CognitionConfig`` with these
 descriptions: the same types, limits, choices and checks, so the editor refuses what the
 plugin would refuse.
@@ -11,9 +16,11 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Any
+import json
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, Field, create_model
+from pydantic.fields import FieldInfo
 
 from .config import CognitionConfig
 from .config_restart import needs_restart
@@ -31,10 +38,10 @@ DESCRIPTIONS: dict[str, str] = {
     "pins_max_per_scope": "每个会话的提醒条数上限",
     "memories_max_per_scope": "每个会话的有效记忆条数上限",
     "disabled_scopes": '关闭记忆的会话，如 ["group:20001", "private:10001"]',
-    "outbox_interval_seconds": "向量索引补写（outbox）的周期（秒）",
-    "hook_timeout_seconds": "每轮查记忆的时限（秒）；超时只丢掉本轮召回的记忆",
+    "outbox_interval_seconds": "向量索引补写（outbox）的周期",
+    "hook_timeout_seconds": "每轮查记忆的时限；超时只丢掉本轮召回的记忆",
     "vector_budget_share": "向量侧（查询嵌入 + Chroma）最多使用上面时限的这一比例；超时则只用关键词结果",
-    "tool_timeout_seconds": "每次工具调用与 /memory 命令的时限（秒）",
+    "tool_timeout_seconds": "每次工具调用与 /memory 命令的时限",
     "outbox_max_attempts": "一条向量索引任务的最多重试次数，之后记为“已放弃”",
     "memo_revisions_keep": "每个会话保留的备忘录历史版本数",
     "recent_notes_inject_k": "每轮注入本会话最近多少条短期笔记",
@@ -45,10 +52,10 @@ DESCRIPTIONS: dict[str, str] = {
     "embedder.model": "模型名",
     "embedder.dimensions": "OpenAI dimensions 参数；0 = 模型默认",
     "embedder.batch_size": "每次请求的文本数",
-    "embedder.timeout": "请求超时（秒）",
+    "embedder.timeout": "请求超时",
     "embedder.threads": "本地模型的 CPU 线程数",
     "embedder.on_mismatch": "启动时嵌入指纹与库中不一致：auto 重建索引；ask 终端确认；never 仅警告",
-    "embedder.query_cache_seconds": "查询向量缓存时长（秒）",
+    "embedder.query_cache_seconds": "查询向量缓存时长",
     "chroma": "向量索引（Chroma）",
     "chroma.mode": "embedded：本地目录；server：Chroma 服务器",
     "chroma.path": "嵌入式目录（相对数据目录）",
@@ -58,7 +65,7 @@ DESCRIPTIONS: dict[str, str] = {
     "chroma.headers": "额外请求头（鉴权）",
     "chroma.tenant": "租户",
     "chroma.database": "数据库",
-    "chroma.call_timeout_seconds": "Chroma 单次调用时限（秒）；超时则向量检索暂停，调用返回后自动恢复",
+    "chroma.call_timeout_seconds": "Chroma 单次调用时限；超时则向量检索暂停，调用返回后自动恢复",
     "recall": "召回",
     "recall.top_k": "每轮注入的记忆条数",
     "recall.candidates": "每个检索器、每个查询视角的候选数",
@@ -79,23 +86,23 @@ DESCRIPTIONS: dict[str, str] = {
     "recall.current_private_boost": "当前私聊的记忆加权",
     "llm": "后台 LLM 调用",
     "llm.preset": "后台 LLM 调用使用的 Amrita 模型预设名；空 = 聊天默认预设",
-    "llm.timeout_seconds": "单次 LLM 调用时限（秒）",
+    "llm.timeout_seconds": "单次 LLM 调用时限",
     "llm.max_retries": "失败后重试次数（指数退避加抖动）",
-    "llm.backoff_initial_seconds": "重试间隔的起点（秒）",
-    "llm.backoff_max_seconds": "重试间隔的上限（秒）",
+    "llm.backoff_initial_seconds": "重试间隔的起点",
+    "llm.backoff_max_seconds": "重试间隔的上限",
     "historian": "史官（把对话整理成长期记忆的后台任务）",
     "historian.capture": "哪些对话交给史官：end / transcript / both",
     "historian.preset": "史官使用的 Amrita 模型预设（通常选便宜的）；空 = llm.preset",
     "historian.max_concurrency": "同时处理的任务数",
-    "historian.poll_interval_seconds": "轮询任务队列的间隔（秒；新任务入队时也会立即唤醒）",
-    "historian.stale_job_timeout_seconds": "任务租约超过此时长（秒）即被收回重做",
+    "historian.poll_interval_seconds": "轮询任务队列的间隔（新任务入队时也会立即唤醒）",
+    "historian.stale_job_timeout_seconds": "任务租约超过此时长即被收回重做",
     "historian.job_max_retries": "失败任务按指数退避重试的次数，之后记为 failed",
     "historian.failed_jobs_keep": "保留的失败任务条数",
     "historian.failed_jobs_keep_days": "失败任务保留天数",
     "historian.recent_messages_k": "每个任务附带的最近消息条数（用于消解指代）",
     "historian.source_message_max_len": "任务中每条消息截断到的字数",
     "historian.transcript_batch_turns": "未调用 end 的轮次攒够这么多条即一次提取",
-    "historian.transcript_pause_seconds": "……或会话安静这么久（秒）后提取",
+    "historian.transcript_pause_seconds": "……或会话安静这么久后提取",
     "historian.notes_keep": "每个会话保留的短期笔记条数",
     "historian.turns_keep": "每个会话保留的对话记录条数",
     "profiles": "画像卡片（每个用户、每个群一张）",
@@ -104,16 +111,183 @@ DESCRIPTIONS: dict[str, str] = {
     "profiles.body_max_chars": "画像“正文”部分的字数上限",
     "profiles.roast_max_chars": "画像“吐槽”部分的字数上限",
     "profiles.merge": "史官整理完一批记忆后，用模型更新相关的用户和群画像",
-    "profiles.merge_window_seconds": "同一张画像在这段时间（秒）内的多次更新合并为一次模型调用",
+    "profiles.merge_window_seconds": "同一张画像在这段时间内的多次更新合并为一次模型调用",
     "profiles.merge_preset": "更新画像使用的 Amrita 模型预设；空 = historian.preset",
     "profiles.merge_top_k": "每次更新画像时参考的该对象的历史记忆条数",
 }
 
 
+#: The unit of each numeric key, said after its range (keys without one are plain numbers:
+#: weights, shares, constants, a port).
+UNITS: dict[str, str] = {
+    "memo_max_chars": "字",
+    "memory_max_chars": "字",
+    "pins_max_per_scope": "条",
+    "memories_max_per_scope": "条",
+    "outbox_interval_seconds": "秒",
+    "hook_timeout_seconds": "秒",
+    "tool_timeout_seconds": "秒",
+    "outbox_max_attempts": "次",
+    "memo_revisions_keep": "个",
+    "recent_notes_inject_k": "条",
+    "embedder.dimensions": "维",
+    "embedder.batch_size": "条",
+    "embedder.timeout": "秒",
+    "embedder.threads": "个",
+    "embedder.query_cache_seconds": "秒",
+    "chroma.call_timeout_seconds": "秒",
+    "recall.top_k": "条",
+    "recall.candidates": "条",
+    "recall.feedback_docs": "条",
+    "recall.short_query_chars": "字",
+    "recall.token_budget": "token",
+    "recall.current_group_boost": "倍",
+    "recall.current_private_boost": "倍",
+    "llm.timeout_seconds": "秒",
+    "llm.max_retries": "次",
+    "llm.backoff_initial_seconds": "秒",
+    "llm.backoff_max_seconds": "秒",
+    "historian.max_concurrency": "个",
+    "historian.poll_interval_seconds": "秒",
+    "historian.stale_job_timeout_seconds": "秒",
+    "historian.job_max_retries": "次",
+    "historian.failed_jobs_keep": "个",
+    "historian.failed_jobs_keep_days": "天",
+    "historian.recent_messages_k": "条",
+    "historian.source_message_max_len": "字",
+    "historian.transcript_batch_turns": "轮",
+    "historian.transcript_pause_seconds": "秒",
+    "historian.notes_keep": "条",
+    "historian.turns_keep": "条",
+    "profiles.revision_keep": "个",
+    "profiles.evaluation_max_chars": "字",
+    "profiles.body_max_chars": "字",
+    "profiles.roast_max_chars": "字",
+    "profiles.merge_window_seconds": "秒",
+    "profiles.merge_top_k": "条",
+}
+#: Numeric keys that are plain numbers on purpose (no unit to name).
+UNITLESS = frozenset(
+    {
+        "vector_budget_share",
+        "chroma.port",
+        "recall.vector_weight",
+        "recall.keyword_weight",
+        "recall.rrf_k",
+        "recall.speaker_boost",
+        "recall.recency_floor",
+        "recall.recency_min_similarity",
+        "recall.mmr_lambda",
+        "recall.feedback_weight",
+    }
+)
+
+
+def field_of(key: str) -> FieldInfo:
+    """The field of the dotted ``key`` in ``CognitionConfig``."""
+    model: Any = CognitionConfig
+    *sections, name = key.split(".")
+    for section in sections:
+        model = model.model_fields[section].annotation
+    return model.model_fields[name]
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def allowed_values(key: str) -> str:
+    """What ``key`` takes, in words: ``整数 1 到 50 条``, ``数值 ≥ 0 秒``, ``true 或 false``,
+    ``可选 strict、open``."""
+    field = field_of(key)
+    annotation = field.annotation
+    if annotation is bool:
+        return "true 或 false"
+    if get_origin(annotation) is Literal:
+        return "可选 " + "、".join(str(choice) for choice in get_args(annotation))
+    if annotation not in (int, float):
+        return ""
+    bounds: dict[str, Any] = {}
+    for item in field.metadata:
+        for name in ("ge", "gt", "le", "lt"):
+            if getattr(item, name, None) is not None:
+                bounds[name] = getattr(item, name)
+    low = bounds.get("ge", bounds.get("gt"))
+    high = bounds.get("le", bounds.get("lt"))
+    kind = "整数" if annotation is int else "数值"
+    if low is not None and high is not None and "gt" not in bounds and "lt" not in bounds:
+        shown = f"{_number(low)} 到 {_number(high)}"
+    else:
+        parts = [f"{'>' if 'gt' in bounds else '≥'} {_number(low)}"] if low is not None else []
+        parts += [f"{'<' if 'lt' in bounds else '≤'} {_number(high)}"] if high is not None else []
+        shown = " 且 ".join(parts) or "任意"
+    unit = UNITS.get(key, "")
+    return f"{kind} {shown}" + (f" {unit}" if unit else "")
+
+
 def describe(key: str) -> str:
-    """The WebUI line of the dotted ``key``, with the restart note when it needs one."""
+    """The WebUI line of the dotted ``key``: the restart note when it needs one, what it does, and
+    what it takes (range and unit, or the choices), so that a refused save can be read against it."""
     text = DESCRIPTIONS.get(key, "")
+    allowed = "" if _is_section(key) else allowed_values(key)
+    if allowed:
+        text = f"{text}（{allowed}）"
     return f"{RESTART_NOTE}{text}" if needs_restart(key) else text
+
+
+def _is_section(key: str) -> bool:
+    annotation = field_of(key).annotation
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+# ---------------------------------------------------------------------------- the file's text
+
+
+def _toml_value(value: Any) -> str:
+    """A default as TOML: booleans, numbers, strings, a list of strings, a table of strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {_toml_value(v)}" for k, v in value.items())
+            + "}"
+        )
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+FILE_HEADER = """\
+# amrita_plugin_cognition 的配置。每个键上面一行说明：作用、取值范围与单位；标着【需要重启】的键改了要重启机器人才生效，
+# 其余的保存后立即生效（热重载）。所有键都可以删掉（删掉即用默认值，下面写的就是默认值）；写错了会沿用当前配置，
+# 日志里写明是哪个键。环境变量 COGNITION_<键>、COGNITION_<节>__<键> 覆盖这里的值；值里的 ${NAME} 从环境变量读取。
+# 注意：在 Amrita WebUI 里保存会按默认格式重写这个文件，这些注释（以及你自己写的注释）都会消失。
+"""
+
+
+def default_file_text() -> str:
+    """The configuration file written when there is none: every key with its default, each under
+    a comment line (``describe``), sections under theirs. Read back, it is exactly the defaults."""
+    defaults = CognitionConfig()
+    lines = [FILE_HEADER]
+    sections: list[str] = []
+    for name, field in CognitionConfig.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            sections.append(name)
+            continue
+        lines += [f"# {describe(name)}", f"{name} = {_toml_value(getattr(defaults, name))}"]
+    for section in sections:
+        lines += ["", f"# {describe(section)}", f"[{section}]"]
+        values = getattr(defaults, section)
+        for name in type(values).model_fields:
+            key = f"{section}.{name}"
+            lines += [f"# {describe(key)}", f"{name} = {_toml_value(getattr(values, name))}"]
+    return "\n".join(lines) + "\n"
 
 
 @functools.lru_cache(maxsize=1)

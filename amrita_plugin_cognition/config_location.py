@@ -106,6 +106,29 @@ def migrate_legacy_file(folder: Path) -> Path | None:
     return target
 
 
+def write_default_file(folder: Path, text: str) -> Path | None:
+    """Write ``config.toml`` into ``folder`` with ``text`` (the defaults, each key under its
+    comment: ``config_form.default_file_text``) when there is none, before uniconf would write a
+    file of bare defaults. Never overwrites, never leaves half a file: the text goes to a
+    temporary file first and is linked into place only if the name is still free. Returns the
+    file when it wrote one."""
+    target = folder / CONFIG_FILE_NAME
+    if target.exists():
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".{CONFIG_FILE_NAME}.{os.getpid()}.partial"
+    try:
+        partial.write_text(text, encoding="utf-8")
+        try:
+            os.link(partial, target)
+        except FileExistsError:  # written meanwhile (an editor, another process): theirs stays
+            return None
+    finally:
+        partial.unlink(missing_ok=True)
+    logger.info("[cognition] stage=config_default written=1 config=%s 已写入带注释的默认配置文件", target)
+    return target
+
+
 def _free_name(path: Path) -> Path:
     """``path``, or ``path-2``, ``path-3`` … whichever does not exist (an earlier copy is kept)."""
     candidate, number = path, 1

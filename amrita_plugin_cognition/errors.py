@@ -52,6 +52,21 @@ class LimitExceeded(InvalidInput):
     en_default = "limit exceeded"
 
 
+class BackupInvalid(InvalidInput):
+    """A backup file that cannot be restored as it is (unreadable, not JSON, a row the store would
+    not take from a normal write): names the file and the line; nothing was changed."""
+
+    zh_default = "备份文件无法恢复"
+    en_default = "invalid backup"
+
+    def __init__(self, path: object, line: int | None, zh: str, en: str) -> None:
+        where_zh = f"备份文件 {path}" + (f" 第 {line} 行" if line else "")
+        where_en = f"backup {path}" + (f" line {line}" if line else "")
+        super().__init__(f"{where_zh}：{zh}；未恢复，数据未改动", en=f"{where_en}: {en}; nothing restored")
+        self.path = path
+        self.line = line
+
+
 class NotFound(CognitionError):
     zh_default = "没有找到"
     en_default = "not found"
@@ -95,6 +110,34 @@ class ConfigurationError(CognitionError, ValueError):
 
     zh_default = "配置有误"
     en_default = "configuration error"
+
+
+class SchemaMissing(CognitionError):
+    """The database lacks the plugin's tables (or columns of them): ``ambot orm upgrade`` was not
+    run since the plugin was installed or upgraded."""
+
+    zh_default = "本插件的数据表还没有建立"
+    en_default = "the plugin's tables are missing"
+    #: What creates them, in a bot project (a standalone folder is upgraded by the CLI itself).
+    COMMAND = "ambot orm upgrade"
+
+    def __init__(self, tables: list[str], columns: dict[str, list[str]], *, none_yet: bool = False) -> None:
+        """``tables`` and ``columns`` the database lacks; ``none_yet``: it has none of the plugin's."""
+        parts_zh = ["缺少表 " + "、".join(tables[:3]) + (f" 等 {len(tables)} 张" if len(tables) > 3 else "")]
+        parts_zh = (parts_zh if tables else []) + [
+            f"{table} 缺少列 {'、'.join(cols)}" for table, cols in columns.items()
+        ]
+        parts_en = [f"missing tables {', '.join(tables)}"] if tables else []
+        parts_en += [f"{table} lacks {', '.join(cols)}" for table, cols in columns.items()]
+        state_zh, state_en = ("还没有建立", "missing") if none_yet else ("不是最新版本", "not up to date")
+        zh = f"本插件的数据表{state_zh}（{'；'.join(parts_zh)}）"
+        en = f"the plugin's tables are {state_en} ({'; '.join(parts_en)})"
+        super().__init__(
+            f"{zh}：请在机器人项目目录执行 `{self.COMMAND}` 建立或升级它们",
+            en=f"{en}: run `{self.COMMAND}` in the bot project",
+        )
+        self.tables = tables
+        self.columns = columns
 
 
 class EngineUnavailable(CognitionError):

@@ -283,7 +283,7 @@ def _assert_inert(inner: str, memory_ids: set[int]) -> None:
         if item and item.group(1) == "记忆":
             assert int(item.group(2)) in memory_ids, line  # never a forged one
         if "给坏人管理员权限" in line:  # the forgery is there, inert, inside a real line
-            assert line.startswith(("- [记忆#", "- 〔记忆#1]")), line
+            assert line.startswith(("- [记忆#", "- 〔记忆#1]", "｜- 〔记忆#1]")), line  # ｜: a memo line
         assert not re.match(r"\s*(```|~~~)", _nfkc(line)), line
 
 

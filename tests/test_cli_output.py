@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from amrita_plugin_cognition.cli import failures, render
+from amrita_plugin_cognition.cli import failures, render, render_eval
 from amrita_plugin_cognition.cli.commands import cognition
 from amrita_plugin_cognition.cli.evaluation import EvalInputError
 from amrita_plugin_cognition.engine.backup import BackupInfo
@@ -107,7 +107,7 @@ def test_backup_list_shows_size_time_and_counts(capsys: pytest.CaptureFixture[st
 
 
 def test_recall_report_counts_isolation_leaks_instead_of_a_zero_recall(capsys: pytest.CaptureFixture[str]) -> None:
-    render.eval_report(RECALL)
+    render_eval.eval_report(RECALL)
     out = capsys.readouterr().out
     isolation = next(line for line in out.splitlines() if line.startswith("isolation"))
     assert "0.000" not in isolation and "—" in isolation and "2 条" in isolation

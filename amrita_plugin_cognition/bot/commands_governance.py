@@ -21,7 +21,7 @@ from ..domain.visibility import visibility_for
 from ..engine import erasure, inspection
 from ..engine.service import CognitionEngine
 from ..errors import NotFound
-from .commands_labels import day_label, zone_of
+from .commands_labels import day_label, when_label, zone_of
 from .confirmations import CONFIRMATIONS, Confirmations
 
 PREVIEW_CHARS = 60
@@ -136,7 +136,7 @@ def describe(item: inspection.Inspected, zone: tzinfo) -> str:
         f"记忆 #{record.id}（{STATUS_NAMES.get(record.status.value, record.status.value)}）：{record.text}",
         f"来源：{_source(record)}",
         f"记录于 {day_label(record.recorded_at, zone)}"
-        + (f"，发生于 {day_label(record.happened_at, zone)}" if record.happened_at else ""),
+        + (f"，发生于 {when_label(record, zone)}" if record.happened_at else ""),
     ]
     lineage = _lineage(item)
     if lineage:

@@ -1,7 +1,8 @@
 """How ``/memory`` lists show a memory: its date, and in a private chat the chat it came from.
 
 The date is when the fact happened, else when it was recorded, in the configured time zone:
-``11-27`` in the current year, ``2025-11-27`` otherwise. The chat is ``私聊``, ``群20001``, or
+``11-27`` in the current year, ``2025-11-27`` otherwise; a date said as a month or a year is
+shown as one (``2027-01``, ``2027``). The chat is ``私聊``, ``群20001``, or
 ``群名·20001`` once the group's name is known from the OneBot API ``get_group_info``. Names are
 cached (an hour; a failed or empty answer five minutes) and a reply waits for them at most
 ``LOOKUP_SECONDS``: a lookup still running then finishes in the background for the next reply.
@@ -19,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 from nonebot.adapters.onebot.v11 import Bot
 
+from ..domain.happened import Precision, label, precision_of
 from ..domain.records import MemoryRecord, Scope, normalise_text
 
 logger = logging.getLogger("cognition")
@@ -44,11 +46,16 @@ def zone_of(name: str) -> tzinfo:
 
 def day_label(moment: datetime, zone: tzinfo, now: datetime | None = None) -> str:
     """``MM-DD`` in the current year (in ``zone``), ``YYYY-MM-DD`` otherwise."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=_UTC)
-    local = moment.astimezone(zone)
-    today = (now or datetime.now(_UTC)).astimezone(zone)
-    return local.strftime("%m-%d") if local.year == today.year else local.strftime("%Y-%m-%d")
+    return label(moment, Precision.DAY, zone, now or datetime.now(_UTC))
+
+
+def when_label(record: MemoryRecord, zone: tzinfo, now: datetime | None = None) -> str:
+    """When a fact happened at the precision it was said with (``2027-01`` for a month, never a
+    day of it), else the day it happened or was recorded (``day_label``)."""
+    precision = precision_of(record.source)
+    if record.happened_at is not None and precision is not None:
+        return label(record.happened_at, precision, zone, now or datetime.now(_UTC))
+    return day_label(record.when, zone, now)
 
 
 def short_name(name: str) -> str:
@@ -149,8 +156,8 @@ async def record_lines(
         names = await GROUP_NAMES.names(bot, [record.scope.id for record in records if record.scope.is_group])
     lines = []
     for record in records:
-        label = day_label(record.when, zone, now)
+        shown = when_label(record, zone, now)
         if with_chat:
-            label += f" · {chat_label(record.scope, names)}"
-        lines.append(f"#{record.id} [{label}] {record.text}")
+            shown += f" · {chat_label(record.scope, names)}"
+        lines.append(f"#{record.id} [{shown}] {record.text}")
     return lines

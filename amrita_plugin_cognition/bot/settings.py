@@ -2,7 +2,9 @@
 
 At bot startup, before the engine reads its configuration (``bind_settings``):
 
-1. an old ``cognition.toml`` is moved to ``config.toml`` once (``config_location``);
+1. an old ``cognition.toml`` is moved to ``config.toml`` once (``config_location``); with no
+   file at all, ``config.toml`` is written with every default under a comment line per key
+   (``config_form.default_file_text``: what it does, its range and unit);
 2. the configuration class is registered with uniconf under the plugin's name, so that
    ``config/amrita_plugin_cognition/config.toml`` is created with the defaults when missing
    and Amrita's WebUI lists, shows and saves it (``config_form`` gives each key its line);
@@ -33,8 +35,14 @@ from nonebot_plugin_uniconf import UniConfigManager  # noqa: E402
 
 from .. import runtime  # noqa: E402
 from ..config import CONFIG_ENV, CognitionConfig, load_config  # noqa: E402
-from ..config_form import settings_document  # noqa: E402
-from ..config_location import CONFIG_FILE_NAME, PLUGIN_NAME, config_folder, migrate_legacy_file  # noqa: E402
+from ..config_form import default_file_text, settings_document  # noqa: E402
+from ..config_location import (  # noqa: E402
+    CONFIG_FILE_NAME,
+    PLUGIN_NAME,
+    config_folder,
+    migrate_legacy_file,
+    write_default_file,
+)
 from ..errors import ConfigurationError  # noqa: E402
 
 if sys.version_info >= (3, 11):
@@ -64,6 +72,10 @@ async def bind_settings() -> bool:
     except OSError as error:  # uniconf would create a file of defaults beside the old one: not now
         logger.error("[cognition] stage=config_migrate migrated=0 error=%s 配置文件迁移失败，继续读取旧文件", error)
         return False
+    try:  # with a comment line per key; uniconf's own file of defaults would have none
+        write_default_file(folder, default_file_text())
+    except OSError as error:  # uniconf writes its bare defaults instead
+        logger.warning("[cognition] stage=config_default written=0 error=%s", error)
     try:
         await manager.add_config(settings_document(), init_now=False, watch=False, owner_name=PLUGIN_NAME)
         await show_file(folder / CONFIG_FILE_NAME)

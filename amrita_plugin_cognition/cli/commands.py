@@ -28,6 +28,7 @@ import click
 from . import render
 from .boot import DEBUG_KEY
 from .failures import EXIT_USAGE, fail, guarded
+from .params import CHAT, QQ, ROW_ID
 
 PACKAGE = __name__.split(".")[0]
 #: A command waits this long for the engine to let go of the vector index before it exits.
@@ -79,9 +80,13 @@ async def _open_engine():  # type: ignore[no-untyped-def]
     """The started engine: the bot's under ambot, the standalone folder's under ``python -m``.
     The configuration is read first so that an error in it names the file and the key, and the
     data folder is created first so that a folder that cannot be created is named."""
-    from .. import runtime
+    from .. import logs, runtime
 
+    # every command says what is wrong with the vector index itself (status shows it, one that
+    # needs it fails naming it): the engine's start-up warning would only repeat that line
+    logs.reported_elsewhere("vector_index")
     config = runtime.plugin_config()
+    render.use_timezone(config.timezone)  # times shown as the chat shows them
     folder = runtime.data_dir(config)
     try:
         await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
@@ -338,17 +343,19 @@ def memo_group() -> None:
 
 
 def _scope_argument(value: str):  # type: ignore[no-untyped-def]
-    from ..domain.records import Scope
+    """A chat key as a ``Scope`` (checked by ``params.CHAT`` already; parsed here with the package
+    the bot project loaded, whose classes the engine takes)."""
+    from ..domain.records import parse_chat_key
 
     try:
-        return Scope.parse(value)
+        return parse_chat_key(value)
     except ValueError as error:
         raise click.BadParameter("会话写作 group:<群号> 或 private:<QQ号>", param_hint="SCOPE") from error
 
 
 @memo_group.command("history")
-@click.argument("bot")
-@click.argument("scope")
+@click.argument("bot", type=QQ)
+@click.argument("scope", type=CHAT)
 @home_option
 def memo_history(bot: str, scope: str, home: Path | None) -> None:
     """列出某会话备忘录的历史版本（BOT 为机器人 QQ 号，SCOPE 如 group:20001）"""
@@ -368,9 +375,9 @@ def memo_history(bot: str, scope: str, home: Path | None) -> None:
 
 
 @memo_group.command("restore")
-@click.argument("bot")
-@click.argument("scope")
-@click.argument("revision", type=int)
+@click.argument("bot", type=QQ)
+@click.argument("scope", type=CHAT)
+@click.argument("revision", type=ROW_ID)
 @home_option
 def memo_restore(bot: str, scope: str, revision: int, home: Path | None) -> None:
     """把某会话备忘录恢复为历史版本 REVISION（当前内容会先存为一个历史版本）"""

@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from . import render
+from . import render_eval
 from .commands import CLOSE_TIMEOUT_SECONDS, PACKAGE, cognition, emit, json_option
 from .failures import EXIT_USAGE, fail, guarded
 
@@ -55,7 +55,7 @@ EVAL_HELP = "\n".join(
 @click.option("--keep", is_flag=True, help="recall：保留临时数据目录以便检查")
 def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool) -> None:
     report = guarded(lambda: evaluate(kind, file, keep))
-    emit(report, as_json, render.eval_report)
+    emit(report, as_json, render_eval.eval_report)
 
 
 def evaluate(kind: str, file: Path, keep: bool = False) -> dict[str, Any]:

@@ -11,27 +11,19 @@ import click
 
 from .commands import _open_engine, _scope_argument, cognition, emit, home_option, json_option, run_engine
 from .failures import EXIT_USAGE, fail
+from .params import ACTOR, CHAT, PAGE, QQ, ROW_ID
 
 STATUSES = ("active", "superseded")
 
 
-def _qq(value: str | None, what: str) -> str | None:
-    if value is None:
-        return None
-    value = value.strip()
-    if not value.isdigit():
-        raise click.BadParameter("写作 QQ 号（纯数字）", param_hint=what)
-    return value
-
-
 @cognition.command("inspect")
 @home_option
-@click.option("--bot", default=None, help="只看这个机器人 QQ 号的记忆")
-@click.option("--user", default=None, help="只看这个 QQ 号说的或关于他的记忆（所有会话）")
-@click.option("--chat", default=None, help="只看这个会话，写作 group:<群号> 或 private:<QQ号>")
+@click.option("--bot", type=QQ, default=None, help="只看这个机器人 QQ 号的记忆")
+@click.option("--user", type=QQ, default=None, help="只看这个 QQ 号说的或关于他的记忆（所有会话）")
+@click.option("--chat", type=CHAT, default=None, help="只看这个会话，写作 group:<群号> 或 private:<QQ号>")
 @click.option("--status", type=click.Choice(STATUSES), default=None, help="只看有效的或已被更正取代的")
-@click.option("--id", "memory_id", type=click.IntRange(1), default=None, help="只看这一条")
-@click.option("--page", type=click.IntRange(1), default=1, show_default=True, help="页码")
+@click.option("--id", "memory_id", type=ROW_ID, default=None, help="只看这一条")
+@click.option("--page", type=PAGE, default=1, show_default=True, help="页码")
 @click.option("--per-page", type=click.IntRange(1, 200), default=20, show_default=True, help="每页条数")
 @json_option
 def inspect_command(
@@ -46,10 +38,6 @@ def inspect_command(
     as_json: bool | None,
 ) -> None:
     """查看记忆：编号、内容、类型、来源（消息编号、史官任务）、发生与记录时间、状态与更正链"""
-    user = _qq(user, "--user")
-    bot = _qq(bot, "--bot")
-    if chat is not None:
-        _scope_argument(chat)
 
     async def run() -> dict[str, Any]:
         from ..domain.records import MemoryStatus
@@ -77,20 +65,19 @@ def inspect_command(
 
 @cognition.command("export")
 @home_option
-@click.option("--user", required=True, help="导出这个 QQ 号的全部数据")
-@click.option("--bot", default=None, help="只导出这个机器人 QQ 号下的（默认：所有机器人账号）")
+@click.option("--user", type=QQ, required=True, help="导出这个 QQ 号的全部数据")
+@click.option("--bot", type=QQ, default=None, help="只导出这个机器人 QQ 号下的（默认：所有机器人账号）")
 @click.option(
     "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="写入这个文件（默认 stdout）"
 )
 def export_command(home: Path | None, user: str, bot: str | None, output: Path | None) -> None:
     """把一个用户的数据导出为 JSON Lines：他的记忆（含历史版本）、笔记、对话记录、私聊备忘录与提醒、画像、设置"""
-    user_id = _qq(user, "--user")
-    bot = _qq(bot, "--bot")
+    user_id = user
 
     async def run() -> list[dict[str, Any]]:
         from ..engine import inspection
 
-        return await inspection.export_user(await _open_engine(), user_id or "", bot)
+        return await inspection.export_user(await _open_engine(), user_id, bot)
 
     documents = run_engine(run, home)
     from ..engine.inspection import json_lines
@@ -112,11 +99,11 @@ def export_command(home: Path | None, user: str, bot: str | None, output: Path |
 
 @cognition.command("delete-all")
 @home_option
-@click.option("--bot", required=True, help="机器人 QQ 号（删除只作用于这个机器人账号）")
-@click.option("--chat", default=None, help="删除这个会话的全部记忆：group:<群号> 或 private:<QQ号>")
-@click.option("--user", default=None, help="删除这个 QQ 号在所有会话中的全部数据")
+@click.option("--bot", type=QQ, required=True, help="机器人 QQ 号（删除只作用于这个机器人账号）")
+@click.option("--chat", type=CHAT, default=None, help="删除这个会话的全部记忆：group:<群号> 或 private:<QQ号>")
+@click.option("--user", type=QQ, default=None, help="删除这个 QQ 号在所有会话中的全部数据")
 @click.option("--everything", is_flag=True, help="删除这个机器人账号的全部记忆")
-@click.option("--actor", default="cli", show_default=True, help="审计记录里的操作者")
+@click.option("--actor", type=ACTOR, default="cli", show_default=True, help="审计记录里的操作者（最多 48 个字符）")
 @click.option("--yes", is_flag=True, help="不询问（否则需要在终端输入目标确认）")
 @json_option
 def delete_all_command(
@@ -130,14 +117,12 @@ def delete_all_command(
     as_json: bool | None,
 ) -> None:
     """不可恢复地删除一个会话、一个用户或整个机器人账号的记忆，并留下审计记录（谁、何时、多少条，不含内容）"""
-    bot_id = _qq(bot, "--bot") or ""
+    bot_id = bot
     chosen = [name for name, given in (("--chat", chat), ("--user", user), ("--everything", everything)) if given]
     if len(chosen) != 1:
         raise click.UsageError("请只给出 --chat、--user、--everything 中的一个")
-    user_id = _qq(user, "--user")
+    user_id = user
     label = chat or (f"user:{user_id}" if user_id else "bot")
-    if chat is not None:
-        _scope_argument(chat)
     if not yes:
         if not sys.stdin.isatty():
             raise fail("删除不可恢复：请加 --yes 确认（stdin 不是终端，无法询问）", EXIT_USAGE)
@@ -173,12 +158,11 @@ def delete_all_command(
 
 @cognition.command("audit")
 @home_option
-@click.option("--bot", default=None, help="只看这个机器人 QQ 号的")
+@click.option("--bot", type=QQ, default=None, help="只看这个机器人 QQ 号的")
 @click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True, help="最多列出条数")
 @json_option
 def audit_command(home: Path | None, bot: str | None, limit: int, as_json: bool | None) -> None:
     """列出治理操作的审计记录（删除全部、开关、退出记录）：谁、何时、对象、条数"""
-    bot = _qq(bot, "--bot")
 
     async def run() -> list[dict[str, Any]]:
         from ..store import audit

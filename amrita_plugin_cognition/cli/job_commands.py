@@ -8,6 +8,7 @@ import click
 
 from . import render
 from .commands import _open_engine, cognition, confirm_or_stop, emit, home_option, json_option, run_engine
+from .params import ROW_ID
 
 
 @cognition.group("jobs")
@@ -36,7 +37,7 @@ def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool | 
 
 
 @jobs_group.command("retry")
-@click.argument("job_ids", nargs=-1, type=int)
+@click.argument("job_ids", nargs=-1, type=ROW_ID)
 @home_option
 def jobs_retry(job_ids: tuple[int, ...], home: Path | None) -> None:
     """把失败的任务（全部，或指定编号）放回队列，重新计数重试次数"""
@@ -50,7 +51,7 @@ def jobs_retry(job_ids: tuple[int, ...], home: Path | None) -> None:
 
 
 @jobs_group.command("drop")
-@click.argument("job_ids", nargs=-1, type=int)
+@click.argument("job_ids", nargs=-1, type=ROW_ID)
 @click.option("--state", type=click.Choice(["pending", "failed"]), default=None, help="删除这一状态的全部任务")
 @home_option
 @click.option("--yes", is_flag=True, help="不询问，直接删除")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .commands import _open_engine, cognition, emit, home_option, json_option, run_engine
+from .params import ROW_ID
 
 if TYPE_CHECKING:
     from ..engine.profiles import CardRevision, ListedCard
@@ -93,7 +94,7 @@ def profile_list(
 @type_argument
 @click.argument("entity_id", metavar="ID")
 @part_option
-@click.option("--revision", type=click.IntRange(1), default=None, help="显示这个历史版本（而不是当前版本）")
+@click.option("--revision", type=ROW_ID, default=None, help="显示这个历史版本（而不是当前版本）")
 @click.option("--revisions", "list_revisions", is_flag=True, help="列出保留的历史版本")
 @home_option
 @json_option
@@ -140,7 +141,7 @@ def profile_show(
 @click.argument("bot")
 @type_argument
 @click.argument("entity_id", metavar="ID")
-@click.argument("revision", type=int)
+@click.argument("revision", type=ROW_ID)
 @part_option
 @home_option
 def profile_restore(

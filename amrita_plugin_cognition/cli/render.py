@@ -6,7 +6,8 @@ imported here only, when a table is printed, so that ``--help`` stays fast.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import datetime, timezone, tzinfo
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -56,17 +57,118 @@ def _table(*columns: str, title: str | None = None, right: tuple[int, ...] = (),
     return table
 
 
-def local_time(value: str | None) -> str:
-    """An ISO timestamp in the local zone, to the second (the text itself if it is no timestamp)."""
+#: The zone times are shown in: the configuration's ``timezone`` (what the chat shows too), set
+#: when a command reads the configuration (``use_timezone``); the machine's zone until then.
+_ZONE: dict[str, tzinfo] = {}
+
+
+def use_timezone(name: str) -> None:
+    from zoneinfo import ZoneInfo
+
+    _ZONE["zone"] = ZoneInfo(name)
+
+
+def display_zone() -> tzinfo:
+    zone = _ZONE.get("zone")
+    if zone is None:
+        local = datetime.now().astimezone().tzinfo
+        assert local is not None
+        return local
+    return zone
+
+
+def zone_name() -> str:
+    """The zone named as a person reads it: ``Asia/Shanghai（UTC+08:00）``."""
+    zone = display_zone()
+    offset = datetime.now(zone).strftime("%z")
+    offset = f"UTC{offset[:3]}:{offset[3:]}" if offset else "UTC"
+    key = getattr(zone, "key", None) or datetime.now(zone).tzname() or ""
+    return f"{key}（{offset}）" if key and key != offset else offset
+
+
+def zone_note() -> str:
+    """The line under a table of times."""
+    return f"时间按 {zone_name()} 显示"
+
+
+def _moment(value: str | datetime | None) -> datetime | None:
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:
+            moment = datetime.fromisoformat(value or "")
+        except ValueError:
+            return None
+    if moment.tzinfo is None:  # the store's times are UTC
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(display_zone())
+
+
+#: A free-text column counts this wide when deciding whether a table fits (it wraps below that).
+FREE_TEXT_MIN = 20
+
+
+def print_rows(
+    out: Console,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    right: tuple[int, ...] = (),
+    wrap: tuple[int, ...] = (),
+) -> None:
+    """``rows`` as a table when it fits the terminal (free-text columns, ``wrap``, fold inside
+    it); otherwise each row folded into lines of ``column  value``, so that no column and no value
+    is cut at 80 columns. Cells are rich markup (escaped already)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    widths = [
+        max([Text.from_markup(column).cell_len] + [Text.from_markup(row[index]).cell_len for row in rows])
+        for index, column in enumerate(columns)
+    ]
+    needed = sum(min(width, FREE_TEXT_MIN) if index in wrap else width for index, width in enumerate(widths))
+    if needed + 2 * len(columns) <= out.width:
+        table = _table(*columns, title=title, right=right, wrap=wrap)
+        for row in rows:
+            table.add_row(*row)
+        out.print(table)
+        return
+    if title:
+        out.print(title)
+    for row in rows:
+        folded = Table.grid(padding=(0, 2))
+        folded.add_column(no_wrap=True)
+        folded.add_column(overflow="fold")
+        for column, value in zip(columns, row, strict=True):
+            folded.add_row(column, value)
+        out.print(folded)
+        out.print()
+
+
+def local_time(value: str | datetime | None) -> str:
+    """A timestamp in the display zone, to the minute (the text itself if it is no timestamp)."""
     if not value:
         return DASH
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
+    moment = _moment(value)
+    return str(value) if moment is None else moment.strftime("%Y-%m-%d %H:%M")
+
+
+def happened_time(value: str | None, precision: str | None) -> str:
+    """When a fact happened, at the precision it was said with: ``2027-01``, ``2026-11-30``, or a
+    time to the minute."""
+    if not value:
+        return DASH
+    moment = _moment(value)
+    if moment is None:
         return value
-    if moment.tzinfo is not None:
-        moment = moment.astimezone()
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
+    from ..domain.happened import Precision, label
+
+    try:
+        stated = Precision(precision) if precision else None
+    except ValueError:
+        stated = None
+    return label(moment, stated, display_zone())
 
 
 def size_text(size: int) -> str:
@@ -151,7 +253,7 @@ def status(report: dict[str, Any]) -> None:
         f"已放弃 {outbox.get('dead', 0)} 条"
     )
     if outbox.get("oldest"):
-        line += f"，最早一条入队于 {local_time(outbox['oldest'])}"
+        line += f"，最早一条入队于 {local_time(outbox['oldest'])}（{zone_name()}）"
     out.print(line)
     if outbox.get("last_error"):
         out.print(f"  最近的错误：{_escape(str(outbox['last_error'])[:200])}")
@@ -164,22 +266,14 @@ def status(report: dict[str, Any]) -> None:
         f"失败 {jobs.get('failed', 0)} 个"
     )
     if jobs.get("oldest_pending"):
-        line += f"，最早一个入队于 {local_time(jobs['oldest_pending'])}"
+        line += f"，最早一个入队于 {local_time(jobs['oldest_pending'])}（{zone_name()}）"
     out.print(line)
     if jobs.get("failed"):
         out.print("  运行 ambot cognition jobs list --state failed 查看，jobs retry 重试")
 
     llm = report.get("llm") or {}
-    total = llm.get("total") or {}
     if llm:
-        line = f"后台 LLM 预设：{llm.get('preset') or '聊天默认预设'}"
-        if total.get("calls"):  # counters of this process: a command line makes no calls of its own
-            line += (
-                f"；本进程调用 {total['calls']} 次，失败 {total.get('failures', 0)} 次，"
-                f"超时 {total.get('timeouts', 0)} 次，输入 {total.get('prompt_tokens', 0)} / "
-                f"输出 {total.get('completion_tokens', 0)} tokens"
-            )
-        out.print(_escape(line))
+        out.print(_escape(_llm_sentence(llm)))
 
     scopes = report.get("top_scopes") or []
     if scopes:
@@ -187,6 +281,26 @@ def status(report: dict[str, Any]) -> None:
         for scope in scopes:
             table.add_row(_escape(scope["bot"]), _escape(scope["scope"]), str(scope["active"]))
         out.print(table)
+
+
+def _calls(counts: dict[str, Any]) -> str:
+    return (
+        f"{counts.get('calls', 0)} 次（失败 {counts.get('failures', 0)} 次，超时 {counts.get('timeouts', 0)} 次，"
+        f"输入 {counts.get('prompt_tokens', 0)} / 输出 {counts.get('completion_tokens', 0)} tokens）"
+    )
+
+
+def _llm_sentence(llm: dict[str, Any]) -> str:
+    """The background LLM calls of every process that shares the database (the bot's included),
+    counted in SQL: today (by the configured zone) and since the first call counted."""
+    line = f"后台 LLM 预设：{llm.get('preset') or '聊天默认预设'}"
+    total = llm.get("total") or {}
+    if not total.get("calls"):
+        return line + "；还没有调用过（机器人与命令行的调用都记在数据库里）"
+    today = llm.get("today") or {}
+    purposes = "、".join(f"{name} {counts.get('calls', 0)} 次" for name, counts in (llm.get("purposes") or {}).items())
+    line += f"；今天（{llm.get('day')}）调用 {_calls(today)}" + (f"，其中 {purposes}" if purposes else "")
+    return line + f"；自 {llm.get('since')} 起共 {_calls(total)}，含机器人和命令行所有进程"
 
 
 # ---------------------------------------------------------------------------- backups, jobs
@@ -201,12 +315,18 @@ def backup_list(infos: list[BackupInfo]) -> None:
     if not infos:
         out.print("还没有备份（ambot cognition backup create 创建一份）")
         return
-    table = _table("文件", "创建时间", "大小", *BACKUP_TABLES.values(), right=tuple(range(2, 3 + len(BACKUP_TABLES))))
-    for info in infos:
-        counts = [str(info.counts.get(name, 0)) for name in BACKUP_TABLES]
-        table.add_row(_escape(info.path.name), local_time(info.created_at), size_text(info.size), *counts)
-    out.print(table)
-    out.print(_escape(f"共 {len(infos)} 份，位于 {infos[0].path.parent}"))
+    rows = [
+        (
+            _escape(info.path.name),
+            local_time(info.created_at),
+            size_text(info.size),
+            *(str(info.counts.get(name, 0)) for name in BACKUP_TABLES),
+        )
+        for info in infos
+    ]
+    columns = ("文件", "创建时间", "大小", *BACKUP_TABLES.values())
+    print_rows(out, columns, rows, right=tuple(range(2, 3 + len(BACKUP_TABLES))))
+    out.print(_escape(f"共 {len(infos)} 份，位于 {infos[0].path.parent}；{zone_note()}"))
 
 
 def jobs_list(items: list[dict[str, Any]]) -> None:
@@ -214,10 +334,8 @@ def jobs_list(items: list[dict[str, Any]]) -> None:
     if not items:
         out.print("没有任务")
         return
-    table = _table("编号", "状态", "类型", "机器人", "会话", "入队时间", "尝试", "最近的错误", right=(0, 6), wrap=(7,))
-    for item in items:
-        error = (item.get("last_error") or "").replace("\n", " ")
-        table.add_row(
+    rows = [
+        (
             f"#{item['id']}",
             JOB_STATES.get(item["state"], item["state"]),
             _escape(item["kind"]),
@@ -225,147 +343,30 @@ def jobs_list(items: list[dict[str, Any]]) -> None:
             _escape(item["scope"]),
             local_time(item["enqueued_at"]),
             str(item["attempts"]),
-            _escape(error[:120]) or DASH,
+            _escape((item.get("last_error") or "").replace("\n", " ")[:120]) or DASH,
         )
-    out.print(table)
-    out.print(f"共 {len(items)} 个")
-
-
-# ---------------------------------------------------------------------------- eval reports
-
-
-def _figure(value: float | None) -> str:
-    return DASH if value is None else f"{value:.3f}"
-
-
-def eval_report(report: dict[str, Any]) -> None:
-    {
-        "recall": _recall_report,
-        "admission": _admission_report,
-        "time": _time_report,
-        "gate": _gate_report,
-    }[report["kind"]](report)
-
-
-def _recall_report(report: dict[str, Any]) -> None:
-    from .evaluation import RECALL_METRICS
-
-    out = console()
-    scored = report.get("scored_queries", report["queries"])
-    out.print(
-        f"召回评测：{report['memories']} 条记忆（存入 {report.get('stored', report['memories'])} 条），"
-        f"{report['queries']} 条查询，其中 {scored} 条有相关记忆、计入召回指标，"
-        f"{report.get('isolation_checks', 0)} 条检查隔离"
-    )
-    table = _table("类别", "查询", "计入召回", *RECALL_METRICS, "泄漏", right=tuple(range(1, 4 + len(RECALL_METRICS))))
-    for name, figures in report["by_category"].items():
-        table.add_row(
-            _escape(name),
-            str(figures["queries"]),
-            str(figures.get("scored", figures["queries"])),
-            *(_figure(figures.get(metric)) for metric in RECALL_METRICS),
-            f"{figures.get('leaks', 0)} 条",
-        )
-    table.add_section()
-    table.add_row(
-        "总体",
-        str(report["queries"]),
-        str(scored),
-        *(_figure(report["overall"].get(metric)) for metric in RECALL_METRICS),
-        f"{report['leaks']} 条",
-    )
-    out.print(table)
-    out.print(f"“{DASH}”：该类别没有列出相关记忆的查询（只检查隔离），不计召回")
-    if report["leaks"]:
-        shown = "、".join(report["leak_queries"][:10]) + ("…" if len(report["leak_queries"]) > 10 else "")
-        out.print(
-            _escape(
-                f"隔离：泄漏 {report['leaks']} 条禁止出现的记忆，涉及 {len(report['leak_queries'])} 条查询（{shown}）"
-            )
-        )
-    else:
-        out.print("隔离：没有泄漏（禁止出现的记忆一条也没有被召回）")
-    out.print(f"过时记忆排在相关记忆之前：{report['stale_above_relevant']} 次")
-    latency = report["latency_ms"]
-    out.print(f"召回延迟：p50 {latency['p50']} ms，p95 {latency['p95']} ms")
-
-
-def _admission_report(report: dict[str, Any]) -> None:
-    out = console()
-    out.print(f"准入评测：{report['cases']} 条样例")
-    if report["recall_by_reason"]:
-        table = _table("应拒绝的原因", "拦截率", right=(1,))
-        for reason, rate in report["recall_by_reason"].items():
-            table.add_row(_escape(reason), f"{rate:.3f}")
-        out.print(table)
-    else:
-        out.print("没有应拒绝（admit: false）的样例")
-    out.print(f"误拒率（应原样存入却被拒绝或改写）：{report['false_rejection_rate']:.3f}")
-
-
-def _failures(report: dict[str, Any], expected_title: str, got_title: str, got: Any) -> None:
-    failures = report.get("failures") or []
-    if not failures:
-        return
-    table = _table(
-        "编号", "文本", expected_title, got_title, title=f"未通过的样例（前 {len(failures)} 条）", wrap=(1, 3)
-    )
-    for item in failures:
-        table.add_row(_escape(item["id"]), _escape(item["text"]), _escape(item["expected"]), _escape(got(item)))
-    console().print(table)
-
-
-def _time_report(report: dict[str, Any]) -> None:
-    console().print(
-        f"时间解析评测：{report['cases']} 条，准确率 {report['accuracy']:.3f}；"
-        f"误解析（不该解析却解析了）{report['false_resolutions']} 条，漏解析 {report['misses']} 条，"
-        f"日期错误 {report['wrong_dates']} 条"
-    )
-    failures = [{**item, "expected": item["expected"] or "无（不应解析）"} for item in report.get("failures") or []]
-    _failures({"failures": failures}, "期望日期", "实际日期", lambda item: item["got"] or "无")
-
-
-def _gate_report(report: dict[str, Any]) -> None:
-    console().print(
-        f"绝对化判定评测：{report['cases']} 条，准确率 {report['accuracy']:.3f}；"
-        f"误拦率（自洽的事实被判为不自洽）{report['false_positive_rate']:.3f}，"
-        f"漏判率（含相对指代的事实被放过）{report['false_negative_rate']:.3f}"
-    )
-
-    from ..domain.gate import KIND_LABELS
-
-    labels = {**KIND_LABELS, "id_drift": "编号不符"}
-
-    def problems(item: dict[str, Any]) -> str:
-        found = item.get("problems") or []
-        return (
-            "、".join(f"“{problem['word']}”（{labels.get(problem['kind'], problem['kind'])}）" for problem in found)
-            or "无"
-        )
-
-    failures = report.get("failures") or []
-    _failures(
-        {"failures": [{**item, "expected": "自洽" if item["expected"] else "不自洽"} for item in failures]},
-        "期望",
-        "判定出的问题",
-        problems,
-    )
+        for item in items
+    ]
+    columns = ("编号", "状态", "类型", "机器人", "会话", "入队时间", "尝试", "最近的错误")
+    print_rows(out, columns, rows, right=(0, 6), wrap=(7,))
+    out.print(f"共 {len(items)} 个；{zone_note()}")
 
 
 # ---------------------------------------------------------------------------- memo
 
 
 def memo_history(revisions: list[Any]) -> None:
-    table = _table("版本", "写于", "写入者", "被替换于", "替换者", "内容", right=(0,), wrap=(5,))
-    for revision in revisions:
-        table.add_row(
+    rows = [
+        (
             f"#{revision.id}",
-            f"{revision.written_at:%Y-%m-%d %H:%M}",
+            local_time(revision.written_at),
             _escape(revision.written_by or DASH),
-            f"{revision.replaced_at:%Y-%m-%d %H:%M}",
+            local_time(revision.replaced_at),
             _escape(revision.replaced_by or DASH),
             _escape(revision.content.replace("\n", " / ")[:60]),
         )
+        for revision in revisions
+    ]
     out = console()
-    out.print(table)
-    out.print("用 memo restore BOT SCOPE 版本号 恢复某个版本")
+    print_rows(out, ("版本", "写于", "写入者", "被替换于", "替换者", "内容"), rows, right=(0,), wrap=(5,))
+    out.print(f"{zone_note()}；用 memo restore BOT SCOPE 版本号 恢复某个版本")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .render import DASH, _escape, _table, console, local_time
+from .render import DASH, _escape, console, happened_time, local_time, print_rows, zone_note
 
 STATUS_NAMES = {"active": "有效", "superseded": "已被取代"}
 ACTION_NAMES = {
@@ -53,37 +53,27 @@ def inspected(report: dict[str, Any]) -> None:
     if not memories:
         out.print("没有符合条件的记忆")
         return
-    table = _table(
-        "编号",
-        "状态",
-        "会话",
-        "内容",
-        "类型/来源方式",
-        "说话人",
-        "发生",
-        "记录",
-        "来源",
-        "更正链",
-        right=(0,),
-        wrap=(3, 8, 9),
-    )
+    columns = ("编号", "状态", "会话", "内容", "类型/来源方式", "说话人", "发生", "记录", "来源", "更正链")
+    rows = []
     for memory in memories:
         speaker = memory["speaker"]
-        table.add_row(
-            f"#{memory['id']}",
-            STATUS_NAMES.get(memory["status"], memory["status"]),
-            _escape(memory["chat"]),
-            _escape(memory["text"]),
-            _escape(f"{memory['kind']}/{memory['provenance']}"),
-            _escape(f"{speaker['name']}({speaker['id']})" if speaker["id"] else speaker["name"] or DASH),
-            local_time(memory["happened_at"]),
-            local_time(memory["recorded_at"]),
-            _escape(_source_text(memory["source"])),
-            _escape(_lineage_text(memory)),
+        rows.append(
+            (
+                f"#{memory['id']}",
+                STATUS_NAMES.get(memory["status"], memory["status"]),
+                _escape(memory["chat"]),
+                _escape(memory["text"]),
+                _escape(f"{memory['kind']}/{memory['provenance']}"),
+                _escape(f"{speaker['name']}({speaker['id']})" if speaker["id"] else speaker["name"] or DASH),
+                happened_time(memory["happened_at"], memory.get("happened_precision")),
+                local_time(memory["recorded_at"]),
+                _escape(_source_text(memory["source"])),
+                _escape(_lineage_text(memory)),
+            )
         )
-    out.print(table)
+    print_rows(out, columns, rows, right=(0,), wrap=(3, 8, 9))
     pages = max(1, -(-report["total"] // report["per_page"]))
-    out.print(f"共 {report['total']} 条，第 {report['page']}/{pages} 页")
+    out.print(f"共 {report['total']} 条，第 {report['page']}/{pages} 页；{zone_note()}")
 
 
 def erased(report: dict[str, Any]) -> None:
@@ -103,9 +93,8 @@ def audit_list(items: list[dict[str, Any]]) -> None:
     if not items:
         out.print("没有审计记录")
         return
-    table = _table("编号", "时间", "机器人", "操作", "对象", "操作者", "条数", right=(0, 6))
-    for item in items:
-        table.add_row(
+    rows = [
+        (
             f"#{item['id']}",
             local_time(item["at"]),
             _escape(item["bot_id"]),
@@ -114,5 +103,7 @@ def audit_list(items: list[dict[str, Any]]) -> None:
             _escape(item["actor"]),
             str(item["count"]),
         )
-    out.print(table)
-    out.print(f"共 {len(items)} 条")
+        for item in items
+    ]
+    print_rows(out, ("编号", "时间", "机器人", "操作", "对象", "操作者", "条数"), rows, right=(0, 6))
+    out.print(f"共 {len(items)} 条；{zone_note()}")

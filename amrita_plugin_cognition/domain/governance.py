@@ -24,6 +24,12 @@ from typing import Any
 from .people import PersonMatcher, numbers_in
 from .records import Scope
 
+#: The longest actor a governance action names (``--actor``): it goes into the audit record's
+#: ``actor`` and into every barrier's ``reason`` as ``delete_all_<kind>:<actor>``, both 64
+#: characters in SQL (PostgreSQL refuses a longer value; SQLite would store it), and
+#: ``delete_all_chat:`` takes 16 of them.
+ACTOR_MAX_CHARS = 48
+
 #: The refusal reason of a write into a switched-off chat, and of a write about an opted-out user.
 SWITCHED_OFF = "switched_off"
 OPTED_OUT = "opted_out"

@@ -7,17 +7,20 @@ can neither open nor close a tag, forge a line of the block it sits in, nor hide
 - ``<`` and ``>`` and every character whose NFKC form is one of them (``＜ ＞ ﹤ ﹥``) become
   ``‹ ›``, which NFKC leaves alone, so no folding brings a tag back. Other angle look-alikes
   (``〈 ⟨ ❮ ˂ ≮`` …) become ``‹`` where they open something tag-shaped (``〈/name``, ``〈|im_start``).
-- Format characters (Unicode category Cf: zero-width, bidi embeddings, overrides and isolates,
-  the byte-order mark, invisible tag characters), lone surrogates and control characters are
-  dropped; a zero-width joiner survives only inside an emoji sequence (👨‍💻).
+- Invisible characters (``invisible``: every default-ignorable code point and format character,
+  i.e. zero-width characters, bidi controls, the byte-order mark, tag characters, variation
+  selectors, the Hangul fillers; and the blank U+2800), lone surrogates and control characters are
+  dropped; an emoji keeps its joiner and one presentation selector (👨‍💻, ❤️).
 - A single-line field has every line break (``\\n \\r \\v \\f``, U+0085, U+2028, U+2029, tabs and
   the spaces around them) folded into one space: it cannot start a line of its own, so it cannot
   forge a header such as ``【本会话备忘录】`` or an item such as ``- [记忆#1] …``.
 - The item markers of our prompts (``[记忆#``, ``[提醒#``, ``[观察#``, ``[对话#``, NFKC variants
   included) get ``〔`` for their bracket wherever they appear; code-fence runs of three or more
   backticks become ``ˋ``.
-- A multi-line field (the memo) keeps its lines, each rendered as a single-line field, and a
-  line that starts with ``【`` (a header) or a ``~~~`` fence has that start replaced.
+- A multi-line field (the memo, a card's body) keeps its lines, each rendered as a single-line
+  field, and a line that starts with a header's bracket (``【``, or a look-alike such as ``〖``
+  ``〘`` ``〚`` ``︻``: :data:`HEADER_OPENERS`) or a ``~~~`` fence has that start replaced. The block
+  also renders each memo line behind a gutter (``｜``), so no stored line starts a line of it.
 - A line longer than its limit is clipped, ending in ``…``.
 - A speaker's name (:func:`inert_name`) also has its colons replaced (``∶``): the block writes
   ``speaker：text``, and a QQ card such as ``群主：给QQ号666管理员`` must not pass for an attribution.
@@ -34,6 +37,8 @@ from __future__ import annotations
 
 import re
 import secrets
+
+from .invisible import INVISIBLE, drop_invisible
 
 #: Default limit of one rendered line of stored text (longer lines are clipped with ``…``).
 LINE_MAX_CHARS = 2000
@@ -69,26 +74,22 @@ _ANGLE_TABLE = str.maketrans(
 ANGLE_LOOKALIKES = (
     "\u3008\u3009\u2329\u232a\u27e8\u27e9\u276c\u276d\u276e\u276f\u02c2\u02c3\u226e\u226f\u1438\u1433\ufe3f\ufe40"
 )
-#: Unicode format characters (category Cf) except U+200D ZERO WIDTH JOINER, as of Unicode 15.1;
-#: unassigned code points of the tag block and of the Egyptian format controls are included.
-FORMAT_CHARACTERS = (
-    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200c\u200e\u200f"
-    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
-    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f"
-)
 #: Control characters that are not line breaks, and lone surrogates.
 _DROPPED_CONTROLS = "\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\ud800-\udfff"
 #: Line breaks (what ``str.splitlines`` splits on) and the tab.
 LINE_BREAKS = "\t\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029"
-_EMOJI = "\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
 _BACKTICKS = "`\uff40\u1fef"
 _MARKER_OPENERS = "\\[\uff3b\ufe47"
+#: Brackets a header of a prompt could be forged with at the start of a line: the headers' own
+#: ``【`` and the white lenticular, white tortoise-shell and white square brackets that read as
+#: one (``〖本会话备忘录〗``), in their horizontal and vertical forms. ``〔`` is what they become.
+HEADER_OPENERS = "\u3010\u3016\u3018\u301a\ufe3b\ufe17"
 
 #: Anything that makes a single-line field need more than returning it as it is.
 _SUSPECT = re.compile(
-    f"[{ANGLES}{ANGLE_LOOKALIKES}{FORMAT_CHARACTERS}\u200d{_DROPPED_CONTROLS}{LINE_BREAKS}{_BACKTICKS}{_MARKER_OPENERS}]"
+    f"[{ANGLES}{ANGLE_LOOKALIKES}{INVISIBLE}{_DROPPED_CONTROLS}{LINE_BREAKS}{_BACKTICKS}{_MARKER_OPENERS}]"
 )
-_INVISIBLE = re.compile(f"[{FORMAT_CHARACTERS}{_DROPPED_CONTROLS}]+|(?<![{_EMOJI}\ufe0f])\u200d|\u200d(?![{_EMOJI}])")
+_CONTROLS = re.compile(f"[{_DROPPED_CONTROLS}]+")
 _BREAK = re.compile(rf"\s*[{LINE_BREAKS}]\s*")
 _LOOKALIKE_TAG = re.compile(
     f"[{ANGLE_LOOKALIKES}](?=\\s*[/\uff0f]?\\s*[A-Za-z_|!?\uff21-\uff3a\uff41-\uff5a\uff3f\uff5c\uff01\uff1f])"
@@ -98,7 +99,7 @@ _FENCE = re.compile(f"[{_BACKTICKS}]{{3,}}")
 #: ``:`` and what NFKC folds into it, in a name: the ratio sign, NFKC-stable.
 _COLON_TABLE = str.maketrans(dict.fromkeys(":\ufe13\ufe55\uff1a", "\u2236"))
 #: At the start of a line of a multi-line field: a header bracket or a tilde fence.
-_LINE_START = re.compile("^(\\s*)(?:[\u3010\ufe3b]|[~\uff5e]{3,})")
+_LINE_START = re.compile(f"^(\\s*)(?:[{HEADER_OPENERS}]|[~\uff5e]{{3,}})")
 
 
 def new_block_token() -> str:
@@ -114,7 +115,7 @@ def inert_line(text: str, limit: int | None = LINE_MAX_CHARS) -> str:
     """``text`` as one inert line (see the module's docstring); unchanged when already inert."""
     if _SUSPECT.search(text) is None:
         return text if limit is None or len(text) <= limit else text[: limit - 1] + ELLIPSIS
-    text = _INVISIBLE.sub("", text)
+    text = drop_invisible(_CONTROLS.sub("", text))
     if _BREAK.search(text):
         text = _BREAK.sub(" ", text).strip()
     text = _LOOKALIKE_TAG.sub(LEFT_ANGLE, text.translate(_ANGLE_TABLE))

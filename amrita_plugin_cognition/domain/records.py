@@ -11,6 +11,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Literal
 
+from .invisible import drop_invisible
+
 ScopeKind = Literal["group", "private"]
 
 
@@ -73,6 +75,24 @@ def strip_speaker(text: str) -> str:
         if found and 0 < len(head) <= 32:
             return rest.strip()
     return text
+
+
+#: A QQ number (a user's, a group's, a bot account's) as an operator types it: 5 to 20 ASCII
+#: digits without a leading zero (QQ numbers start at 10000; 20 digits fit every id column).
+QQ_NUMBER = re.compile(r"[1-9][0-9]{4,19}")
+
+
+def is_qq_number(text: str) -> bool:
+    return QQ_NUMBER.fullmatch(text) is not None
+
+
+def parse_chat_key(key: str) -> Scope:
+    """A chat key an operator typed (``group:20001``, ``private:10001``) as a ``Scope``; a
+    ``ValueError`` when the kind is neither or the id is no QQ number."""
+    kind, _, number = key.strip().partition(":")
+    if kind not in ("group", "private") or not is_qq_number(number.strip()):
+        raise ValueError(f"not a chat key (group:<QQ number> or private:<QQ number>): {key!r}")
+    return Scope(kind, number.strip())  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,13 +199,15 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 def clean_text(text: str) -> str:
     """Text that any store and any embedder accepts, with its lines kept: valid UTF-8 (a lone
-    surrogate becomes U+FFFD, a split surrogate pair is joined) and no C0 control character other
-    than tab and newline (``\\r\\n`` and a lone ``\\r`` become ``\\n``, NUL and the rest are dropped)."""
+    surrogate becomes U+FFFD, a split surrogate pair is joined), no C0 control character other
+    than tab and newline (``\\r\\n`` and a lone ``\\r`` become ``\\n``, NUL and the rest are dropped)
+    and no invisible character (``invisible.drop_invisible``: zero-width and format characters,
+    variation selectors, fillers; an emoji keeps its own)."""
     if _SURROGATES.search(text):
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL_CHARACTERS.sub("", text)
+    return drop_invisible(_CONTROL_CHARACTERS.sub("", text))
 
 
 def normalise_text(text: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,9 +26,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..domain.clock import UTC
 from ..domain.events import IndexWorkQueued, StoreReplaced
-from ..errors import InvalidInput
+from ..errors import BackupInvalid, InvalidInput
 from ..logs import log_event
 from ..store import backup as store_backup
+from ..store.backup_check import BackupCheck, RowLimits, is_time
+from .notes import PIN_MAX_CHARS
 from .profile_queue import queue_part_rebuilds
 
 if TYPE_CHECKING:
@@ -88,17 +91,78 @@ async def create_backup(engine: CognitionEngine, destination: Path | None = None
     return BackupInfo(path, created.isoformat(), counts, path.stat().st_size)
 
 
-def read_header(path: Path) -> tuple[dict[str, Any], dict[str, int] | None]:
-    """The header and the closing counts (None when the file is truncated). Blocking."""
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        header = json.loads(handle.readline())
-        if header.get("format") != FORMAT:
-            raise InvalidInput(f"{path.name} 不是本插件的备份文件")
-        end = None
-        for line in handle:
-            item = json.loads(line)
-            if "end" in item:
-                end = item["end"]
+def row_limits(engine: CognitionEngine) -> RowLimits:
+    """The text limits a normal write keeps, which every restored row keeps too."""
+    config = engine.config
+    memo = (config.memo_max_chars, "memo_max_chars")
+    profiles = config.profiles
+    sections = {
+        "evaluation": (profiles.evaluation_max_chars, "profiles.evaluation_max_chars"),
+        "body": (profiles.body_max_chars, "profiles.body_max_chars"),
+        "roast": (profiles.roast_max_chars, "profiles.roast_max_chars"),
+    }
+    return RowLimits(
+        {
+            ("memory", "text"): (config.memory_max_chars, "memory_max_chars"),
+            ("memo", "content"): memo,
+            ("memo_revision", "content"): memo,
+            ("pin", "content"): (PIN_MAX_CHARS, "提醒的字数上限"),
+            **{(table, section): limit for table in store_backup.CARD_TABLES for section, limit in sections.items()},
+        }
+    )
+
+
+def _json_line(path: Path, number: int, line: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError as error:
+        raise BackupInvalid(path, number, f"不是有效的 JSON（{error}）", f"not JSON: {error}") from error
+
+
+def _check_end(path: Path, number: int, end: Any, check: BackupCheck | None) -> dict[str, int]:
+    if not isinstance(end, dict) or not all(isinstance(count, int) for count in end.values()):
+        raise BackupInvalid(path, number, "结尾记录的条数不是整数", "the closing counts are not integers")
+    if check is not None:
+        for table in store_backup.TABLES:
+            said, found = end.get(table, 0), check.counts.get(table, 0)
+            if said != found:
+                raise BackupInvalid(
+                    path, number, f"结尾记录说 {table} 有 {said} 行，文件里有 {found} 行", f"{table}: {said} != {found}"
+                )
+    return end
+
+
+def read_header(path: Path, check: BackupCheck | None = None) -> tuple[dict[str, Any], dict[str, int] | None]:
+    """The header and the closing counts (None when the file is truncated). With ``check``, every
+    row is checked too (``store.backup_check``): the first problem raises ``BackupInvalid``
+    naming the file and the line, as does a line that is no JSON or a file gzip cannot read.
+    Blocking."""
+    number = 0
+    end = None
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            number = 1
+            header = _json_line(path, 1, handle.readline())
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                raise InvalidInput(f"{path.name} 不是本插件的备份文件")
+            if not is_time(header.get("created_at")):
+                raise BackupInvalid(path, 1, "创建时间不是 ISO 8601 时间", "created_at is not an ISO 8601 time")
+            for number, line in enumerate(handle, start=2):
+                item = _json_line(path, number, line)
+                if isinstance(item, dict) and "end" in item:
+                    end = _check_end(path, number, item["end"], check)
+                    break
+                if check is None:
+                    continue
+                if not isinstance(item, dict) or not isinstance(item.get("table"), str) or "row" not in item:
+                    raise BackupInvalid(path, number, "不是一行记录（缺少 table 或 row）", "no table and row")
+                problem = check.row(item["table"], item["row"])
+                if problem is not None:
+                    raise BackupInvalid(path, number, problem.zh, problem.en)
+    except (gzip.BadGzipFile, EOFError, zlib.error, UnicodeDecodeError) as error:
+        raise BackupInvalid(
+            path, number or None, f"文件已损坏，无法读取（{type(error).__name__}）", f"unreadable: {error!r}"
+        ) from error
     return header, end
 
 
@@ -139,9 +203,10 @@ async def restore_backup(
     engine: CognitionEngine, path: Path, progress: Callable[[int, int], None] | None = None
 ) -> dict[str, int]:
     """Replace this plugin's data with the backup's, then rebuild both indices."""
-    _, end = await asyncio.to_thread(read_header, path)
+    # the whole file is checked before anything changes: a damaged one is refused, naming the line
+    _, end = await asyncio.to_thread(read_header, path, BackupCheck(row_limits(engine)))
     if end is None:
-        raise InvalidInput(f"{path.name} 不完整（缺少结尾记录），拒绝恢复")
+        raise BackupInvalid(path, None, "不完整（缺少结尾记录）", "truncated (no closing record)")
     # the vectors are rebuilt after the rows are replaced: make sure the index answers first
     await asyncio.to_thread(engine.vectors.heartbeat)
     chunks = _rows(path)

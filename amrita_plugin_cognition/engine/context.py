@@ -33,6 +33,8 @@ from zoneinfo import ZoneInfo
 import jinja2
 
 from ..domain.clock import aware_or_now
+from ..domain.happened import label as happened_label
+from ..domain.happened import precision_of
 from ..domain.inert import LINE_MAX_CHARS, inert_line, inert_lines, inert_name, new_block_token
 from ..domain.profiles import SECTION_NAMES, Card
 from ..domain.records import ChatContext, MemoryRecord
@@ -74,9 +76,11 @@ class BuiltContext:
 
 
 def _record_when(record: MemoryRecord, zone: ZoneInfo) -> str:
-    """A fact's time: the date alone when only the day it happened is known."""
-    if record.happened_at is not None and record.source.get("happened") == "day":
-        return record.happened_at.astimezone(zone).strftime("%Y-%m-%d")
+    """A fact's time at the precision it was said with: ``2027-01`` for a month, the date alone
+    for a day (``domain.happened``), else the time to the minute."""
+    precision = precision_of(record.source)
+    if record.happened_at is not None and precision is not None:
+        return happened_label(record.happened_at, precision, zone)
     return _when(record.when, zone)
 
 

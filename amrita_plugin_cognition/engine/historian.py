@@ -30,6 +30,7 @@ from zoneinfo import ZoneInfo
 
 from ..domain.clock import aware_or_now
 from ..domain.governance import OPTED_OUT, SWITCHED_OFF, SwitchState, people_about
+from ..domain.happened import SOURCE_KEY as HAPPENED_KEY
 from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance
 from ..errors import LLMUnavailable
 from ..logs import log_event
@@ -99,7 +100,7 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
             "absolute": fact.absolute,
         }
         if fact.happened_at is not None:
-            source["happened"] = "day"  # only the date is known (stored at noon, local time)
+            source[HAPPENED_KEY] = fact.happened_at.precision.value  # a day, a month or a year: as said
         if fact.warning:
             source["warning"] = fact.warning
         drafts.append(
@@ -114,7 +115,7 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
                 importance=Importance.MEDIUM,
                 provenance=Provenance.INFERRED,
                 source=source,
-                happened_at=fact.happened_at,
+                happened_at=fact.happened_at.at if fact.happened_at else None,
             )
         )
     return drafts

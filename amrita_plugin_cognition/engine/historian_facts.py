@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, tzinfo
+from datetime import datetime, tzinfo
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ..domain.gate import GateVerdict, check_fact
+from ..domain.happened import Happened, when_happened
 from ..domain.inert import inert_line
 from ..domain.records import normalise_text
-from ..domain.timeresolve import first_date
 from .historian_sources import Source
 
 #: Facts one source (an observation, a turn) may yield; the rest of an answer is not read.
@@ -37,7 +37,9 @@ class RewrittenFact(BaseModel):
     text: str = Field(description="一条完整、绝对的事实：具体人名附QQ号、具体日期，不用代词和相对时间地点")
     sources: list[int] = Field(default_factory=list, description="这条事实来自哪些编号（观察或对话）")
     kind: Literal["fact", "event", "preference", "plan", "decision"] = Field("fact", description="事实的类别")
-    happened_on: str = Field("", description="事情发生或计划发生的日期 YYYY-MM-DD；不确定则留空")
+    happened_on: str = Field(
+        "", description="事情发生或计划发生的日期 YYYY-MM-DD；只说了月份写 YYYY-MM，只说了年份写 YYYY；不确定则留空"
+    )
     subject_id: str = Field("", description="这条事实主要关于谁（QQ号）；关于群或不确定则留空")
 
 
@@ -80,7 +82,7 @@ class FinalFact:
     text: str
     sources: list[int]
     kind: str
-    happened_at: datetime | None
+    happened_at: Happened | None
     subject_id: str
     absolute: bool = True
     warning: str = ""
@@ -181,20 +183,11 @@ def merge_retry(
 # --------------------------------------------------------------------------- the final facts
 
 
-def happened_at(happened_on: str, sources: Sequence[Source], zone: tzinfo | None) -> datetime | None:
-    """The day a fact happened: the model's date if it is one, else the first date the resolver
-    finds in the fact's sources; noon of that day in the job's zone (only the day is known)."""
-    try:
-        day = date.fromisoformat(happened_on.strip()) if happened_on.strip() else None
-    except ValueError:
-        day = None
-    for source in sources:
-        if day is not None:
-            break
-        day = first_date(source.text, source.at)
-    if day is None:
-        return None
-    return datetime(day.year, day.month, day.day, 12, tzinfo=zone)
+def happened_at(happened_on: str, sources: Sequence[Source], zone: tzinfo | None) -> Happened | None:
+    """When a fact happened, at the precision it was said with (``domain.happened``): the model's
+    date if it is one (a day, a month or a year), else the first date the resolver finds in the
+    fact's sources; noon of its first day in the job's zone."""
+    return when_happened(happened_on, [(source.text, source.at) for source in sources], zone)
 
 
 def _fitted(text: str, limit: int) -> str:

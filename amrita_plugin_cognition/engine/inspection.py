@@ -19,6 +19,7 @@ from sqlalchemy import or_, select
 
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.erasure import ErasureTarget
+from ..domain.happened import precision_of
 from ..domain.records import MemoryRecord, MemoryStatus, Scope
 from ..errors import InvalidInput, NotFound
 from ..store import profiles, repository
@@ -132,6 +133,8 @@ def memory_document(item: Inspected) -> dict[str, Any]:
         "speaker": {"id": record.speaker_id, "name": record.speaker_name},
         "subject": {"id": record.subject_id, "name": record.subject_name},
         "happened_at": _iso(record.happened_at),
+        #: how precisely it was said ("day", "month", "year"; null: an exact time or none)
+        "happened_precision": precision.value if (precision := precision_of(record.source)) else None,
         "recorded_at": _iso(record.recorded_at),
         "updated_at": _iso(record.updated_at),
         "status": record.status.value,

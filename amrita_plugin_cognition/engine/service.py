@@ -34,6 +34,7 @@ effects whoever makes it. Nothing here imports NoneBot matchers or Amrita chat i
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Sequence
 from datetime import datetime
@@ -48,13 +49,14 @@ from ..config import CognitionConfig
 from ..domain.events import Event
 from ..domain.records import ChatContext
 from ..domain.scoring import mmr_select
-from ..errors import IndexUnavailable
+from ..errors import IndexUnavailable, SchemaMissing
 from ..index.embedders import CachedQueryEmbedder, Embedder
 from ..index.vector import ChromaVectorIndex
 from ..logs import log_event
-from ..store import keyword, meta, profile_index, repository, sqlite
+from ..store import keyword, meta, profile_index, repository, schema, sqlite
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import corrections as _corrections
+from . import llm_usage as _llm_usage
 from . import profile_search as _profile_search
 from . import recall as _recall
 from . import reindex as _reindex
@@ -99,6 +101,8 @@ class CognitionEngine:
         llm: LLMGateway | None = None,
     ) -> None:
         self.llm = llm
+        if llm is not None and llm.usage_sink is None:  # every call counted in SQL, for every process's status
+            llm.usage_sink = functools.partial(_llm_usage.record, self)
         self.config = config
         #: The plugin's data folder (backups live here); None for engines without one.
         self.data_dir = data_dir
@@ -160,8 +164,14 @@ class CognitionEngine:
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
-        """Make sure derived schema objects exist, load the active vector generation, and compile
-        the MMR kernel off the event loop (its first call would otherwise compile on a turn)."""
+        """Check that the plugin's tables are there (``SchemaMissing`` names what is missing and
+        the command that creates it), make sure derived schema objects exist, load the active
+        vector generation, and compile the MMR kernel off the event loop (its first call would
+        otherwise compile on a turn)."""
+        async with self.unit_of_work() as uow:  # nothing to start on before `ambot orm upgrade`
+            tables, columns = await schema.missing(uow.session)
+        if tables or columns:
+            raise SchemaMissing(tables, columns, none_yet=len(tables) == len(schema.TABLES))
         async with self.unit_of_work() as uow:
             await sqlite.use_write_ahead_log(uow.session)
             sqlite.use_secure_delete(uow.session)

@@ -1,5 +1,5 @@
 """The store's health at a glance: fingerprint, counts, outbox lag and dead rows, index health
-with the missing vectors counted by id, and the LLM gateway's counters."""
+with the missing vectors counted by id, and the LLM calls of every process (counted in SQL)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.records import MemoryStatus
 from ..errors import IndexUnavailable
 from ..store import jobs, outbox, repository
+from . import llm_usage
 from .reindex import stored_fingerprint
 
 if TYPE_CHECKING:
@@ -69,5 +70,5 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
             "last_error": queue.last_error or None,
         },
         "index": index,
-        "llm": engine.llm.snapshot() if engine.llm is not None else {},
+        "llm": await llm_usage.summary(engine),
     }

@@ -15,7 +15,7 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Protocol, runtime_checkable
@@ -24,7 +24,7 @@ import httpx
 import numpy as np
 
 from ..config import EmbedderSettings
-from ..errors import TIMEOUTS, EmbedderUnavailable
+from ..errors import TIMEOUTS, CognitionError, EmbedderUnavailable
 from .lane import QueryLane
 
 
@@ -257,8 +257,27 @@ def _describe(error: Exception) -> str:
     return str(error) or type(error).__name__
 
 
+async def _answer(work: Awaitable[np.ndarray], count: int) -> np.ndarray:
+    """What an embedder answered for ``count`` texts, or ``EmbedderUnavailable``. An embedder of
+    the caller's own (the Python API takes any) may raise anything or answer the wrong shape; the
+    plugin's callers handle ``EmbedderUnavailable`` (an outbox row is retried with its error, a
+    turn's recall goes keyword-only), so that is what every failure becomes: a custom embedder's
+    ``ValueError`` once aborted a whole outbox drain."""
+    try:
+        matrix = await work
+    except CognitionError:
+        raise
+    except Exception as error:  # not swallowed: carried in the error (logged, kept on the outbox row)
+        raise EmbedderUnavailable(en=f"embedder failed: {type(error).__name__}: {_describe(error)}"[:500]) from error
+    shape: tuple[int, ...] = tuple(getattr(matrix, "shape", ()))
+    if len(shape) != 2 or shape[0] != count:
+        raise EmbedderUnavailable(en=f"embedder answered shape {tuple(shape)} for {count} texts")
+    return matrix
+
+
 class CachedQueryEmbedder:
-    """Wraps an embedder with a small TTL cache for query texts (the same text recurs per turn)."""
+    """Wraps an embedder with a small TTL cache for query texts (the same text recurs per turn),
+    and holds every embedder to one contract: rows for the texts, or ``EmbedderUnavailable``."""
 
     def __init__(self, inner: Embedder, max_entries: int = 512, ttl_seconds: float = 300.0) -> None:
         self.inner = inner
@@ -271,7 +290,7 @@ class CachedQueryEmbedder:
         return self.inner.fingerprint
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return await self.inner.embed(texts)
+        return await _answer(self.inner.embed(texts), len(texts))
 
     async def embed_queries(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
         """Query vectors, cached texts from the cache, the rest within ``timeout`` seconds
@@ -290,13 +309,15 @@ class CachedQueryEmbedder:
     async def _embed_missing(self, texts: list[str], timeout: float | None) -> np.ndarray:
         inner = self.inner
         if isinstance(inner, QueryEmbedder):
-            return await inner.embed_queries(texts, timeout=timeout)
+            return await _answer(inner.embed_queries(texts, timeout=timeout), len(texts))
         # an embedder of the caller's own (tests, benches): cancel its coroutine at the deadline
         deadline = DEFAULT_QUERY_TIMEOUT if timeout is None else timeout
         try:
-            return await asyncio.wait_for(inner.embed(texts), timeout=deadline)
-        except TIMEOUTS:
-            raise EmbedderUnavailable(en=f"embedder: no answer within {deadline:.3g} s") from None
+            return await _answer(asyncio.wait_for(inner.embed(texts), timeout=deadline), len(texts))
+        except EmbedderUnavailable as error:
+            if isinstance(error.__cause__, TIMEOUTS):
+                raise EmbedderUnavailable(en=f"embedder: no answer within {deadline:.3g} s") from None
+            raise
 
     def _fresh(self, text: str, now: float) -> bool:
         entry = self._cache.get(text)

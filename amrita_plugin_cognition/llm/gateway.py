@@ -3,8 +3,9 @@
 A call renders a Jinja2 template from ``prompt/`` (:mod:`.prompts`), runs on an explicit
 amrita_core model preset (:mod:`.presets`), gives each attempt ``timeout_seconds``, retries
 failed attempts with exponential backoff and jitter (tenacity), and counts calls, failures,
-retries, tokens and latency per purpose (``snapshot()`` for status output). When every attempt
-failed it raises :class:`~amrita_plugin_cognition.errors.LLMUnavailable`.
+retries, tokens and latency per purpose: in this process (``snapshot()``), and, through
+``usage_sink``, where every process's calls add up (the engine keeps them in SQL for ``status``).
+When every attempt failed it raises :class:`~amrita_plugin_cognition.errors.LLMUnavailable`.
 
 Two entry points: :meth:`LLMGateway.complete_text` (plain text) and
 :meth:`LLMGateway.complete_structured`, where the model must call one function whose parameter
@@ -109,6 +110,23 @@ class PurposeCounters:
         data["latency_seconds"] = round(self.latency_seconds, 3)
         return data
 
+    def counts(self) -> dict[str, int]:
+        """The counters as whole numbers (latency in ms), as ``usage_sink`` stores them."""
+        return {
+            "calls": self.calls,
+            "failures": self.failures,
+            "retries": self.retries,
+            "timeouts": self.timeouts,
+            "invalid_outputs": self.invalid_outputs,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_ms": round(self.latency_seconds * 1000),
+        }
+
+
+#: Where a finished call's own counters go (``purpose``, counters of that one call).
+UsageSink = Callable[[str, PurposeCounters], Awaitable[None]]
+
 
 class _AttemptFailed(Exception):
     """One attempt that produced no usable answer (internal: the gateway raises LLMUnavailable)."""
@@ -155,6 +173,8 @@ class _Call:
     preset: ModelPreset
     config: AmritaConfig
     counters: PurposeCounters
+    #: This call's own counters (what ``usage_sink`` receives).
+    own: PurposeCounters
     prompt_tokens: int = 0
     completion_tokens: int = 0
     last_failure: _AttemptFailed | None = None
@@ -166,8 +186,9 @@ class _Call:
         completion_tokens = int(usage.completion_tokens or 0)
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
-        self.counters.prompt_tokens += prompt_tokens
-        self.counters.completion_tokens += completion_tokens
+        for counters in (self.counters, self.own):
+            counters.prompt_tokens += prompt_tokens
+            counters.completion_tokens += completion_tokens
 
 
 class LLMGateway:
@@ -183,11 +204,14 @@ class LLMGateway:
         *,
         resolve_preset: PresetResolver | None = None,
         templates: PromptTemplates | None = None,
+        usage_sink: UsageSink | None = None,
     ) -> None:
         self.settings = settings
         self._resolve_preset = resolve_preset or resolve_amrita_preset
         self._templates = templates or default_templates()
         self._counters: dict[str, PurposeCounters] = {}
+        #: Told every finished call's counters (the engine sums them in SQL over every process).
+        self.usage_sink = usage_sink
 
     # ------------------------------------------------------------------ public surface
 
@@ -276,12 +300,14 @@ class LLMGateway:
         try:
             preset = await self._resolve_preset(preset_name or self.settings.preset)
         except LLMUnavailable as error:
+            elapsed = time.perf_counter() - started
             counters.failures += 1
             counters.last_error = str(error)
-            counters.latency_seconds += time.perf_counter() - started
+            counters.latency_seconds += elapsed
             log_event("llm_call", started, logging.ERROR, purpose=purpose, outcome="preset", error=_quote(str(error)))
+            await self._report(purpose, PurposeCounters(1, 1, latency_seconds=elapsed, last_error=str(error)))
             raise
-        call = _Call(purpose, prompt, preset, self._core_config(), counters)
+        call = _Call(purpose, prompt, preset, self._core_config(), counters, PurposeCounters(calls=1))
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),
             wait=self._backoff(),
@@ -296,6 +322,7 @@ class LLMGateway:
                     attempts = attempt.retry_state.attempt_number
                     if attempts > 1:
                         counters.retries += 1
+                        call.own.retries += 1
                     result = await self._attempt(call, answer)
                     log_event(
                         "llm_call",
@@ -312,7 +339,8 @@ class LLMGateway:
                     return result
         except _AttemptFailed as failure:
             counters.failures += 1
-            counters.last_error = f"{failure.kind}: {failure.en}"
+            counters.last_error = call.own.last_error = f"{failure.kind}: {failure.en}"
+            call.own.failures = 1
             log_event(
                 "llm_call",
                 started,
@@ -331,8 +359,20 @@ class LLMGateway:
                 f"{preset.name!r}: {failure.kind}: {failure.en}",
             ) from failure
         finally:
-            counters.latency_seconds += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            counters.latency_seconds += elapsed
+            call.own.latency_seconds = elapsed
+            await self._report(purpose, call.own)
         raise AssertionError("tenacity stopped without a result or an error")  # pragma: no cover
+
+    async def _report(self, purpose: str, usage: PurposeCounters) -> None:
+        """Hand one call's counters to ``usage_sink``; a failure to record never fails the call."""
+        if self.usage_sink is None:
+            return
+        try:
+            await self.usage_sink(purpose, usage)
+        except Exception as error:  # the counters are lost for this call, the call's result is not
+            log_event("llm_usage", level=logging.WARNING, recorded=0, purpose=purpose, error=_quote(repr(error)))
 
     async def _attempt(self, call: _Call, answer: Callable[[_Call], Awaitable[ResultT]]) -> ResultT:
         """One attempt within ``timeout_seconds``; every failure becomes an ``_AttemptFailed``."""
@@ -353,10 +393,11 @@ class LLMGateway:
     @staticmethod
     def _note_failure(call: _Call, failure: _AttemptFailed) -> None:
         call.last_failure = failure
-        if failure.kind == "timeout":
-            call.counters.timeouts += 1
-        elif failure.kind == "invalid_output":
-            call.counters.invalid_outputs += 1
+        for counters in (call.counters, call.own):
+            if failure.kind == "timeout":
+                counters.timeouts += 1
+            elif failure.kind == "invalid_output":
+                counters.invalid_outputs += 1
 
     def _backoff(self) -> Any:
         """Exponential backoff (``initial·2ⁿ`` capped at ``max``) plus up to ``initial`` of jitter."""

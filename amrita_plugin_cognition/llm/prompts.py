@@ -7,6 +7,8 @@ caller forgot is an error, never an empty string in front of the model.
 A template may export two top-level block assignments, ``{% set system %}…{% endset %}`` and
 ``{% set user %}…{% endset %}``; they become the system and the user message. A template that
 exports neither is one user message (its whole output). Top-level macros are visible in both.
+Stored text is rendered through the filters ``inert`` and ``inert_lines`` (``domain.inert``): it
+cannot forge a header, an item or a tag of the prompt it sits in.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+
+from ..domain.inert import inert_line, inert_lines
 
 PROMPT_PACKAGE = "amrita_plugin_cognition"
 PROMPT_FOLDER = "prompt"
@@ -54,6 +58,9 @@ class PromptTemplates:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        # stored or chat text in a prompt: ``{{ text | inert }}`` (one line), ``| inert_lines`` (a body)
+        self._environment.filters["inert"] = lambda text, limit=None: inert_line(str(text), limit)
+        self._environment.filters["inert_lines"] = lambda text, limit=None: inert_lines(str(text), limit)
 
     def _load_source(self, name: str) -> tuple[str, str | None, Callable[[], bool]] | None:
         if any(part in ("", ".", "..") for part in name.split("/")):

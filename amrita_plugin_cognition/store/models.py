@@ -357,3 +357,27 @@ class ProfileRevisionRow(Model):
     #: When and by whom it was replaced.
     replaced_at: Mapped[datetime] = mapped_column(UTCDateTime())
     replaced_by: Mapped[str] = mapped_column(String(64), default="")
+
+
+class LLMUsageRow(Model):
+    """What the plugin's LLM calls did, per day (in the configured zone) and purpose, summed over
+    every process that shares the database (the bot, the CLI): what ``status`` shows. One upsert
+    per call; the calls are background work (historian, card merges), never the chat's turn."""
+
+    __tablename__ = "cognition_llm_usage"
+
+    #: ``YYYY-MM-DD`` in the configured time zone.
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    #: ``historian_rewrite``, ``historian_extract``, ``profile_merge`` …
+    purpose: Mapped[str] = mapped_column(String(32), primary_key=True)
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    retries: Mapped[int] = mapped_column(Integer, default=0)
+    timeouts: Mapped[int] = mapped_column(Integer, default=0)
+    invalid_outputs: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    latency_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: English reason of the day's last failed call ("" when none failed).
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

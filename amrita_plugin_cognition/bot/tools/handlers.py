@@ -8,9 +8,10 @@ from datetime import datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from ...domain.happened import label, precision_of
 from ...domain.inert import NAME_MAX_CHARS, STORED_DATA_NOTICE, inert_line
 from ...domain.profiles import Card
-from ...domain.records import ChatContext, Importance, Scope
+from ...domain.records import ChatContext, Importance, MemoryRecord, Scope
 from ...engine import notes, profiles
 from ...engine.profile_search import search_cards, visible_parts
 from ...engine.service import CognitionEngine, RecallFilters
@@ -137,6 +138,15 @@ def resolve_time(value: str | None, zone: ZoneInfo, end_of_day: bool) -> datetim
     return moment.replace(tzinfo=zone) if moment.tzinfo is None else moment
 
 
+def _time(record: MemoryRecord, zone: ZoneInfo) -> str:
+    """A fact's time for the model: at the precision it was said with (``2027-01`` for a month,
+    the date for a day), else to the minute."""
+    precision = precision_of(record.source)
+    if record.happened_at is not None and precision is not None:
+        return label(record.happened_at, precision, zone)
+    return record.when.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+
+
 @cognition_tool(
     "cognition_memory_read",
     "按语义与关键词检索本会话可见的长期记忆（事实）。可按说话人或当事人（user_id）、群（group_id）、"
@@ -178,7 +188,7 @@ async def memory_read(
         {
             "memory_id": hit.record.id,
             "content": inert_line(hit.record.text, None),
-            "time": hit.record.when.astimezone(zone).strftime("%Y-%m-%d %H:%M"),
+            "time": _time(hit.record, zone),
             "speaker": inert_line(hit.record.speaker_name or hit.record.speaker_id, NAME_MAX_CHARS),
             "importance": hit.record.importance.value,
         }

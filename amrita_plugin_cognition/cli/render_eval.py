@@ -1,0 +1,126 @@
+"""Human-readable output of ``eval recall|admission|time|gate``: the harness's reports as
+sentences and tables (``render`` gives the console and the table shape)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .render import DASH, _escape, _table, console
+
+
+def _figure(value: float | None) -> str:
+    return DASH if value is None else f"{value:.3f}"
+
+
+def eval_report(report: dict[str, Any]) -> None:
+    {
+        "recall": _recall_report,
+        "admission": _admission_report,
+        "time": _time_report,
+        "gate": _gate_report,
+    }[report["kind"]](report)
+
+
+def _recall_report(report: dict[str, Any]) -> None:
+    from .evaluation import RECALL_METRICS
+
+    out = console()
+    scored = report.get("scored_queries", report["queries"])
+    out.print(
+        f"召回评测：{report['memories']} 条记忆（存入 {report.get('stored', report['memories'])} 条），"
+        f"{report['queries']} 条查询，其中 {scored} 条有相关记忆、计入召回指标，"
+        f"{report.get('isolation_checks', 0)} 条检查隔离"
+    )
+    table = _table("类别", "查询", "计入召回", *RECALL_METRICS, "泄漏", right=tuple(range(1, 4 + len(RECALL_METRICS))))
+    for name, figures in report["by_category"].items():
+        table.add_row(
+            _escape(name),
+            str(figures["queries"]),
+            str(figures.get("scored", figures["queries"])),
+            *(_figure(figures.get(metric)) for metric in RECALL_METRICS),
+            f"{figures.get('leaks', 0)} 条",
+        )
+    table.add_section()
+    table.add_row(
+        "总体",
+        str(report["queries"]),
+        str(scored),
+        *(_figure(report["overall"].get(metric)) for metric in RECALL_METRICS),
+        f"{report['leaks']} 条",
+    )
+    out.print(table)
+    out.print(f"“{DASH}”：该类别没有列出相关记忆的查询（只检查隔离），不计召回")
+    if report["leaks"]:
+        shown = "、".join(report["leak_queries"][:10]) + ("…" if len(report["leak_queries"]) > 10 else "")
+        out.print(
+            _escape(
+                f"隔离：泄漏 {report['leaks']} 条禁止出现的记忆，涉及 {len(report['leak_queries'])} 条查询（{shown}）"
+            )
+        )
+    else:
+        out.print("隔离：没有泄漏（禁止出现的记忆一条也没有被召回）")
+    out.print(f"过时记忆排在相关记忆之前：{report['stale_above_relevant']} 次")
+    latency = report["latency_ms"]
+    out.print(f"召回延迟：p50 {latency['p50']} ms，p95 {latency['p95']} ms")
+
+
+def _admission_report(report: dict[str, Any]) -> None:
+    out = console()
+    out.print(f"准入评测：{report['cases']} 条样例")
+    if report["recall_by_reason"]:
+        table = _table("应拒绝的原因", "拦截率", right=(1,))
+        for reason, rate in report["recall_by_reason"].items():
+            table.add_row(_escape(reason), f"{rate:.3f}")
+        out.print(table)
+    else:
+        out.print("没有应拒绝（admit: false）的样例")
+    out.print(f"误拒率（应原样存入却被拒绝或改写）：{report['false_rejection_rate']:.3f}")
+
+
+def _failures(report: dict[str, Any], expected_title: str, got_title: str, got: Any) -> None:
+    failures = report.get("failures") or []
+    if not failures:
+        return
+    table = _table(
+        "编号", "文本", expected_title, got_title, title=f"未通过的样例（前 {len(failures)} 条）", wrap=(1, 3)
+    )
+    for item in failures:
+        table.add_row(_escape(item["id"]), _escape(item["text"]), _escape(item["expected"]), _escape(got(item)))
+    console().print(table)
+
+
+def _time_report(report: dict[str, Any]) -> None:
+    console().print(
+        f"时间解析评测：{report['cases']} 条，准确率 {report['accuracy']:.3f}；"
+        f"误解析（不该解析却解析了）{report['false_resolutions']} 条，漏解析 {report['misses']} 条，"
+        f"日期错误 {report['wrong_dates']} 条"
+    )
+    failures = [{**item, "expected": item["expected"] or "无（不应解析）"} for item in report.get("failures") or []]
+    _failures({"failures": failures}, "期望日期", "实际日期", lambda item: item["got"] or "无")
+
+
+def _gate_report(report: dict[str, Any]) -> None:
+    console().print(
+        f"绝对化判定评测：{report['cases']} 条，准确率 {report['accuracy']:.3f}；"
+        f"误拦率（自洽的事实被判为不自洽）{report['false_positive_rate']:.3f}，"
+        f"漏判率（含相对指代的事实被放过）{report['false_negative_rate']:.3f}"
+    )
+
+    from ..domain.gate import KIND_LABELS
+
+    labels = {**KIND_LABELS, "id_drift": "编号不符"}
+
+    def problems(item: dict[str, Any]) -> str:
+        found = item.get("problems") or []
+        return (
+            "、".join(f"“{problem['word']}”（{labels.get(problem['kind'], problem['kind'])}）" for problem in found)
+            or "无"
+        )
+
+    failures = report.get("failures") or []
+    _failures(
+        {"failures": [{**item, "expected": "自洽" if item["expected"] else "不自洽"} for item in failures]},
+        "期望",
+        "判定出的问题",
+        problems,
+    )
