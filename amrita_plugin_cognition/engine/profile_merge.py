@@ -6,8 +6,10 @@ and the checks of an answer are ``profile_prompt``'s.
 
 **Merging** (``process``, run by the historian's workers): per part, under the entity's
 in-process lock, read the current card and the entity's past facts that the part may show
-(``visible_facts``: a group's own chat; a user's facts said by or about them in groups, plus, for
-the private part only, their own private chat), ranked by their overlap with the new facts; then
+(``visible_facts``, ``domain/profile_policy.visible_to``: a group's own chat; for a user's part in
+group G what they said or what was said about them in G; for their cross-group part that in every
+group; for their private part that and their own private chat), ranked by their overlap with the
+new facts; then
 one forced tool call: ``update_profile`` (evaluation, body, roast) or ``skip``. Whatever the
 model writes, the card is saved for the job's entity and part; an answer naming another entity,
 an empty card, a section over its limit, a credential in the text, or malformed output gets one
@@ -48,11 +50,12 @@ from cachetools import LRUCache
 
 from ..domain.clock import aware_or_now
 from ..domain.profile_policy import entity_scope, visible_to
-from ..domain.profiles import SECTIONS, Card, check_entity
+from ..domain.profiles import SECTIONS, Card, check_entity, part_group, part_order
 from ..domain.records import MemoryRecord, Scope
 from ..errors import ConcurrentChange, InvalidInput
 from ..logs import log_event
 from ..store import jobs, repository
+from ..store import profiles as profile_store
 from . import profiles
 from .profile_prompt import SKIP, answer_or_problems, candidate, prompt_context
 from .profile_queue import memory_ids, rebuild_parts
@@ -81,22 +84,20 @@ class MergeReport:
 # --------------------------------------------------------------------------- recall
 
 
-async def visible_facts(
-    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str, query: Sequence[str], top_k: int
+async def part_facts(
+    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str
 ) -> list[MemoryRecord]:
-    """The entity's active facts that this part may show, the closest to ``query`` first (shared
-    words with the new facts, then the newest): a group's own chat; for a user, what they said or
-    what was said about them in groups, and for the private part also their own private chat.
-    Never another user's private chat."""
-    if entity_type == "group":
-        scopes, person = [Scope("group", entity_id)], None
-    elif part == "private":
-        scopes, person = [Scope("private", entity_id)], entity_id
-    else:
-        scopes, person = [], entity_id
+    """The entity's active facts that this part may show, the newest ``CANDIDATES``
+    (``store.profiles.source_facts_query``: ``profile_policy.visible_to`` in SQL). Never another
+    user's private chat."""
     async with engine.unit_of_work() as uow:
-        query_rows = repository.visible_memories_query(bot_id, scopes, person)
+        query_rows = profile_store.source_facts_query(bot_id, entity_type, entity_id, part)
         records, _ = await repository.list_visible(uow.session, query_rows, 0, CANDIDATES)
+    return records
+
+
+def closest(records: Sequence[MemoryRecord], query: Sequence[str], top_k: int) -> list[MemoryRecord]:
+    """``records`` (newest first) ranked by shared words with ``query``, then the newest."""
     keywords = query_keywords(" ".join(query))
     position = {record.id: index for index, record in enumerate(records)}  # newest first
 
@@ -105,6 +106,14 @@ async def visible_facts(
 
     ranked = sorted(records, key=lambda record: (-overlap(record), position[record.id]))
     return ranked[:top_k]
+
+
+async def visible_facts(
+    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str, query: Sequence[str], top_k: int
+) -> list[MemoryRecord]:
+    """The entity's active facts that this part may show (``part_facts``), the closest to
+    ``query`` first (shared words with the new facts, then the newest)."""
+    return closest(await part_facts(engine, bot_id, entity_type, entity_id, part), query, top_k)
 
 
 # --------------------------------------------------------------------------- merging
@@ -251,7 +260,6 @@ async def _rebuild_part(
 ) -> str:
     """One part rebuilt after a forget (the caller holds the entity's lock; the rule is in the
     module docstring); its outcome for ``MergeReport``."""
-    limits = profiles.card_limits(engine)
     shown = await _shown_in(engine, bot_id, entity_type, entity_id, part)
 
     def logged(outcome: str, **fields: Any) -> str:
@@ -270,15 +278,15 @@ async def _rebuild_part(
             new_facts = sorted((fact for fact in map(repository.to_record, rows) if shown(fact)), key=lambda f: f.id)
         observations = [fact.text for fact in new_facts]
         fresh = {fact.id for fact in new_facts}
-        top_k = engine.config.profiles.merge_top_k
-        past: list[MemoryRecord] = []
+        remaining: list[MemoryRecord] = []
         if is_open:
-            query = observations or [current.evaluation, current.body]
-            past = [
+            remaining = [
                 fact
-                for fact in await visible_facts(engine, bot_id, entity_type, entity_id, part, query, top_k + len(fresh))
+                for fact in await part_facts(engine, bot_id, entity_type, entity_id, part)
                 if fact.id not in fresh and shown(fact)
-            ][:top_k]
+            ]
+        query = observations or [current.evaluation, current.body]
+        past = closest(remaining, query, engine.config.profiles.merge_top_k)
         facts = [*new_facts, *past]
         try:
             if not is_open or not facts:
@@ -299,7 +307,7 @@ async def _rebuild_part(
                         # nothing on the card is supported by the facts that are left
                         await profiles.clear(engine, current)
                         return logged("cleared", reason="skip")
-                    card, problems = candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
+                    card, problems = candidate(answer, replace(current, tags=[]), profiles.card_limits(engine))
                     if card is not None:
                         break
                 context["feedback"] = problems
@@ -318,12 +326,24 @@ async def _rebuild_part(
 
 
 def _part_open(engine: CognitionEngine, entity_type: str, entity_id: str, part: str, switches: Any) -> bool:
-    """Whether this part may grow: no opt-out, and its own chat on (a group's, a user's private)."""
+    """Whether this part may grow: no opt-out, and its own chat on (a group's; a user's part in
+    one group, that group; a user's private part, their private chat)."""
     if entity_type == "group":
         return chat_open(engine, switches, Scope("group", entity_id))
     if switches.is_opted_out(entity_id):
         return False
+    group_id = part_group(part)
+    if group_id is not None:
+        return chat_open(engine, switches, Scope("group", group_id))
     return part != "private" or chat_open(engine, switches, Scope("private", entity_id))
+
+
+def job_parts(payload: dict[str, Any]) -> list[str]:
+    """The parts a merge job names (new facts or a rebuild), in ``part_order``; each is checked
+    against the job's entity before it is merged (``check_entity``)."""
+    parts = payload.get("parts")
+    named = [str(part) for part in parts] if isinstance(parts, dict) else []
+    return sorted({*named, *rebuild_parts(payload)}, key=part_order)
 
 
 async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | None = None) -> MergeReport:
@@ -341,7 +361,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
     switches = await switch_state(engine, held.bot_id)
     enabled = engine.config.enable and engine.config.profiles.merge
     rebuilds = rebuild_parts(held.payload)
-    for part in ("group", "private"):
+    for part in job_parts(held.payload):
         new_ids = memory_ids(parts.get(part)) if isinstance(parts, dict) else []
         if part in rebuilds:
             check_entity(entity_type, entity_id, part)
