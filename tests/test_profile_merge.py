@@ -610,3 +610,65 @@ async def test_a_delete_all_rebuilds_the_cards_left_that_used_its_facts(tmp_root
     private_part = await profiles.get(engine, bot, "user", "10001", "private")
     assert private_part is not None and PRIVATE in private_part.body and LIKES not in private_part.body
     assert await profiles.get_parts(engine, bot, "user", "10001") == [private_part]
+
+
+def unchanged_card(request: dict[str, Any]) -> dict[str, Any]:
+    """A rebuild that returns the current card as the prompt shows it, word for word."""
+    prompt = user_prompt(request)
+    current = prompt.split("【当前卡片】", 1)[1].split("【新的观察】", 1)[0]
+
+    def field(label: str) -> str:
+        found = re.search(rf"^{label}：(.*)$", current, re.M)
+        return "" if found is None or found.group(1) in ("（无）", "（空）") else found.group(1)
+
+    body = re.search(r"正文：\n(.*?)\n吐槽：", current, re.S)
+    tags = field("标签")
+    return echo_card(
+        request,
+        evaluation=field("评价"),
+        body=body.group(1) if body else "",
+        roast=field("吐槽"),
+        tags=tags.split("、") if tags else [],
+    )
+
+
+async def _forgotten_likes(engine, model: Model) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    """A private part built from LIKES and PLAYS, then LIKES forgotten: (bot, calls so far)."""
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    await end(engine, chat, LIKES, PLAYS)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    card = await profiles.get(engine, bot, "user", "10001", "private")
+    assert card is not None and "羽毛球" in card.body
+    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    return bot, len(model.merge_requests())
+
+
+async def test_a_rebuild_that_keeps_the_forgotten_fact_is_not_saved(tmp_root, chroma_port, model) -> None:
+    """The model returns the old card unchanged: not saved; one more call names what must go;
+    unchanged again, the part is dropped (no version of it holds the forgotten fact)."""
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot, calls = await _forgotten_likes(engine, model)
+    model.merges = [unchanged_card, unchanged_card]
+    await engine.historian.run_until_idle(LATER)
+    first, second = model.merge_requests()[calls:]
+    assert "可能来自已删除的记忆" not in user_prompt(first)
+    feedback = "\n".join(section(user_prompt(second), "上一次的回答有问题，请修正后重新提交"))
+    assert "可能来自已删除的记忆" in feedback and "喜欢打羽毛球" in feedback
+    assert await profiles.get(engine, bot, "user", "10001", "private") is None
+    assert await profiles.revisions(engine, bot, "user", "10001", "private") == []
+    assert await _merge_jobs(engine, bot) == []  # done: the part is gone, nothing left to retry
+
+
+async def test_a_rebuild_retried_after_keeping_the_forgotten_fact_saves_the_clean_card(
+    tmp_root, chroma_port, model
+) -> None:
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot, calls = await _forgotten_likes(engine, model)
+    model.merges = [unchanged_card, rebuild_card]
+    await engine.historian.run_until_idle(LATER)
+    assert len(model.merge_requests()) == calls + 2
+    rebuilt = await profiles.get(engine, bot, "user", "10001", "private")
+    assert rebuilt is not None and PLAYS in rebuilt.body and "羽毛球" not in rebuilt.body
+    assert rebuilt.source_ids == [await _memory_id(engine, bot, PLAYS)]

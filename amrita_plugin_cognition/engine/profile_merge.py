@@ -30,6 +30,10 @@ content and is told to keep only what the listed facts support. The rule, chosen
 - no visible fact left for the part, the part closed (its user opted out, its chat switched
   off, merges disabled), or a ``skip`` without a card: the part is deleted with its revisions
   (there is nothing it may be rebuilt from; the next merge starts a new card);
+- an answer that still carries what the old version said and no remaining fact supports
+  (``domain/profile_residue.py``; the model returned the card unchanged, say) is not saved: one
+  more call names what must go, and if that answer carries it too, the part is deleted as above
+  (the model keeps the content; the next merge starts a new card from the facts left);
 - the model unreachable, or two unusable answers (another entity, empty, over a limit, a
   secret, malformed): the job fails and is retried with the queue's backoff, keeping its
   rebuild flag; after the last attempt it stays failed (``jobs`` commands) until retried.
@@ -50,6 +54,7 @@ from cachetools import LRUCache
 
 from ..domain.clock import aware_or_now
 from ..domain.profile_policy import entity_scope, visible_to
+from ..domain.profile_residue import residue
 from ..domain.profiles import SECTIONS, Card, check_entity, part_group, part_order
 from ..domain.records import MemoryRecord, Scope
 from ..errors import ConcurrentChange, InvalidInput
@@ -247,6 +252,50 @@ class RebuildFailed(RuntimeError):
     """A rebuild got no usable card: the job is retried with backoff (its flag kept)."""
 
 
+#: ``_rebuilt_card``'s answer when the model wrote nothing (a ``skip``): the part is deleted.
+_SKIPPED = "skip"
+#: ``_rebuilt_card``'s answer when both answers kept content no remaining fact supports.
+_CARRIED = "residue"
+
+
+async def _rebuilt_card(
+    engine: CognitionEngine, report: MergeReport, context: dict[str, Any], current: Card, supporting: list[str]
+) -> Card | str:
+    """The model's rebuilt card: the answer, then one more with its problems named. ``_SKIPPED``
+    when it wrote nothing, ``_CARRIED`` when its last answer still carried what the old version
+    said and no remaining fact supports (``profile_residue``); ``RebuildFailed`` when no answer
+    was usable otherwise."""
+    limits = profiles.card_limits(engine)
+    old = [*current.tags, *(getattr(current, section) for section in SECTIONS)]
+    problems: list[str] = []
+    carried = False
+    for _attempt in range(2):
+        report.llm_calls += 1
+        answer, problems = await answer_or_problems(engine, context)
+        carried = False
+        if answer is not None:
+            if answer.action == SKIP and not any(str(getattr(answer, name)).strip() for name in SECTIONS):
+                return _SKIPPED  # nothing on the card is supported by the facts that are left
+            card, problems = candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
+            if card is not None:
+                kept = residue(old, [*card.tags, *(getattr(card, section) for section in SECTIONS)], supporting)
+                if not kept.carries:
+                    return card
+                carried, problems = True, [kept.feedback()]
+                # logged by count, never the spans: they may be the forgotten text
+                log_event("profile_rebuild", level=logging.INFO, bot=current.bot_id,
+                          entity=f"{current.entity_type}:{current.entity_id}", part=current.part,
+                          residue=len(kept.spans))  # fmt: skip
+        context["feedback"] = problems
+    if carried:
+        return _CARRIED
+    log_event("profile_rebuild", bot=current.bot_id, entity=f"{current.entity_type}:{current.entity_id}",
+              part=current.part, outcome="failed", refused="; ".join(problems)[:300])  # fmt: skip
+    raise RebuildFailed(
+        f"profile rebuild of {current.entity_type}:{current.entity_id}/{current.part} got no usable card"
+    )
+
+
 async def _rebuild_part(
     engine: CognitionEngine,
     report: MergeReport,
@@ -296,24 +345,11 @@ async def _rebuild_part(
                 raise RuntimeError("the profile rebuild needs an LLM gateway")
             context = prompt_context(engine, current, entity_type, entity_id, part, observations, past, now)
             context["rebuild"] = True
-            card: Card | None = None
-            problems: list[str] = []
-            for _attempt in range(2):  # the answer, then one more with its problems named
-                report.llm_calls += 1
-                answer, problems = await answer_or_problems(engine, context)
-                if answer is not None:
-                    has_text = any(str(getattr(answer, name)).strip() for name in SECTIONS)
-                    if answer.action == SKIP and not has_text:
-                        # nothing on the card is supported by the facts that are left
-                        await profiles.clear(engine, current)
-                        return logged("cleared", reason="skip")
-                    card, problems = candidate(answer, replace(current, tags=[]), profiles.card_limits(engine))
-                    if card is not None:
-                        break
-                context["feedback"] = problems
-            if card is None:
-                logged("failed", refused="; ".join(problems)[:300])
-                raise RebuildFailed(f"profile rebuild of {entity_type}:{entity_id}/{part} got no usable card")
+            supporting = [*observations, *(fact.text for fact in remaining)]
+            card = await _rebuilt_card(engine, report, context, current, supporting)
+            if isinstance(card, str):  # a skip, or the forgotten content kept twice: the part goes
+                await profiles.clear(engine, current)
+                return logged("cleared", reason=card)
             card = replace(card, source_ids=sorted(fact.id for fact in facts)[-SOURCE_IDS_KEEP:])
             saved = await profiles.save(engine, card, by="historian", now=now, expected=current, keep_replaced=False)
         except ConcurrentChange:
