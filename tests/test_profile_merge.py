@@ -652,12 +652,12 @@ async def test_a_rebuild_that_keeps_the_forgotten_fact_is_not_saved(tmp_root, ch
     bot, calls = await _forgotten_likes(engine, model)
     model.merges = [unchanged_card, unchanged_card]
     await engine.historian.run_until_idle(LATER)
+    assert await profiles.get(engine, bot, "user", "10001", "private") is None
+    assert await profiles.revisions(engine, bot, "user", "10001", "private") == []
     first, second = model.merge_requests()[calls:]
     assert "可能来自已删除的记忆" not in user_prompt(first)
     feedback = "\n".join(section(user_prompt(second), "上一次的回答有问题，请修正后重新提交"))
     assert "可能来自已删除的记忆" in feedback and "喜欢打羽毛球" in feedback
-    assert await profiles.get(engine, bot, "user", "10001", "private") is None
-    assert await profiles.revisions(engine, bot, "user", "10001", "private") == []
     assert await _merge_jobs(engine, bot) == []  # done: the part is gone, nothing left to retry
 
 
@@ -668,7 +668,7 @@ async def test_a_rebuild_retried_after_keeping_the_forgotten_fact_saves_the_clea
     bot, calls = await _forgotten_likes(engine, model)
     model.merges = [unchanged_card, rebuild_card]
     await engine.historian.run_until_idle(LATER)
-    assert len(model.merge_requests()) == calls + 2
     rebuilt = await profiles.get(engine, bot, "user", "10001", "private")
     assert rebuilt is not None and PLAYS in rebuilt.body and "羽毛球" not in rebuilt.body
+    assert len(model.merge_requests()) == calls + 2
     assert rebuilt.source_ids == [await _memory_id(engine, bot, PLAYS)]

@@ -71,9 +71,6 @@ async def test_what_a_user_said_in_one_group_reaches_another_only_under_open(
         window = engine.config.profiles.merge_window_seconds
         await engine.historian.run_until_idle(datetime.now(UTC) + timedelta(seconds=window + 1))
         assert len(model.merge_requests()) == 2  # group A's card and the user's part that A sees
-        part = "group" if policy == "open" else f"group:{group_a}"
-        card = await profiles.get(engine, BOT, "user", str(user), part)
-        assert card is not None and said in card.body
         # group A sees it (the control)
         await deliver(bot, group_message("/profile", group_a, user, "小红", to_me=False))
         assert _mentions(qq.sent[-1])
@@ -107,3 +104,7 @@ async def test_what_a_user_said_in_one_group_reaches_another_only_under_open(
         assert [item["part"] for item in got["cards"]] == ["group"] and _mentions(str(got))
         assert [(item["entity_id"], item["part"]) for item in found["cards"]] == [(str(user), "group")]
         assert command.startswith("用户 10211 的群内可见画像") and _mentions(command)
+    # the card A's facts built is the part A sees (strict: the user's part in A)
+    part = "group" if policy == "open" else f"group:{group_a}"
+    card = await profiles.get(engine, BOT, "user", str(user), part)
+    assert card is not None and said in card.body
