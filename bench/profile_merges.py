@@ -2,13 +2,17 @@
 
 A group of ``SPEAKERS`` members where every turn ends with one observation (an ``end`` job):
 the historian rewrites it (one call per job, the fake model echoes it), and the merge step
-updates the cards it touches (the group's card and the speaker's group-visible part), coalesced
-per card within ``profiles.merge_window_seconds`` (the default unless ``--window``). The clock is simulated:
-after each turn the queue runs until idle at that turn's time, so the merges fall due as they
-would in a running bot. The fake model is an OpenAI-compatible server on 127.0.0.1
-(``cli/loopback.py``) that answers every merge with a valid ``update_profile``; calls are
-counted at the server. Reported: merge calls per 100 observation-bearing turns (target < 50),
-historian calls for reference, at the busy pace (a turn every 6 s) and at a slower one.
+updates the cards it touches (the group's card and the speaker's part that group sees: under the
+default ``scope_policy = "strict"`` their part in that group, under ``open`` their cross-group
+part), coalesced per card part within ``profiles.merge_window_seconds`` (the default unless
+``--window``). The clock is simulated: after each turn the queue runs until idle at that turn's
+time, so the merges fall due as they would in a running bot. The fake model is an
+OpenAI-compatible server on 127.0.0.1 (``cli/loopback.py``) that answers every merge with a valid
+``update_profile``; calls are counted at the server. Reported: merge calls per 100
+observation-bearing turns (target < 50), historian calls for reference, at the busy pace (a turn
+every 6 s) and at a slower one; then the same members busy in two groups at once (turns
+alternate between the groups), under each scope policy: a strict group's view of a member is a
+card part of its own, so each member costs one merge per group and window instead of one.
 
     uv run python bench/profile_merges.py [--quick] [--window SECONDS]
 """
@@ -100,12 +104,21 @@ def register_preset(base_url: str) -> None:
         manager.add_preset(ModelPreset.model_validate(chat_preset(PRESET, "bench-model", base_url, "sk", stream=False)))
 
 
-async def run_group(model: FakeModel, turns: int, every_seconds: float, bot_id: str, window: float) -> dict[str, int]:
+async def run_group(
+    model: FakeModel,
+    turns: int,
+    every_seconds: float,
+    bot_id: str,
+    window: float,
+    groups: int = 1,
+    policy: str = "strict",
+) -> dict[str, int]:
     from amrita_plugin_cognition.domain.records import ChatContext, Scope
     from amrita_plugin_cognition.engine.turns import InputMessage
 
     engine = await open_engine(
         HOME,
+        scope_policy=policy,
         llm={"preset": PRESET, "timeout_seconds": 5.0, "max_retries": 0},
         historian={"capture": "end", "max_concurrency": 4},
         profiles={"merge": True, "merge_window_seconds": window},
@@ -115,7 +128,8 @@ async def run_group(model: FakeModel, turns: int, every_seconds: float, bot_id: 
     try:
         for number in range(turns):
             speaker = str(10001 + number % SPEAKERS)
-            chat = ChatContext(bot_id, Scope("group", "30001"), speaker, f"群友{speaker}")
+            group_id = str(30001 + (number // SPEAKERS) % groups)  # each member speaks in every group
+            chat = ChatContext(bot_id, Scope("group", group_id), speaker, f"群友{speaker}")
             text = f"QQ号{speaker}（昵称群友{speaker}）在2026-11-30说自己第{number + 1}次尝试做的菜是红烧肉。"
             batch = [InputMessage(f"m{number}", speaker, f"群友{speaker}", text, moment)]
             await engine.end_turn(chat, "", [text], batch=batch, now=moment)
@@ -152,6 +166,11 @@ async def main() -> None:
             if every == 6.0:
                 line += f": {'OK' if merges < TARGET else 'OVER'} (target < {TARGET:g})"
             print(line)
+        print(f"the same {SPEAKERS} members busy in two groups (a turn every 6 s, alternating groups):")
+        for policy in ("strict", "open"):
+            calls = await run_group(model, turns, 6.0, f"bench2{policy}", window, groups=2, policy=policy)
+            merges = calls.get(model.merge_tool, 0) * 100 / turns
+            print(f"  {policy}: merge calls per 100 turns {merges:.1f}: {'OK' if merges < TARGET else 'OVER'}")
     finally:
         model.stop()
     print(json.dumps({"turns": turns, "window_seconds": window, "speakers": SPEAKERS}))

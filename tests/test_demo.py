@@ -148,7 +148,7 @@ def _historian_section(stdout: str, day: int) -> str:
     return found.group(0)
 
 
-MING_CARD = "小明（10001）的群内可见画像"
+MING_CARD = "小明（10001）在群A·摄影爱好者的画像"
 GROUP_A_CARD = "群A·摄影爱好者（群 20001）的画像"
 #: What 小明 said only in his private chat (or had refused): never on a card shown in groups.
 PRIVATE_WORDS = ("跳槽", "字节跳动", "交房租", "Sunny2024abc")
@@ -259,37 +259,43 @@ def test_replay_demo_shows_a_card_growing_day_by_day(runs: Runs) -> None:
     # The window (600 s) is run out on the simulated clock: day 1's historian ran at 22:33.
     day_1 = _historian_section(run.stdout, 1)
     assert "合并窗口 600 秒，模拟时间 2026-03-02 22:43 到期后运行，共 2 个合并任务" in day_1
-    assert "◆ 合并任务" in day_1 and "小明（10001）的画像（群内可见） · 新事实：记忆#3、#4" in day_1
+    assert "◆ 合并任务" in day_1 and "小明（10001）的画像（群A·摄影爱好者内可见） · 新事实：记忆#3、#4" in day_1
     assert "群A·摄影爱好者（群 20001）的画像 · 新事实：记忆#3、#4" in day_1
     # Day 3's two observations of one turn make one merge per card, not one per fact.
-    assert "小明（10001）的画像（群内可见） · 新事实：记忆#7、#8" in _historian_section(run.stdout, 3)
+    assert "小明（10001）的画像（群A·摄影爱好者内可见） · 新事实：记忆#7、#8" in _historian_section(run.stdout, 3)
+    # what he said in group B on day 2 grows group B's view of him, never group A's
+    assert "小明（10001）的画像（群B·羽毛球内可见） · 新事实：记忆#6" in _historian_section(run.stdout, 2)
     cards = _card_views(run.stdout, MING_CARD)
     assert sorted(cards) == [1, 2, 3, 4], run.stdout[-3000:]
-    assert "第 1 天：新建" in cards[1] and all("：更新" in cards[day] for day in (2, 3, 4))
-    bodies = {day: _body(view) for day, view in cards.items()}
+    assert "第 1 天：新建" in cards[1] and "第 2 天：没有变化" in cards[2]
+    assert all("：更新" in cards[day] for day in (3, 4))
+    bodies = {day: _body(view) for day, view in cards.items() if day != 2}  # day 2: no change, no lines
     assert bodies[1] == ["是风光摄影爱好者，最爱拍日出", "用富士相机拍照"]
-    assert [len(bodies[day]) for day in (1, 2, 3, 4)] == [2, 3, 5, 6]
-    for day in (2, 3, 4):  # every day keeps what the day before said, and adds its own lines
-        assert bodies[day][: len(bodies[day - 1])] == bodies[day - 1]
-    assert "        ＋ 是羽毛球新手，想跟群友一起打球" in cards[2]  # said in group B on day 2
+    assert [len(bodies[day]) for day in (1, 3, 4)] == [2, 4, 5] and "（正文 2 条）" in cards[2]
+    for day, before in ((3, 1), (4, 3)):  # every update keeps what the card said, and adds its own lines
+        assert bodies[day][: len(bodies[before])] == bodies[before]
+    assert not any("羽毛球" in view for view in cards.values())  # said in group B on day 2
     assert f"        ＋ 约群友{NEXT_SATURDAY}去千岛湖拍星空" in cards[3]
     assert "        ＋ 有两支三脚架，可以借给去千岛湖拍星空的群友" in cards[4]
     assert "        · 用富士相机拍照" in cards[4]
     assert "千岛湖" not in cards[1] and "三脚架" in cards[4]
     assert "评价：小明，常聊摄影。" in cards[1] and "（更新）" in cards[4]
-    assert "标签：摄影、羽毛球、出游" in cards[4]
+    assert "标签：摄影、出游" in cards[4]
     # The group's card grows only on the days its own chat taught something.
     group = _card_views(run.stdout, GROUP_A_CARD)
     assert "第 1 天：新建（正文 2 条）" in group[1] and "第 2 天：没有变化（正文 2 条）" in group[2]
     assert "        ＋ 小明有两支三脚架，可以借给去千岛湖拍星空的群友" in group[4]
     assert "羽毛球" not in group[4]  # group B's facts stay out of group A's card
-    # The card is injected where it belongs: with 小明 in group B (his group-visible part, built
-    # on day 1 in group A), never when someone else speaks there.
+    # The card is injected where it belongs (strict, the default: a group sees only what its own
+    # facts built): group A's view of 小明 in group A, never in group B (on day 2 group B has no
+    # card of him yet), never when someone else speaks.
     turns = run.turns()
     assert "群B·羽毛球" in turns[8].splitlines()[0] and "小明（10001）问" in turns[8]
-    assert "用户 10001 的群内可见画像（小明）" in Run.context(turns[8])
-    assert "正文：是风光摄影爱好者，最爱拍日出 用富士相机拍照" in Run.context(turns[8])
-    assert "用户 10001 的群内可见画像" not in Run.context(turns[7])  # 阿强 speaks: not 小明's card
+    assert "用户 10001" not in Run.context(turns[8]) and "风光摄影" not in Run.context(turns[8])
+    assert "群A·摄影爱好者" in turns[18].splitlines()[0] and "小明（10001）问" in turns[18]
+    assert "用户 10001 在群 20001 的画像（小明）" in Run.context(turns[18])
+    assert "用富士相机拍照" in Run.context(turns[18]) and "羽毛球新手" not in Run.context(turns[18])
+    assert "用户 10001" not in Run.context(turns[7])  # 阿强 speaks: not 小明's card
 
 
 def test_replay_demo_cards_never_show_private_facts(runs: Runs) -> None:
@@ -305,7 +311,7 @@ def test_replay_demo_cards_never_show_private_facts(runs: Runs) -> None:
         sources = re.search(r"依据记忆 (.+)$", view, re.MULTILINE)
         assert sources is None or "#2、" not in sources.group(1) + "、"  # memory #2: the private fact
     for turn in run.turns().values():
-        if "群" in turn.splitlines()[0] and "用户 10001 的群内可见画像" in Run.context(turn):
+        if "群" in turn.splitlines()[0] and "用户 10001 在群" in Run.context(turn):
             assert not any(word in Run.context(turn) for word in PRIVATE_WORDS)
 
 
@@ -484,14 +490,16 @@ def test_replay_model_writes_cards_from_what_the_merge_sends() -> None:
 
 def test_script_names_the_cards_the_demo_follows() -> None:
     script = load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))
-    assert [(card.entity_type, card.entity_id, card.part, card.title) for card in script.cards] == [
-        ("user", "10001", "group", MING_CARD),
-        ("group", "20001", "group", GROUP_A_CARD),
+    assert [(card.entity_type, card.entity_id, card.chat_id, card.title) for card in script.cards] == [
+        ("user", "10001", "20001", MING_CARD),
+        ("group", "20001", "", GROUP_A_CARD),
     ]
     assert isinstance(script.cards[0], FollowedCard) and script.cards[0].note
     data = json.loads((Path(demo.__file__).parent / "demo_conversation.json").read_text(encoding="utf-8"))
     for wrong, message in (
         ({"user": 99999}, "未定义的用户"),
+        ({"user": 10001}, "在哪个群里看"),
+        ({"user": 10001, "chat": "private_ming"}, "在哪个群里看"),
         ({"chat": "private_ming"}, "不是脚本里的群"),
         ({}, "需要"),
     ):

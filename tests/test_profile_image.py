@@ -110,8 +110,15 @@ def _check_image(data: bytes) -> None:
 async def _seed(user: str, group_id: str) -> tuple[Card, Card]:
     engine = await memory_engine()
     member = Card(
-        BOT, "user", user, "group", name="阿明", tags=["桌游", "猫"], evaluation="群里的桌游组织者", roast="永远在摇人"
-    )
+        BOT,
+        "user",
+        user,
+        f"group:{group_id}",
+        name="阿明",
+        tags=["桌游", "猫"],
+        evaluation="群里的桌游组织者",
+        roast="永远在摇人",
+    )  # the part the group sees under the default strict policy
     team = Card(
         BOT, "group", group_id, "group", name="桌游群", evaluation="周末约桌游的群", body="常玩阿瓦隆\n也玩狼人杀"
     )
@@ -186,7 +193,7 @@ async def test_without_htmlrender_profile_is_todays_text(
         bot, qq = await connect_bot(ctx, monkeypatch, BOT)
         await deliver(bot, group_message("/profile", 30421, 10421, "阿明", to_me=False))
         assert qq.sent[-1] == commands_profile.render_text(member, engine.config.timezone)
-        assert qq.sent[-1].startswith("用户 10421 的群内可见画像") and "名称：阿明" in qq.sent[-1]
+        assert qq.sent[-1].startswith("用户 10421 在群 30421 的画像") and "名称：阿明" in qq.sent[-1]
         await deliver(bot, group_message("/profile group", 30421, 10421, "阿明", to_me=False))
         assert qq.sent[-1] == commands_profile.render_text(team, engine.config.timezone)
     assert not cognition_log.warnings()  # not installed is the normal text path, not a failure

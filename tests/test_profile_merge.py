@@ -158,24 +158,36 @@ def record(memory_id: int, scope: Scope, speaker: str, subject: str = "") -> Mem
     )  # fmt: skip
 
 
-def test_a_group_fact_asks_for_group_parts_and_a_private_fact_for_its_owner_only() -> None:
+@pytest.mark.parametrize(("policy", "user_part"), [("strict", "group:30001"), ("open", "group")])
+def test_a_group_fact_asks_for_group_parts_and_a_private_fact_for_its_owner_only(policy, user_part) -> None:
     in_group = record(1, Scope("group", "30001"), "10001", "10002")
     in_private = record(2, Scope("private", "10001"), "10001", "10003")
     by_bot = record(3, Scope("group", "30001"), "", "1")  # the bot's reply, about the bot account "1"
-    wanted = profile_policy.merges_for("1", Scope("group", "30001"), [in_group, by_bot])
+    wanted = profile_policy.merges_for("1", Scope("group", "30001"), [in_group, by_bot], policy)
+    # strict: a user's part in that group; open: their cross-group part
     assert wanted == {
         ("group", "30001"): {"group": [1, 3]},
-        ("user", "10001"): {"group": [1]},
-        ("user", "10002"): {"group": [1]},
+        ("user", "10001"): {user_part: [1]},
+        ("user", "10002"): {user_part: [1]},
     }
-    assert profile_policy.merges_for("1", Scope("private", "10001"), [in_private]) == {
+    assert profile_policy.merges_for("1", Scope("private", "10001"), [in_private], policy) == {
         ("user", "10001"): {"private": [2]}
     }
+
+
+def test_what_each_card_part_may_be_built_from() -> None:
+    in_group = record(1, Scope("group", "30001"), "10001", "10002")
+    in_private = record(2, Scope("private", "10001"), "10001", "10003")
     visible = profile_policy.visible_to
     assert visible(in_group, "user", "10002", "group") and visible(in_group, "group", "30001", "group")
     assert not visible(in_private, "user", "10001", "group") and visible(in_private, "user", "10001", "private")
     assert not visible(in_private, "user", "10003", "private")  # about 10003, but said in 10001's private chat
     assert not visible(in_group, "group", "30002", "group") and not visible(in_group, "user", "10003", "private")
+    # a user's part in one group: that group's facts by or about them, nothing else
+    assert visible(in_group, "user", "10001", "group:30001") and visible(in_group, "user", "10002", "group:30001")
+    assert not visible(in_group, "user", "10001", "group:30002")  # said in 30001: never 30002's part
+    assert not visible(in_group, "user", "10003", "group:30001")  # neither by nor about 10003
+    assert not visible(in_private, "user", "10001", "group:10001")  # a private chat is no group
 
 
 # ------------------------------------------------------------------------------ coalescing
@@ -198,7 +210,7 @@ async def test_jobs_for_one_card_within_the_window_become_one_merge(tmp_root, ch
     requests = model.merge_requests()
     assert len(requests) == 2  # five jobs, two cards (the group's, the speaker's): one call each
     group_card = await profiles.get(engine, bot, "group", "30001")
-    user_card = await profiles.get(engine, bot, "user", "10001", "group")
+    user_card = await profiles.get(engine, bot, "user", "10001", "group:30001")  # strict: their part in 30001
     assert group_card is not None and user_card is not None
     for text in said:
         assert text in group_card.body and text in user_card.body
@@ -235,7 +247,7 @@ async def test_the_group_visible_part_never_holds_a_private_fact(tmp_root, chrom
     await end(engine, private(bot, "10002", "小红"), "QQ号10002（昵称小红）私下说QQ号10001（昵称小明）欠她钱。")
     await engine.historian.run_until_idle(NOW)
     await engine.historian.run_until_idle(LATER)
-    group_part = await profiles.get(engine, bot, "user", "10001", "group")
+    group_part = await profiles.get(engine, bot, "user", "10001", "group:30001")
     private_part = await profiles.get(engine, bot, "user", "10001", "private")
     group_card = await profiles.get(engine, bot, "group", "30001")
     assert group_part is not None and private_part is not None and group_card is not None
@@ -245,7 +257,7 @@ async def test_the_group_visible_part_never_holds_a_private_fact(tmp_root, chrom
         assert "欠她钱" not in card.body  # another user's private chat reaches no card of 10001
     for request in model.merge_requests():
         prompt = user_prompt(request)
-        if "部分=group" in prompt:
+        if "部分=group" in prompt:  # the group's card and 10001's part in the group
             assert "跳槽" not in prompt and "欠她钱" not in prompt
     # 10001's two parts were asked for by two jobs in two chats: one merge job, two calls
     assert len([r for r in model.merge_requests() if "entity_id=10001" in user_prompt(r)]) == 2
@@ -289,7 +301,7 @@ async def test_a_merge_for_another_entity_is_retried_and_never_written_there(tmp
     assert "entity_id 必须照抄" in user_prompt(second)
     card = await profiles.get(engine, bot, "user", "10001", "private")
     assert card is not None and LIKES in card.body
-    assert (await profiles.get_card(engine, bot, "user", "10002")).private is None
+    assert await profiles.get_parts(engine, bot, "user", "10002") == []
 
     # both answers for another entity: refused, the current card stays
     bot = new_bot()
@@ -397,7 +409,7 @@ async def test_an_opted_out_user_gets_no_merge(tmp_root, chroma_port, model) -> 
     await engine.historian.run_until_idle(LATER)
     # the user's card does not grow; the group's card has nothing left that does not name them
     assert model.merge_requests() == []
-    assert (await profiles.get_card(engine, bot, "user", "10001")).group is None
+    assert await profiles.get_parts(engine, bot, "user", "10001") == []
     assert await profiles.get(engine, bot, "group", "30001") is None
     assert await jobs_left(engine) == []
 
@@ -473,9 +485,11 @@ async def test_a_merge_that_raced_another_process_is_redone_on_the_newer_card(tm
 
 
 def rebuild_card(request: dict[str, Any]) -> dict[str, Any]:
-    """A well-behaved rebuild: the card written from the listed facts only, never the old card."""
+    """A well-behaved rebuild: the card written from the listed facts only (its evaluation too),
+    never the old card."""
     past = [re.sub(r"^\[\d+\] [^：]*：", "", line) for line in section(user_prompt(request), "相关的历史记忆")]
-    return echo_card(request, body="\n".join([*section(user_prompt(request), "新的观察"), *past]))
+    listed = [*section(user_prompt(request), "新的观察"), *past]
+    return echo_card(request, body="\n".join(listed), evaluation=listed[0] if listed else "", roast="")
 
 
 async def _memory_id(engine, bot: str, text: str) -> int:  # type: ignore[no-untyped-def]
@@ -585,12 +599,76 @@ async def test_a_delete_all_rebuilds_the_cards_left_that_used_its_facts(tmp_root
     card = await profiles.get(engine, bot, "user", "10001", "private")
     assert card is not None and LIKES in card.body and PRIVATE in card.body
 
+    assert await profiles.get(engine, bot, "user", "10001", "group:30001") is not None
     await delete_all(engine, ErasureTarget.chat(bot, Scope("group", "30001")), "cli", now=LATER)
     assert await profiles.get(engine, bot, "group", "30001") is None  # the chat's own card: erased
+    assert await profiles.get(engine, bot, "user", "10001", "group:30001") is None  # and his part in it
     (job,) = await _merge_jobs(engine, bot)
-    assert profile_queue.payload_of(job.payload)["rebuild"] == ["group", "private"]
-    model.merges = [rebuild_card, rebuild_card]
+    assert profile_queue.payload_of(job.payload)["rebuild"] == ["private"]
+    model.merges = [rebuild_card]
     await engine.historian.run_until_idle(LATER)
     private_part = await profiles.get(engine, bot, "user", "10001", "private")
     assert private_part is not None and PRIVATE in private_part.body and LIKES not in private_part.body
-    assert await profiles.get(engine, bot, "user", "10001", "group") is None  # no group fact left
+    assert await profiles.get_parts(engine, bot, "user", "10001") == [private_part]
+
+
+def unchanged_card(request: dict[str, Any]) -> dict[str, Any]:
+    """A rebuild that returns the current card as the prompt shows it, word for word."""
+    prompt = user_prompt(request)
+    current = prompt.split("【当前卡片】", 1)[1].split("【新的观察】", 1)[0]
+
+    def field(label: str) -> str:
+        found = re.search(rf"^{label}：(.*)$", current, re.M)
+        return "" if found is None or found.group(1) in ("（无）", "（空）") else found.group(1)
+
+    body = re.search(r"正文：\n(.*?)\n吐槽：", current, re.S)
+    tags = field("标签")
+    return echo_card(
+        request,
+        evaluation=field("评价"),
+        body=body.group(1) if body else "",
+        roast=field("吐槽"),
+        tags=tags.split("、") if tags else [],
+    )
+
+
+async def _forgotten_likes(engine, model: Model) -> tuple[str, int]:  # type: ignore[no-untyped-def]
+    """A private part built from LIKES and PLAYS, then LIKES forgotten: (bot, calls so far)."""
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    await end(engine, chat, LIKES, PLAYS)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    card = await profiles.get(engine, bot, "user", "10001", "private")
+    assert card is not None and "羽毛球" in card.body
+    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    return bot, len(model.merge_requests())
+
+
+async def test_a_rebuild_that_keeps_the_forgotten_fact_is_not_saved(tmp_root, chroma_port, model) -> None:
+    """The model returns the old card unchanged: not saved; one more call names what must go;
+    unchanged again, the part is dropped (no version of it holds the forgotten fact)."""
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot, calls = await _forgotten_likes(engine, model)
+    model.merges = [unchanged_card, unchanged_card]
+    await engine.historian.run_until_idle(LATER)
+    assert await profiles.get(engine, bot, "user", "10001", "private") is None
+    assert await profiles.revisions(engine, bot, "user", "10001", "private") == []
+    first, second = model.merge_requests()[calls:]
+    assert "可能来自已删除的记忆" not in user_prompt(first)
+    feedback = "\n".join(section(user_prompt(second), "上一次的回答有问题，请修正后重新提交"))
+    assert "可能来自已删除的记忆" in feedback and "喜欢打羽毛球" in feedback
+    assert await _merge_jobs(engine, bot) == []  # done: the part is gone, nothing left to retry
+
+
+async def test_a_rebuild_retried_after_keeping_the_forgotten_fact_saves_the_clean_card(
+    tmp_root, chroma_port, model
+) -> None:
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot, calls = await _forgotten_likes(engine, model)
+    model.merges = [unchanged_card, rebuild_card]
+    await engine.historian.run_until_idle(LATER)
+    rebuilt = await profiles.get(engine, bot, "user", "10001", "private")
+    assert rebuilt is not None and PLAYS in rebuilt.body and "羽毛球" not in rebuilt.body
+    assert len(model.merge_requests()) == calls + 2
+    assert rebuilt.source_ids == [await _memory_id(engine, bot, PLAYS)]

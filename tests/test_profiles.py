@@ -18,7 +18,7 @@ from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.events import ProfilesChanged
 from amrita_plugin_cognition.domain.profile_document import parse_document, render_document
 from amrita_plugin_cognition.domain.profiles import Card, CardLimits, export_path, validate_card
-from amrita_plugin_cognition.domain.records import Scope
+from amrita_plugin_cognition.domain.records import ChatContext, Scope
 from amrita_plugin_cognition.engine import erasure, inspection, profiles
 from amrita_plugin_cognition.errors import InvalidInput, LimitExceeded, NotFound
 
@@ -220,43 +220,57 @@ async def test_saving_keeps_the_replaced_versions_up_to_revision_keep(tmp_root, 
     assert (await profiles.get(engine, bot, "user", U)) == current  # refusals leave the card as it was
 
 
-async def test_a_users_two_parts_are_separate_and_bots_are_isolated(tmp_root, chroma_port, capsys) -> None:
+async def test_a_users_parts_are_separate_and_bots_are_isolated(tmp_root, chroma_port, capsys) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot, other = new_bot(), new_bot()
     await profiles.save(engine, card(bot, evaluation="群里的他"), now=NOW)
     await profiles.save(engine, card(bot, part="private", evaluation="私聊里的他"), now=NOW)
+    await profiles.save(engine, card(bot, part="group:20001", evaluation="20001 群里的他"), now=NOW)
     await profiles.save(engine, card(bot, "group", "20001", evaluation="周末约球的群"), now=NOW)
     await profiles.save(engine, card(bot, "group", "20001", evaluation="周末约球、爱吐槽的群"), now=NOW)
     await profiles.save(engine, card(other, evaluation="另一个机器人认识的他"), now=NOW)
 
-    both = await profiles.get_card(engine, bot, "user", U)
-    assert both.group is not None and both.group.evaluation == "群里的他"
-    assert both.private is not None and both.private.evaluation == "私聊里的他"
-    assert (await profiles.get(engine, bot, "user", U, "group")) == both.group
+    parts = await profiles.get_parts(engine, bot, "user", U)
+    assert [(part.part, part.evaluation) for part in parts] == [
+        ("group", "群里的他"), ("group:20001", "20001 群里的他"), ("private", "私聊里的他")
+    ]  # fmt: skip
+    assert (await profiles.get(engine, bot, "user", U, "group")) == parts[0]
+    assert await profiles.get_parts(engine, bot, "user", U, ["group:20002", "private", "group:20001"]) == [
+        parts[2],
+        parts[1],
+    ]  # fmt: skip  (the parts asked for that exist, in the order asked)
+    assert parts[1].label == "用户 10001 在群 20001 的画像"
     assert (await profiles.get(engine, bot, "user", V)) is None
-    assert (await profiles.get_card(engine, bot, "group", "20001")).private is None
-    with pytest.raises(InvalidInput):
-        await profiles.get(engine, bot, "group", "20001", "private")
+    assert [card.part for card in await profiles.get_parts(engine, bot, "group", "20001")] == ["group"]
+    for wrong in ("private", "group:20001"):
+        with pytest.raises(InvalidInput):
+            await profiles.get(engine, bot, "group", "20001", wrong)
+    for wrong in ("group:", "group:abc", "群:20001", "group:" + "1" * 21):
+        with pytest.raises(InvalidInput):
+            await profiles.get(engine, bot, "user", U, wrong)
 
     listed, total = await profiles.list_cards(engine, profiles.ProfileFilter(bot_id=bot))
-    assert total == 3 and {(item.card.entity_type, item.card.part) for item in listed} == {
-        ("user", "group"), ("user", "private"), ("group", "group")
+    assert total == 4 and {(item.card.entity_type, item.card.part) for item in listed} == {
+        ("user", "group"), ("user", "private"), ("user", "group:20001"), ("group", "group")
     }  # fmt: skip
     assert {item.card.entity_id: item.revisions for item in listed if item.card.entity_type == "group"} == {"20001": 1}
     privates, count = await profiles.list_cards(engine, profiles.ProfileFilter(bot_id=bot, part="private"))
     assert count == 1 and privates[0].card.evaluation == "私聊里的他"
+    in_group, count = await profiles.list_cards(engine, profiles.ProfileFilter(bot_id=bot, part="group:20001"))
+    assert count == 1 and in_group[0].card.evaluation == "20001 群里的他"
 
     from amrita_plugin_cognition.cli import render_profiles
     from amrita_plugin_cognition.cli.profile_commands import listing
 
     report = listing(listed, total)
-    assert json.loads(json.dumps(report, ensure_ascii=False))["total"] == 3  # --json prints it as is
+    assert json.loads(json.dumps(report, ensure_ascii=False))["total"] == 4  # --json prints it as is
     render_profiles.card_list(report)
-    render_profiles.shown({"cards": [{"document": render_document(card)} for card in (both.group, both.private)]})
+    render_profiles.shown({"cards": [{"document": render_document(card)} for card in parts]})
     out = capsys.readouterr().out
-    assert "群内可见" in out and "仅私聊" in out and "周末约球、爱吐槽的群" in out and "共 3 张" in out
+    assert "群内可见" in out and "仅私聊" in out and "仅群 20001 可见" in out and "共 4 张" in out
+    assert "周末约球、爱吐槽的群" in out
     documents = out[out.index("---\nbot_id") :]
-    assert [parse_document(text).evaluation for text in _split_documents(documents)] == ["群里的他", "私聊里的他"]
+    assert [parse_document(text) for text in _split_documents(documents)] == parts
 
 
 def _split_documents(text: str) -> list[str]:
@@ -324,12 +338,14 @@ async def test_export_writes_the_seed_layout_and_documents_that_parse_back(tmp_r
         (await profiles.save(engine, card(bot), now=NOW)).card,
         (await profiles.save(engine, card(bot, part="private", body="私聊里说的\n---\n分隔线"), now=NOW)).card,
         (await profiles.save(engine, card(bot, "group", "20001", tags=["羽毛球"]), now=NOW)).card,
+        (await profiles.save(engine, card(bot, part="group:20001", evaluation="在 20001 的他"), now=NOW)).card,
     ]
     await profiles.save(engine, card(other), now=NOW)
 
     report = await profiles.export(engine, tmp_path, bot)
     assert sorted(report.files) == [
         f"{bot}/profiles/groups/20001.md",
+        f"{bot}/profiles/users/{U}.group-20001.md",
         f"{bot}/profiles/users/{U}.md",
         f"{bot}/profiles/users/{U}.private.md",
     ]
@@ -351,6 +367,8 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
     await profiles.save(engine, card(bot, entity_id="10004", evaluation="曾提到 10001"), now=NOW)
     await profiles.save(engine, card(bot, entity_id="10004", evaluation="后来不提了"), now=NOW)  # revision names him
     await profiles.save(engine, card(bot, "group", "20001", evaluation="群"), now=NOW)
+    await profiles.save(engine, card(bot, entity_id=V, part="group:20001", evaluation="在 20001 群里"), now=NOW)
+    await profiles.save(engine, card(bot, entity_id=V, part="group:20002", evaluation="在 20002 群里"), now=NOW)
     await profiles.save(engine, card(other, evaluation="另一个账号的他"), now=NOW)
 
     documents = await inspection.export_user(engine, U, now=NOW)  # every bot account: other tests' ones too
@@ -363,7 +381,7 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
 
     private_chat = await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("private", U)), actor="cli", now=NOW)
     assert private_chat.counts["profiles"] == 1
-    assert (await profiles.get_card(engine, bot, "user", U)).private is None
+    assert [part.part for part in await profiles.get_parts(engine, bot, "user", U)] == ["group"]
     assert await profiles.revisions(engine, bot, "user", U, "private") == []
 
     user = await erasure.delete_all(engine, ErasureTarget.user(bot, U), actor="cli", now=NOW)
@@ -376,10 +394,13 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
     assert await profiles.revisions(engine, bot, "user", "10004") == []  # the version that named him
     assert (await profiles.get(engine, other, "user", U)) is not None
 
+    # a group chat takes its card and every user's part in it, built from its facts only
     chat = await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", "20001")), actor="cli", now=NOW)
-    assert chat.counts["profiles"] == 1 and (await profiles.get(engine, bot, "group", "20001")) is None
+    assert chat.counts["profiles"] == 2 and (await profiles.get(engine, bot, "group", "20001")) is None
+    assert (await profiles.get(engine, bot, "user", V, "group:20001")) is None
+    assert (await profiles.get(engine, bot, "user", V, "group:20002")) is not None
     whole = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli", now=NOW)
-    assert whole.counts["profiles"] == 3  # 10002 (cut, not deleted), 10003, 10004
+    assert whole.counts["profiles"] == 3
     assert (await profiles.list_cards(engine, profiles.ProfileFilter(bot_id=bot)))[1] == 0
     assert (await profiles.get(engine, other, "user", U)) is not None
 
@@ -395,7 +416,8 @@ async def _seed_home(database: Path, bot: str) -> None:
     sql = create_async_engine(f"sqlite+aiosqlite:///{database}")
     try:
         async with async_sessionmaker(sql, expire_on_commit=False)() as session:
-            for value in (card(bot), card(bot, part="private"), card(bot, "group", "20001")):
+            seeded = (card(bot), card(bot, part="private"), card(bot, "group", "20001"), card(bot, part="group:20001"))
+            for value in seeded:
                 await store.write_card(session, validate_card(value, ROOMY), "historian", NOW, 5)
             await session.commit()
     finally:
@@ -414,8 +436,52 @@ def test_the_cli_shows_and_exports_cards(tmp_path: Path) -> None:
 
     exported = run_cli("profile", "export", "--home", str(home), "--output", str(output))
     assert exported.returncode == 0, exported.stderr[-2000:]
-    assert "已导出 3 份画像" in exported.stdout and "私聊部分 1 份" in exported.stdout
+    assert "已导出 4 份画像" in exported.stdout and "私聊部分 1 份" in exported.stdout
+    assert "用户在某个群的部分 1 份" in exported.stdout
     users = output / "90001" / "profiles" / "users"
-    assert sorted(path.name for path in users.iterdir()) == [f"{U}.md", f"{U}.private.md"]
+    assert sorted(path.name for path in users.iterdir()) == [f"{U}.group-20001.md", f"{U}.md", f"{U}.private.md"]
     group_card = parse_document((output / "90001" / "profiles" / "groups" / "20001.md").read_text(encoding="utf-8"))
     assert group_card == validate_card(card("90001", "group", "20001"), ROOMY)
+    in_group = parse_document((users / f"{U}.group-20001.md").read_text(encoding="utf-8"))
+    assert in_group == validate_card(card("90001", part="group:20001"), ROOMY)
+
+    shown = run_cli("profile", "show", "90001", "user", U, "--part", "group:20001", "--home", str(home))
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    (document,) = json.loads(shown.stdout)["cards"]
+    assert parse_document(document["document"]) == in_group and document["part"] == "group:20001"
+    bad = run_cli("profile", "show", "90001", "user", U, "--part", "group:abc", "--home", str(home))
+    assert bad.returncode == 2 and "group:群号" in bad.stderr
+
+
+# ---------------------------------------------------------------------------- backup
+
+
+async def test_a_backup_restores_a_users_part_in_each_group_under_its_own_name(tmp_root, chroma_port) -> None:
+    """The per-group parts survive a backup and a restore with their key; one whose source was
+    forgotten since is restored without it and its rebuild asked for under the same name."""
+    from amrita_plugin_cognition.engine import backup
+    from amrita_plugin_cognition.engine.profile_queue import MERGE_JOB, payload_of, rebuild_parts
+    from amrita_plugin_cognition.store import jobs
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    in_a = ChatContext(bot, Scope("group", "20001"), U, "小明")
+    kept = await engine.write_memory(in_a, "user", "群友小明喜欢打羽毛球。", now=NOW)
+    doomed = await engine.write_memory(in_a, "user", "群友小明下周二去面试。", now=NOW)
+    part_a = (await profiles.save(engine, card(bot, part="group:20001", source_ids=[kept.id, doomed.id]), now=NOW)).card
+    part_b = (await profiles.save(engine, card(bot, part="group:20002", evaluation="二群里的他"), now=NOW)).card
+    info = await backup.create_backup(engine)
+    await engine.forget_memory(in_a, doomed.id, now=NOW)
+    await profiles.clear(engine, part_b)
+    async with engine.unit_of_work() as uow:  # the forget's own rebuild: not what is looked at here
+        forget_job = await jobs.pending_of(uow.session, MERGE_JOB, bot, Scope("private", U))
+        assert forget_job is not None and await jobs.drop(uow.session, [forget_job.id], None) == 1
+        await uow.commit()
+
+    await backup.restore_backup(engine, info.path)
+    restored = await profiles.get_parts(engine, bot, "user", U)
+    assert [(item.part, item.source_ids) for item in restored] == [("group:20001", [kept.id]), ("group:20002", [])]
+    assert restored[0].body == part_a.body and restored[1] == part_b
+    async with engine.unit_of_work() as uow:
+        pending = await jobs.pending_of(uow.session, MERGE_JOB, bot, Scope("private", U))
+        assert pending is not None and rebuild_parts(payload_of(pending.payload)) == ["group:20001"]

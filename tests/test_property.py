@@ -1,14 +1,19 @@
 """One property test over everything: a hypothesis state machine drives random sequences of
 writes (the tool path and the historian's path), corrections, forgets, delete-alls, per-chat
-switches and opt-outs, recalls and list reads, across three groups, private chats, four users
-whose nicknames collide in pairs and two bot accounts, on the backend the suite runs on (SQLite
-and embedded Chroma, or PostgreSQL and a Chroma server).
+switches and opt-outs, card merges, switches of the scope policy, recalls, list reads and card
+reads (the injected block, ``cognition_profile_get``, ``cognition_profile_search``), across three
+groups, private chats, four users whose nicknames collide in pairs and two bot accounts, on the
+backend the suite runs on (SQLite and embedded Chroma, or PostgreSQL and a Chroma server).
 
-The model below is written from the rules, not from the code: which chat sees which fact, what a
-correction or a forget leaves, what a switched-off chat or an opted-out user may write. After
-every read it checks, against the model: zero results outside the scope policy, zero forgotten
-facts, zero superseded facts returned as current; after every write: zero writes for a
-switched-off chat or an opted-out user.
+The model below is written from the rules, not from the code: which chat sees which fact under
+the scope policy in force (drawn at the start, switched by a rule), what a correction or a forget
+leaves, what a switched-off chat or an opted-out user may write. After every read it checks,
+against the model: zero results outside the scope policy, zero forgotten facts, zero superseded
+facts returned as current; after every write: zero writes for a switched-off chat or an
+opted-out user. Cards: ``end`` observations go through the real historian and the real merge;
+the fake model writes each fact back as said and each card from exactly the facts its prompt
+gives (so a card shows what the engine gave it); every fact a card read shows must be one the
+chat may see under the policy in force, and none forgotten.
 
 Budget: ``COGNITION_PROPERTY_EXAMPLES`` sequences of up to ``COGNITION_PROPERTY_STEPS`` steps
 (defaults are small in the default suite; the server-mode run uses more).
@@ -19,19 +24,23 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from engine_helpers import NOW, make_engine, new_bot
+from engine_helpers import NOW, historian_llm, make_engine, new_bot, register_preset
+from fake_openai import FakeOpenAI
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Scope
+from amrita_plugin_cognition.domain.visibility import ScopePolicy
 from amrita_plugin_cognition.engine import erasure, switches
-from amrita_plugin_cognition.errors import CognitionError
+from amrita_plugin_cognition.engine.context import build_context
+from amrita_plugin_cognition.errors import CognitionError, InvalidInput
 
 T = TypeVar("T")
 SERVER = os.environ.get("COGNITION_TEST_BACKEND") == "server"
@@ -54,14 +63,17 @@ class Fact:
     status: str = "active"  # active | superseded | forgotten
 
 
-def allowed(fact: Fact, context: ChatContext) -> bool:
-    """The strict scope policy, from its rules: a group sees its own facts; a private chat sees
-    its own facts and the group facts said by or about its user; nothing crosses bot accounts."""
+def allowed(fact: Fact, context: ChatContext, policy: ScopePolicy) -> bool:
+    """The scope policy, from its rules: a group sees its own facts (``open``: every group's);
+    a private chat sees its own facts and the group facts said by or about its user; nothing
+    crosses bot accounts, a private fact never leaves its chat."""
     if fact.bot != context.bot_id:
         return False
     if fact.scope == context.scope:
         return True
-    return not context.scope.is_group and fact.scope.is_group and context.user_id in (fact.speaker, fact.subject)
+    if context.scope.is_group:
+        return policy == "open" and fact.scope.is_group
+    return fact.scope.is_group and context.user_id in (fact.speaker, fact.subject)
 
 
 def context_of(bot: str, chat: str, user: str) -> ChatContext:
@@ -72,10 +84,15 @@ def context_of(bot: str, chat: str, user: str) -> ChatContext:
 
 
 bots = st.integers(0, 1)
+policies = st.sampled_from(("strict", "open"))
 chats = st.sampled_from((*GROUPS, "private"))
 users = st.sampled_from(tuple(USERS))
 topics = st.sampled_from(TOPICS)
 subjects = st.one_of(st.none(), users)
+
+
+#: Every fact's text carries its number (``Memory.text``): what a card read shows is found by it.
+NUMBERED = re.compile(r"第(\d+)次说起")
 
 
 class Memory(RuleBasedStateMachine):
@@ -91,6 +108,11 @@ class Memory(RuleBasedStateMachine):
         #: older version -> the correction that replaced it
         self.replaced: dict[int, int] = {}
         self.counter = itertools.count(1)
+        self.policy: ScopePolicy = "strict"
+        #: Observations handed to ``end`` and not yet written by the historian: (bot, text) -> scope.
+        self.observed: dict[tuple[str, str], Scope] = {}
+        #: (bot, user) of every fact the historian wrote: whose cards a merge built.
+        self.carded: set[tuple[str, str]] = set()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -113,9 +135,16 @@ class Memory(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ writes
 
-    @initialize()
-    def nothing_yet(self) -> None:
+    @initialize(policy=policies)
+    def nothing_yet(self, policy: ScopePolicy) -> None:
         assert self.engine is not None
+        self.set_policy(policy)
+
+    @rule(policy=policies)
+    def set_policy(self, policy: ScopePolicy) -> None:
+        """The bot owner switches ``scope_policy`` (a hot key: the engine reads it at each use)."""
+        self.policy = policy
+        self.engine.config = self.engine.config.model_copy(update={"scope_policy": policy})
 
     @rule(bot=bots, chat=chats, user=users, subject=subjects, topic=topics)
     def tool_write(self, bot: int, chat: str, user: str, subject: str | None, topic: str) -> None:
@@ -169,6 +198,8 @@ class Memory(RuleBasedStateMachine):
         ended = self.run(self.engine.end_turn(context, f"聊了{topic}", [observation], batch=batch, now=NOW))
         assert ended.note_written == (chat_on and speaker_in), (context.scope.key, user, ended)
         assert ended.queued == int(self.may_write(bot_id, context.scope, user, subject)), (observation, ended)
+        if ended.queued:
+            self.observed[(bot_id, observation)] = context.scope
         logged = self.run(self.engine.record_turn(context, batch[0], "好的", ended=False))
         # a turn that names an opted-out user is kept out of the transcript whole
         assert logged == self.may_write(bot_id, context.scope, user, subject), (context.scope.key, user, subject)
@@ -265,7 +296,9 @@ class Memory(RuleBasedStateMachine):
             assert fact is not None, f"{path} returned #{memory_id}, which no rule wrote"
             assert fact.status != "forgotten", f"{path} returned forgotten #{memory_id}: {fact.text}"
             assert fact.status == "active", f"{path} returned superseded #{memory_id} as current"
-            assert allowed(fact, context), f"{path} in {context.scope.key} by {context.user_id} leaked {fact}"
+            assert allowed(fact, context, self.policy), (
+                f"{path} in {context.scope.key} by {context.user_id} under {self.policy} leaked {fact}"
+            )
 
     @rule(bot=bots, chat=chats, user=users, topic=topics)
     def recall(self, bot: int, chat: str, user: str, topic: str) -> None:
@@ -281,6 +314,85 @@ class Memory(RuleBasedStateMachine):
             return
         records, _ = self.run(self.engine.list_memories(context, kind, 0, 50))
         self.check_returned(context, [record.id for record in records], f"list {kind}")
+
+    # ------------------------------------------------------------------ cards
+
+    def run_jobs(self) -> None:
+        """The historian's queue until idle: jobs of ``end`` write their facts (the fake model
+        writes each observation as said), which queue card merges (no window), which run too,
+        as do rebuilds after a forget. The facts written join the model."""
+        from sqlalchemy import select
+
+        from amrita_plugin_cognition.store.models import MemoryRow
+
+        self.run(self.engine.historian.run_until_idle(NOW, flush=False))
+        if not self.observed:
+            return
+
+        async def written() -> list[MemoryRow]:
+            texts = sorted({text for _, text in self.observed})
+            async with self.engine.session() as session:
+                query = select(MemoryRow).where(MemoryRow.bot_id.in_(self.bots), MemoryRow.text.in_(texts))
+                return list((await session.execute(query)).scalars())
+
+        for row in self.run(written()):
+            scope = self.observed.pop((row.bot_id, row.text))
+            assert Scope(row.scope_kind, row.scope_id) == scope, row.text
+            self.facts[row.id] = Fact(row.bot_id, scope, row.speaker_id, row.subject_id, row.text)
+            self.carded |= {(row.bot_id, person) for person in (row.speaker_id, row.subject_id) if person in USERS}
+
+    @rule()
+    def merge(self) -> None:
+        self.run_jobs()
+
+    def check_shown(self, context: ChatContext, shown: str, path: str) -> None:
+        """Every fact a card read shows (found by its number) may be seen in this chat under
+        the policy in force, and none was forgotten; a superseded one may still be on a card."""
+        by_number = {int(NUMBERED.search(fact.text).group(1)): fact for fact in self.facts.values()}  # type: ignore[union-attr]
+        for number in {int(found) for found in NUMBERED.findall(shown)}:
+            fact = by_number.get(number)
+            assert fact is not None, f"{path} showed fact {number}, which no rule wrote"
+            assert fact.status != "forgotten", f"{path} showed a forgotten fact: {fact.text}"
+            assert allowed(fact, context, self.policy), (
+                f"{path} in {context.scope.key} by {context.user_id} under {self.policy} leaked {fact}"
+            )
+
+    @rule(topic=topics, data=st.data())
+    def read_cards(self, topic: str, data: st.DataObject) -> None:
+        """The injected block, the get tool (the speaker's card, someone else's, the group's) and
+        the search tool, after the queue ran (a forget's rebuild is due at once). Read by
+        someone a merged fact was said by or is about (so the cards read exist), in every chat:
+        the groups they were not built in, too."""
+        self.run_jobs()
+        if not self.carded:
+            return
+        bot_id, user = data.draw(st.sampled_from(sorted(self.carded)))
+        other = data.draw(users)
+        for chat in (*GROUPS, "private"):
+            self.read_cards_in(context_of(bot_id, chat, user), topic, other)
+
+    def read_cards_in(self, context: ChatContext, topic: str, other: str) -> None:
+        from amrita_plugin_cognition.bot.tools.registry import TOOLS, parse_arguments
+
+        block = self.run(build_context(self.engine, context, [f"{topic}的事"], now=NOW)).text
+        self.check_shown(context, block, "the injected block")
+
+        async def tool(name: str, raw: dict[str, Any]) -> str:
+            handler = TOOLS[name]
+            try:
+                arguments = parse_arguments(handler.arguments, raw, self.engine.config)
+                return str(await handler.handler(self.engine, context, arguments, NOW))
+            except InvalidInput as refused:  # a card this chat may not see: refused, nothing shown
+                return refused.zh
+
+        wanted = [("user", context.user_id), ("user", other)]
+        if context.scope.is_group:
+            wanted.append(("group", context.scope.id))
+        for entity_type, entity_id in wanted:
+            shown = self.run(tool("cognition_profile_get", {"entity_type": entity_type, "entity_id": entity_id}))
+            self.check_shown(context, shown, f"cognition_profile_get {entity_type} {entity_id}")
+        found = self.run(tool("cognition_profile_search", {"query": f"{topic}的事", "top_k": 10}))
+        self.check_shown(context, found, "cognition_profile_search")
 
     @invariant()
     def sql_agrees(self) -> None:
@@ -298,8 +410,36 @@ class Memory(RuleBasedStateMachine):
         assert self.run(active_rows()) == set()
 
 
-async def test_no_sequence_of_actions_leaks_resurrects_or_writes_where_it_must_not(tmp_root, chroma_port) -> None:
-    Memory.engine = await make_engine(tmp_root, chroma_port)
+def fake_model(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The historian writes each observation as said; a merge writes a card of exactly the facts
+    its prompt gives (new observations and past facts, one per line), nothing else."""
+    from test_profile_merge import echo_card, historian_echo, section, tool_of, user_prompt
+
+    from amrita_plugin_cognition.engine.historian import TOOL_NAME as HISTORIAN_TOOL
+    from amrita_plugin_cognition.engine.profile_prompt import TOOL_NAME as MERGE_TOOL
+
+    if tool_of(body) == HISTORIAN_TOOL:
+        return historian_echo(body)
+    if tool_of(body) == MERGE_TOOL:
+        prompt = user_prompt(body)
+        past = [re.sub(r"^\[\d+\] [^：]*：", "", line) for line in section(prompt, "相关的历史记忆")]
+        given = [*section(prompt, "新的观察"), *past]
+        return echo_card(body, body="\n".join(given), evaluation="", roast="", tags=[])
+    return None
+
+
+async def test_no_sequence_of_actions_leaks_resurrects_or_writes_where_it_must_not(
+    tmp_root, chroma_port, fake_openai: FakeOpenAI
+) -> None:
+    preset = "cognition-property-test"
+    register_preset(preset, fake_openai.base_url)
+    fake_openai.responder = fake_model
+    Memory.engine = await make_engine(
+        tmp_root,
+        chroma_port,
+        llm=historian_llm(preset),
+        profiles={"merge": True, "merge_window_seconds": 0, "body_max_chars": 20000},
+    )
     Memory.loop = asyncio.get_running_loop()
     budget = settings(
         max_examples=EXAMPLES,

@@ -31,7 +31,7 @@ from typing import Any
 
 import jinja2
 
-from ..domain.profiles import ENTITY_NAMES, PART_NAMES, SECTION_NAMES, Card
+from ..domain.profiles import ENTITY_NAMES, SECTION_NAMES, Card, part_name
 from .commands_labels import zone_of
 
 logger = logging.getLogger("cognition")
@@ -104,7 +104,7 @@ def card_html(card: Card, timezone: str) -> str:
         name=card.name,
         entity_name=ENTITY_NAMES.get(card.entity_type, card.entity_type),
         entity_id=card.entity_id,
-        part_name=PART_NAMES.get(card.part, card.part) if card.entity_type == "user" else "",
+        part_name=part_name(card.part) if card.entity_type == "user" else "",
         tags=list(card.tags),
         updated_at=updated,
         sections=sections,

@@ -25,7 +25,7 @@ from typing import Any
 
 #: The function the merge makes the model call (``engine.profile_prompt.TOOL_NAME``).
 PROFILE_TOOL = "cognition_update_profile"
-TARGET = re.compile(r"entity_type=(user|group)，entity_id=(\d+)，部分=(group|private)")
+TARGET = re.compile(r"entity_type=(user|group)，entity_id=(\d+)，部分=(group(?::\d+)?|private)")
 LIMIT = re.compile(r"^- (?:评价（evaluation）|正文（body）|吐槽（roast）)：.*?不超过 (\d+) 字", re.MULTILINE)
 NAMED = re.compile(r"QQ号(\d+)（昵称([^）]*)）")
 NAMED_SHORT = re.compile(r"([^\s，。：；（）]{1,16})（QQ(\d+)）")

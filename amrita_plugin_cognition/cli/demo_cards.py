@@ -82,11 +82,16 @@ async def _merge_jobs(engine: CognitionEngine) -> list[tuple[MergeJob, datetime 
 async def read_cards(
     engine: CognitionEngine, bot_id: str, followed: list[FollowedCard]
 ) -> list[tuple[FollowedCard, Card | None]]:
+    """The followed cards as stored: a user's card in the part its group sees under the scope
+    policy in force."""
+    from ..domain.profile_policy import group_part
     from ..engine import profiles
 
-    return [
-        (card, await profiles.get(engine, bot_id, card.entity_type, card.entity_id, card.part)) for card in followed
-    ]
+    read = []
+    for card in followed:
+        part = group_part(engine.config.scope_policy, card.chat_id) if card.chat_id else "group"
+        read.append((card, await profiles.get(engine, bot_id, card.entity_type, card.entity_id, part)))
+    return read
 
 
 async def run_merges(engine: CognitionEngine, bot_id: str, now: datetime, followed: list[FollowedCard]) -> CardRun:

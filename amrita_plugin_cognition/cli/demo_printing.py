@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..domain.profiles import part_group
 from .demo_cards import CardRun, MergeJob, card_lines, describe_parts
 from .demo_historian import HistorianRun, JobReport
 from .demo_recording import Outcome, TurnTrace, describe, evaluate
@@ -159,8 +160,17 @@ class Printer:
             return f"{self._chat(f'group:{job.entity_id}')}的画像"
         person = self.script.people.get(int(job.entity_id)) if job.entity_id.isdigit() else None
         who = person.title if person else f"用户 {job.entity_id}"
-        parts = "、".join(PART_NAMES.get(part, part) for part in sorted({*job.parts, *job.rebuild}))
+        parts = "、".join(self._part(part) for part in sorted({*job.parts, *job.rebuild}))
         return f"{who}的画像（{parts}）"
+
+    def _part(self, part: str) -> str:
+        """``仅私聊``, ``群内可见`` (every group), ``群A·摄影爱好者内可见`` (one group's part)."""
+        group_id = part_group(part)
+        if group_id is None:
+            return PART_NAMES.get(part, part)
+        chats = self.script.chats.values()
+        chat = next((chat for chat in chats if chat.kind == "group" and str(chat.id) == group_id), None)
+        return f"{chat.label if chat else f'群 {group_id}'}内可见"
 
     def cards(self, run: CardRun, outcome: Outcome) -> None:
         """The day's merges (run at the end of the coalescing window, in simulated time), then
@@ -186,7 +196,7 @@ class Printer:
             self._card(followed, card)
 
     def _card(self, followed: FollowedCard, card: Card | None) -> None:
-        key = (followed.entity_type, followed.entity_id, followed.part)
+        key = (followed.entity_type, followed.entity_id, followed.chat_id)
         before = self.shown_cards.get(key)
         self.shown_cards[key] = card
         head = f"  ▣ {followed.title} · 第 {self.day} 天"

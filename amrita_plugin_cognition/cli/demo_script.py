@@ -105,13 +105,15 @@ class Turn:
 @dataclass(frozen=True, slots=True)
 class FollowedCard:
     """A card part the demo prints after each simulated day's merges (``cards`` in the script):
-    a user's group-visible part, or a group's card."""
+    a user's card as one group sees it (``chat_id``: the part the scope policy gives that group,
+    ``profile_policy.group_part``), or a group's card."""
 
     entity_type: Literal["user", "group"]
     entity_id: str
     title: str
     note: str = ""
-    part: str = "group"
+    #: For a user's card: the group whose view of it is followed.
+    chat_id: str = ""
 
 
 @dataclass(slots=True)
@@ -222,7 +224,11 @@ def _parse_cards(data: list[Any], chats: dict[str, Chat], people: dict[int, Pers
             person = people.get(int(item["user"]))
             if person is None:
                 raise ScriptError(f"{where}: 未定义的用户 {item['user']}")
-            cards.append(FollowedCard("user", str(person.user_id), f"{person.title}的群内可见画像", note))
+            chat = chats.get(str(item.get("chat")))
+            if chat is None or chat.kind != "group":
+                raise ScriptError(f"{where}: 用户的画像要写明在哪个群里看（chat）")
+            title = f"{person.title}在{chat.label}的画像"
+            cards.append(FollowedCard("user", str(person.user_id), title, note, str(chat.id)))
         elif "chat" in item:
             chat = chats.get(str(item["chat"]))
             if chat is None or chat.kind != "group":

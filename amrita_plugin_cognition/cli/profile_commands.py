@@ -1,8 +1,13 @@
 """``ambot cognition profile list|show|restore|export``: the profile cards of users and groups,
-their kept versions, and the seed's Markdown layout on disk."""
+their kept versions, and the seed's Markdown layout on disk.
+
+A card part is named as the plugin keys it: ``group`` (a group's card; a user's cross-group
+part, what groups see under the ``open`` scope policy), ``group:<group id>`` (a user's part in
+that group, what it sees of them under ``strict``) and ``private`` (a user's private part)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +20,25 @@ if TYPE_CHECKING:
     from ..engine.profiles import CardRevision, ListedCard
 
 ENTITY_TYPES = ("user", "group")
-PARTS = ("group", "private")
+_PART = re.compile(r"group|private|group:[0-9]{1,20}")
+
+
+def _part_name(context: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not _PART.fullmatch(value):
+        raise click.BadParameter("写作 group、private 或 group:群号", ctx=context, param=param)
+    return value
+
+
 type_argument = click.argument("entity_type", metavar="TYPE", type=click.Choice(ENTITY_TYPES))
 part_option = click.option(
-    "--part", type=click.Choice(PARTS), default=None, help="用户画像的哪一部分：group 群内可见，private 仅私聊"
+    "--part",
+    default=None,
+    metavar="PART",
+    callback=_part_name,
+    help="画像的哪一部分：group 群内可见（群的画像；用户的跨群部分），group:群号 用户在该群的部分，private 仅私聊",
 )
 
 
@@ -32,7 +52,7 @@ def _digits(value: str | None, what: str) -> str | None:
 
 
 def _check_part(entity_type: str, part: str | None) -> None:
-    if entity_type == "group" and part == "private":
+    if entity_type == "group" and part not in (None, "group"):
         raise click.BadParameter("群的画像只有 group 部分", param_hint="--part")
 
 
@@ -108,7 +128,7 @@ def profile_show(
     home: Path | None,
     as_json: bool | None,
 ) -> None:
-    """显示画像文档（元数据、评价、正文、吐槽，以 --- 分隔）；用户不加 --part 时显示两部分"""
+    """显示画像文档（元数据、评价、正文、吐槽，以 --- 分隔）；用户不加 --part 时显示所有部分"""
     bot_id, entity = _digits(bot, "BOT") or "", _digits(entity_id, "ID") or ""
     _check_part(entity_type, part)
 
@@ -126,8 +146,7 @@ def profile_show(
             found = (await profiles.revision(engine, bot_id, entity_type, entity, revision)).card
             cards = [found] if part is None or found.part == part else []
         else:
-            both = await profiles.get_card(engine, bot_id, entity_type, entity)
-            cards = [card for card in (both.group, both.private) if card and part in (None, card.part)]
+            cards = await profiles.get_parts(engine, bot_id, entity_type, entity, None if part is None else [part])
         if not cards:
             raise NotFound(f"{card_label(entity_type, entity, part)}不存在")
         return {"cards": [{**card.as_dict(), "document": render_document(card)} for card in cards]}
@@ -172,8 +191,8 @@ def profile_restore(
     "--output",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="写入这个目录：<机器人>/profiles/users/<QQ>.md（私聊部分 <QQ>.private.md）、"
-    "<机器人>/profiles/groups/<群号>.md",
+    help="写入这个目录：<机器人>/profiles/users/<QQ>.md（在某个群的部分 <QQ>.group-<群号>.md，"
+    "私聊部分 <QQ>.private.md）、<机器人>/profiles/groups/<群号>.md",
 )
 def profile_export(home: Path | None, bot: str | None, output: Path) -> None:
     """把画像导出为 Markdown 文档（与种子项目相同的目录结构，每个机器人账号一个目录）；同名文件会被覆盖"""
@@ -190,9 +209,10 @@ def profile_export(home: Path | None, bot: str | None, output: Path) -> None:
         click.echo("没有可导出的画像")
         return
     private = sum(1 for name in report.files if name.endswith(".private.md"))
+    in_group = sum(1 for name in report.files if re.search(r"\.group-[0-9]+\.md$", name))
     groups = sum(1 for name in report.files if "/profiles/groups/" in name)
-    users = len(report.files) - private - groups
+    users = len(report.files) - private - in_group - groups
     click.echo(
         f"已导出 {len(report.files)} 份画像到 {folder}"
-        f"（用户群内可见部分 {users} 份，私聊部分 {private} 份，群 {groups} 份）"
+        f"（用户群内可见部分 {users} 份，用户在某个群的部分 {in_group} 份，私聊部分 {private} 份，群 {groups} 份）"
     )

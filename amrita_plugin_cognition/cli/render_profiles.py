@@ -9,13 +9,18 @@ import click
 from .render import DASH, _escape, _table, console, local_time
 
 ENTITY_NAMES = {"user": "用户", "group": "群"}
-PART_NAMES = {"group": "群内可见", "private": "仅私聊"}
 PREVIEW_CHARS = 40
 
 
 def _preview(text: str) -> str:
     line = " / ".join(part for part in text.splitlines() if part.strip())
     return line if len(line) <= PREVIEW_CHARS else f"{line[: PREVIEW_CHARS - 1]}…"
+
+
+def _part(part: str) -> str:
+    from ..domain.profiles import part_name
+
+    return _escape(part_name(part))
 
 
 def _who(card: dict[str, Any]) -> str:
@@ -35,7 +40,7 @@ def card_list(report: dict[str, Any]) -> None:
         table.add_row(
             _escape(card["bot_id"]),
             _escape(_who(card)),
-            PART_NAMES.get(card["part"], card["part"]),
+            _part(card["part"]),
             _escape(card["name"] or DASH),
             _escape("、".join(card["tags"]) or DASH),
             local_time(card["updated_at"]),
@@ -65,7 +70,7 @@ def _revisions(items: list[dict[str, Any]]) -> None:
     for item in items:
         table.add_row(
             f"#{item['id']}",
-            PART_NAMES.get(item["part"], item["part"]),
+            _part(item["part"]),
             local_time(item["updated_at"]),
             _escape(item["written_by"] or DASH),
             local_time(item["replaced_at"]),

@@ -1,10 +1,13 @@
 """Profile cards: one per user and per group (pure, no I/O).
 
-A **group** has one card (part ``group``). A **user** has two parts: ``group``, built only from
-what the user showed in groups and shown in groups, and ``private``, used only in that user's
-private chat. Each part is a separate ``Card``, keyed by (bot account, entity type, entity id,
-part). ``validate_card`` is the one place that decides what a storable card is; the Markdown
-document a card is shown and exported as is ``profile_document``.
+A **group** has one card (part ``group``). A **user** has parts: ``group``, built from what the
+user showed in every group and shown in groups under the ``open`` scope policy; ``group:<id>``
+(one per group, ``in_group_part``), built only from that group's facts by or about them and
+shown only in that group, which is what a group sees of them under ``strict``; and ``private``,
+used only in that user's private chat. Which part a chat sees is ``profile_access``'s, which
+facts a part is built from ``profile_policy``'s. Each part is a separate ``Card``, keyed by
+(bot account, entity type, entity id, part). ``validate_card`` is the one place that decides what
+a storable card is; the Markdown document a card is shown and exported as is ``profile_document``.
 """
 
 from __future__ import annotations
@@ -18,9 +21,8 @@ from ..errors import InvalidInput, LimitExceeded
 from .clock import UTC, as_utc
 
 ENTITY_TYPES: tuple[str, ...] = ("user", "group")
+#: The fixed parts; a user also has one ``group:<id>`` part per group (``in_group_part``).
 PARTS: tuple[str, ...] = ("group", "private")
-#: The parts each entity type has: a group's card is group-visible only.
-PARTS_OF: dict[str, tuple[str, ...]] = {"user": ("group", "private"), "group": ("group",)}
 SECTIONS: tuple[str, ...] = ("evaluation", "body", "roast")
 SECTION_NAMES = {"evaluation": "评价", "body": "正文", "roast": "吐槽"}
 PART_NAMES = {"group": "群内可见", "private": "仅私聊"}
@@ -31,6 +33,34 @@ TAG_MAX_CHARS = 24
 TAGS_MAX = 16
 _BOT_ID = re.compile(r"[0-9A-Za-z_-]{1,32}")
 _ENTITY_ID = re.compile(r"[0-9]{1,20}")
+_IN_GROUP = re.compile(r"group:([0-9]{1,20})")
+#: Longest part name (``group:`` and a 20-digit group id; the column holds 32).
+PART_MAX_CHARS = 26
+
+
+def in_group_part(group_id: str) -> str:
+    """A user's part as seen in one group (built from that group's facts only): ``group:<id>``."""
+    return f"group:{group_id}"
+
+
+def part_group(part: str) -> str | None:
+    """The group of a per-group part (``group:<id>``); None for the fixed parts."""
+    found = _IN_GROUP.fullmatch(part) if isinstance(part, str) else None
+    return found.group(1) if found else None
+
+
+def part_name(part: str) -> str:
+    """``群内可见``, ``仅私聊``, ``仅群 20001 可见``."""
+    group_id = part_group(part)
+    return f"仅群 {group_id} 可见" if group_id else PART_NAMES.get(part, part)
+
+
+def part_order(part: str) -> tuple[int, str]:
+    """Parts in the order they are listed: ``group``, the per-group parts by group id, ``private``."""
+    if part == "group":
+        return (0, "")
+    group_id = part_group(part)
+    return (1, group_id.zfill(20)) if group_id else (2, part)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +116,13 @@ class Card:
 
 
 def card_label(entity_type: str, entity_id: str, part: str | None = None) -> str:
-    """``用户 10001 的群内可见画像``, ``用户 10001 的画像`` (both parts), ``群 20001 的画像``."""
+    """``用户 10001 的群内可见画像``, ``用户 10001 在群 20001 的画像``, ``用户 10001 的画像``
+    (every part), ``群 20001 的画像``."""
     who = f"{ENTITY_NAMES.get(entity_type, entity_type)} {entity_id}"
     if entity_type == "user" and part is not None:
+        group_id = part_group(part)
+        if group_id:
+            return f"{who} 在群 {group_id} 的画像"
         return f"{who} 的{PART_NAMES.get(part, part)}画像"
     return f"{who} 的画像"
 
@@ -107,10 +141,13 @@ def check_entity(entity_type: str, entity_id: str, part: str | None = None) -> N
         raise InvalidInput(f"画像类型只能是 user（用户）或 group（群），不是 {entity_type!r}")
     if not isinstance(entity_id, str) or not _ENTITY_ID.fullmatch(entity_id):
         raise InvalidInput(f"{ENTITY_NAMES[entity_type]}写作{'QQ 号' if entity_type == 'user' else '群号'}（纯数字）")
-    if part is not None and part not in PARTS_OF[entity_type]:
-        if entity_type == "group":
+    if part is None:
+        return
+    if entity_type == "group":
+        if part != "group":
             raise InvalidInput("群的画像只有 group 部分")
-        raise InvalidInput("用户画像的部分只能是 group（群内可见）或 private（仅私聊）")
+    elif part not in PARTS and part_group(part) is None:
+        raise InvalidInput("用户画像的部分只能是 group（群内可见）、private（仅私聊）或 group:群号（仅该群可见）")
 
 
 def _one_line(text: str) -> str:
@@ -163,8 +200,10 @@ def validate_card(card: Card, limits: CardLimits) -> Card:
 def export_path(card: Card) -> str:
     """Where ``profile export`` writes a card, below the output folder: the seed's layout per bot
     account, ``<bot>/profiles/users/<id>.md`` (a user's group-visible part),
+    ``<bot>/profiles/users/<id>.group-<group>.md`` (their part in one group),
     ``<bot>/profiles/users/<id>.private.md`` (their private part), ``<bot>/profiles/groups/<id>.md``."""
     if card.entity_type == "group":
         return f"{card.bot_id}/profiles/groups/{card.entity_id}.md"
-    suffix = ".private" if card.part == "private" else ""
+    group_id = part_group(card.part)
+    suffix = ".private" if card.part == "private" else f".group-{group_id}" if group_id else ""
     return f"{card.bot_id}/profiles/users/{card.entity_id}{suffix}.md"

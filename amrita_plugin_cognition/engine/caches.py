@@ -90,13 +90,12 @@ class TurnCaches:
     def cards_changed(self, event: ProfilesChanged) -> None:
         """A card was saved, restored or erased: drop its cached parts (every card of the bot
         when the event names none); a new card may fill an empty bank."""
-        if event.entity_type and event.entity_id:
-            for part in ("group", "private"):
-                self.cards.pop(card_key(event.bot_id, event.entity_type, event.entity_id, part), None)
+        if event.entity_type and event.entity_id:  # every part: a user has one per group too
+            prefix = card_key(event.bot_id, event.entity_type, event.entity_id, "")
         else:
             prefix = f"{event.bot_id}|"
-            for key in [key for key in self.cards if key.startswith(prefix)]:
-                self.cards.pop(key, None)
+        for key in [key for key in self.cards if key.startswith(prefix)]:
+            self.cards.pop(key, None)
         self.bank_state.pop(event.bot_id, None)
         self._write_epoch += 1
 

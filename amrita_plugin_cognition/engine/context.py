@@ -1,11 +1,12 @@
 """The per-turn context: pinned memo, pins, the profile cards of the speaker and the group, the
 chat's recent notes and recalled memories, rendered into one block.
 
-Cards (``turn_card_keys``): in a group, the speaker's group-visible part and the group's card; in
-a private chat, the user's private part and their own group-visible part. Never another user's
-card, never a private part in a group. Over the token budget, cards are dropped last (after the
-older notes, the recalled memories and the remaining notes), the card listed last first; the memo
-and the pins are never dropped.
+Cards (``turn_card_keys``, ``domain/profile_access.chat_card_keys``): in a group, the speaker's
+part that group sees (under ``strict`` their part in that group, built from its facts only; under
+``open`` their cross-group part) and the group's card; in a private chat, the user's private part
+and their own cross-group part. Never another user's card, never a private part in a group.
+Over the token budget, cards are dropped last (after the older notes, the recalled memories and
+the remaining notes), the card listed last first; the memo and the pins are never dropped.
 
 The block is reference material, framed as data from the past that never instructs and yields to
 the current input. Its tags carry a token drawn afresh for every rendering
@@ -36,6 +37,7 @@ from ..domain.clock import aware_or_now
 from ..domain.happened import label as happened_label
 from ..domain.happened import precision_of
 from ..domain.inert import LINE_MAX_CHARS, inert_line, inert_lines, inert_name, new_block_token
+from ..domain.profile_access import chat_card_keys
 from ..domain.profiles import SECTION_NAMES, Card
 from ..domain.records import ChatContext, MemoryRecord
 from ..errors import TIMEOUTS
@@ -144,24 +146,13 @@ async def _turn_documents(
     return documents, bool(sees), wanted.cards()
 
 
-_DIGITS = re.compile(r"[0-9]{1,20}")
 _MISSING = object()
 
 
-def turn_card_keys(context: ChatContext) -> list[tuple[str, str, str]]:
+def turn_card_keys(engine: CognitionEngine, context: ChatContext) -> list[tuple[str, str, str]]:
     """The card parts this turn may inject ((entity type, entity id, part)), the one kept
-    longest first: in a group the speaker's group-visible part, then the group's card; in a
-    private chat the user's private part, then their own group-visible part."""
-    keys: list[tuple[str, str, str]] = []
-    user = context.user_id if _DIGITS.fullmatch(context.user_id or "") else ""
-    if context.scope.is_group:
-        if user:
-            keys.append(("user", user, "group"))
-        if _DIGITS.fullmatch(context.scope.id):
-            keys.append(("group", context.scope.id, "group"))
-    elif user and context.scope.id == user:
-        keys += [("user", user, "private"), ("user", user, "group")]
-    return keys
+    longest first, under the scope policy in force (``profile_access.chat_card_keys``)."""
+    return chat_card_keys(context, engine.config.scope_policy)
 
 
 @dataclass(slots=True)
@@ -177,7 +168,7 @@ class _TurnCards:
 
 
 def _cached_cards(engine: CognitionEngine, context: ChatContext) -> _TurnCards:
-    keys = turn_card_keys(context)
+    keys = turn_card_keys(engine, context)
     found: dict[tuple[str, str, str], Card | None] = {}
     missing = []
     for key in keys:

@@ -6,8 +6,10 @@ and the checks of an answer are ``profile_prompt``'s.
 
 **Merging** (``process``, run by the historian's workers): per part, under the entity's
 in-process lock, read the current card and the entity's past facts that the part may show
-(``visible_facts``: a group's own chat; a user's facts said by or about them in groups, plus, for
-the private part only, their own private chat), ranked by their overlap with the new facts; then
+(``visible_facts``, ``domain/profile_policy.visible_to``: a group's own chat; for a user's part in
+group G what they said or what was said about them in G; for their cross-group part that in every
+group; for their private part that and their own private chat), ranked by their overlap with the
+new facts; then
 one forced tool call: ``update_profile`` (evaluation, body, roast) or ``skip``. Whatever the
 model writes, the card is saved for the job's entity and part; an answer naming another entity,
 an empty card, a section over its limit, a credential in the text, or malformed output gets one
@@ -28,6 +30,10 @@ content and is told to keep only what the listed facts support. The rule, chosen
 - no visible fact left for the part, the part closed (its user opted out, its chat switched
   off, merges disabled), or a ``skip`` without a card: the part is deleted with its revisions
   (there is nothing it may be rebuilt from; the next merge starts a new card);
+- an answer that still carries what the old version said and no remaining fact supports
+  (``domain/profile_residue.py``; the model returned the card unchanged, say) is not saved: one
+  more call names what must go, and if that answer carries it too, the part is deleted as above
+  (the model keeps the content; the next merge starts a new card from the facts left);
 - the model unreachable, or two unusable answers (another entity, empty, over a limit, a
   secret, malformed): the job fails and is retried with the queue's backoff, keeping its
   rebuild flag; after the last attempt it stays failed (``jobs`` commands) until retried.
@@ -48,11 +54,13 @@ from cachetools import LRUCache
 
 from ..domain.clock import aware_or_now
 from ..domain.profile_policy import entity_scope, visible_to
-from ..domain.profiles import SECTIONS, Card, check_entity
+from ..domain.profile_residue import residue
+from ..domain.profiles import SECTIONS, Card, check_entity, part_group, part_order
 from ..domain.records import MemoryRecord, Scope
 from ..errors import ConcurrentChange, InvalidInput
 from ..logs import log_event
 from ..store import jobs, repository
+from ..store import profiles as profile_store
 from . import profiles
 from .profile_prompt import SKIP, answer_or_problems, candidate, prompt_context
 from .profile_queue import memory_ids, rebuild_parts
@@ -81,22 +89,20 @@ class MergeReport:
 # --------------------------------------------------------------------------- recall
 
 
-async def visible_facts(
-    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str, query: Sequence[str], top_k: int
+async def part_facts(
+    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str
 ) -> list[MemoryRecord]:
-    """The entity's active facts that this part may show, the closest to ``query`` first (shared
-    words with the new facts, then the newest): a group's own chat; for a user, what they said or
-    what was said about them in groups, and for the private part also their own private chat.
-    Never another user's private chat."""
-    if entity_type == "group":
-        scopes, person = [Scope("group", entity_id)], None
-    elif part == "private":
-        scopes, person = [Scope("private", entity_id)], entity_id
-    else:
-        scopes, person = [], entity_id
+    """The entity's active facts that this part may show, the newest ``CANDIDATES``
+    (``store.profiles.source_facts_query``: ``profile_policy.visible_to`` in SQL). Never another
+    user's private chat."""
     async with engine.unit_of_work() as uow:
-        query_rows = repository.visible_memories_query(bot_id, scopes, person)
+        query_rows = profile_store.source_facts_query(bot_id, entity_type, entity_id, part)
         records, _ = await repository.list_visible(uow.session, query_rows, 0, CANDIDATES)
+    return records
+
+
+def closest(records: Sequence[MemoryRecord], query: Sequence[str], top_k: int) -> list[MemoryRecord]:
+    """``records`` (newest first) ranked by shared words with ``query``, then the newest."""
     keywords = query_keywords(" ".join(query))
     position = {record.id: index for index, record in enumerate(records)}  # newest first
 
@@ -105,6 +111,14 @@ async def visible_facts(
 
     ranked = sorted(records, key=lambda record: (-overlap(record), position[record.id]))
     return ranked[:top_k]
+
+
+async def visible_facts(
+    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str, query: Sequence[str], top_k: int
+) -> list[MemoryRecord]:
+    """The entity's active facts that this part may show (``part_facts``), the closest to
+    ``query`` first (shared words with the new facts, then the newest)."""
+    return closest(await part_facts(engine, bot_id, entity_type, entity_id, part), query, top_k)
 
 
 # --------------------------------------------------------------------------- merging
@@ -252,6 +266,56 @@ class RebuildFailed(RuntimeError):
     """A rebuild got no usable card: the job is retried with backoff (its flag kept)."""
 
 
+#: ``_rebuilt_card``'s answer when the model wrote nothing (a ``skip``): the part is deleted.
+_SKIPPED = "skip"
+#: ``_rebuilt_card``'s answer when both answers kept content no remaining fact supports.
+_CARRIED = "residue"
+
+
+async def _rebuilt_card(
+    engine: CognitionEngine,
+    report: MergeReport,
+    context: dict[str, Any],
+    current: Card,
+    supporting: list[str],
+    switches: Any,
+) -> Card | str:
+    """The model's rebuilt card: the answer, then one more with its problems named. ``_SKIPPED``
+    when it wrote nothing, ``_CARRIED`` when its last answer still carried what the old version
+    said and no remaining fact supports (``profile_residue``); ``RebuildFailed`` when no answer
+    was usable otherwise."""
+    limits = profiles.card_limits(engine)
+    old = [*current.tags, *(getattr(current, section) for section in SECTIONS)]
+    problems: list[str] = []
+    carried = False
+    for _attempt in range(2):
+        report.llm_calls += 1
+        answer, problems = await answer_or_problems(engine, context)
+        carried = False
+        if answer is not None:
+            if answer.action == SKIP and not any(str(getattr(answer, name)).strip() for name in SECTIONS):
+                return _SKIPPED  # nothing on the card is supported by the facts that are left
+            card, problems = candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
+            card, problems = _without_opted_out(switches, card, problems)
+            if card is not None:
+                kept = residue(old, [*card.tags, *(getattr(card, section) for section in SECTIONS)], supporting)
+                if not kept.carries:
+                    return card
+                carried, problems = True, [kept.feedback()]
+                # logged by count, never the spans: they may be the forgotten text
+                log_event("profile_rebuild", level=logging.INFO, bot=current.bot_id,
+                          entity=f"{current.entity_type}:{current.entity_id}", part=current.part,
+                          residue=len(kept.spans))  # fmt: skip
+        context["feedback"] = problems
+    if carried:
+        return _CARRIED
+    log_event("profile_rebuild", bot=current.bot_id, entity=f"{current.entity_type}:{current.entity_id}",
+              part=current.part, outcome="failed", refused="; ".join(problems)[:300])  # fmt: skip
+    raise RebuildFailed(
+        f"profile rebuild of {current.entity_type}:{current.entity_id}/{current.part} got no usable card"
+    )
+
+
 async def _rebuild_part(
     engine: CognitionEngine,
     report: MergeReport,
@@ -265,7 +329,6 @@ async def _rebuild_part(
 ) -> str:
     """One part rebuilt after a forget (the caller holds the entity's lock; the rule is in the
     module docstring); its outcome for ``MergeReport``."""
-    limits = profiles.card_limits(engine)
     shown = await _shown_in(engine, bot_id, entity_type, entity_id, part)
 
     def logged(outcome: str, **fields: Any) -> str:
@@ -284,15 +347,15 @@ async def _rebuild_part(
             new_facts = sorted((fact for fact in map(repository.to_record, rows) if shown(fact)), key=lambda f: f.id)
         observations = [fact.text for fact in new_facts]
         fresh = {fact.id for fact in new_facts}
-        top_k = engine.config.profiles.merge_top_k
-        past: list[MemoryRecord] = []
+        remaining: list[MemoryRecord] = []
         if is_open:
-            query = observations or [current.evaluation, current.body]
-            past = [
+            remaining = [
                 fact
-                for fact in await visible_facts(engine, bot_id, entity_type, entity_id, part, query, top_k + len(fresh))
+                for fact in await part_facts(engine, bot_id, entity_type, entity_id, part)
                 if fact.id not in fresh and shown(fact)
-            ][:top_k]
+            ]
+        query = observations or [current.evaluation, current.body]
+        past = closest(remaining, query, engine.config.profiles.merge_top_k)
         facts = [*new_facts, *past]
         try:
             if not is_open or not facts:
@@ -304,25 +367,11 @@ async def _rebuild_part(
             shown_card = card_without_opted_out(switches, current)
             context = prompt_context(engine, shown_card, entity_type, entity_id, part, observations, past, now)
             context["rebuild"] = True
-            card: Card | None = None
-            problems: list[str] = []
-            for _attempt in range(2):  # the answer, then one more with its problems named
-                report.llm_calls += 1
-                answer, problems = await answer_or_problems(engine, context)
-                if answer is not None:
-                    has_text = any(str(getattr(answer, name)).strip() for name in SECTIONS)
-                    if answer.action == SKIP and not has_text:
-                        # nothing on the card is supported by the facts that are left
-                        await profiles.clear(engine, current)
-                        return logged("cleared", reason="skip")
-                    card, problems = candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
-                    card, problems = _without_opted_out(switches, card, problems)
-                    if card is not None:
-                        break
-                context["feedback"] = problems
-            if card is None:
-                logged("failed", refused="; ".join(problems)[:300])
-                raise RebuildFailed(f"profile rebuild of {entity_type}:{entity_id}/{part} got no usable card")
+            supporting = [*observations, *(fact.text for fact in remaining)]
+            card = await _rebuilt_card(engine, report, context, current, supporting, switches)
+            if isinstance(card, str):  # a skip, or the forgotten content kept twice: the part goes
+                await profiles.clear(engine, current)
+                return logged("cleared", reason=card)
             card = replace(card, source_ids=sorted(fact.id for fact in facts)[-SOURCE_IDS_KEEP:])
             saved = await profiles.save(engine, card, by="historian", now=now, expected=current, keep_replaced=False)
         except ConcurrentChange:
@@ -335,12 +384,24 @@ async def _rebuild_part(
 
 
 def _part_open(engine: CognitionEngine, entity_type: str, entity_id: str, part: str, switches: Any) -> bool:
-    """Whether this part may grow: no opt-out, and its own chat on (a group's, a user's private)."""
+    """Whether this part may grow: no opt-out, and its own chat on (a group's; a user's part in
+    one group, that group; a user's private part, their private chat)."""
     if entity_type == "group":
         return chat_open(engine, switches, Scope("group", entity_id))
     if switches.is_opted_out(entity_id):
         return False
+    group_id = part_group(part)
+    if group_id is not None:
+        return chat_open(engine, switches, Scope("group", group_id))
     return part != "private" or chat_open(engine, switches, Scope("private", entity_id))
+
+
+def job_parts(payload: dict[str, Any]) -> list[str]:
+    """The parts a merge job names (new facts or a rebuild), in ``part_order``; each is checked
+    against the job's entity before it is merged (``check_entity``)."""
+    parts = payload.get("parts")
+    named = [str(part) for part in parts] if isinstance(parts, dict) else []
+    return sorted({*named, *rebuild_parts(payload)}, key=part_order)
 
 
 async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | None = None) -> MergeReport:
@@ -358,7 +419,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
     switches = await switch_state(engine, held.bot_id)
     enabled = engine.config.enable and engine.config.profiles.merge
     rebuilds = rebuild_parts(held.payload)
-    for part in ("group", "private"):
+    for part in job_parts(held.payload):
         new_ids = memory_ids(parts.get(part)) if isinstance(parts, dict) else []
         if part in rebuilds:
             check_entity(entity_type, entity_id, part)

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, Field
 
 from ..domain.admission import admit
-from ..domain.profiles import SECTION_NAMES, SECTIONS, Card, CardLimits, validate_card
+from ..domain.profiles import SECTION_NAMES, SECTIONS, Card, CardLimits, part_group, validate_card
 from ..domain.records import MemoryRecord
 from ..errors import InvalidInput, LLMUnavailable
 from . import profiles
@@ -39,6 +39,14 @@ _VISIBILITY = {
     ("user", "group"): "这部分卡片会在群聊中展示，只能写该用户在群里表现出来的内容。",
     ("user", "private"): "这部分卡片只在与该用户的私聊中使用。",
 }
+
+
+def visibility(entity_type: str, part: str) -> str:
+    """Where the part is shown, as the prompt tells the model."""
+    group_id = part_group(part)
+    if entity_type == "user" and group_id is not None:
+        return f"这部分卡片只在群{group_id}里展示，只能写该用户在这个群里表现出来的内容，下面的记忆也都来自这个群。"
+    return _VISIBILITY[(entity_type, part)]
 
 
 class ProfileAnswer(BaseModel):
@@ -83,7 +91,7 @@ def prompt_context(
         "entity_id": entity_id,
         "who": who(entity_type, entity_id),
         "part": part,
-        "visibility": _VISIBILITY[(entity_type, part)],
+        "visibility": visibility(entity_type, part),
         "card": None
         if card is None
         else {

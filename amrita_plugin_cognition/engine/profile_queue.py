@@ -1,12 +1,14 @@
 """Queueing merges (``profiles.merge``): in the transaction that writes a job's facts
 (``historian._commit``), ``queue_merges`` asks for one merge per card the facts touch
-(``domain/profile_policy.merges_for``). The request is a durable ``profile_merge`` job in the
-historian's queue, one pending job per (bot account, entity): a group's job has the group's scope,
-a user's the user's private scope, and lists per part the ids of the new facts (never their text:
-a fact forgotten or corrected before the merge runs is simply not there then, and an erasure has
-no text to scrub from the queue). A pending job is extended (its ids appended, its due time kept),
-else one is added that is due ``profiles.merge_window_seconds`` later: every job for one card
-within the window becomes one merge. Opted-out users get none.
+(``domain/profile_policy.merges_for``, under the scope policy in force: a group fact grows a
+user's part in that group under ``strict``, their cross-group part under ``open``). The request
+is a durable ``profile_merge`` job in the historian's queue, one pending job per (bot account,
+entity): a group's job has the group's scope, a user's the user's private scope, and lists per
+part the ids of the new facts (never their text: a fact forgotten or corrected before the merge
+runs is simply not there then, and an erasure has no text to scrub from the queue). A pending
+job is extended (its ids appended, its due time kept), else one is added that is due
+``profiles.merge_window_seconds`` later: every job for one card part within the window becomes
+one merge. Opted-out users get none.
 
 **Rebuilds after a forget** (``queue_rebuilds``): in the transaction that removes facts (a forget,
 ``corrections.forget_memory``; a delete-all, ``erasure.delete_all``), every card part whose
@@ -52,7 +54,7 @@ async def queue_merges(
     settings = engine.config.profiles
     if not settings.merge or not written:
         return 0
-    wanted = merges_for(bot_id, scope, written)
+    wanted = merges_for(bot_id, scope, written, engine.config.scope_policy)
     if not wanted:
         return 0
     switches = await switch_state(engine, bot_id)

@@ -1,10 +1,12 @@
 """Reading cards from a chat: which parts it may see, and searching them by words and meaning.
 
 Both go through one predicate, ``domain/profile_access.card_access`` (the get tool asks it for
-one entity, the search for every entity the chat could see), with membership in a group read
-from the group's facts (``repository.group_members``). So the search can never return what the
-get tool would refuse: never another group's card, never a private part in a group, never another
-user's private part, never another bot account's card.
+one entity, the search for every entity the chat could see), under the scope policy in force,
+with membership in a group read from the group's facts (``repository.group_members``). So the
+search can never return what the get tool would refuse: never another group's card, never a
+user's part another group sees (under ``strict``, a group sees only a user's part built from its
+own facts), never a private part in a group, never another user's private part, never another
+bot account's card.
 
 The search is hybrid like memory recall, over the card parts' own indices
 (``store/profile_index.py``): the keyword side matches only the visible parts' tokens, the vector
@@ -28,6 +30,7 @@ from ..domain.profiles import Card
 from ..domain.records import ChatContext, clean_text
 from ..domain.scoring import score_fusion
 from ..domain.tokenize import query_terms
+from ..domain.visibility import ScopePolicy
 from ..errors import TIMEOUTS, EmbedderUnavailable, IndexUnavailable, InvalidInput
 from ..logs import log_event
 from ..store import profile_index, repository
@@ -60,15 +63,18 @@ async def visible_parts(engine: CognitionEngine, context: ChatContext, entity_ty
     if needs_membership(context, entity_type, entity_id):
         async with engine.unit_of_work() as uow:
             member = await _is_member(uow, context, entity_id)
-    access = card_access(context, entity_type, entity_id, member)
+    access = card_access(context, entity_type, entity_id, engine.config.scope_policy, member)
     if not access.parts:
         raise InvalidInput(access.refusal)
     return list(access.parts)
 
 
-async def visible_card_keys(uow: UnitOfWork, context: ChatContext, entity_type: EntityChoice = "any") -> list[CardKey]:
-    """Every card part ((entity type, entity id, part)) this chat may see, by ``card_access``: in
-    a group its own card and the users its facts name or the speaker; in a private chat the user."""
+async def visible_card_keys(
+    uow: UnitOfWork, context: ChatContext, policy: ScopePolicy, entity_type: EntityChoice = "any"
+) -> list[CardKey]:
+    """Every card part ((entity type, entity id, part)) this chat may see under ``policy``, by
+    ``card_access``: in a group its own card and the part it sees of the users its facts name
+    or of the speaker; in a private chat the user's."""
     candidates: list[tuple[str, str, bool]] = []
     if context.scope.is_group and entity_type in ("group", "any"):
         candidates.append(("group", context.scope.id, False))
@@ -81,7 +87,7 @@ async def visible_card_keys(uow: UnitOfWork, context: ChatContext, entity_type: 
     return [
         (kind, entity, part)
         for kind, entity, member in candidates
-        for part in card_access(context, kind, entity, member).parts
+        for part in card_access(context, kind, entity, policy, member).parts
     ]
 
 
@@ -115,7 +121,7 @@ async def search_cards(
     if not query:
         raise InvalidInput("搜索内容不能为空")
     async with engine.unit_of_work() as uow:
-        keys = await visible_card_keys(uow, context, entity_type)
+        keys = await visible_card_keys(uow, context, engine.config.scope_policy, entity_type)
         tokens = [profile_index.card_token(context.bot_id, *key) for key in keys]
         keyword_hits = dict(await profile_index.search(uow.session, tokens, query_terms(query), CANDIDATES))
     if not keys:

@@ -2,7 +2,7 @@
 what a card is, ``domain/profile_document.py`` for its document, ``store/profiles.py`` for the SQL).
 
 Every change of a card runs in one unit of work that first takes the entity's write lock
-(``cognition:profile:<bot>:<type>:<id>``, both parts of a user under one key), so two writers of
+(``cognition:profile:<bot>:<type>:<id>``, every part of a user under one key), so two writers of
 one card never interleave, in this process or another; the version it replaces is kept as a
 revision first (the newest ``profiles.revision_keep``), and ``ProfilesChanged`` is recorded for
 whoever caches cards. The part's keyword row and its vector's outbox row are written in the same
@@ -10,13 +10,15 @@ unit of work (``store/profile_index.py``; ``IndexWorkQueued`` drains it soon). A
 changes nothing writes nothing.
 
 Export writes the seed's layout below the output folder, one folder per bot account:
-``<bot>/profiles/users/<QQ>.md`` (a user's group-visible part), ``<bot>/profiles/users/<QQ>.private.md``
-(their private part) and ``<bot>/profiles/groups/<group>.md``.
+``<bot>/profiles/users/<QQ>.md`` (a user's cross-group part), ``<bot>/profiles/users/<QQ>.group-<group>.md``
+(their part in one group), ``<bot>/profiles/users/<QQ>.private.md`` (their private part) and
+``<bot>/profiles/groups/<group>.md``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -39,14 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["ProfileFilter"]
 
 LIST_MAX = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class EntityCards:
-    """Both parts of one entity's card (a group has only ``group``)."""
-
-    group: Card | None
-    private: Card | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,13 +95,19 @@ async def get(
     return store.to_card(rows[0]) if rows else None
 
 
-async def get_card(engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str) -> EntityCards:
-    """Both parts of a user's card (a group's one part), in one read."""
+async def get_parts(
+    engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, parts: Sequence[str] | None = None
+) -> list[Card]:
+    """The parts of an entity's card that exist, in one read: those named by ``parts``, in that
+    order; without ``parts``, every part (a user's cross-group, per-group and private parts, in
+    ``part_order``; a group's one)."""
     check_entity(entity_type, entity_id)
+    for part in parts or ():
+        check_entity(entity_type, entity_id, part)
     async with engine.unit_of_work() as uow:
         rows = await store.get_rows(uow.session, bot_id, entity_type, entity_id)
     cards = {row.part: store.to_card(row) for row in rows}
-    return EntityCards(cards.get("group"), cards.get("private"))
+    return [cards[part] for part in (cards if parts is None else parts) if part in cards]
 
 
 async def _write(

@@ -321,8 +321,9 @@ class ProfileRow(Model):
     #: "user" or "group".
     entity_type: Mapped[str] = mapped_column(String(8))
     entity_id: Mapped[str] = mapped_column(String(64))
-    #: "group" (group-visible) or "private" (a user's private chat only).
-    part: Mapped[str] = mapped_column(String(8))
+    #: "group" (group-visible: a group's card; a user's cross-group part), "group:<id>" (a user's
+    #: part shown in that group only) or "private" (a user's private chat only).
+    part: Mapped[str] = mapped_column(String(32))
     name: Mapped[str] = mapped_column(String(128), default="")
     tags: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
     evaluation: Mapped[str] = mapped_column(Text, default="")
@@ -344,7 +345,7 @@ class ProfileRevisionRow(Model):
     bot_id: Mapped[str] = mapped_column(String(32))
     entity_type: Mapped[str] = mapped_column(String(8))
     entity_id: Mapped[str] = mapped_column(String(64))
-    part: Mapped[str] = mapped_column(String(8))
+    part: Mapped[str] = mapped_column(String(32))
     name: Mapped[str] = mapped_column(String(128), default="")
     tags: Mapped[str] = mapped_column(Text, default="[]")
     evaluation: Mapped[str] = mapped_column(Text, default="")

@@ -21,9 +21,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.clock import as_utc
 from ..domain.erasure import ErasureTarget
 from ..domain.people import PersonMatcher, without_sentences
-from ..domain.profiles import Card
+from ..domain.profiles import Card, in_group_part, part_group, part_order
+from ..domain.records import MemoryStatus
 from . import profile_index
-from .models import ProfileRevisionRow, ProfileRow
+from .models import MemoryRow, ProfileRevisionRow, ProfileRow
 from .revisions import keep_newest
 
 #: Cards per page when a whole table is walked (export, erasure checks).
@@ -91,12 +92,12 @@ def _entity(model: Any, bot_id: str, entity_type: str, entity_id: str) -> Column
 async def get_rows(
     session: AsyncSession, bot_id: str, entity_type: str, entity_id: str, part: str | None = None
 ) -> list[ProfileRow]:
-    """The parts of one entity's card (one, when ``part`` is given), group part first."""
+    """The parts of one entity's card (one, when ``part`` is given), in ``part_order``."""
     query = select(ProfileRow).where(_entity(ProfileRow, bot_id, entity_type, entity_id))
     if part is not None:
         query = query.where(ProfileRow.part == part)
     rows = (await session.execute(query)).scalars().all()
-    return sorted(rows, key=lambda row: row.part != "group")
+    return sorted(rows, key=lambda row: part_order(row.part))
 
 
 async def turn_cards(session: AsyncSession, bot_id: str, keys: Sequence[tuple[str, str, str]]) -> list[Card]:
@@ -266,15 +267,19 @@ async def revision_counts(session: AsyncSession, rows: Sequence[ProfileRow]) -> 
 
 
 def _covered(model: Any, target: ErasureTarget) -> ColumnElement[bool]:
-    """The parts a target erases by identity: every card of the bot; a group's card (chat
-    target); a user's private part (their private chat); both parts of a user (user target)."""
+    """The parts a target erases by identity: every card of the bot; a group's card and the
+    users' parts in that group (chat target); a user's private part (their private chat); every
+    part of a user (user target)."""
     if target.kind == "bot":
         return model.bot_id == target.bot_id  # type: ignore[no-any-return]
     if target.kind == "user":
         return _entity(model, target.bot_id, "user", target.user_id)
     assert target.scope is not None
-    if target.scope.is_group:
-        return _entity(model, target.bot_id, "group", target.scope.id)
+    if target.scope.is_group:  # its card, and every user's part in it (built from its facts only)
+        in_group = and_(
+            model.bot_id == target.bot_id, model.entity_type == "user", model.part == in_group_part(target.scope.id)
+        )
+        return or_(_entity(model, target.bot_id, "group", target.scope.id), in_group)
     return and_(_entity(model, target.bot_id, "user", target.scope.id), model.part == "private")
 
 
@@ -457,3 +462,26 @@ async def delete_part(
     return await _delete_cards(
         session, and_(_entity(ProfileRow, bot_id, entity_type, entity_id), ProfileRow.part == part), now
     )
+
+
+# ---------------------------------------------------------------------------- what a part is built from
+
+
+def source_facts_query(bot_id: str, entity_type: str, entity_id: str, part: str) -> Any:
+    """The active facts a card part may be built from (``domain/profile_policy.visible_to`` in
+    SQL): a group's card, its own chat; a user's part in group G, what they said or what was said
+    about them in G; their cross-group part, that in every group; their private part, that and
+    their own private chat. ``repository.list_visible`` pages it."""
+    by_or_about = or_(MemoryRow.speaker_id == entity_id, MemoryRow.subject_id == entity_id)
+    in_groups = MemoryRow.scope_kind == "group"
+    group_id = part_group(part)
+    if entity_type == "group":
+        where: ColumnElement[bool] = and_(in_groups, MemoryRow.scope_id == entity_id)
+    elif group_id is not None:
+        where = and_(in_groups, MemoryRow.scope_id == group_id, by_or_about)
+    elif part == "private":
+        own_chat = and_(MemoryRow.scope_kind == "private", MemoryRow.scope_id == entity_id)
+        where = or_(and_(in_groups, by_or_about), own_chat)
+    else:
+        where = and_(in_groups, by_or_about)
+    return select(MemoryRow).where(MemoryRow.bot_id == bot_id, MemoryRow.status == MemoryStatus.ACTIVE.value, where)

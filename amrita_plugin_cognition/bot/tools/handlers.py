@@ -296,7 +296,7 @@ def _card_result(card: Card) -> dict[str, Any]:
 
 @cognition_tool(
     "cognition_profile_get",
-    "查看一张画像（评价、吐槽、正文）。群聊里：本群的画像，或本群成员的群内可见画像；私聊里：只能查看说话人本人的画像。",
+    "查看一张画像（评价、吐槽、正文）。群聊里：本群的画像，或本群成员在本群可见的画像；私聊里：只能查看说话人本人的画像。",
     ProfileGetArguments,
 )
 async def profile_get(
@@ -304,8 +304,8 @@ async def profile_get(
 ) -> dict[str, Any]:
     entity_id = str(args.entity_id)
     parts = await visible_parts(engine, context, args.entity_type, entity_id)
-    both = await profiles.get_card(engine, context.bot_id, args.entity_type, entity_id)
-    found = [card for card in (getattr(both, part) for part in parts) if card is not None and not card.is_empty]
+    cards = await profiles.get_parts(engine, context.bot_id, args.entity_type, entity_id, parts)
+    found = [card for card in cards if not card.is_empty]
     if not found:
         return {"cards": [], "message": "还没有画像"}
     return {"notice": CARD_NOTICE, "cards": [_card_result(card) for card in found]}
@@ -313,8 +313,8 @@ async def profile_get(
 
 @cognition_tool(
     "cognition_profile_search",
-    "按内容搜索画像（评价、吐槽、正文），如“谁喜欢爬山”。只在本会话能看的画像里找：群聊里是本群的画像和本群成员的"
-    f"群内可见画像；私聊里只有说话人本人的画像。entity_type 选 user/group/any，top_k 1-{PROFILE_SEARCH_MAX}。",
+    "按内容搜索画像（评价、吐槽、正文），如“谁喜欢爬山”。只在本会话能看的画像里找：群聊里是本群的画像和本群成员在"
+    f"本群可见的画像；私聊里只有说话人本人的画像。entity_type 选 user/group/any，top_k 1-{PROFILE_SEARCH_MAX}。",
     ProfileSearchArguments,
 )
 async def profile_search(
