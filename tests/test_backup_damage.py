@@ -48,6 +48,8 @@ DAMAGES: list[tuple[str, Callable[[list[Any]], None], str, str]] = [
     ("long_memo", _memory("memo", lambda row: row.update(content="备" * 1001)), "memo", "memo_max_chars"),
     ("long_body", _memory("profile", lambda row: row.update(body="正" * 801)), "profile", "body_max_chars"),
     ("long_name", _memory("memory", lambda row: row.update(speaker_name="名" * 129)), "memory", "speaker_name"),
+    # a card key no card can have (a group's card has only the part ``group``)
+    ("bad_part", _memory("profile", lambda row: row.update(part="group:abc")), "profile", "画像键"),
 ]
 
 

@@ -44,10 +44,10 @@ async def _row(memory_id: int) -> MemoryRow:
 
 
 async def test_a_correction_in_chat_is_anchored_gated_and_sourced_as_itself(app: App, fake_openai, monkeypatch) -> None:
-    old_id = await _historian_fact("30401", "QQ号10001（昵称小明）在成都吃了火锅。")
+    old_id = await _historian_fact("30451", "QQ号10001（昵称小明）在成都吃了火锅。")
     corrected = "QQ号10001（昵称小明）前天在重庆吃了火锅。"
     fake_openai.script.append(tool_call("cognition_memory_update", {"memory_id": old_id, "content": corrected}))
-    event = group_message("说错了，我是前天在重庆吃的火锅", 30401, 10001, "小明")
+    event = group_message("说错了，我是前天在重庆吃的火锅", 30451, 10001, "小明")
     async with app.test_api() as ctx:
         bot, _ = await connect_bot(ctx, monkeypatch, BOT)
         await deliver(bot, event)
@@ -70,13 +70,13 @@ async def test_a_correction_in_chat_is_anchored_gated_and_sourced_as_itself(app:
 
 
 async def test_a_correction_the_gate_cannot_pass_is_kept_not_absolute(app: App, fake_openai, monkeypatch) -> None:
-    old_id = await _historian_fact("30402", "QQ号10001（昵称小明）养了一只猫。")
+    old_id = await _historian_fact("30452", "QQ号10001（昵称小明）养了一只猫。")
     fake_openai.script.append(
         tool_call("cognition_memory_update", {"memory_id": old_id, "content": "他在这里养了两只猫。"})
     )
     async with app.test_api() as ctx:
         bot, _ = await connect_bot(ctx, monkeypatch, BOT)
-        await deliver(bot, group_message("不对，是两只", 30402, 10001, "小明"))
+        await deliver(bot, group_message("不对，是两只", 30452, 10001, "小明"))
     (result,) = tool_results(fake_openai.chat_requests[-1])
     row = await _row(result["memory_id"])
     source = json.loads(row.source)

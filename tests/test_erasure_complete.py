@@ -352,7 +352,7 @@ async def test_a_user_erased_is_named_nowhere_and_never_extracted_again(
     assert [message["text"] for message in lan_job["recent"]] == ["周五谁去打球", "我去"]  # not hers, nor the reply
     group_card = await profiles.get(engine, bot, "group", G1)
     assert group_card is not None and group_card.body == "每周五打羽毛球\n周六也打"
-    lan_card = await profiles.get(engine, bot, "user", V, "group")
+    lan_card = await profiles.get(engine, bot, "user", V, f"group:{G1}")  # strict: her part in G1
     assert lan_card is not None and (lan_card.body, lan_card.roast) == ("喜欢猫", "")
     kiki_card = await profiles.get(engine, bot, "user", X, "group")
     assert kiki_card is not None and kiki_card.tags == ["爱看展"]
@@ -504,7 +504,7 @@ async def test_a_card_merge_never_writes_an_opted_out_user_into_any_card(
     assert len(merge_prompts) >= 2  # the group's card and 小岚's
     assert not [form for prompt in merge_prompts for form in person.named_in(prompt)]  # past facts kept out
     group_card = await profiles.get(engine, bot, "group", G1)
-    lan_card = await profiles.get(engine, bot, "user", V, "group")
+    lan_card = await profiles.get(engine, bot, "user", V, f"group:{G1}")  # strict: her part in G1
     assert group_card is not None and lan_card is not None
     assert group_card.body == "群友周六看展" and group_card.roast == ""
     assert lan_card.body == "周六去看展"

@@ -59,7 +59,7 @@ def _mentions(text: str) -> bool:
 async def test_what_a_user_said_in_one_group_reaches_another_only_under_open(
     app: App, fake_openai: FakeOpenAI, monkeypatch, model: Model, policy: str
 ) -> None:
-    user, group_a, group_b = (10201, 30201, 30202) if policy == "strict" else (10211, 30211, 30212)
+    user, group_a, group_b = (10261, 30261, 30262) if policy == "strict" else (10281, 30281, 30282)
     said = SAID_IN_A.format(user=user)
     engine = await memory_engine()
     async with app.test_api() as ctx:
@@ -100,10 +100,10 @@ async def test_what_a_user_said_in_one_group_reaches_another_only_under_open(
         assert found["cards"] == [] and not _mentions(str(found))
         assert command == "还没有画像"
     else:  # open: the cross-group part is what groups see, as documented
-        assert "用户 10211 的群内可见画像" in system and _mentions(system)
+        assert f"用户 {user} 的群内可见画像" in system and _mentions(system)
         assert [item["part"] for item in got["cards"]] == ["group"] and _mentions(str(got))
         assert [(item["entity_id"], item["part"]) for item in found["cards"]] == [(str(user), "group")]
-        assert command.startswith("用户 10211 的群内可见画像") and _mentions(command)
+        assert command.startswith(f"用户 {user} 的群内可见画像") and _mentions(command)
     # the card A's facts built is the part A sees (strict: the user's part in A)
     part = "group" if policy == "open" else f"group:{group_a}"
     card = await profiles.get(engine, BOT, "user", str(user), part)

@@ -400,7 +400,7 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
     assert (await profiles.get(engine, bot, "user", V, "group:20001")) is None
     assert (await profiles.get(engine, bot, "user", V, "group:20002")) is not None
     whole = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli", now=NOW)
-    assert whole.counts["profiles"] == 3
+    assert whole.counts["profiles"] == 4  # 10002 (cut, not deleted) and his part in 20002, 10003, 10004
     assert (await profiles.list_cards(engine, profiles.ProfileFilter(bot_id=bot)))[1] == 0
     assert (await profiles.get(engine, other, "user", U)) is not None
 

@@ -18,7 +18,9 @@ from typing import Any
 
 from sqlalchemy import Boolean, String, UniqueConstraint
 
+from ..domain.profiles import check_entity
 from ..domain.records import Importance, MemoryKind, MemoryStatus, Provenance, normalise_text
+from ..errors import InvalidInput
 from .backup import TABLES
 
 #: The largest id SQLite's INTEGER and PostgreSQL's BIGINT hold.
@@ -31,8 +33,10 @@ ALLOWED: dict[tuple[str, str], frozenset[str]] = {
     ("memory", "provenance"): frozenset(kind.value for kind in Provenance),
     ("memory", "kind"): frozenset(kind.value for kind in MemoryKind),
     **{(table, "entity_type"): frozenset({"user", "group"}) for table in ("profile", "profile_revision")},
-    **{(table, "part"): frozenset({"group", "private"}) for table in ("profile", "profile_revision")},
 }
+#: Tables whose rows name a card part: the key is checked as a card key (``profiles.check_entity``:
+#: a group's ``group``; a user's ``group``, ``private`` or ``group:<id>``).
+CARD_TABLES = frozenset({"profile", "profile_revision"})
 #: JSON columns and the shape of their value.
 JSON_SHAPES: dict[tuple[str, str], type] = {
     ("memory", "tags"): list,
@@ -116,6 +120,17 @@ def _value_problem(table: str, name: str, value: str) -> RowProblem | None:
     return None
 
 
+def _card_key_problem(table: str, values: dict[str, Any]) -> RowProblem | None:
+    if table not in CARD_TABLES:
+        return None
+    key = (values.get("entity_type"), values.get("entity_id"), values.get("part"))
+    try:
+        check_entity(*(str(item) for item in key))
+    except InvalidInput as error:
+        return RowProblem(f"{table} 的画像键 {key!r} 无效：{error.zh}", f"{table}: invalid card key {key!r}")
+    return None
+
+
 @dataclass(slots=True)
 class BackupCheck:
     """One file's rows checked in order (ids and unique keys are remembered across rows)."""
@@ -139,7 +154,11 @@ class BackupCheck:
             problem = _column_problem(table, column, values[column.key])
             if problem is not None:
                 return problem
-        problem = self._limit_problem(table, values) or self._repeat_problem(table, model, values)
+        problem = (
+            _card_key_problem(table, values)
+            or self._limit_problem(table, values)
+            or self._repeat_problem(table, model, values)
+        )
         if problem is None:
             self.counts[table] = self.counts.get(table, 0) + 1
         return problem
