@@ -4,7 +4,8 @@ makes it into a card (the fake model, scripted: the historian echoes the observa
 writes the facts it is given); then the same user speaks in group B. Under ``scope_policy =
 "strict"`` (群只看本群) nothing of what they said in A reaches B: not the injected block, not
 ``cognition_profile_get``, not ``cognition_profile_search``, not ``/profile``; group A still sees
-it. Under ``open`` the cross-group card is shown in B, as documented."""
+it, and so does the user's own ``/profile`` in their private chat. Under ``open`` the cross-group
+card is shown in B, as documented."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
-from chat_helpers import connect_bot, deliver, group_message, memory_engine, system_text, tool_results
+from chat_helpers import connect_bot, deliver, group_message, memory_engine, private_message, system_text, tool_results
 from engine_helpers import empty_job_queue
 from fake_openai import FakeOpenAI, tool_call
 from nonebug import App
@@ -92,6 +93,9 @@ async def test_what_a_user_said_in_one_group_reaches_another_only_under_open(
         # 4. /profile in group B
         await deliver(bot, group_message("/profile", group_b, user, "小红", to_me=False))
         command = qq.sent[-1]
+        # 5. /profile in the user's own private chat, which may see every group fact of theirs
+        await deliver(bot, private_message("/profile", user, "小红"))
+        in_private = qq.sent[-1]
 
     assert got["ok"] and found["ok"]
     if policy == "strict":
@@ -99,11 +103,14 @@ async def test_what_a_user_said_in_one_group_reaches_another_only_under_open(
         assert got["cards"] == [] and not _mentions(str(got))
         assert found["cards"] == [] and not _mentions(str(found))
         assert command == "还没有画像"
+        # no private part and no cross-group part grew: their newest part in a group is shown
+        assert in_private.startswith(f"用户 {user} 在群 {group_a} 的画像") and _mentions(in_private)
     else:  # open: the cross-group part is what groups see, as documented
         assert f"用户 {user} 的群内可见画像" in system and _mentions(system)
         assert [item["part"] for item in got["cards"]] == ["group"] and _mentions(str(got))
         assert [(item["entity_id"], item["part"]) for item in found["cards"]] == [(str(user), "group")]
         assert command.startswith(f"用户 {user} 的群内可见画像") and _mentions(command)
+        assert in_private.startswith(f"用户 {user} 的群内可见画像") and _mentions(in_private)
     # the card A's facts built is the part A sees (strict: the user's part in A)
     part = "group" if policy == "open" else f"group:{group_a}"
     card = await profiles.get(engine, BOT, "user", str(user), part)

@@ -3,7 +3,8 @@
 ``/profile`` shows the caller's own card: in a group the one part that group sees
 (``domain/profile_access.card_access``: under the ``strict`` scope policy their part in this
 group, built from this group's facts only; under ``open`` their cross-group part; a private part
-is never printed into a group), in a private chat the private part, else the cross-group one.
+is never printed into a group), in a private chat the private part, else the cross-group one,
+else the newest of their parts in a group (``profile_access.shown_part``).
 ``/profile group`` shows the group's card (in a group). The card is shown in the order meta
 (who, name, tags, when) → evaluation → roast → body: as an image when nonebot-plugin-htmlrender
 is installed and renders (the ``image`` extra; ``profile_image``), else, and whenever rendering
@@ -20,7 +21,7 @@ from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent, MessageSegme
 from nonebot.matcher import Matcher
 from nonebot.params import CommandArg
 
-from ..domain.profile_access import card_access
+from ..domain.profile_access import shown_part
 from ..domain.profiles import SECTION_NAMES, Card
 from ..domain.records import ChatContext, clean_text
 from ..engine import profiles
@@ -45,7 +46,7 @@ MENU_ENTRY: dict[str, object] = {
     "name": "画像",
     "description": "查看机器人对你或本群整理的画像（评价、吐槽、正文）",
     "usage": [
-        "/profile — 我的画像（群里只显示本群能看的部分；私聊显示仅私聊部分，没有时显示群内可见部分）",
+        "/profile — 我的画像（群里只显示本群能看的部分；私聊显示仅私聊部分，没有时显示跨群部分或最近的群内部分）",
         "/profile group — 本群的画像（群里）",
         "/cogprofile — /profile 的别名",
     ],
@@ -79,9 +80,13 @@ async def visible_card(engine: CognitionEngine, context: ChatContext, target: st
     part ``card_access`` allows that exists."""
     if target == "group":
         return await profiles.get(engine, context.bot_id, "group", context.scope.id)
-    access = card_access(context, "user", context.user_id, engine.config.scope_policy)
-    cards = await profiles.get_parts(engine, context.bot_id, "user", context.user_id, access.parts)
-    return next((card for card in cards if not card.is_empty), None)
+    cards = {
+        card.part: card
+        for card in await profiles.get_parts(engine, context.bot_id, "user", context.user_id)
+        if not card.is_empty
+    }
+    part = shown_part(context, engine.config.scope_policy, {part: card.updated_at for part, card in cards.items()})
+    return cards[part] if part is not None else None
 
 
 async def lookup(engine: CognitionEngine, bot: Bot | None, event: MessageEvent, words: list[str]) -> str | Card:

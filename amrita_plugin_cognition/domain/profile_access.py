@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from .profile_policy import group_part
+from .profiles import part_group
 from .records import ChatContext
 from .visibility import ScopePolicy
 
@@ -71,3 +73,18 @@ def chat_card_keys(context: ChatContext, policy: ScopePolicy) -> list[tuple[str,
     elif user and context.scope.id == user:
         keys += [("user", user, part) for part in card_access(context, "user", user, policy).parts]
     return keys
+
+
+def shown_part(context: ChatContext, policy: ScopePolicy, filled: dict[str, datetime]) -> str | None:
+    """Which of the caller's own card parts ``/profile`` shows, given the parts that hold text
+    (part -> when it was updated): the first part ``card_access`` allows. In the user's own
+    private chat, when neither the private nor the cross-group part exists (under ``strict`` a
+    user who only talks in groups grows neither), the newest of their per-group parts: that
+    chat may see every group fact by or about them, so it may see a card built from them."""
+    for part in card_access(context, "user", context.user_id, policy).parts:
+        if part in filled:
+            return part
+    if context.scope.is_group or context.scope.id != context.user_id:
+        return None
+    in_groups = [part for part in filled if part_group(part) is not None]
+    return max(in_groups, key=lambda part: filled[part]) if in_groups else None
