@@ -22,7 +22,7 @@ from sqlalchemy import select
 
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
 from amrita_plugin_cognition.engine.inspection import export_user
-from amrita_plugin_cognition.store.models import JobRow, MemoryRow, NoteRow, ProfileRow, TranscriptRow
+from amrita_plugin_cognition.store.models import JobRow, MemoRow, MemoryRow, NoteRow, PinRow, ProfileRow, TranscriptRow
 
 pytestmark = pytest.mark.chatflow
 
@@ -106,14 +106,17 @@ async def test_end_with_nothing_writes_nothing(app: App, fake_openai, monkeypatc
 async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_turn_out(
     app: App, fake_openai, monkeypatch
 ) -> None:
-    """The model ignores the request: it writes the plan with the write tool and puts it into
-    ``end``'s memo and observations anyway. The message's own words refuse all of it."""
+    """The model ignores the request: it writes the plan with the write tool, the memo and a pin,
+    and puts it into ``end``'s memo and observations anyway. The message's own words refuse all
+    of it."""
     said = "这个别记啊：我下周二要去面试，紧张死了"
     fake_openai.script.extend(
         [
             tool_call(
                 "cognition_memory_write", {"scope": "user", "content": "QQ号10111（昵称阿强）计划下周二去面试。"}
             ),
+            tool_call("cognition_memo_append", {"content": "阿强下周二要去面试"}, "call_m"),
+            tool_call("cognition_pin_add", {"content": "提醒阿强下周二面试"}, "call_p"),
             tool_call(
                 "end",
                 {"memo": "阿强说他下周二要去面试", "observations": ["QQ号10111（昵称阿强）下周二要去面试"]},
@@ -125,8 +128,11 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
         bot, qq = await _bot(ctx, monkeypatch)
         await deliver(bot, group_message(said, 30111, 10111, "阿强"))
         assert FINAL_TEXT in qq.sent  # the reply goes on
-        written, ended = tool_results(fake_openai.chat_requests[-1])[-2:]
-        assert written["ok"] is False and "不要记住" in written["error"]
+        written, memo, pin, ended = tool_results(fake_openai.chat_requests[-1])[-4:]
+        for refused in (written, memo, pin):
+            assert refused["ok"] is False and "不要记住" in refused["error"], refused
+        assert await _rows(MemoRow, MemoRow.bot_id == BOT, MemoRow.scope_id == "30111") == []
+        assert await _rows(PinRow, PinRow.bot_id == BOT, PinRow.scope_id == "30111") == []
         assert ended["ok"] is True and ended["noted"] is False and ended["observations"] == 0
         assert "没有记录" in ended["note"] and not ended["next"].startswith("已记下")
         # no note, no job, no transcript turn, no fact

@@ -96,3 +96,19 @@ async def test_forgetting_a_fact_takes_the_note_turn_and_jobs_of_its_message(tmp
     # the next job of the chat is not told of it either (the recent turns were read again)
     await engine.end_turn(wang, "", ["QQ号10202（昵称小王）周日去爬山"], batch=[], now=NOW)
     assert all("雅思" not in row.payload for row in await _rows(engine, JobRow, bot))
+
+
+async def test_a_name_longer_than_its_column_is_cut_to_fit_on_every_backend(tmp_root, chroma_port) -> None:
+    """A QQ group card may be longer than a name column (128): the note and the transcript turn
+    are stored with the name cut to fit, where PostgreSQL refused the whole write before."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    name = "超长群名片" * 40  # 200 characters
+    chat = group(bot, "30114", "10116", name)
+    batch = [InputMessage("m1", "10116", name, "周末我去爬山", NOW)]
+    result = await engine.end_turn(chat, "说周末去爬山", ["QQ号10116 周末去爬山"], batch=batch, now=NOW)
+    assert result.note_written
+    await engine.record_turn(chat, batch[0], "好呀", ended=True)
+    (note,) = await _rows(engine, NoteRow, bot)
+    (turn,) = await _rows(engine, TranscriptRow, bot)
+    assert note.user_name == turn.user_name == name[:128]

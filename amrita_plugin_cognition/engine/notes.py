@@ -10,6 +10,7 @@ restored.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ from ..store import notes as store
 from ..store.unit_of_work import UnitOfWork
 from .caches import notes_key
 from .switches import check_writable
+from .writes import refuse_if_asked_not_to_remember
 
 if TYPE_CHECKING:
     from ..store.models import MemoRevisionRow, PinRow
@@ -116,9 +118,13 @@ async def _write_memo(
     await uow.commit()
 
 
-async def update_memo(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> str:
-    """Replace the whole memo. Too long: refused with the current and the maximum length."""
+async def update_memo(
+    engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None, said: Sequence[str] = ()
+) -> str:
+    """Replace the whole memo. Too long: refused with the current and the maximum length.
+    ``said``: the messages the call answers (one that asks not to remember refuses it)."""
     permissions.check_replace_memo(context)
+    refuse_if_asked_not_to_remember(said)
     value = normalise_text_block(content)
     await check_writable(engine, context, [value])  # not in a switched-off chat, nor by or about an opted-out user
     limit = engine.config.memo_max_chars
@@ -132,10 +138,13 @@ async def update_memo(engine: CognitionEngine, context: ChatContext, content: st
     return value
 
 
-async def append_memo(engine: CognitionEngine, context: ChatContext, addition: str, now: datetime | None = None) -> str:
+async def append_memo(
+    engine: CognitionEngine, context: ChatContext, addition: str, now: datetime | None = None, said: Sequence[str] = ()
+) -> str:
     value = normalise_text_block(addition)
     if not value:
         raise InvalidInput("追加内容不能为空")
+    refuse_if_asked_not_to_remember(said)
     await check_writable(engine, context, [value])
     _admitted(value)
     limit = engine.config.memo_max_chars
@@ -198,8 +207,11 @@ async def list_pins(engine: CognitionEngine, context: ChatContext) -> list[Pin]:
     return [_pin(row) for row in rows]
 
 
-async def add_pin(engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None) -> Pin:
+async def add_pin(
+    engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None, said: Sequence[str] = ()
+) -> Pin:
     value = _pin_text(content)
+    refuse_if_asked_not_to_remember(said)
     await check_writable(engine, context, [value])
     limit = engine.config.pins_max_per_scope
     async with engine.unit_of_work() as uow:
@@ -221,9 +233,15 @@ async def _changeable_pin(uow: UnitOfWork, context: ChatContext, pin_id: int) ->
 
 
 async def update_pin(
-    engine: CognitionEngine, context: ChatContext, pin_id: int, content: str, now: datetime | None = None
+    engine: CognitionEngine,
+    context: ChatContext,
+    pin_id: int,
+    content: str,
+    now: datetime | None = None,
+    said: Sequence[str] = (),
 ) -> Pin:
     value = _pin_text(content)
+    refuse_if_asked_not_to_remember(said)
     await check_writable(engine, context, [value])
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(context.bot_id, context.scope)

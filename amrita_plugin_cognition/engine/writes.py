@@ -211,6 +211,15 @@ def target_scope(context: ChatContext, target: str) -> Scope:
     return context.scope
 
 
+def refuse_if_asked_not_to_remember(said: Sequence[str]) -> None:
+    """Refuse a write from a tool call when a message it answers (``said``) asks not to remember,
+    whatever the model wrote: the check ``end`` and transcript capture make of the same messages.
+    Every tool that stores text calls it (the memory write, the memo, the pins)."""
+    if any(requests_not_to_remember(normalise_text(text)) for text in said):
+        refusal = AdmissionVerdict(False, "do_not_remember").message
+        raise InvalidInput(refusal, en="the message being answered asked not to remember")
+
+
 async def write_memory(
     engine: CognitionEngine,
     context: ChatContext,
@@ -227,9 +236,7 @@ async def write_memory(
     answers; one that asks not to remember refuses the write, whatever the model wrote (the check
     the ``end`` tool and transcript capture make of the same messages)."""
     scope = target_scope(context, target)
-    if any(requests_not_to_remember(normalise_text(text)) for text in said):
-        refusal = AdmissionVerdict(False, "do_not_remember").message
-        raise InvalidInput(refusal, en="the message being answered asked not to remember")
+    refuse_if_asked_not_to_remember(said)
     draft = MemoryDraft(
         text=text,
         scope=scope,

@@ -19,6 +19,15 @@ from sqlalchemy.types import TypeDecorator
 
 from ..domain.clock import UTC
 
+#: The width of every name column (a speaker's, a subject's, a note's or a turn's user, a card's).
+#: A QQ group card may be longer, and PostgreSQL refuses a whole write for one name too long.
+NAME_COLUMN_CHARS = 128
+
+
+def fit_name(name: str) -> str:
+    """A display name cut to its column."""
+    return name[:NAME_COLUMN_CHARS]
+
 
 class UTCDateTime(TypeDecorator[datetime]):
     """``UTCDateTime()`` whose aware values are converted to UTC before they are bound

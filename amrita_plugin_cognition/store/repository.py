@@ -24,7 +24,7 @@ from ..domain.records import (
     origin_hashes,
 )
 from . import keyword, outbox, turns
-from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow, ProfileRow
+from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow, ProfileRow, fit_name
 
 
 def to_record(row: Any) -> MemoryRecord:
@@ -69,14 +69,6 @@ async def barred_hashes(session: AsyncSession, hashes: Sequence[str]) -> set[str
     return {row[0] for row in result}
 
 
-#: A name column's width (a QQ group card may be longer: PostgreSQL would refuse the whole write).
-NAME_COLUMN_CHARS: int = MemoryRow.__table__.c.speaker_name.type.length  # type: ignore[attr-defined]
-
-
-def _name(name: str) -> str:
-    return name[:NAME_COLUMN_CHARS]
-
-
 async def insert_memories(
     session: AsyncSession, bot_id: str, drafts: Sequence[MemoryDraft], now: datetime
 ) -> list[MemoryRow]:
@@ -90,9 +82,9 @@ async def insert_memories(
                 scope_kind=draft.scope.kind,
                 scope_id=draft.scope.id,
                 speaker_id=draft.speaker_id,
-                speaker_name=_name(draft.speaker_name),
+                speaker_name=fit_name(draft.speaker_name),
                 subject_id=draft.subject_id or draft.speaker_id,
-                subject_name=_name(draft.subject_name or draft.speaker_name),
+                subject_name=fit_name(draft.subject_name or draft.speaker_name),
                 text=text_value,
                 kind=str(draft.kind),
                 tags=json.dumps(list(dict.fromkeys(draft.tags)), ensure_ascii=False),

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import as_utc
 from ..domain.records import Scope
-from .models import NoteRow, TranscriptRow
+from .models import NoteRow, TranscriptRow, fit_name
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
 CHUNK = 500
@@ -46,7 +46,7 @@ def add_note(
             scope_kind=scope.kind,
             scope_id=scope.id,
             user_id=user_id,
-            user_name=user_name,
+            user_name=fit_name(user_name),
             content=content,
             created_at=at,
             message_ids=json.dumps([str(item) for item in message_ids if item]),
@@ -93,7 +93,7 @@ def add_turn(
         scope_kind=scope.kind,
         scope_id=scope.id,
         user_id=user_id,
-        user_name=user_name,
+        user_name=fit_name(user_name),
         message_id=message_id,
         input_text=input_text,
         reply_text=reply_text,

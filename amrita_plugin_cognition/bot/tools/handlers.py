@@ -52,7 +52,7 @@ async def memo_read(engine: CognitionEngine, context: ChatContext, args: NoArgum
 async def memo_append(
     engine: CognitionEngine, context: ChatContext, args: MemoAppendArguments, now: datetime
 ) -> dict[str, Any]:
-    memo = await notes.append_memo(engine, context, args.content, now=now)
+    memo = await notes.append_memo(engine, context, args.content, now=now, said=_said())
     return {"length": len(memo), "max_length": engine.config.memo_max_chars}
 
 
@@ -64,7 +64,7 @@ async def memo_append(
 async def memo_update(
     engine: CognitionEngine, context: ChatContext, args: MemoUpdateArguments, now: datetime
 ) -> dict[str, Any]:
-    memo = await notes.update_memo(engine, context, args.content, now=now)
+    memo = await notes.update_memo(engine, context, args.content, now=now, said=_said())
     return {"length": len(memo), "max_length": engine.config.memo_max_chars}
 
 
@@ -72,7 +72,7 @@ async def memo_update(
 async def pin_add(
     engine: CognitionEngine, context: ChatContext, args: PinAddArguments, now: datetime
 ) -> dict[str, Any]:
-    pin = await notes.add_pin(engine, context, args.content, now=now)
+    pin = await notes.add_pin(engine, context, args.content, now=now, said=_said())
     return {"pin_id": pin.id}
 
 
@@ -86,7 +86,7 @@ async def pin_list(engine: CognitionEngine, context: ChatContext, args: NoArgume
 async def pin_update(
     engine: CognitionEngine, context: ChatContext, args: PinUpdateArguments, now: datetime
 ) -> dict[str, Any]:
-    pin = await notes.update_pin(engine, context, args.pin_id, args.content, now=now)
+    pin = await notes.update_pin(engine, context, args.pin_id, args.content, now=now, said=_said())
     return {"pin_id": pin.id}
 
 
