@@ -32,10 +32,11 @@ CUSTOM_ACTS = re.compile(
     r"吃|喝|挂|插|贴|赏|守岁|拜年|发红包|放鞭炮|放烟花|放河灯|龙舟|登高|扫墓|踏青|祭|点灯|猜灯谜|戴|免费|放假|调休"
     # its name or its date asked about (中秋节为什么叫中秋, 清明节的日期为什么是固定的), not 为什么中秋节叫我加班
     r"|叫(?:做)?(?![你我他她它])|名字|名称|得名|叫法|日期"
+    r"|进补|送花|送礼|穿|讨糖|敬老|月亮"
 )
 #: The origin or the meaning of a festival or of something of it, asked or told (端午节的由来, 万圣节的南瓜灯
 #: 是怎么来的, 春节贴福字有什么说法): every year's, whatever is done.
-ORIGIN_WORDS = re.compile(r"怎么来的|从哪来的|由来|来历|起源|寓意|说法|含义|象征|典故")
+ORIGIN_WORDS = re.compile(r"怎么来的|从哪来的|由来|来历|起源|寓意|说法|含义|象征|典故|传过来|传进来|传入|传到中国|发源")
 #: A why asked of someone (你为什么冬至不回家吃饺子): about that person's day, not a custom.
 CUSTOM_ASKED_OF_SOMEONE = re.compile(r"[你他她]们?(?:[那这]天)?(?:为什么|为啥|为何)|(?:为什么|为啥|为何)[你他她]")
 #: Right after a festival: it is defined or named as another (七夕是中国的情人节吗, 重阳节是老人节, 春节是最重要的

@@ -98,9 +98,18 @@ _COUNTED = r"(?:很多|不少|好多|大部分|大多数|多数|少数|有些|�
 _OBSERVED = re.compile(rf"(?:{_PEOPLE}|{_COUNTED}){_STOP}{{0,5}}?(?:过不过|庆祝|重视|流行|兴|过(?![去来了得完]))")
 #: The lore of a festival, as a noun phrase after it (七夕的牛郎织女故事, 中秋的传说); not an event (诗会).
 _LORE = re.compile(
-    rf"(?:节|日)?(?:的{_STOP}{{0,6}}?)?(?:故事|传说|神话|典故|由来|来历|起源|历史|习俗|风俗|民俗|传统|寓意|含义|意义"
-    r"|古诗|诗词|诗句|诗)(?![会社展赛集团])"
+    rf"(?:节|日)?(?:的{_STOP}{{0,6}}?|有(?:什么|哪些|啥|没有))?(?:故事|传说|神话|典故|由来|来历|起源|历史|习俗|风俗|民俗"
+    r"|传统|寓意|含义|意义|讲究|古诗|诗词|诗句|诗)(?![会社展赛集团])"
+    # its name in another language (七夕节的英文怎么说, 中秋节用英语怎么说)
+    r"|(?:节|日)?(?:的|用|在)?(?:英文|英语|日语|韩语|拼音|翻译)"
 )
+#: A people or a region and what it does on the festival (冬至北方吃饺子, 端午节南方赛龙舟); 冬至回北方吃饺子 is
+#: where one goes.
+_REGIONAL_CUSTOM = re.compile(
+    rf"(?:{_PEOPLE})(?:一般|都|也|是|要|会|习惯|还)?(?:吃|喝|赛|划|挂|插|贴|放|包|祭|拜|守岁|赏|登高|扫墓|踏青|进补)"
+)
+#: The sky on a solar term (冬至这天白天最短, 春分昼夜等长, 夏至太阳直射北回归线): every year's.
+_SKY = re.compile(rf"(?:白天|黑夜|昼|夜|日照){_STOP}{{0,4}}?(?:最长|最短|等长|一样长)|直射|昼夜")
 #: The items customary on festivals: what is eaten, hung, lit or done.
 _CUSTOMARY_ITEMS = (
     r"粽子|月饼|汤圆|元宵|饺子|青团|腊八粥|年糕|春卷|巧果|重阳糕|糖瓜|雄黄酒|菊花酒|艾草|春联|对联|福字|灯笼|花灯|灯谜"
@@ -131,7 +140,8 @@ def relation(text: str, start: int, end: int) -> bool:
 
 
 def observed(sentence: str) -> bool:
-    return _OBSERVED.search(sentence) is not None
+    """外国人也过春节吗, 万圣节在中国没什么人过, 冬至北方吃饺子, 冬至这天白天最短."""
+    return any(pattern.search(sentence) is not None for pattern in (_OBSERVED, _REGIONAL_CUSTOM, _SKY))
 
 
 def lore(text: str, end: int) -> bool:
