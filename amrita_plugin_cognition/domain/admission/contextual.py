@@ -98,7 +98,7 @@ _NUMBER_BEFORE = re.compile(
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|报错|蓝屏|故障码|异常码|(?:error|status|http)\s*(?:code)?(?![a-z])"
     r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)(?<!纪念)日"
     # a record's number, named by the record: 病历号, 住院号, 合同编号, 保单号, 准考证号, 预约号
-    r"|(?:病历|病案|住院|门诊|就诊|挂号|体检|化验|档案|合同|保单|理赔|案件|立案|申请|受理|预约|报名|考生|准考证|学籍|借书证|图书证"
+    r"|(?:病历|病案|住院|门诊|就诊|挂号|体检|化验|档案|合同|保单|理赔|案件|立案|申请|受理|预约|报名|考生|准考证|学籍|借书证|借阅证?|阅览证|读者证?|图书证"
     r"|登记|证书|报告|排队|取号|排号)单?(?:编号|序号|号码|号))[^，。！？,!?\d]{0,4}$",
     _I,
 )
@@ -223,8 +223,9 @@ _CARD_PREFIX_TALK = re.compile(
     _I,
 )
 _CARD_PREFIX = re.compile(r"[2-6]\d{3,7}")
-# ... or a prefix named so in a message about a bank or its cards ("622588 是招行一卡通的前缀").
-_PREFIX_WORD = re.compile(r"前缀|前几位|头几位")
+# ... or a prefix named so in a message about a bank or its cards ("622588 是招行一卡通的前缀", "招行卡都是 6225
+# 或者 6214 开头").
+_PREFIX_WORD = re.compile(r"前缀|前几位|头几位|开头|打头")
 _BANK_WORD = re.compile(
     r"银行|[工农中建招交浦兴光民邮]行|银联|信用卡|借记卡|储蓄卡|一卡通|龙卡|(?<![A-Za-z])(?:visa|mastercard|amex|jcb)(?![A-Za-z])"
     r"|万事达|运通",
