@@ -273,6 +273,7 @@ def test_shape_decides_not_the_cue() -> None:
         ("admission_zh_holdout57.jsonl", 0.99),
         ("admission_zh_holdout58.jsonl", 0.98),  # a password in spaced pinyin words is left
         ("admission_zh_holdout59.jsonl", 0.99),
+        ("admission_zh_holdout60.jsonl", 0.99),
         ("admission_zh_dev_i20.jsonl", 0.99),
         ("admission_zh_train_everyday.jsonl", 0.99),
         ("admission_zh_train_mixed.jsonl", 0.97),
@@ -510,6 +511,13 @@ def test_evaluation_targets(name: str, credential_recall: float) -> None:
     1.0, do-not-remember 1.0, false rejections 2.2 % (4 of 180; the rules of 1c8b8df: 4.4 %). Then
     mended: a report before a request that names no one ("老师说这个公式考试不考，可以不用记"), one's
     own memory compared ("我的脑子像内存条"), a fee or a sale's price before a number.
+    ``holdout60``, written blind and measured once on commit a0d17b6 (after those mends):
+    credential 0.9867, do-not-remember 1.0, false rejections 2.2 % (4 of 180; the rules of
+    1c8b8df: 0.9867, 1.0, 4.4 %). Then mended by class, with new cases in ``admission_zh_dev_i20``:
+    a record's number named by the record (病历号, 住院号, 合同编号), a command's word after a
+    password cue ("用账号密码 push"), a device's model numbers in talk about devices ("i5-13400F 加
+    B760M"), a card's prefix named so with its bank, and a password said to be the same as another
+    account's, then given ("密码跟 QQ 一样 ln1995qq": it was missed).
     """
     report = run_admission_eval(DATA / name)
     assert report["recall_by_reason"].get("credential", 1.0) >= credential_recall, report

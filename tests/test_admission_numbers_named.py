@@ -140,3 +140,61 @@ def test_fees_sales_reports_and_ones_own_memory_are_kept(text: str) -> None:
 def test_the_speakers_own_request_after_a_clause_still_stands(text: str) -> None:
     verdict = admit(text)
     assert not verdict.admit and verdict.reason == "do_not_remember", (text, verdict)
+
+
+# --- round 2 (after holdout60): the same classes in other shapes ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "住院号 2261873，探视的时候报这个",
+        "合同编号 HT20260455 写错了一位",
+        "预约号 3321，到了窗口报一下就行",
+        "622202 这个前缀是工行的",
+        "招行信用卡的前几位一般是 622575 或者 439225",
+    ],
+)
+def test_a_records_number_and_a_prefix_named_with_its_bank_are_kept(text: str) -> None:
+    _kept(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "医保卡密码 502213，去药房拿药要输",
+        "挂号用的验证码 883201，你帮我填一下",
+        "密码前缀是 4823，后面是我生日",
+        "招行卡号 6214830212345678，前缀 621483",
+    ],
+)
+def test_a_pin_a_code_and_a_card_number_beside_them_are_still_caught(text: str) -> None:
+    _caught(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git 用密码 push 不了了，要换成 SSH key",
+        "他用 root 密码 sudo 了半天也没装上",
+        "CPU 换成 R7-7800X3D 了，打游戏真流畅",
+        "新配的 i5-12400F 和 B660M，一共花了三千五",
+        "耳机入了 WH-1000XM5，降噪不错",
+    ],
+)
+def test_a_commands_word_after_a_password_cue_and_a_devices_model_are_kept(text: str) -> None:
+    _kept(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git 的密码是 Push2026!，你先推上去",
+        "电脑开机密码 R7x3d@2026，别告诉别人",
+        "主板 BIOS 的密码是 Bios8832，帮我进一下",
+        "密码跟微信的一样 wx2020abc",
+        "登录密码和 QQ 相同：qq5201314a",
+    ],
+)
+def test_a_password_beside_a_command_or_a_device_or_said_the_same_as_anothers_is_caught(text: str) -> None:
+    _caught(text)

@@ -114,6 +114,16 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (MONDAY, "明天集团领导来检查", "2026-12-01"),
         (MONDAY, "周五咖啡馆见", "2026-12-04"),  # a day and a place side by side
         (MONDAY, "今天科技股大涨", "2026-11-30"),  # a sector, not a firm
+        # issue 20, round 2: a date only one year has, a place where one spends a festival, its presents
+        (MONDAY, "春节是二月六号吧", "2027-02-06"),
+        (MONDAY, "中秋节是周三吗", "2027-09-15"),
+        (MONDAY, "中秋在国外过，好想家", "2027-09-15"),
+        (MONDAY, "七夕的礼物准备送什么", "2027-08-08"),
+        (MONDAY, "中秋和国庆连着放吗", "2027-09-15"),
+        (MONDAY, "过年我必须回家", "2027-02-06"),
+        (MONDAY, "明天花园餐厅见", "2026-12-01"),  # a kind of restaurant, not a name
+        (MONDAY, "明日餐厅暂停营业", "2026-12-01"),
+        (MONDAY, "春节以前把钱还我", "2027-02-06"),
     ],
 )
 def test_resolves_relative_expressions(now: datetime, text: str, expected: str) -> None:
@@ -249,6 +259,24 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "圣诞节比春节还热闹？",
         "过年最怕走亲戚",
         "那个穿7号的是谁",
+        # issue 20, round 2: a festival's day by its rule, its relations, who keeps it, its lore, what else
+        # is customary, what it always has, the years in general; more shapes of a shop's or a firm's name
+        "感恩节是十一月第四个星期四",
+        "重阳节是农历九月初九",
+        "农历正月初一是春节",
+        "夏至是一年中白天最长的一天",
+        "圣诞节是12月25号",
+        "清明和寒食是一回事吗",
+        "外国人也过春节吗",
+        "万圣节在国内没多少人过",
+        "中秋的传说有好几个版本",
+        "端午除了粽子还吃什么",
+        "过年必吃的十道菜",
+        "现在过年越来越没意思了",
+        "五月兔甜品店的泡芙很好吃",
+        "今天便利店这个牌子到处都是",
+        "初八科技在招前端",
+        "推荐一家店：周末小馆",
     ],
 )
 def test_hard_negatives_resolve_to_nothing(text: str) -> None:
@@ -302,6 +330,7 @@ def test_evaluation_sets_meet_the_targets() -> None:
         "time_zh_holdout10.jsonl",
         "time_zh_holdout11.jsonl",
         "time_zh_holdout12.jsonl",
+        "time_zh_holdout13.jsonl",
         "time_zh_dev_i20.jsonl",
     ):
         report = run_time_eval(DATA / name)

@@ -100,6 +100,19 @@ _ANY_CODE_WORD = re.compile(
 
 # Where someone sits or works: a desk, a seat, a meeting room.
 _SEAT_TALK = re.compile(r"工位|座位|座号|位子|坐|卡座|卡位|工区|格子间|席位|考场|机位|车厢|登机牌|会议室")
+# A message about a device and its parts: its model numbers ("i5-13400F 加 B760M", "WH-1000XM5",
+# "RTX4070S") are printed on the box.
+_PRODUCT_TALK = re.compile(
+    r"型号|配置|配[的了]|新配|入手|装机|电脑|主机|显卡|处理器|主板|内存|硬盘|固态|显示器|相机|镜头|耳机|手机|笔记本|平板|机型|芯片|键盘|鼠标"
+    r"|音箱|电视|空调|冰箱|洗衣机|路由|(?<![A-Za-z])(?:cpu|gpu|ssd|ram|ddr\d?)(?![A-Za-z])",
+    _I,
+)
+# The shape of a model number: a series in capitals (or one small letter and a generation digit), a
+# number, a suffix of a few capitals (i5-13400F, R7-7800X3D, B760M, RTX4070Ti, SN850X, WH-1000XM5,
+# DDR5-6000); a word in small letters before digits ("admin123", "dance1122") is a password's shape.
+_MODEL_CODE = re.compile(
+    r"(?-i:(?:[A-Z]{1,5}\d?|[a-z]\d)-?)?\d{2,5}(?-i:[A-Z]{1,3}\d?[A-Z]{0,2}|Ti|Pro|Max|Plus)?(?:-[A-Za-z0-9]{1,5})?"
+)
 # Words that name a secret, what it opens or how it is typed (narrower than ``_ANY_CODE_WORD``, where 位
 # also stands).
 _SECRET_WORD = re.compile(
@@ -107,6 +120,16 @@ _SECRET_WORD = re.compile(
     r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|otp)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])",
     _I,
 )
+
+
+def _model_code(text: str, span: Span) -> bool:
+    """Whether ``span`` is a whole word of a model number's shape (not the tail of "Lmxbq@2585RV")."""
+    start, end = span
+    alone = not _GLUED.match(text[start - 1 : start]) and not _GLUED.match(text[end : end + 1])
+    return alone and _MODEL_CODE.fullmatch(text, start, end) is not None
+
+
+_GLUED = re.compile(r"[A-Za-z0-9!@#$%^&*_+=/\\.\-]")
 
 
 def value_candidates(text: str) -> list[Span]:
@@ -155,6 +178,9 @@ def value_candidates(text: str) -> list[Span]:
         # "我工位号3F117", "座位 C12", "我搬到 8F-B36 了，原来那个工位给新人了": a desk's, a seat's or a
         # room's number, in a message that names no code, password or lock
         spans = [span for span in spans if not _PLAIN_CODE.fullmatch(text[span[0] : span[1]])]
+    if _PRODUCT_TALK.search(text) and not _SECRET_WORD.search(text):
+        models = [span for span in spans if _model_code(text, span)]
+        spans = [span for span in spans if not any(start <= span[0] and span[1] <= end for start, end in models)]
     if _STATUS_TALK.search(text):  # "状态码 401 是未认证，403 是无权限"
         spans = [span for span in spans if not _STATUS_CODE.fullmatch(text[span[0] : span[1]])]
     published = public_test_cards(text) + [match.span() for match in _PHONE.finditer(text)]

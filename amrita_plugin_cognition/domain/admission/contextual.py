@@ -96,7 +96,10 @@ _NUMBER_BEFORE = re.compile(
     r"|库位|货位|储位|货架|展位|车位|摊位|铺位|柜位|机位|宿舍|寝室|教室|病房|诊室|包间|包厢"  # places
     r"|bwv|hwv|(?<![a-z])(?:kv|op\.|no\.|iso|iec|gb(?:/t)?|rfc|ieee|ansi|din|jis|astm)"  # catalogues, standards
     r"|流水号|小票|发票|票号|工位|(?<!证)(?<!卡)号码|[后末尾][四4]位|错误码|错误代码|状态码|报错|蓝屏|故障码|异常码|(?:error|status|http)\s*(?:code)?(?![a-z])"
-    r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)(?<!纪念)日)[^，。！？,!?\d]{0,4}$",
+    r"|价格|金额|余额|尾号|第|共|约|大约|花了|付了|转了|￥|¥|\$|门牌|楼|版本|编号|型号|批次|端口|port|年|月|(?<!生)(?<!纪念)日"
+    # a record's number, named by the record: 病历号, 住院号, 合同编号, 保单号, 准考证号, 预约号
+    r"|(?:病历|病案|住院|门诊|就诊|挂号|体检|化验|档案|合同|保单|理赔|案件|立案|申请|受理|预约|报名|考生|准考证|学籍|借书证|借阅证?|阅览证|读者证?|图书证"
+    r"|登记|证书|报告|排队|取号|排号)单?(?:编号|序号|号码|号))[^，。！？,!?\d]{0,4}$",
     _I,
 )
 # A place numbered: "302 房间", "A3-215 展位".
@@ -181,6 +184,10 @@ _PUBLIC_ID_BEFORE = re.compile(
 )
 
 
+# "密码跟 QQ 一样 ln1995qq": the word before the value is what it is compared with, not what it names.
+_SAME_AS_BEFORE = re.compile(r"(?:一样|相同|同样|一致)的?\s*(?:[:：]\s*)?$")
+
+
 def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
     """Candidate values (start, end, value): not inside a URL, not named as an example or as one
     of the numbered things (an order, a room …), not a name. In ``NAME=value`` the value is the
@@ -190,7 +197,8 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
         if any(start < match.end() and match.start() < end for start, end in urls):
             continue
         before = _before(text, match.start())
-        if _EXAMPLE_BEFORE.search(before) or _NUMBER_BEFORE.search(before) or _NAME_BEFORE.search(before):
+        numbered = _NUMBER_BEFORE.search(before) and not _SAME_AS_BEFORE.search(before)
+        if _EXAMPLE_BEFORE.search(before) or numbered or _NAME_BEFORE.search(before):
             continue
         if _PUBLIC_ID_BEFORE.search(before) and not match.group().isdigit():
             continue
@@ -215,6 +223,14 @@ _CARD_PREFIX_TALK = re.compile(
     _I,
 )
 _CARD_PREFIX = re.compile(r"[2-6]\d{3,7}")
+# ... or a prefix named so in a message about a bank or its cards ("622588 是招行一卡通的前缀", "招行卡都是 6225
+# 或者 6214 开头").
+_PREFIX_WORD = re.compile(r"前缀|前几位|头几位|开头|打头")
+_BANK_WORD = re.compile(
+    r"银行|[工农中建招交浦兴光民邮]行|银联|信用卡|借记卡|储蓄卡|一卡通|龙卡|(?<![A-Za-z])(?:visa|mastercard|amex|jcb)(?![A-Za-z])"
+    r"|万事达|运通",
+    _I,
+)
 
 # Talk about shares: a six-digit number in it is a stock's code ("300750宁德时代 明天能不能站上200").
 _STOCK_TALK = re.compile(
@@ -234,7 +250,9 @@ def described(text: str, start: int, end: int) -> bool:
 
 def _numbers(text: str) -> Iterator[re.Match[str]]:
     stocks = _STOCK_TALK.search(text) is not None
-    card_prefixes = _CARD_PREFIX_TALK.search(text) is not None
+    card_prefixes = _CARD_PREFIX_TALK.search(text) is not None or bool(
+        _PREFIX_WORD.search(text) and _BANK_WORD.search(text)
+    )
     for match in _DIGIT_CODE.finditer(text):
         value = match.group("v").replace(" ", "")
         if stocks and len(value) == 6 and value[0] in "036":

@@ -29,6 +29,7 @@ _STOPWORDS = """
     keepassxc 1password dashlane keychain vault authenticator enabled disabled wifi wlan qq app apps web
     ios android iphone ipad mac macos windows linux email gmail steam wechat icloud apple google chrome
     safari edge firefox github gitlab bug bugs api sdk ssh vpn bios pc
+    push pull clone fetch commit sudo su scp sftp ftp rsync telnet rdp deploy connect mount
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
 

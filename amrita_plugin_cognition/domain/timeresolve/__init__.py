@@ -55,10 +55,16 @@ Conventions for the ambiguous cases:
   (门牌是十五号, 12排15号, 号码选了23号), brands and idioms (明日方舟, 五月天, 日新月异),
   and words that only contain time characters (以前|天真, 如今|年轻人, 日本|月饼, 这周边).
   Nor shops, firms and buildings named with a time word where the grammar wants a name (星期五餐厅的牛排,
-  去周三咖啡馆, 在八月照相馆, 他跳槽去了明天科技, 今日资本领投; ``names``), while a day and a place side by
-  side keep the day (周五咖啡馆见, 今天公司开会, 今天科技股大涨); a festival's custom asked about or explained
-  (为什么端午节要吃粽子, 冬至吃饺子的由来), a festival defined or named as another (七夕是中国的情人节吗), two
-  festivals compared (圣诞节在国外比春节还热闹), a general statement about one (过年回家最怕亲戚问工资), a
+  去周三咖啡馆, 在八月照相馆, 他跳槽去了明天科技, 今日资本领投, 三月兔甜品店, 初一文创; ``names``), while a day and a
+  place side by side keep the day (周五咖啡馆见, 今天公司开会, 今天科技股大涨); a festival's custom asked about or
+  explained (为什么端午节要吃粽子, 冬至吃饺子的由来, 万圣节的南瓜灯是怎么来的), a festival defined or named as another
+  (七夕是中国的情人节吗, 七夕是牛郎织女相会的日子), its day given by its rule, with the rule's date words
+  (母亲节是五月第二个星期天, 春节是农历正月初一, 冬至是一年里白天最短的一天, 农历正月初一是春节; but 春节是二月六号吧,
+  a date only one year has, is that year's), two festivals compared or related (圣诞节在国外比春节还热闹,
+  清明和寒食有什么关系), who keeps it (外国人也过春节吗, 万圣节在中国没什么人过; but 中秋在国外过 is where one spends
+  it), its lore (七夕的牛郎织女故事), what else is customary (端午除了粽子还有什么吃的), what it always has
+  (过年必吃的菜, 元宵节少不了猜灯谜), a saying (冬至大如年), a general statement about one (过年回家最怕亲戚问工资) or
+  about the years (小时候过年最开心, 以前过年, 年味越来越淡; ``festival_talk``), a work named after one (春节序曲), a
   habit adverb anywhere in the clause (中秋月饼一般什么馅最好吃), a number worn (穿23号的).
 """
 

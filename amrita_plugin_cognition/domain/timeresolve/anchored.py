@@ -186,7 +186,7 @@ _LUNAR_MONTHS = {"正": 1, "冬": 11, "腊": 12}
 
 def lunar_date(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
     month_raw, day_raw = match.group("m"), match.group("d")
-    if scan.custom_talk(start, end):
+    if scan.said_of_every_year(start, end, _FESTIVAL_RE):
         return None
     month = _LUNAR_MONTHS.get(month_raw) or month_number(month_raw)
     day = parse_number(day_raw.removeprefix("初"))
@@ -202,7 +202,7 @@ def lunar_date(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolu
 
 def lunar_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
     """初八 alone: that day of the lunar month around today (after 春节, 正月初八), counted like a festival."""
-    if scan.custom_talk(start, end):
+    if scan.said_of_every_year(start, end, _FESTIVAL_RE):
         return None
     day = parse_number(match.group("d"))
     if day is None:
@@ -212,7 +212,7 @@ def lunar_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolut
 
 
 def new_year_day(match: re.Match[str], scan: Scan, start: int, end: int) -> Resolution | None:
-    if scan.custom_talk(start, end):
+    if scan.said_of_every_year(start, end, _FESTIVAL_RE):
         return None
     day = parse_number(match.group("d"))
     if day is None:

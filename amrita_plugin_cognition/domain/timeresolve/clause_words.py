@@ -12,28 +12,44 @@ import re
 HABIT_BEFORE = re.compile(r"(?:每逢|每到|一到|每|逢|隔)(?:个月的?|个|年的?|月的?|周|星期|礼拜)?$")
 #: Habit markers right after a bare weekday / weekend (周末都在加班 = every weekend).
 HABIT_AFTER = ("都", "一般", "通常", "总是", "经常", "常常", "往往", "基本上")
-HABIT_CLAUSE_WORDS = ("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不", "每年", "年年")
+HABIT_CLAUSE_WORDS = (
+    *("平时", "通常", "一般", "总是", "经常", "往往", "每次", "从来", "从不", "每年", "年年"),
+    # the years, not one of them (小时候过年最开心, 这几年过年都不回家, 过年的年味越来越淡了)
+    *("小时候", "从小", "这些年", "这几年", "近几年", "近些年", "越来越"),
+)
+#: Before the mention only: the time before now, in general (以前过年能收好多压岁钱); after it, 以前 is a
+#: qualifier (春节以前把钱还我).
+HABIT_BEFORE_WORDS = ("以前", "从前")
 
 #: A festival's custom asked about or explained (为什么端午节要吃粽子, 冬至吃饺子的由来): the custom of every
 #: year, no date. Both a why or a custom word and a customary act must be in the sentence: 为什么端午节还要
 #: 加班 is about this year's.
 CUSTOM_WORDS = re.compile(
-    r"为什么|为啥|为何|干嘛要|为了什么|为了啥|是为了|怎么来的|由来|来历|起源|习俗|风俗|传统|寓意|讲究|说法|含义|象征|纪念"
+    r"为什么|为啥|为何|干嘛要|为了什么|为了啥|是为了|习俗|风俗|传统|讲究|纪念"
     r"|规定|政策|北方[^。！？]{0,12}南方|南方[^。！？]{0,12}北方|各地|有的地方|有些地方"
 )
 CUSTOM_ACTS = re.compile(
     r"吃|喝|挂|插|贴|赏|守岁|拜年|发红包|放鞭炮|放烟花|放河灯|龙舟|登高|扫墓|踏青|祭|点灯|猜灯谜|戴|免费|放假|调休"
+    # its name or its date asked about (中秋节为什么叫中秋, 清明节的日期为什么是固定的), not 为什么中秋节叫我加班
+    r"|叫(?:做)?(?![你我他她它])|名字|名称|得名|叫法|日期"
+    r"|进补|送花|送礼|穿|讨糖|敬老|月亮"
 )
+#: The origin or the meaning of a festival or of something of it, asked or told (端午节的由来, 万圣节的南瓜灯
+#: 是怎么来的, 春节贴福字有什么说法): every year's, whatever is done.
+ORIGIN_WORDS = re.compile(r"怎么来的|从哪来的|由来|来历|起源|寓意|说法|含义|象征|典故|传过来|传进来|传入|传到中国|发源")
 #: A why asked of someone (你为什么冬至不回家吃饺子): about that person's day, not a custom.
 CUSTOM_ASKED_OF_SOMEONE = re.compile(r"[你他她]们?(?:[那这]天)?(?:为什么|为啥|为何)|(?:为什么|为啥|为何)[你他她]")
 #: Right after a festival: it is defined or named as another (七夕是中国的情人节吗, 重阳节是老人节, 春节是最重要的
 #: 节日): neither is a date.
 DEFINED_AS_A_FESTIVAL = re.compile(
-    r"(?:节)?\s*(?:就是|也是|是|又叫|也叫|又称|也称|俗称|被称为|被叫做|算是)[^，。！？,!?\n\d]{0,10}?节日?"
+    r"(?:节)?\s*(?:在[^，。！？,!?\n\d是]{1,4}?)?(?:(?:就是|也是|既是|是|又叫|也叫|又称|也称|俗称|被称为|被叫做|算是)"
+    r"[^，。！？,!?\n\d]{0,10}?节日?"
+    # ... or the day of what is done on it (七夕是牛郎织女相会的日子), not someone's own (国庆是我们结婚的日子)
+    r"|(?:就是|也是|是)[^，。！？,!?\n\d我你他她咱]{0,10}?(?:日子|时节))"
     r"(?:吗|呢|吧|啊|嘛)?\s*(?:[，。！？,!?\n~～]|$)"
 )
 #: Two festivals compared in a sentence (圣诞节在国外比春节还热闹, 圣诞节就跟我们的春节一样): neither is a date.
-COMPARED = re.compile(r"比|一样|不如|相比|比起|像")
+COMPARED = re.compile(r"比|一样|不如|相比|比起|像|相当于|等于|好比|类似|对应")
 #: Words of a general statement about a recurring date: what one most fears or likes about it (过年回家最怕
 #: 亲戚问工资), what it always is (情人节的玫瑰都是溢价卖的).
 GENERAL_STATEMENT = re.compile(r"最怕|最烦|最讨厌|最头疼|最喜欢|最期待|都是[^，。！？,!?]{0,8}的(?:[，。！？,!?]|$)")

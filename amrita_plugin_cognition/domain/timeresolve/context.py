@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from . import dates
+from . import dates, festival_talk
 from .clause_words import (
     BOOKED,
     BOOKED_WITH_OBJECT,
@@ -20,12 +20,14 @@ from .clause_words import (
     GENERAL_STATEMENT,
     HABIT_AFTER,
     HABIT_BEFORE,
+    HABIT_BEFORE_WORDS,
     HABIT_CLAUSE_WORDS,
     INVITATION_WORDS,
     LEFT_PARTNERS,
     NEAREST_MARKERS,
     NOT_FUTURE_BEFORE,
     NOT_PAST_LE_BEFORE,
+    ORIGIN_WORDS,
     PAST_GUO_AFTER_VERB,
     PAST_GUO_BEFORE,
     PAST_MARKERS,
@@ -51,6 +53,7 @@ SENTENCE_REACH = 120
 #: How far before a festival another one may stand whose definition it is (七夕是中国的情人节).
 _DEFINITION_REACH = 24
 _MONTHLY = re.compile(r"每个?月")
+_PERFECTIVE = re.compile(r"(?<![除为])了")
 _WEEKDAY_RANGE = re.compile(
     r"(?:周|星期|礼拜)[一二三四五六日天]\s*(?:到|至|-|~|～)\s*(?:周|星期|礼拜)?[一二三四五六日天]"
 )
@@ -165,6 +168,8 @@ class Scan:
         head, tail = self.clause(start, end)
         if any(word in head or word in tail for word in HABIT_CLAUSE_WORDS):
             return True  # 平时周五… and 中秋月饼一般什么馅最好吃
+        if any(word in head for word in HABIT_BEFORE_WORDS):
+            return True  # 以前过年能收好多压岁钱
         # a list after a habit in the same sentence: 每个月15号发工资，20号交房租
         sentence = _SENTENCE_END.split(self.text[:start])[-1]
         mention = self.text[start:end]
@@ -187,6 +192,8 @@ class Scan:
         sentence = head + "\u3000" + tail
         if CUSTOM_ASKED_OF_SOMEONE.search(sentence) or any(marker in sentence for marker in WEAK_PAST_MARKERS):
             return False  # 你为什么冬至不回家吃饺子, 冬至那天为什么没回家: one person's one day
+        if ORIGIN_WORDS.search(sentence):
+            return True  # 万圣节的南瓜灯是怎么来的
         return bool(CUSTOM_WORDS.search(sentence) and CUSTOM_ACTS.search(sentence))
 
     def said_of_every_year(self, start: int, end: int, others: re.Pattern[str]) -> bool:
@@ -195,6 +202,11 @@ class Scan:
         怕亲戚问工资), or its custom asked about (``custom_talk``)."""
         if DEFINED_AS_A_FESTIVAL.match(self.text, end) or self.custom_talk(start, end):
             return True
+        text = self.text
+        if festival_talk.lore(text, end) or festival_talk.always_has(text, start, end):
+            return True  # 七夕的牛郎织女故事, 过年必吃的菜
+        if festival_talk.relation(text, start, end):
+            return True  # 清明和寒食有什么关系
         head, tail = self.clause(start, end)
         head, tail = head[-SENTENCE_REACH:], tail[:SENTENCE_REACH]
         near = head[-_DEFINITION_REACH:]
@@ -206,6 +218,10 @@ class Scan:
             return True
         before, after = self.sentence(start, end)
         sentence = before + "\u3000" + after
+        if festival_talk.observed(sentence) or festival_talk.saying(sentence):
+            return True  # 外国人也过春节吗, 万圣节在中国没什么人过, 冬至大如年（老话）
+        if festival_talk.customary_list(sentence) and not _PERFECTIVE.search(sentence):
+            return True  # 端午除了粽子还有什么吃的 (not 中秋除了月饼公司还发了什么)
         return COMPARED.search(sentence) is not None and others.search(sentence) is not None
 
     def compound_clash(self, start: int, end: int) -> bool:

@@ -253,8 +253,12 @@ FESTIVAL_NAMED_BEFORE = (
     "叫张王李赵刘陈杨黄吴徐孙朱胡郭何林罗郑梁谢宋唐韩冯邓曹彭曾肖田董袁潘蒋蔡杜叶苏魏"
     "吕丁沈姚卢姜崔谭陆汪范廖贾夏韦邹孟熊秦邱尹薛闫雷侯陶贺顾郝龚邵钱覃戴莫"
 )
-#: Right after any festival: a product or a shop (中秋礼盒, 七夕鲜花店).
-FESTIVAL_PRODUCTS = ("礼盒", "礼包", "礼品", "套餐", "限定", "主题", "系列", "鲜花店", "花店", "店", "粿")
+#: Right after any festival: a product, a shop or a work (中秋礼盒, 七夕鲜花店, 春节序曲).
+FESTIVAL_PRODUCTS = (
+    *("礼盒", "礼包", "礼品", "套餐", "限定", "主题", "系列", "鲜花店", "花店", "店", "粿"),
+    # a work named after it (春节序曲, 中秋帖)
+    *("序曲", "组曲", "之歌", "进行曲", "帖", "赋", "特辑", "特刊"),
+)
 #: Shopping festivals: their sales run for days before the day, so a past clause shortly before it
 #: (618买了啥 on 06-15) means this year's.
 SALES = {"618": 20, "双十一": 20, "双十二": 12}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .context import Scan
+from .festival_talk import definition_spans
 from .lexicon import (
     BLOCKED_PHRASES,
     FESTIVAL_ALIASES,
@@ -90,6 +91,7 @@ def _blocked_spans(text: str) -> list[tuple[int, int]]:
         spans.append((match.start(), tail.end() if tail else match.end()))
     spans += [match.span(1) for pattern in (_NAMED, _CALLED) for match in pattern.finditer(text)]
     spans += business_names(text)
+    spans += definition_spans(text)  # 母亲节是五月第二个星期天, 农历正月初一是春节
     for phrase in BLOCKED_PHRASES:
         index = text.find(phrase)
         while index >= 0:
