@@ -134,6 +134,7 @@ async def test_clearing_everything_asks_first_and_leaves_an_audit_record(app: Ap
         bot, qq = await connect_bot(ctx, monkeypatch, BOT)
         await deliver(bot, private_message("/memory user clear", 10308, "阿芳"))
         assert "你在所有会话中的全部记忆" in qq.sent[-1] and "确认" in qq.sent[-1]
+        assert "提到你" in qq.sent[-1]  # the question says what the answer will: others' rows naming you too
         assert await _count_of("10308") == 2
         await deliver(bot, private_message("确认", 10308, "阿芳"))
         assert qq.sent[-1].startswith("已删除你在所有会话中的全部记忆") and "记忆 2" in qq.sent[-1]

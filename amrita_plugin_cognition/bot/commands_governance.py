@@ -91,7 +91,10 @@ async def ask_clear(engine: CognitionEngine, context: ChatContext, message_id: s
             lines.append(report.amrita_history())
         return "\n".join(lines)
 
-    return _ask(context, message_id, f"clear:{erase.label}", f"将不可恢复地删除{described}。", run)
+    question = f"将不可恢复地删除{described}。"
+    if target == "user":  # the answer lists the same; the question must not promise less than is done
+        question += "别人的记录、备忘录、提醒和画像里提到你（各种写法的 QQ 号、你用过的昵称）的内容也会一并删去。"
+    return _ask(context, message_id, f"clear:{erase.label}", question, run)
 
 
 def _lineage(item: inspection.Inspected) -> str:
