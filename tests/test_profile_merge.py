@@ -540,6 +540,28 @@ async def test_forgetting_a_fact_rebuilds_the_cards_built_from_it(tmp_root, chro
     assert await _merge_jobs(engine, bot) == []
 
 
+async def test_switching_the_chat_off_after_a_forget_still_takes_the_fact_out_of_its_card(
+    tmp_root, chroma_port, model
+) -> None:
+    """Switching a chat off calls off its extraction work, not the rebuild a forget asked for:
+    the card part (closed now, so it is deleted rather than rebuilt) no longer says the fact."""
+    from amrita_plugin_cognition.engine.switches import set_chat_memory
+
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = private(bot, "10001", "小明")
+    await end(engine, chat, LIKES, PLAYS)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    assert (await set_chat_memory(engine, bot, chat.scope, False, "10001", now=LATER)).changed
+    assert [job.kind for job in await _merge_jobs(engine, bot)] == [MERGE_JOB]
+    await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
+    assert await profiles.get(engine, bot, "user", "10001", "private") is None
+    assert await profiles.revisions(engine, bot, "user", "10001", "private") == []
+    assert await _merge_jobs(engine, bot) == []
+
+
 async def test_forgetting_a_fact_no_card_uses_queues_nothing(tmp_root, chroma_port, model) -> None:
     engine = await merge_engine(tmp_root, chroma_port)
     bot = new_bot()

@@ -345,6 +345,45 @@ async def test_an_opted_out_user_gets_nothing_new_in_any_chat(tmp_root, chroma_p
     assert "狗" not in dumped and "猫" not in dumped and "小红" not in dumped  # counts, never content
 
 
+def test_a_name_stands_for_whom_the_text_is_by_or_about() -> None:
+    """Two users called 小明 (only one opted out): where the text's own speaker, subject or a
+    ``QQ号<id>（昵称小明）`` of the other is written, 小明 is that person; a longer name holding
+    the speaker's (小明明) still stands for its own owner."""
+    from amrita_plugin_cognition.domain.people import PersonMatcher
+
+    state = SwitchState(frozenset(), frozenset({"10001"}), PersonMatcher({"10001": ["小明"]}))
+    assert state.names_opted_out("小明第三次说起羽毛球")  # nobody else is known: 小明 is 10001
+    assert not state.names_opted_out("小明第三次说起羽毛球", beside=["小明"])  # said by the other 小明
+    assert not state.names_opted_out("QQ号10002（昵称小明）第三次说起羽毛球")
+    assert state.names_opted_out("QQ号10001（昵称小明）第三次说起羽毛球", beside=["小明"])  # her number
+    longer = SwitchState(frozenset(), frozenset({"10001"}), PersonMatcher({"10001": ["小明明"]}))
+    assert longer.names_opted_out("小明明周五打球", beside=["小明"])
+    assert not longer.names_opted_out("小明明周五打球", beside=["小明明"])
+
+
+async def test_an_opt_out_does_not_silence_someone_who_shares_her_nickname(tmp_root, chroma_port) -> None:
+    """10001 and 10002 are both 小明; 10001 opts out. 10002's facts (known only from facts, no
+    transcript, no note) and his turns that say 小明 are his and are written; a text that gives
+    10001's number is not."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    her, him = group(bot, "30420", "10001", "小明"), group(bot, "30420", "10002", "小明")
+    await engine.write_memory(her, "user", "小明周五要去打羽毛球。")
+    assert (await switches.set_opt_out(engine, bot, "10001", out=True, now=NOW)).changed
+
+    assert (await engine.write_memory(him, "user", "小明第二次说起考研的事。")).id
+    draft = MemoryDraft(
+        text="QQ号10002（昵称小明）周末搬家。", scope=him.scope, speaker_id="10002", speaker_name="小明"
+    )
+    assert len((await engine.remember(bot, [draft])).written) == 1
+    ended = await engine.end_turn(him, "小明说周末搬家", ["小明周末搬家"], batch=[said("我周末搬家", "10002", "小明")])
+    assert ended.note_written and ended.queued == 1
+    assert await engine.record_turn(him, said("小明我周末搬家", "10002", "小明", "t1"), "好", ended=False)
+    with pytest.raises(InvalidInput) as refused:
+        await engine.write_memory(him, "group", "QQ号10001（昵称小明）周末搬家。")
+    assert refused.value.zh == OTHER_OPTED_OUT_MESSAGE
+
+
 async def test_the_historian_drops_every_fact_about_an_opted_out_user(tmp_root, chroma_port, model) -> None:
     engine = await make_engine(
         tmp_root,

@@ -54,7 +54,7 @@ def card_list(report: dict[str, Any]) -> None:
 
 
 def shown(report: dict[str, Any]) -> None:
-    """The documents themselves (a user's two parts one after the other), or the kept versions."""
+    """The documents themselves (a user's parts one after the other), or the kept versions."""
     if "revisions" in report:
         _revisions(report["revisions"])
         return

@@ -15,10 +15,11 @@ Three targets, each within one bot account:
   reason when that was them;
 * the **bot** account: everything it holds.
 
-Profile cards: a chat takes the group's card (a private chat: its user's private part); a user
-takes both parts of their card, and from every other card of the bot the sentences (and tags,
-names) that name them; a card left with nothing is deleted, a kept version naming them too; the
-cards built from an erased fact are rebuilt from the facts that are left. The bot takes all.
+Profile cards: a chat takes the group's card (a private chat: its user's private part); a user takes
+every part of their card (cross-group, private, one per group under ``strict``), and from every
+other card of the bot the sentences (and tags, names) that name them; a card left with nothing is
+deleted, a kept version naming them too; the cards built from an erased fact are rebuilt from the
+facts that are left. The bot takes all.
 
 Kept by design (``KEPT_BY_DESIGN``, said in every answer): the audit records, and the user's own
 choices (opt-out, their private chat's switch). Amrita's own chat history is not the plugin's

@@ -67,7 +67,7 @@ class SwitchesChanged:
 @dataclass(frozen=True, slots=True)
 class ProfilesChanged:
     """Profile cards of a bot changed (saved, restored, erased): the one named by
-    ``entity_type`` and ``entity_id`` (both parts of a user), or any card of the bot when empty."""
+    ``entity_type`` and ``entity_id`` (every part of a user), or any card of the bot when empty."""
 
     bot_id: str
     entity_type: str = ""

@@ -78,21 +78,26 @@ class SwitchState:
     def is_opted_out(self, user_id: str) -> bool:
         return user_id in self.opted_out
 
-    def names_opted_out(self, text: str) -> bool:
-        """Whether ``text`` names an opted-out user (their number in any writing, a nickname)."""
-        return bool(self.opted_out) and bool(self.people.named_in(text) & self.opted_out)
+    def names_opted_out(self, text: str, beside: Iterable[str] = ()) -> bool:
+        """Whether ``text`` names an opted-out user (their number in any writing, a nickname);
+        ``beside``: the names of whom the text is by or about (``PersonMatcher.named_in``)."""
+        return bool(self.opted_out) and bool(self.people.named_in(text, beside) & self.opted_out)
 
-    def touches_opted_out(self, user_ids: Iterable[str] = (), texts: Sequence[str] = ()) -> bool:
+    def touches_opted_out(
+        self, user_ids: Iterable[str] = (), texts: Sequence[str] = (), beside: Iterable[str] = ()
+    ) -> bool:
         """Whether any of ``user_ids`` opted out, or any of ``texts`` names an opted-out user."""
         if not self.opted_out:  # the usual case: no text is scanned
             return False
-        return bool(set(user_ids) & self.opted_out) or any(self.names_opted_out(text) for text in texts)
+        beside = tuple(beside)
+        return bool(set(user_ids) & self.opted_out) or any(self.names_opted_out(text, beside) for text in texts)
 
-    def without_opted_out(self, texts: list[str]) -> list[str]:
+    def without_opted_out(self, texts: list[str], beside: Iterable[str] = ()) -> list[str]:
         """``texts`` minus those that name an opted-out user (``texts`` itself when none opted out)."""
         if not self.opted_out:
             return texts
-        return [text for text in texts if not self.names_opted_out(text)]
+        beside = tuple(beside)
+        return [text for text in texts if not self.names_opted_out(text, beside)]
 
     def without_opted_out_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Context messages (``speaker_id``, ``speaker``, ``text``) minus those an opted-out user
@@ -103,7 +108,8 @@ class SwitchState:
         dropped = False
         for message in messages:
             speaker = str(message.get("speaker_id", ""))
-            if (not speaker and dropped) or self.touches_opted_out([speaker], [str(message.get("text", ""))]):
+            said = [str(message.get("text", ""))]
+            if (not speaker and dropped) or self.touches_opted_out([speaker], said, [str(message.get("speaker", ""))]):
                 dropped = True
                 continue
             dropped = False

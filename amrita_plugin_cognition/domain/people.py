@@ -138,6 +138,10 @@ def _read_with_units(span: str) -> str:
 
 # ---------------------------------------------------------------------------------- nicknames
 
+#: How the historian writes a person into a fact (``engine/historian_sources.person``): the QQ
+#: number with the nickname it was seen with, which names that number's owner, nobody else.
+QQ_WITH_NICKNAME = re.compile(r"QQ号(\d{5,20})（昵称([^）]{1,64})）")
+
 TOO_SHORT = "too_short"
 NO_LETTERS = "no_letters"
 NUMBER = "number"
@@ -218,14 +222,22 @@ class _Name:
     latin_start: bool
     latin_end: bool
 
-    def occurs_in(self, folded: str) -> bool:
+    def occurs_in(self, folded: str, beside: tuple[str, ...] = ()) -> bool:
+        """Whether the name stands in ``folded`` by itself: not inside a longer word (Latin),
+        another user's longer nickname, or a name in ``beside`` (folded cores, see
+        ``PersonMatcher.named_in``) that holds it."""
+        blockers = self.blockers
+        if beside:
+            blockers += tuple(
+                (other, offset) for other in beside if self.core in other for offset in _offsets(other, self.core)
+            )
         start = folded.find(self.core)
         while start >= 0:
             end = start + len(self.core)
             if not (
                 (self.latin_start and start > 0 and _latin(folded[start - 1]))
                 or (self.latin_end and end < len(folded) and _latin(folded[end]))
-                or any(folded.startswith(longer, start - offset) for longer, offset in self.blockers if start >= offset)
+                or any(folded.startswith(longer, start - offset) for longer, offset in blockers if start >= offset)
             ):
                 return True
             start = folded.find(self.core, start + 1)
@@ -290,22 +302,30 @@ class PersonMatcher:
         """The nicknames of ``user_id`` that are looked for (folded)."""
         return [name.core for name in self._names.get(user_id, ())]
 
-    def named_in(self, text: str) -> set[str]:
-        """The users of this matcher that ``text`` names."""
+    def named_in(self, text: str, beside: Iterable[str] = ()) -> set[str]:
+        """The users of this matcher that ``text`` names. ``beside`` are the names of the
+        people the text is by or about (its speaker, its subject, a card's owner): where one of
+        theirs is written, it is them, not a user of this matcher who shares or holds that name
+        (小明 writes "小明第三次…" while another 小明 opted out). A nickname the text itself
+        gives to another QQ number (``QQ号<id>（昵称<name>）``) counts as beside too."""
         if not text or not self.ids:
             return set()
         folded = fold(text)  # case-folding and one space per run change no digit
         found: set[str] = set()
         if self._numeric and self._number_hint.search(folded):
             found = _numbers(folded, self._min_digits) & self._numeric
+        if len(found) == len(self.ids):
+            return found
+        given = [name for user_id, name in QQ_WITH_NICKNAME.findall(text) if user_id not in self.ids]
+        cores = tuple(dict.fromkeys(core for core in map(name_core, (*beside, *given)) if core))
         for user_id, names in self._names.items():
-            if user_id not in found and any(name.core in folded and name.occurs_in(folded) for name in names):
+            if user_id not in found and any(name.core in folded and name.occurs_in(folded, cores) for name in names):
                 found.add(user_id)
         return found
 
-    def names(self, text: str, user_id: str | None = None) -> bool:
+    def names(self, text: str, user_id: str | None = None, beside: Iterable[str] = ()) -> bool:
         """Whether ``text`` names ``user_id`` (None: any user of this matcher)."""
-        named = self.named_in(text)
+        named = self.named_in(text, beside)
         return bool(named) if user_id is None else user_id in named
 
 

@@ -115,7 +115,15 @@ async def update_memory(
         old_record = repository.to_record(old)
         permissions.check_correct_memory(context, old_record)
         # the new text is new: not in a switched-off chat, nor by or about an opted-out user
-        refuse_unwritable(engine, switches, context, old_record.scope, (old.speaker_id, old.subject_id), [new_text])
+        refuse_unwritable(
+            engine,
+            switches,
+            context,
+            old_record.scope,
+            (old.speaker_id, old.subject_id),
+            [new_text],
+            (old.speaker_name, old.subject_name),
+        )
         digest = content_hash(context.bot_id, old_record.scope, new_text)
         if digest in await repository.barred_hashes(uow.session, [digest]):
             raise InvalidInput(REFUSAL_MESSAGES["forgotten"])

@@ -267,15 +267,19 @@ def _without_opted_out(kind: str, payload: dict[str, Any], switches: SwitchState
         return payload
     context = {part: switches.without_opted_out_messages(list(payload.get(part, []))) for part in ("recent", "batch")}
     if kind == OBSERVATIONS_JOB:
-        if switches.is_opted_out(str(payload.get("speaker", {}).get("id", ""))):
+        speaker = payload.get("speaker", {})
+        if switches.is_opted_out(str(speaker.get("id", ""))):
             return None
-        kept = switches.without_opted_out([str(text) for text in payload.get("observations", [])])
+        observations = [str(text) for text in payload.get("observations", [])]
+        kept = switches.without_opted_out(observations, [str(speaker.get("name", ""))])
         return {**payload, **context, "observations": kept} if kept else None
     turns = [
         turn
         for turn in payload.get("turns", [])
         if not switches.touches_opted_out(
-            [str(turn.get("speaker_id", ""))], [str(turn.get("input", "")), str(turn.get("reply", ""))]
+            [str(turn.get("speaker_id", ""))],
+            [str(turn.get("input", "")), str(turn.get("reply", ""))],
+            [str(turn.get("speaker", ""))],
         )
     ]
     return {**payload, **context, "turns": turns} if turns else None
@@ -315,10 +319,13 @@ async def _commit(
             or not await switch_store.chat_on(uow.session, held.bot_id, held.scope)
         ):
             refused, drafts = [(index, "", SWITCHED_OFF) for index in range(len(drafts))], []
-        fresh = await switch_store.load_state(uow.session, held.bot_id) if drafts else None
+        fresh = await engine.switches.fresh(uow.session, held.bot_id) if drafts else None
         positions = list(range(len(drafts)))  # of the drafts written, in the job's own numbering
         if fresh is not None and fresh.opted_out:  # dropped unseen: no text is kept of them, not even in a log
-            out = [fresh.touches_opted_out(about, [draft.text]) for draft, about in zip(drafts, people, strict=True)]
+            out = [
+                fresh.touches_opted_out(about, [draft.text], beside=(draft.speaker_name, draft.subject_name))
+                for draft, about in zip(drafts, people, strict=True)
+            ]
             refused = [(index, "", OPTED_OUT) for index, dropped in enumerate(out) if dropped]
             positions = [index for index, dropped in enumerate(out) if not dropped]
             drafts = [drafts[index] for index in positions]

@@ -164,7 +164,9 @@ async def _shown_in(
         return (
             fact.bot_id == bot_id
             and visible_to(fact, entity_type, entity_id, part)
-            and not (switches.touches_opted_out([fact.speaker_id, fact.subject_id], [fact.text]))
+            and not switches.touches_opted_out(
+                [fact.speaker_id, fact.subject_id], [fact.text], (fact.speaker_name, fact.subject_name)
+            )
         )
 
     return shown

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..domain.events import ProfilesChanged
+from ..domain.job_kinds import MERGE_JOB
 from ..domain.profile_policy import entity_scope, merges_for
 from ..domain.records import MemoryRecord, Scope
 from ..store import jobs
@@ -41,7 +42,6 @@ from .switches import switch_state
 if TYPE_CHECKING:
     from .service import CognitionEngine
 
-MERGE_JOB = "profile_merge"
 #: New facts (ids) a pending merge job carries (the newest), the query of its recall.
 OBSERVATIONS_KEEP = 40
 

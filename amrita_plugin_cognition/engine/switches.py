@@ -52,11 +52,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cachetools import TTLCache
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain import permissions
 from ..domain.clock import aware_or_now
 from ..domain.events import Event, StoreReplaced, SwitchesChanged
 from ..domain.governance import CHAT_OFF_MESSAGE, OTHER_OPTED_OUT_MESSAGE, SELF_OPTED_OUT_MESSAGE, SwitchState
+from ..domain.job_kinds import EXTRACTION_JOBS
 from ..domain.people import PersonMatcher, without_sentences
 from ..domain.profiles import Card
 from ..domain.records import ChatContext, Scope
@@ -119,21 +121,36 @@ class SwitchCache:
         started = time.perf_counter()
         epoch = self._epoch
         async with engine.unit_of_work() as uow:
-            off_chats, opted_out = await store.load(uow.session, bot_id)
-            users = frozenset(opted_out)
-            known = self._matchers.get(bot_id)
-            matcher = known[1] if known is not None and known[0] == users else None
-            if users and matcher is None:
-                matcher = await store.opted_out_matcher(uow.session, bot_id, users)
-        loaded = SwitchState(frozenset(off_chats), users, matcher)  # type: ignore[arg-type]
+            loaded = await self._load(uow.session, bot_id)
         if epoch == self._epoch:
             self._states[bot_id] = loaded
-            if matcher is not None:
-                self._matchers[bot_id] = (users, matcher)
         log_event(
-            "switches", started, level=logging.DEBUG, bot=bot_id, off_chats=len(off_chats), opted_out=len(opted_out)
+            "switches",
+            started,
+            level=logging.DEBUG,
+            bot=bot_id,
+            off_chats=len(loaded.off_chats),
+            opted_out=len(loaded.opted_out),
         )
         return loaded
+
+    async def fresh(self, session: AsyncSession, bot_id: str) -> SwitchState:
+        """The switches as they are in SQL now, in the caller's transaction (the historian reads
+        them under the chat's lock before it writes); the matcher of the same opted-out users is
+        reused, so a job does not walk the facts for their nicknames again."""
+        return await self._load(session, bot_id)
+
+    async def _load(self, session: AsyncSession, bot_id: str) -> SwitchState:
+        epoch = self._epoch
+        off_chats, opted_out = await store.load(session, bot_id)
+        users = frozenset(opted_out)
+        known = self._matchers.get(bot_id)
+        matcher = known[1] if known is not None and known[0] == users else None
+        if users and matcher is None:
+            matcher = await store.opted_out_matcher(session, bot_id, users)
+            if epoch == self._epoch:
+                self._matchers[bot_id] = (users, matcher)
+        return SwitchState(frozenset(off_chats), users, matcher)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------------------------ lookups
@@ -172,29 +189,36 @@ def refuse_unwritable(
     scope: Scope,
     people: Iterable[str] = (),
     texts: Sequence[str] = (),
+    names: Iterable[str] = (),
 ) -> None:
     """``InvalidInput`` (with the reason in Chinese) when ``context``'s speaker may not write
-    ``texts`` about ``people`` into ``scope``: the chat is off, or someone involved opted out."""
+    ``texts`` about ``people`` (called ``names``) into ``scope``: the chat is off, or someone
+    involved opted out. The speaker's own name in a text is the speaker's."""
     if not chat_open(engine, switches, scope):
         raise InvalidInput(CHAT_OFF_MESSAGE, en=f"memory is off in {scope.key}")
     if switches.is_opted_out(context.user_id):
         raise InvalidInput(SELF_OPTED_OUT_MESSAGE, en="the speaker opted out of memory")
-    if switches.touches_opted_out(people, texts):
+    if switches.touches_opted_out(people, texts, (context.user_name, *names)):
         raise InvalidInput(OTHER_OPTED_OUT_MESSAGE, en="the text is about a user who opted out of memory")
 
 
 def card_without_opted_out(switches: SwitchState, card: Card) -> Card:
-    """A card part without what names an opted-out user: its name, its tags and the sentences
-    of its sections that do are cut (``domain/people.without_sentences``); the card itself when
-    nobody opted out or nothing names them. A merge answer goes through this before it is
-    saved, and so does the current card before the model reads it."""
+    """A card part without what names an opted-out user: a group card's name, the tags and the
+    sentences of its sections that do are cut (``domain/people.without_sentences``); the card
+    itself when nobody opted out or nothing names them. A user card's name is its owner's, and
+    where it stands in the card it is them, not someone else who shares it. A merge answer goes
+    through this before it is saved, and so does the current card before the model reads it."""
     if not switches.opted_out:
         return card
-    names = switches.names_opted_out
+    owner = (card.name,) if card.entity_type == "user" else ()
+
+    def names(text: str) -> bool:
+        return switches.names_opted_out(text, owner)
+
     sections = {section: getattr(card, section) for section in ("evaluation", "body", "roast")}
     cut = {section: without_sentences(text, names) if names(text) else text for section, text in sections.items()}
     tags = [tag for tag in card.tags if not names(tag)]
-    name = "" if names(card.name) else card.name
+    name = card.name if owner or not names(card.name) else ""
     if cut == sections and tags == list(card.tags) and name == card.name:
         return card
     return replace(card, name=name, tags=tags, evaluation=cut["evaluation"], body=cut["body"], roast=cut["roast"])
@@ -228,7 +252,7 @@ async def set_chat_memory(
         await uow.lock_scope(bot_id, scope)  # ordered with the historian's writes to this chat
         if not await store.set_chat(uow.session, bot_id, scope, on, actor, now):
             return SwitchChange(False)
-        count = 1 if on else 1 + await store.drop_waiting_work(uow.session, bot_id, scope)
+        count = 1 if on else 1 + await store.drop_waiting_work(uow.session, bot_id, scope, EXTRACTION_JOBS)
         action = SWITCH_ON if on else SWITCH_OFF
         audit.record(uow.session, bot_id, action, actor, scope.key, count, now)
         uow.record(SwitchesChanged(bot_id))

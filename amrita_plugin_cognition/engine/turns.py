@@ -31,6 +31,7 @@ from cachetools import LRUCache
 from ..domain.admission import admit, redact, requests_not_to_remember
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import Event, JobsQueued, NoteAdded, StoreReplaced, TranscriptChanged
+from ..domain.job_kinds import OBSERVATIONS_JOB, TRANSCRIPT_JOB
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..logs import log_event
 from ..store import jobs, short_term
@@ -39,8 +40,6 @@ from .switches import chat_switches, memory_on
 if TYPE_CHECKING:
     from .service import CognitionEngine
 
-OBSERVATIONS_JOB = "observations"
-TRANSCRIPT_JOB = "transcript"
 #: How the bot appears as a speaker in recent messages and transcripts.
 BOT_SPEAKER = "机器人"
 
@@ -222,9 +221,11 @@ async def end_turn(
         return result
     settings = engine.config.historian
     # a text naming an opted-out user is not written either (engine/switches.py)
-    kept_memo = switches.without_opted_out(_admitted([memo], result))
+    # (the speaker's own name in them is the speaker, whoever else shares it)
+    by = (context.user_name,)
+    kept_memo = switches.without_opted_out(_admitted([memo], result), by)
     kept_observations = (
-        switches.without_opted_out(_admitted(observations, result)) if settings.capture != "transcript" else []
+        switches.without_opted_out(_admitted(observations, result), by) if settings.capture != "transcript" else []
     )
     if not kept_memo and not kept_observations:
         return result
@@ -295,7 +296,9 @@ async def record_turn(
     pending = settings.capture == "transcript" or (settings.capture == "both" and not ended)
     limit = settings.source_message_max_len
     input_text, reply_text = normalise_text(message.text), normalise_text(reply)
-    if (not input_text and not reply_text) or switches.touches_opted_out(texts=(input_text, reply_text)):
+    if (not input_text and not reply_text) or switches.touches_opted_out(
+        texts=(input_text, reply_text), beside=(message.user_name,)
+    ):
         return False
     # judged whole, then clipped: a cut could split a secret or drop the "do not remember"
     for text in (input_text, reply_text):

@@ -83,7 +83,9 @@ def _screen(
         if not chat_open(engine, switches, draft.scope):
             result.refused.append((index, "", SWITCHED_OFF))
             continue
-        if switches.touches_opted_out((draft.speaker_id, draft.subject_id), (draft.text,)):
+        if switches.touches_opted_out(
+            (draft.speaker_id, draft.subject_id), (draft.text,), (draft.speaker_name, draft.subject_name)
+        ):
             result.refused.append((index, "", OPTED_OUT))
             continue
         try:

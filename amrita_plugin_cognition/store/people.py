@@ -7,7 +7,6 @@ facts' text. The person matcher (``domain/people.py``) decides which of them may
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Collection
 from typing import Any
@@ -15,11 +14,9 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.people import PersonMatcher
+from ..domain.people import QQ_WITH_NICKNAME, PersonMatcher
 from .models import JobRow, MemoryRow, NoteRow, ProfileRevisionRow, ProfileRow, TranscriptRow
 
-#: How the historian writes a person into a fact (``historian_sources.person``).
-_NAMED = re.compile(r"QQ号(\d{5,20})（昵称([^）]{1,64})）")
 #: Ids per ``IN`` (SQLite binds a few thousand parameters at most).
 CHUNK = 500
 
@@ -45,12 +42,12 @@ def _job_speakers(payload: Any, found: dict[str, set[str]], wanted: Collection[s
 
 
 async def nicknames(
-    session: AsyncSession, bot_id: str, users: Collection[str] | None = None, *, facts: bool = True
+    session: AsyncSession, bot_id: str, users: Collection[str] | None = None, *, fact_texts: bool = True
 ) -> dict[str, set[str]]:
-    """The nicknames of every user of ``bot_id`` (``users``: of those only). ``facts=False`` leaves
-    out what only a walk over the facts finds (their speakers' names unless ``users`` are given,
-    and the names written into their text): the per-turn opt-out check reads the bounded tables
-    only, a delete-all reads everything."""
+    """The nicknames of every user of ``bot_id`` (``users``: of those only). ``fact_texts=False``
+    leaves out the names the historian wrote into the facts' text, which only a walk over every
+    fact's text finds: the opt-out matcher reads them for the opted-out users alone (few, by
+    their own command), a delete-all reads everything."""
     found: dict[str, set[str]] = {}
     wanted = set(users) if users is not None else None
     chunks = [sorted(wanted)[start : start + CHUNK] for start in range(0, len(wanted), CHUNK)] if wanted else [[]]
@@ -59,12 +56,9 @@ async def nicknames(
     pairs: list[tuple[Any, Any, Any]] = [
         (TranscriptRow.user_id, TranscriptRow.user_name, TranscriptRow.bot_id),
         (NoteRow.user_id, NoteRow.user_name, NoteRow.bot_id),
+        (MemoryRow.speaker_id, MemoryRow.speaker_name, MemoryRow.bot_id),
+        (MemoryRow.subject_id, MemoryRow.subject_name, MemoryRow.bot_id),
     ]
-    if facts or wanted is not None:
-        pairs += [
-            (MemoryRow.speaker_id, MemoryRow.speaker_name, MemoryRow.bot_id),
-            (MemoryRow.subject_id, MemoryRow.subject_name, MemoryRow.bot_id),
-        ]
     for user_column, name_column, bot_column in pairs:
         for chunk in chunks:
             query = select(user_column, name_column).where(bot_column == bot_id, name_column != "").distinct()
@@ -86,13 +80,13 @@ async def nicknames(
             _job_speakers(json.loads(payload), found, wanted)
         except ValueError:
             continue
-    if facts:
+    if fact_texts:
         clause: Any = MemoryRow.text.contains("（昵称")
         if wanted is not None:
             clause = or_(*[MemoryRow.text.contains(f"QQ号{user}（昵称") for user in sorted(wanted)])
         query = select(MemoryRow.text).where(and_(MemoryRow.bot_id == bot_id, clause))
         for (text,) in (await session.execute(query)).all():
-            for user_id, name in _NAMED.findall(text):
+            for user_id, name in QQ_WITH_NICKNAME.findall(text):
                 _add(found, user_id, name, wanted)
     return found
 

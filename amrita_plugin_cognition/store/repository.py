@@ -296,7 +296,8 @@ async def group_members(
     session: AsyncSession, bot_id: str, group_id: str, among: Sequence[str] | None = None, limit: int = 1000
 ) -> set[str]:
     """The users an active fact of the group was said by or is about (at most ``limit``; only
-    those in ``among`` when given): whose group-visible card the group may see."""
+    those in ``among`` when given): whose card the group may see (their part of this group under
+    ``strict``, their cross-group part otherwise)."""
     if among is not None and not among:
         return set()
     base = and_(

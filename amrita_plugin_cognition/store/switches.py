@@ -7,13 +7,12 @@ out of a bot account while their row exists. Every function works in the caller'
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.governance import SwitchState
 from ..domain.people import PersonMatcher
 from ..domain.records import Scope
 from . import people
@@ -34,24 +33,17 @@ async def load(session: AsyncSession, bot_id: str) -> tuple[set[str], set[str]]:
 
 async def opted_out_matcher(session: AsyncSession, bot_id: str, opted_out: Iterable[str]) -> PersonMatcher:
     """Finds the opted-out users in a text (``domain/people.py``): their QQ numbers in any writing
-    and the nicknames they were seen with; the other users' nicknames come from the tables kept
-    short (transcript, notes, cards, queued jobs), never from a walk over every fact."""
+    and every nickname they were seen with, the facts' text included (a walk for the few who
+    opted out); the other users' nicknames, which decide whether a nickname stands for one person
+    alone, come from every name column but not from the facts' text."""
     users = set(opted_out)
     if not users:
         return PersonMatcher({})
-    theirs = await people.nicknames(session, bot_id, users, facts=False)
-    others = {user: names for user, names in (await people.nicknames(session, bot_id, facts=False)).items()}
+    theirs = await people.nicknames(session, bot_id, users)
+    others = await people.nicknames(session, bot_id, fact_texts=False)
     for user in users:
         others.pop(user, None)
     return PersonMatcher({user: theirs.get(user, set()) for user in users}, others)
-
-
-async def load_state(session: AsyncSession, bot_id: str) -> SwitchState:
-    """A bot account's switches and opt-outs as they are in SQL now, with the opted-out users'
-    matcher (read under a chat's lock by the historian before it writes)."""
-    off_chats, opted_out = await load(session, bot_id)
-    matcher = await opted_out_matcher(session, bot_id, opted_out) if opted_out else None
-    return SwitchState(frozenset(off_chats), frozenset(opted_out), matcher)  # type: ignore[arg-type]
 
 
 async def chat_on(session: AsyncSession, bot_id: str, scope: Scope) -> bool:
@@ -104,13 +96,17 @@ async def opt_in(session: AsyncSession, bot_id: str, user_id: str) -> bool:
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def drop_waiting_work(session: AsyncSession, bot_id: str, scope: Scope) -> int:
-    """A chat's queued historian jobs are deleted and its turns waiting for extraction released
-    (they stay in the transcript, never extracted). A job already running is left to the
-    historian, which checks the switch again before it writes. Returns the rows touched."""
+async def drop_waiting_work(session: AsyncSession, bot_id: str, scope: Scope, kinds: Collection[str]) -> int:
+    """A chat's queued extraction jobs (of ``kinds``) are deleted and its turns waiting for
+    extraction released (they stay in the transcript, never extracted). A job already running is
+    left to the historian, which checks the switch again before it writes; card jobs stay (a
+    rebuild after a forget must still take the forgotten fact out of a switched-off chat's card).
+    Returns the rows touched."""
     in_chat = (JobRow.bot_id == bot_id) & (JobRow.scope_kind == scope.kind) & (JobRow.scope_id == scope.id)
     jobs = await session.execute(
-        delete(JobRow).where(in_chat, JobRow.state == PENDING).execution_options(synchronize_session=False)
+        delete(JobRow)
+        .where(in_chat, JobRow.state == PENDING, JobRow.kind.in_(sorted(kinds)))
+        .execution_options(synchronize_session=False)
     )
     turns = await session.execute(
         update(TranscriptRow)

@@ -1,0 +1,12 @@
+"""The kinds of work in the historian's queue (``cognition_job.kind``)."""
+
+from __future__ import annotations
+
+#: Facts to extract from the observations of an ``end`` call (``engine/turns.py``).
+OBSERVATIONS_JOB = "observations"
+#: Facts to extract from transcript turns that ended without ``end`` (``engine/turns.py``).
+TRANSCRIPT_JOB = "transcript"
+#: A card's merge or rebuild (``engine/profile_queue.py``).
+MERGE_JOB = "profile_merge"
+#: The jobs that read a chat's messages: what switching the chat off calls off.
+EXTRACTION_JOBS = frozenset({OBSERVATIONS_JOB, TRANSCRIPT_JOB})
