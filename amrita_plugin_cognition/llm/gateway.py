@@ -23,12 +23,11 @@ imported (and the gateway built) outside the bot.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -43,6 +42,8 @@ from tenacity import (
 
 from ..errors import TIMEOUTS, LLMUnavailable
 from ..logs import log_event
+from .counters import PurposeCounters, UsageSink
+from .failures import FAILURE_ZH, AttemptFailed, failure_from, quote_for_log
 from .presets import PresetResolver, resolve_amrita_preset
 from .prompts import PromptTemplates, RenderedPrompt, default_templates
 from .settings import LLMSettings
@@ -59,109 +60,8 @@ StructuredT = TypeVar("StructuredT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
 
 RETRY_TEMPLATE = "structured_retry.jinja"
-#: HTTP statuses that another attempt cannot fix (bad request, key, permission, model name).
-PERMANENT_STATUSES = frozenset({400, 401, 403, 404, 422})
-#: Errors that are not the provider's: a bad request built here, a bug, a broken install.
-PERMANENT_ERRORS = (ValueError, TypeError, LookupError, AttributeError, ImportError)
-MAX_ERROR_CHARS = 300
 MAX_FEEDBACK_ARGUMENT_CHARS = 2000
 MAX_FEEDBACK_ERRORS = 8
-
-#: Why an attempt failed → the Chinese words used in ``LLMUnavailable.zh``.
-FAILURE_ZH = {
-    "timeout": "请求超时",
-    "error": "请求失败",
-    "empty": "模型没有给出回答",
-    "invalid_output": "模型的回答格式不对",
-    "preset": "找不到模型预设",
-}
-
-
-def _quote(text: str) -> str:
-    """A log value: one line, bounded, quoted when it has spaces."""
-    line = " ".join(text.split())[:MAX_ERROR_CHARS]
-    return json.dumps(line, ensure_ascii=False) if " " in line or not line else line
-
-
-@dataclass(slots=True)
-class PurposeCounters:
-    """What the gateway did for one purpose (``historian``, ``profile_merge``, …) since start."""
-
-    #: Gateway calls (one call = all its attempts).
-    calls: int = 0
-    #: Calls that ended in ``LLMUnavailable``.
-    failures: int = 0
-    #: Attempts after the first one, over all calls.
-    retries: int = 0
-    #: Attempts that hit ``timeout_seconds``.
-    timeouts: int = 0
-    #: Structured attempts whose tool call was missing or invalid.
-    invalid_outputs: int = 0
-    #: Tokens the provider reported (every attempt that got an answer, usable or not).
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    #: Wall time of all calls, retries and backoff included.
-    latency_seconds: float = 0.0
-    #: English reason of the last failed call ("" when none failed).
-    last_error: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["latency_seconds"] = round(self.latency_seconds, 3)
-        return data
-
-    def counts(self) -> dict[str, int]:
-        """The counters as whole numbers (latency in ms), as ``usage_sink`` stores them."""
-        return {
-            "calls": self.calls,
-            "failures": self.failures,
-            "retries": self.retries,
-            "timeouts": self.timeouts,
-            "invalid_outputs": self.invalid_outputs,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "latency_ms": round(self.latency_seconds * 1000),
-        }
-
-
-#: Where a finished call's own counters go (``purpose``, counters of that one call).
-UsageSink = Callable[[str, PurposeCounters], Awaitable[None]]
-
-
-class _AttemptFailed(Exception):
-    """One attempt that produced no usable answer (internal: the gateway raises LLMUnavailable)."""
-
-    def __init__(self, kind: str, en: str, *, retryable: bool = True, problem: str = "", arguments: str = "") -> None:
-        super().__init__(en)
-        self.kind = kind
-        self.en = en
-        self.retryable = retryable
-        #: For an invalid structured answer: what was wrong and what the model sent, told to it
-        #: on the next attempt.
-        self.problem = problem
-        self.arguments = arguments
-
-
-def _exception_chain(error: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    current: BaseException | None = error
-    while current is not None and all(current is not seen for seen in chain):
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-def _failure_from(error: Exception) -> _AttemptFailed:
-    """Classify what an amrita_core call raised (often a ``FallbackFailed`` around the real error)."""
-    chain = _exception_chain(error)
-    cause = next((item for item in chain if type(item).__name__ != "FallbackFailed"), error)
-    description = f"{type(cause).__name__}: {cause}"
-    if any(isinstance(item, TIMEOUTS) or "Timeout" in type(item).__name__ for item in chain):
-        return _AttemptFailed("timeout", description)
-    statuses = [getattr(item, "status_code", None) for item in chain]
-    status = next((value for value in statuses if isinstance(value, int)), None)
-    permanent = status in PERMANENT_STATUSES or (status is None and isinstance(cause, PERMANENT_ERRORS))
-    return _AttemptFailed("error", description, retryable=not permanent)
 
 
 @dataclass(slots=True)
@@ -177,7 +77,7 @@ class _Call:
     own: PurposeCounters
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    last_failure: _AttemptFailed | None = None
+    last_failure: AttemptFailed | None = None
 
     def record_usage(self, usage: UniResponseUsage | None) -> None:
         if usage is None:
@@ -304,14 +204,16 @@ class LLMGateway:
             counters.failures += 1
             counters.last_error = str(error)
             counters.latency_seconds += elapsed
-            log_event("llm_call", started, logging.ERROR, purpose=purpose, outcome="preset", error=_quote(str(error)))
+            log_event(
+                "llm_call", started, logging.ERROR, purpose=purpose, outcome="preset", error=quote_for_log(str(error))
+            )
             await self._report(purpose, PurposeCounters(1, 1, latency_seconds=elapsed, last_error=str(error)))
             raise
         call = _Call(purpose, prompt, preset, self._core_config(), counters, PurposeCounters(calls=1))
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),
             wait=self._backoff(),
-            retry=retry_if_exception(lambda error: isinstance(error, _AttemptFailed) and error.retryable),
+            retry=retry_if_exception(lambda error: isinstance(error, AttemptFailed) and error.retryable),
             before_sleep=lambda state: self._before_sleep(call, state),
             reraise=True,
         )
@@ -337,7 +239,7 @@ class LLMGateway:
                         completion_tokens=call.completion_tokens,
                     )
                     return result
-        except _AttemptFailed as failure:
+        except AttemptFailed as failure:
             counters.failures += 1
             counters.last_error = call.own.last_error = f"{failure.kind}: {failure.en}"
             call.own.failures = 1
@@ -351,7 +253,7 @@ class LLMGateway:
                 model=preset.model,
                 outcome=failure.kind,
                 attempts=attempts,
-                error=_quote(failure.en),
+                error=quote_for_log(failure.en),
             )
             raise LLMUnavailable(
                 f"语言模型暂不可用（{FAILURE_ZH.get(failure.kind, '请求失败')}，已尝试 {attempts} 次）",
@@ -372,26 +274,26 @@ class LLMGateway:
         try:
             await self.usage_sink(purpose, usage)
         except Exception as error:  # the counters are lost for this call, the call's result is not
-            log_event("llm_usage", level=logging.WARNING, recorded=0, purpose=purpose, error=_quote(repr(error)))
+            log_event("llm_usage", level=logging.WARNING, recorded=0, purpose=purpose, error=quote_for_log(repr(error)))
 
     async def _attempt(self, call: _Call, answer: Callable[[_Call], Awaitable[ResultT]]) -> ResultT:
-        """One attempt within ``timeout_seconds``; every failure becomes an ``_AttemptFailed``."""
+        """One attempt within ``timeout_seconds``; every failure becomes an ``AttemptFailed``."""
         try:
             return await asyncio.wait_for(answer(call), timeout=self.settings.timeout_seconds)
-        except _AttemptFailed as invalid:
+        except AttemptFailed as invalid:
             self._note_failure(call, invalid)
             raise
         except TIMEOUTS as error:
-            timed_out = _AttemptFailed("timeout", f"no answer within {self.settings.timeout_seconds:g}s")
+            timed_out = AttemptFailed("timeout", f"no answer within {self.settings.timeout_seconds:g}s")
             self._note_failure(call, timed_out)
             raise timed_out from error
         except Exception as error:
-            failed = _failure_from(error)
+            failed = failure_from(error)
             self._note_failure(call, failed)
             raise failed from error
 
     @staticmethod
-    def _note_failure(call: _Call, failure: _AttemptFailed) -> None:
+    def _note_failure(call: _Call, failure: AttemptFailed) -> None:
         call.last_failure = failure
         for counters in (call.counters, call.own):
             if failure.kind == "timeout":
@@ -415,7 +317,7 @@ class LLMGateway:
             attempt=state.attempt_number,
             outcome=failure.kind if failure else "error",
             retry_in_ms=f"{(state.next_action.sleep if state.next_action else 0.0) * 1000:.0f}",
-            error=_quote(failure.en if failure else ""),
+            error=quote_for_log(failure.en if failure else ""),
         )
 
     def _core_config(self) -> AmritaConfig:
@@ -461,7 +363,7 @@ class LLMGateway:
             text = remove_think_tag(text)
         text = text.strip()
         if not text:
-            raise _AttemptFailed("empty", "the model answered with no text")
+            raise AttemptFailed("empty", "the model answered with no text")
         return text
 
     def _retry_feedback(self, call: _Call, tool_name: str) -> str | None:
@@ -485,7 +387,7 @@ class LLMGateway:
         matching = [item for item in response.tool_calls or [] if item.function.name == tool_name]
         if not matching:
             called = ", ".join(item.function.name for item in response.tool_calls or []) or "nothing"
-            raise _AttemptFailed(
+            raise AttemptFailed(
                 "invalid_output",
                 f"expected a call to {tool_name}, the model called {called}",
                 problem=f"没有调用函数 `{tool_name}`（实际调用：{called}）。",
@@ -498,7 +400,7 @@ class LLMGateway:
                 f"- {'.'.join(str(part) for part in item['loc']) or '(参数整体)'}：{item['msg']}"
                 for item in error.errors()[:MAX_FEEDBACK_ERRORS]
             ]
-            raise _AttemptFailed(
+            raise AttemptFailed(
                 "invalid_output",
                 f"invalid arguments for {tool_name}: {error.error_count()} error(s): "
                 + "; ".join(line[2:] for line in details),
