@@ -1,5 +1,5 @@
 """Which cards a fact touches and which facts a card part may be built from (pure policy of the
-merge, ``engine/profile_queue.py`` and ``engine/profile_merge.py``).
+merge, ``engine/profile_queue.py``, ``engine/profile_merge.py`` and ``engine/profile_rebuild.py``).
 
 What a group sees of a user is one card part, chosen by the scope policy (``group_part``):
 

@@ -1,6 +1,6 @@
 """Whether a card part rebuilt after a forget still carries what was forgotten (pure).
 
-A rebuild (``engine/profile_merge.py``) rewrites a card part from the facts that are left after
+A rebuild (``engine/profile_rebuild.py``) rewrites a card part from the facts that are left after
 one it cited was forgotten or erased. The queue keeps no text of the forgotten fact (by design:
 an erasure has nothing to scrub there), so the check works from what is left: the version that
 cited the fact (the current card, whose text the forget did not touch) and the facts the part may
