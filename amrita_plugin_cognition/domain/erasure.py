@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .people import REASONS_ZH, KeptName, PersonMatcher
+from .people import REASONS_ZH, KeptName, PersonMatcher, without_messages
 from .records import Scope
 
 ErasureKind = Literal["chat", "user", "bot"]
@@ -88,20 +88,12 @@ class ErasureTarget:
 def _without_messages(items: list[Any], user_id: str, names: Callable[[str], bool]) -> list[Any]:
     """Context messages without the user's own, those naming them, and the bot's reply right
     after any of these (a reply to an erased message goes with it)."""
-    kept: list[Any] = []
-    dropped = False
-    for item in items:
-        if not isinstance(item, dict):
-            kept.append(item)
-            continue
-        speaker = str(item.get("speaker_id", ""))
+
+    def drops(item: dict[str, Any]) -> bool:
         said = " ".join(str(item.get(key, "")) for key in ("text", "input", "reply"))
-        if speaker == user_id or names(said) or (not speaker and dropped):
-            dropped = True
-            continue
-        dropped = False
-        kept.append(item)
-    return kept
+        return str(item.get("speaker_id", "")) == user_id or names(said)
+
+    return without_messages(items, drops)
 
 
 def scrub_job(payload: dict[str, Any], user_id: str, matcher: PersonMatcher | None = None) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .people import PersonMatcher, numbers_in
+from .people import PersonMatcher, numbers_in, without_messages
 from .records import Scope
 
 #: The longest actor a governance action names (``--actor``): it goes into the audit record's
@@ -104,14 +104,9 @@ class SwitchState:
         said or that name one, and the bot's reply right after such a message."""
         if not self.opted_out:
             return messages
-        kept: list[dict[str, Any]] = []
-        dropped = False
-        for message in messages:
+
+        def drops(message: dict[str, Any]) -> bool:
             speaker = str(message.get("speaker_id", ""))
-            said = [str(message.get("text", ""))]
-            if (not speaker and dropped) or self.touches_opted_out([speaker], said, [str(message.get("speaker", ""))]):
-                dropped = True
-                continue
-            dropped = False
-            kept.append(message)
-        return kept
+            return self.touches_opted_out([speaker], [str(message.get("text", ""))], [str(message.get("speaker", ""))])
+
+        return without_messages(messages, drops)

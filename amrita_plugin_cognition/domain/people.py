@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 import cn2an
 
@@ -358,3 +359,42 @@ def without_sentences(text: str, names: Callable[[str], bool]) -> str:
         if rest:
             kept.append(rest)
     return "\n".join(kept)
+
+
+@dataclass(frozen=True, slots=True)
+class CardText:
+    """What a card part shows: its name, tags and sections (evaluation, body, roast)."""
+
+    name: str
+    tags: tuple[str, ...]
+    sections: dict[str, str]
+
+    def cut(self, names: Callable[[str], bool], *, keep_name: bool = False) -> CardText:
+        """Without what ``names``: the name (unless ``keep_name``: a user card's own name is its
+        owner's), the tags and the sentences of the sections that do (``without_sentences``)."""
+        sections = {key: without_sentences(text, names) if names(text) else text for key, text in self.sections.items()}
+        tags = tuple(tag for tag in self.tags if not names(tag))
+        name = self.name if keep_name or not names(self.name) else ""
+        return CardText(name, tags, sections)
+
+    @property
+    def is_empty(self) -> bool:
+        return not any(text.strip() for text in self.sections.values())
+
+
+def without_messages(items: list[Any], drops: Callable[[dict[str, Any]], bool]) -> list[Any]:
+    """Context messages (``speaker_id``, ``speaker``, ``text``; a turn's ``input`` and ``reply``)
+    without those ``drops`` and the bot's reply (no ``speaker_id``) right after a dropped one: a
+    reply to a message that goes, goes with it. What is not a message is kept."""
+    kept: list[Any] = []
+    dropped = False
+    for item in items:
+        if not isinstance(item, dict):
+            kept.append(item)
+            continue
+        if (not item.get("speaker_id") and dropped) or drops(item):
+            dropped = True
+            continue
+        dropped = False
+        kept.append(item)
+    return kept

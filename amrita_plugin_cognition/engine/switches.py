@@ -59,8 +59,8 @@ from ..domain.clock import aware_or_now
 from ..domain.events import Event, StoreReplaced, SwitchesChanged
 from ..domain.governance import CHAT_OFF_MESSAGE, OTHER_OPTED_OUT_MESSAGE, SELF_OPTED_OUT_MESSAGE, SwitchState
 from ..domain.job_kinds import EXTRACTION_JOBS
-from ..domain.people import PersonMatcher, without_sentences
-from ..domain.profiles import Card
+from ..domain.people import CardText, PersonMatcher
+from ..domain.profiles import SECTIONS, Card
 from ..domain.records import ChatContext, Scope
 from ..errors import InvalidInput
 from ..logs import log_event
@@ -211,17 +211,12 @@ def card_without_opted_out(switches: SwitchState, card: Card) -> Card:
     if not switches.opted_out:
         return card
     owner = (card.name,) if card.entity_type == "user" else ()
-
-    def names(text: str) -> bool:
-        return switches.names_opted_out(text, owner)
-
-    sections = {section: getattr(card, section) for section in ("evaluation", "body", "roast")}
-    cut = {section: without_sentences(text, names) if names(text) else text for section, text in sections.items()}
-    tags = [tag for tag in card.tags if not names(tag)]
-    name = card.name if owner or not names(card.name) else ""
-    if cut == sections and tags == list(card.tags) and name == card.name:
+    shown = CardText(card.name, tuple(card.tags), {section: getattr(card, section) for section in SECTIONS})
+    kept = shown.cut(lambda text: switches.names_opted_out(text, owner), keep_name=bool(owner))
+    if kept == shown:
         return card
-    return replace(card, name=name, tags=tags, evaluation=cut["evaluation"], body=cut["body"], roast=cut["roast"])
+    evaluation, body, roast = (kept.sections[section] for section in SECTIONS)
+    return replace(card, name=kept.name, tags=list(kept.tags), evaluation=evaluation, body=body, roast=roast)
 
 
 async def check_writable(engine: CognitionEngine, context: ChatContext, texts: Sequence[str] = ()) -> SwitchState:

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import as_utc
 from ..domain.erasure import ErasureTarget
-from ..domain.people import PersonMatcher, without_sentences
+from ..domain.people import CardText, PersonMatcher
 from ..domain.profiles import Card, in_group_part, part_group, part_order
 from ..domain.records import MemoryStatus
 from . import profile_index
@@ -317,15 +317,15 @@ async def _naming(session: AsyncSession, model: Any, target: ErasureTarget, matc
 
 def _cut(row: ProfileRow, names: Callable[[str], bool]) -> bool:
     """Take out of a card part what names the user: its name, tags, and the sentences of its
-    sections (``domain/people.without_sentences``). Returns whether anything is left to show."""
-    if names(row.name):
-        row.name = ""
-    row.tags = json.dumps([tag for tag in _json_list(row.tags) if not names(str(tag))], ensure_ascii=False)
-    for section in _SECTIONS:
-        text = getattr(row, section)
-        if names(text):
-            setattr(row, section, without_sentences(text, names))
-    return any(getattr(row, section).strip() for section in _SECTIONS)
+    sections (``domain/people.CardText.cut``). Returns whether anything is left to show."""
+    shown = CardText(
+        row.name, tuple(str(tag) for tag in _json_list(row.tags)), {key: getattr(row, key) for key in _SECTIONS}
+    )
+    kept = shown.cut(names)
+    row.name, row.tags = kept.name, json.dumps(list(kept.tags), ensure_ascii=False)
+    for section, text in kept.sections.items():
+        setattr(row, section, text)
+    return not kept.is_empty
 
 
 async def _delete(session: AsyncSession, model: Any, clause: ColumnElement[bool]) -> int:
