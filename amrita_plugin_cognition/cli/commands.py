@@ -313,7 +313,7 @@ def check_backup_file(path: Path) -> None:
 @home_option
 @click.option("--yes", is_flag=True, help="不询问，直接恢复")
 def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
-    """用备份 FILE 替换当前数据（此后遗忘的内容不会恢复），并用当前模型重建向量索引"""
+    """用备份 FILE 替换当前数据（此后遗忘、删除的内容不会恢复），并用当前模型重建向量索引"""
     check_backup_file(file)
     if not yes:
         confirm_or_stop("恢复会替换当前全部记忆数据，继续吗？", default=False)
@@ -330,7 +330,10 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
         f"恢复完成：记忆 {report['memory']} 条（已遗忘而跳过 {report['skipped_forgotten']} 条），"
         f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"
         f"遗忘屏障 {report['barrier']} 条，画像卡片 {report['profile']} 份、历史版本 {report['profile_revision']} 份"
-        f"（因来源已遗忘而未恢复 {report['cards_dropped']} 份），向量 {report['vectors']} 条"
+        f"（因来源已遗忘而未恢复 {report['cards_dropped']} 份），"
+        f"会话开关 {report['chat_switch']} 条、不被记住 {report['optout']} 条、"
+        f"审计记录 {report['audit']} 条（与现有的合并），"
+        f"重放了备份之后的删除全部 {report['erasures_replayed']} 次，向量 {report['vectors']} 条"
     )
 
 

@@ -26,6 +26,9 @@ BACKUP_TABLES = {
     "barrier": "遗忘屏障",
     "profile": "画像卡片",
     "profile_revision": "画像历史",
+    "chat_switch": "会话开关",
+    "optout": "不被记住",
+    "audit": "审计记录",
 }
 JOB_STATES = {"pending": "待处理", "processing": "处理中", "failed": "失败"}
 DASH = "—"

@@ -65,6 +65,25 @@ class ErasureTarget:
     def bot(cls, bot_id: str) -> ErasureTarget:
         return cls("bot", bot_id)
 
+    @classmethod
+    def from_audit(cls, bot_id: str, action: str, label: str) -> ErasureTarget | None:
+        """The target of a delete-all from its audit record (``action`` and ``label`` as written
+        by ``delete_all``); None for any other record or a label that names no target."""
+        kind = action.removeprefix("delete_all_")
+        if kind == action or not bot_id:
+            return None
+        if kind == "bot":
+            return cls.bot(bot_id) if label == "bot" else None
+        if kind == "user":
+            user_id = label.removeprefix("user:")
+            return cls.user(bot_id, user_id) if label.startswith("user:") and user_id else None
+        if kind == "chat":
+            try:
+                return cls.chat(bot_id, Scope.parse(label))
+            except ValueError:
+                return None
+        return None
+
     @property
     def label(self) -> str:
         """What the audit record names as the target: ``group:123``, ``user:456`` or ``bot``."""

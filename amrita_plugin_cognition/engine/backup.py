@@ -1,7 +1,11 @@
 """Backups of the authority store: every memory (history included), memo and its revisions, pin,
-forget barrier, profile card and card revision in one gzipped JSON-lines file. Restore replaces
-this plugin's rows, keeps every barrier (those in the backup and those made since: nothing
-forgotten comes back), rebuilds the keyword index and re-embeds everything with the current model.
+forget barrier, profile card and card revision, chat switch, opt-out and audit record in one
+gzipped JSON-lines file. Restore replaces this plugin's rows, keeps every barrier (those in the
+backup and those made since: nothing forgotten comes back), merges the switches, opt-outs and
+audit records with today's, replays every delete-all made since the backup
+(``store/restore_erasures.py``: nothing erased comes back), rebuilds the keyword index and
+re-embeds everything with the current model. A file of version 1 has no switches, opt-outs or
+audit records: today's stay as they are.
 
 Cards are replaced like the rest: a file made before cards existed has no card lines, and
 restoring it leaves no cards. A card whose every source was forgotten, and a revision with any
@@ -29,15 +33,17 @@ from ..domain.events import IndexWorkQueued, StoreReplaced
 from ..errors import BackupInvalid, InvalidInput
 from ..logs import log_event
 from ..store import backup as store_backup
+from ..store import restore_erasures, sqlite
 from ..store.backup_check import BackupCheck, RowLimits, is_time
 from .notes import PIN_MAX_CHARS
-from .profile_queue import queue_part_rebuilds
+from .profile_queue import queue_part_rebuilds, queue_rebuilds
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
 
 FORMAT = "amrita_plugin_cognition.backup"
-VERSION = 1
+#: 2: the chat switches, opt-outs and audit records are in the file too.
+VERSION = 2
 PAGE = 2000
 
 
@@ -73,16 +79,15 @@ async def create_backup(engine: CognitionEngine, destination: Path | None = None
         await asyncio.to_thread(_write_lines, handle, [header])  # type: ignore[arg-type]
         for table in store_backup.TABLES:
             counts[table] = 0
-            last_id = 0
+            position = 0
             while True:
                 async with engine.unit_of_work() as uow:
-                    rows = await store_backup.page(uow.session, table, last_id, PAGE)
+                    rows, position = await store_backup.page(uow.session, table, position, PAGE)
                 if not rows:
                     break
                 lines = [{"table": table, "row": row} for row in rows]
                 await asyncio.to_thread(_write_lines, handle, lines)  # type: ignore[arg-type]
                 counts[table] += len(rows)
-                last_id = rows[-1]["id"]
         await asyncio.to_thread(_write_lines, handle, [{"end": counts}])  # type: ignore[arg-type]
     finally:
         await asyncio.to_thread(handle.close)
@@ -147,6 +152,11 @@ def read_header(path: Path, check: BackupCheck | None = None) -> tuple[dict[str,
                 raise InvalidInput(f"{path.name} 不是本插件的备份文件")
             if not is_time(header.get("created_at")):
                 raise BackupInvalid(path, 1, "创建时间不是 ISO 8601 时间", "created_at is not an ISO 8601 time")
+            version = header.get("version", 1)
+            if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
+                raise BackupInvalid(
+                    path, 1, f"格式版本 {version!r} 不是本插件能读的（1 到 {VERSION}）", f"unknown version {version!r}"
+                )
             for number, line in enumerate(handle, start=2):
                 item = _json_line(path, number, line)
                 if isinstance(item, dict) and "end" in item:
@@ -204,22 +214,33 @@ async def restore_backup(
 ) -> dict[str, int]:
     """Replace this plugin's data with the backup's, then rebuild both indices."""
     # the whole file is checked before anything changes: a damaged one is refused, naming the line
-    _, end = await asyncio.to_thread(read_header, path, BackupCheck(row_limits(engine)))
+    header, end = await asyncio.to_thread(read_header, path, BackupCheck(row_limits(engine)))
     if end is None:
         raise BackupInvalid(path, None, "不完整（缺少结尾记录）", "truncated (no closing record)")
     # the vectors are rebuilt after the rows are replaced: make sure the index answers first
     await asyncio.to_thread(engine.vectors.heartbeat)
     chunks = _rows(path)
+    now = datetime.now(UTC)
     async with engine.unit_of_work() as uow:
+        await sqlite.secure_delete_now(uow.session)  # a replayed erasure deletes as a live one does
         restore = store_backup.Restore(uow.session)
         await restore.begin()
         while chunk := await asyncio.to_thread(next, chunks, None):
             restore.add(chunk)
         count = await restore.finish()
         # a card kept without its forgotten sources still says what they said: rebuilt like after a forget
-        await queue_part_rebuilds(uow, restore.trimmed, datetime.now(UTC))
+        await queue_part_rebuilds(uow, restore.trimmed, now)
+        backup_time = datetime.fromisoformat(header["created_at"])
+        replayed = await restore_erasures.replay(uow.session, backup_time, restore.forgotten_names, now)
+        for erased in replayed:  # the cards built from a fact the replay removed: as after a delete-all
+            await queue_rebuilds(engine, uow, erased.target.bot_id, erased.counts.memory_ids, now)
+        if replayed:
+            await sqlite.scrub_deleted(uow.session)
         uow.record(StoreReplaced(), IndexWorkQueued())
         await uow.commit()
+    if replayed:
+        async with engine.unit_of_work() as uow:
+            await sqlite.truncate_log(uow.session)
     report = await engine.reindex(progress=progress)
     dropped = {"cards_dropped": restore.cards_dropped, "cards_trimmed": restore.cards_trimmed}
     log_event(
@@ -229,11 +250,13 @@ async def restore_backup(
         skipped_forgotten=restore.skipped_forgotten,
         cards=restore.restored["profile"],
         **dropped,
+        erasures_replayed=len(replayed),
         vectors=report.vectors_after,
     )
     return {
         **restore.restored,
         "skipped_forgotten": restore.skipped_forgotten,
         **dropped,
+        "erasures_replayed": len(replayed),
         "vectors": report.vectors_after,
     }

@@ -7,7 +7,12 @@ forgotten fact is not restored, nor is a card whose every source was forgotten (
 from those facts). A card that keeps some of its sources is restored without the forgotten ids,
 its text as it was, and counted (``cards_trimmed``, the parts listed in ``trimmed``); the engine
 asks for their rebuild in the same transaction (``profile_queue.queue_part_rebuilds``), as a
-forget does."""
+forget does.
+
+The chat switches, the opt-outs and the audit records travel too, but a restore merges them with
+today's instead of replacing them (``merge_kept``): a choice made or an erasure recorded after the
+backup must outlive it. Once the rows are in, ``store/restore_erasures.py`` replays the delete-alls
+the audit records since the backup."""
 
 from __future__ import annotations
 
@@ -21,12 +26,15 @@ from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import MemoryStatus
-from . import keyword, profile_index
+from . import keyword, profile_index, restore_erasures
 from .models import (
+    AuditRow,
     BarrierRow,
+    ChatSwitchRow,
     MemoRevisionRow,
     MemoRow,
     MemoryRow,
+    OptOutRow,
     OutboxRow,
     PinRow,
     ProfileRevisionRow,
@@ -43,7 +51,14 @@ TABLES: dict[str, Any] = {
     "barrier": BarrierRow,
     "profile": ProfileRow,
     "profile_revision": ProfileRevisionRow,
+    "chat_switch": ChatSwitchRow,
+    "optout": OptOutRow,
+    "audit": AuditRow,
 }
+#: Tables merged with today's rows on restore, never emptied (a file of version 1 has none of them).
+MERGED_TABLES = ("chat_switch", "optout", "audit")
+#: The tables a restore empties and fills from the file.
+REPLACED_TABLES = tuple(table for table in TABLES if table not in MERGED_TABLES)
 #: The card tables: their rows are checked against the barriers once the whole file is read.
 CARD_TABLES = ("profile", "profile_revision")
 
@@ -68,10 +83,22 @@ def decode(model: Any, values: dict[str, Any]) -> Any:
     return model(**decoded)
 
 
-async def page(session: AsyncSession, table: str, after_id: int, size: int) -> list[dict[str, Any]]:
+def _has_id(model: Any) -> bool:
+    return "id" in model.__table__.columns
+
+
+async def page(session: AsyncSession, table: str, position: int, size: int) -> tuple[list[dict[str, Any]], int]:
+    """One page of ``table`` from ``position`` (the last id read; for a table keyed otherwise, the
+    rows read so far, in key order) and the position after it."""
     model = TABLES[table]
-    rows = (await session.execute(select(model).where(model.id > after_id).order_by(model.id).limit(size))).scalars()
-    return [encode(row) for row in rows]
+    if _has_id(model):
+        query = select(model).where(model.id > position).order_by(model.id)
+    else:
+        query = select(model).order_by(*model.__table__.primary_key.columns).offset(position)
+    rows = [encode(row) for row in (await session.execute(query.limit(size))).scalars()]
+    if not rows:
+        return rows, position
+    return rows, rows[-1]["id"] if _has_id(model) else position + len(rows)
 
 
 @dataclass(slots=True)
@@ -94,13 +121,17 @@ class Restore:
     _kept: set[tuple[int | None, str]] = field(default_factory=set)
     _skipped_ids: set[int] = field(default_factory=set)
     _cards: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _merged: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: Nicknames seen in the facts skipped as forgotten, by bot and user (a replayed erasure
+    #: looks for them: ``restore_erasures``).
+    forgotten_names: dict[str, dict[str, set[str]]] = field(default_factory=dict)
 
     async def begin(self) -> None:
-        """Remember today's barriers, then empty the plugin's tables."""
+        """Remember today's barriers, then empty the plugin's replaced tables."""
         self._barriers = list((await self.session.execute(select(BarrierRow))).scalars())
         self._barred_hashes = {row.content_hash for row in self._barriers}
         self._barred_ids = {row.memory_id for row in self._barriers if row.memory_id is not None}
-        for model in (OutboxRow, *TABLES.values()):
+        for model in (OutboxRow, *(TABLES[table] for table in REPLACED_TABLES)):
             await self.session.execute(delete(model))
         await keyword.clear(self.session)
 
@@ -115,6 +146,10 @@ class Restore:
             ):
                 self.skipped_forgotten += 1
                 self._skipped_ids.add(values["id"])
+                restore_erasures.note_names(self.forgotten_names, values)
+                continue
+            if table in MERGED_TABLES:
+                self._merged.append((table, values))
                 continue
             if table in CARD_TABLES:
                 self._cards.append((table, values))
@@ -128,6 +163,7 @@ class Restore:
         """Put back the barriers made after the backup, rebuild the keyword index and the id
         sequences. Returns the number of memory rows now stored."""
         self._add_cards()
+        await self._merge_kept()
         for barrier in self._barriers:
             if (barrier.memory_id, barrier.content_hash) not in self._kept:
                 self.session.add(
@@ -168,6 +204,44 @@ class Restore:
             self.restored[table] += 1
         self._cards = []
 
+    async def _merge_kept(self) -> None:
+        """Today's switches, opt-outs and audit records with the file's: a key or id only in the
+        file is added; a switch or opt-out in both keeps the newer (an opt-out is never dropped:
+        an opt-in since the backup deleted its row, so the file's comes back)."""
+        switches = {
+            (row.bot_id, row.scope_kind, row.scope_id): row
+            for row in (await self.session.execute(select(ChatSwitchRow))).scalars()
+        }
+        optouts = {(row.bot_id, row.user_id): row for row in (await self.session.execute(select(OptOutRow))).scalars()}
+        audited = set((await self.session.execute(select(AuditRow.id))).scalars())
+        for table, values in self._merged:
+            row = decode(TABLES[table], values)
+            if table == "audit":
+                if row.id in audited:
+                    continue
+                audited.add(row.id)
+            elif table == "chat_switch":
+                key = (row.bot_id, row.scope_kind, row.scope_id)
+                if key in switches:
+                    if restore_erasures.newer(row.changed_at, switches[key].changed_at):
+                        current = switches[key]
+                        current.memory_on, current.changed_by, current.changed_at = (
+                            row.memory_on, row.changed_by, row.changed_at,
+                        )  # fmt: skip
+                        self.restored[table] += 1
+                    continue
+                switches[key] = row
+            else:
+                user_key = (row.bot_id, row.user_id)
+                if user_key in optouts:
+                    if restore_erasures.newer(row.opted_out_at, optouts[user_key].opted_out_at):
+                        optouts[user_key].opted_out_at = row.opted_out_at
+                    continue
+                optouts[user_key] = row
+            self.session.add(row)
+            self.restored[table] += 1
+        self._merged = []
+
 
 def _source_ids(text: Any) -> list[Any]:
     try:
@@ -180,7 +254,7 @@ def _source_ids(text: Any) -> list[Any]:
 async def _reset_sequences(session: AsyncSession) -> None:
     if session.get_bind().dialect.name != "postgresql":
         return
-    for model in (*TABLES.values(), OutboxRow):
+    for model in (*(model for model in TABLES.values() if _has_id(model)), OutboxRow):
         table = model.__tablename__
         highest = f"COALESCE((SELECT MAX(id) FROM {table}), 0)"
         if model is MemoryRow:  # ids of forgotten memories are never handed out again

@@ -3,7 +3,7 @@
 Every column by the model's own definition (present when it is required, of its type, within
 its length; an id within the id range; a time in ISO 8601), the values the plugin's vocabulary
 allows (scope kinds, statuses, importance, provenance, kinds, card parts), JSON columns of the
-right shape, no id or unique key twice, and the text limits of a normal write (``RowLimits``: a
+right shape, no id (or other primary key) or unique key twice, and the text limits of a normal write (``RowLimits``: a
 fact's text within ``memory_max_chars``, a memo within ``memo_max_chars``, a pin within its limit,
 each card section within its own). A restore checks the whole file first (``engine/backup.py``),
 so a damaged file changes nothing.
@@ -27,7 +27,10 @@ from .backup import TABLES
 MAX_ID = 2**63 - 1
 #: Values a column may take, by (table, column).
 ALLOWED: dict[tuple[str, str], frozenset[str]] = {
-    **{(table, "scope_kind"): frozenset({"group", "private"}) for table in ("memory", "memo", "memo_revision", "pin")},
+    **{
+        (table, "scope_kind"): frozenset({"group", "private"})
+        for table in ("memory", "memo", "memo_revision", "pin", "chat_switch")
+    },
     ("memory", "status"): frozenset(status.value for status in MemoryStatus),
     ("memory", "importance"): frozenset(level.value for level in Importance),
     ("memory", "provenance"): frozenset(kind.value for kind in Provenance),
@@ -178,7 +181,7 @@ class BackupCheck:
         return None
 
     def _repeat_problem(self, table: str, model: Any, values: dict[str, Any]) -> RowProblem | None:
-        keys: list[tuple[str, ...]] = [("id",)]
+        keys: list[tuple[str, ...]] = [tuple(column.key for column in model.__table__.primary_key.columns)]
         keys += [
             tuple(column.key for column in constraint.columns)
             for constraint in model.__table__.constraints

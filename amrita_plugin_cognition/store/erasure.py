@@ -307,34 +307,47 @@ async def _erase_barrier_reasons(session: AsyncSession, target: ErasureTarget) -
         )
 
 
-async def erase(session: AsyncSession, target: ErasureTarget, reason: str, now: datetime) -> ErasureCounts:
-    """Remove everything ``target`` covers, in the caller's transaction."""
+async def erase(
+    session: AsyncSession,
+    target: ErasureTarget,
+    reason: str,
+    now: datetime,
+    *,
+    matcher: PersonMatcher | None = None,
+    restored_only: bool = False,
+) -> ErasureCounts:
+    """Remove everything ``target`` covers, in the caller's transaction. ``matcher`` finds a user
+    (default: built from the rows stored now). ``restored_only``: only the tables a backup brings
+    back (a restore replaying a delete-all, ``store/restore_erasures.py``): the notes, transcript
+    and queued jobs were erased at the time and are newer than it since."""
     counts = ErasureCounts()
     if target.kind != "user":
         counts.memories = await _erase_memories(session, target, None, reason, now, counts)
-        counts.notes = await _delete_where(session, NoteRow, _whole_chats(NoteRow, target), counts)
-        counts.turns = await _delete_where(session, TranscriptRow, _whole_chats(TranscriptRow, target), counts)
-        counts.jobs = await _erase_jobs(session, target, None)
+        if not restored_only:
+            counts.notes = await _delete_where(session, NoteRow, _whole_chats(NoteRow, target), counts)
+            counts.turns = await _delete_where(session, TranscriptRow, _whole_chats(TranscriptRow, target), counts)
+            counts.jobs = await _erase_jobs(session, target, None)
         counts.memos = await _delete_where(session, MemoRow, _whole_chats(MemoRow, target), counts)
         await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
         counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
         counts.profiles = await profiles.erase(session, target, now)
         return counts
-    matcher = await people.person_matcher(session, target.bot_id, target.user_id)
+    matcher = matcher or await people.person_matcher(session, target.bot_id, target.user_id)
     counts.kept_names = matcher.kept(target.user_id)
 
     def names(text: str) -> bool:
         return matcher.names(text, target.user_id)
 
     counts.memories = await _erase_memories(session, target, matcher, reason, now, counts)
-    note_ids = await _naming_ids(session, NoteRow, target, [NoteRow.content], [NoteRow.user_id], names)
-    counts.notes = await _delete_ids(session, NoteRow, note_ids, counts)
-    turn_ids = await _naming_ids(
-        session, TranscriptRow, target, [TranscriptRow.input_text, TranscriptRow.reply_text], [TranscriptRow.user_id],
-        names,
-    )  # fmt: skip
-    counts.turns = await _delete_ids(session, TranscriptRow, turn_ids, counts)
-    counts.jobs = await _erase_jobs(session, target, matcher)
+    if not restored_only:
+        note_ids = await _naming_ids(session, NoteRow, target, [NoteRow.content], [NoteRow.user_id], names)
+        counts.notes = await _delete_ids(session, NoteRow, note_ids, counts)
+        turn_ids = await _naming_ids(
+            session, TranscriptRow, target, [TranscriptRow.input_text, TranscriptRow.reply_text],
+            [TranscriptRow.user_id], names,
+        )  # fmt: skip
+        counts.turns = await _delete_ids(session, TranscriptRow, turn_ids, counts)
+        counts.jobs = await _erase_jobs(session, target, matcher)
     counts.memos = await _erase_memos(session, target, names, counts)
     pin_ids = await _naming_ids(session, PinRow, target, [PinRow.content], [PinRow.created_by], names)
     counts.pins = await _delete_ids(session, PinRow, pin_ids, counts)
