@@ -22,7 +22,7 @@ from ..domain.erasure import ErasureTarget
 from ..domain.happened import precision_of
 from ..domain.records import MemoryRecord, MemoryStatus, Scope
 from ..errors import InvalidInput, NotFound
-from ..store import profiles, repository
+from ..store import profile_erasure, repository
 from ..store.erasure import covered_memories, covers
 from ..store.models import MemoRow, MemoryRow, NoteRow, OptOutRow, PinRow, ProfileRow, TranscriptRow
 
@@ -249,7 +249,7 @@ async def _user_documents(session: AsyncSession, target: ErasureTarget) -> list[
         {"type": "pin", "id": row.id, "bot_id": bot, "chat": chat.key, "text": row.content, "at": _iso(row.created_at)}
         for row in pins.scalars()
     ]
-    out += [{"type": "profile", **card.as_dict()} for card in await profiles.covered_cards(session, target)]
+    out += [{"type": "profile", **card.as_dict()} for card in await profile_erasure.covered_cards(session, target)]
     opted = await session.get(OptOutRow, (bot, target.user_id))
     out.append(
         {

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.profile_policy import visible_to
 from ..domain.profiles import SECTIONS, Card
 from ..domain.records import MemoryRecord
-from ..store import profiles as profile_store
-from ..store import repository
+from ..store import profile_sources, repository
 from .search import query_keywords, record_tokens
 from .switches import card_without_opted_out, switch_state
 
@@ -43,10 +42,10 @@ async def part_facts(
     engine: CognitionEngine, bot_id: str, entity_type: str, entity_id: str, part: str
 ) -> list[MemoryRecord]:
     """The entity's active facts that this part may show, the newest ``CANDIDATES``
-    (``store.profiles.source_facts_query``: ``profile_policy.visible_to`` in SQL). Never another
+    (``store.profile_sources.source_facts_query``: ``profile_policy.visible_to`` in SQL). Never another
     user's private chat."""
     async with engine.unit_of_work() as uow:
-        query_rows = profile_store.source_facts_query(bot_id, entity_type, entity_id, part)
+        query_rows = profile_sources.source_facts_query(bot_id, entity_type, entity_id, part)
         records, _ = await repository.list_visible(uow.session, query_rows, 0, CANDIDATES)
     return records
 

@@ -33,7 +33,7 @@ from ..domain.events import ProfilesChanged
 from ..domain.job_kinds import MERGE_JOB
 from ..domain.profile_policy import entity_scope, merges_for
 from ..domain.records import MemoryRecord, Scope
-from ..store import jobs
+from ..store import jobs, profile_sources
 from ..store import profiles as profile_store
 from ..store.unit_of_work import UnitOfWork, take_write_lock
 from .profiles import lock_entity
@@ -86,7 +86,7 @@ async def queue_rebuilds(
     if not removed:
         return 0
     entities = sorted(
-        {(row.entity_type, row.entity_id) for row in await profile_store.citing(uow.session, bot_id, removed)}
+        {(row.entity_type, row.entity_id) for row in await profile_sources.citing(uow.session, bot_id, removed)}
     )
     flagged = 0
     for entity_type, entity_id in entities:  # one lock order for every process
@@ -96,16 +96,16 @@ async def queue_rebuilds(
         rows = [
             row
             for row in await profile_store.get_rows(uow.session, bot_id, entity_type, entity_id)
-            if gone.intersection(profile_store.source_list(row.source_ids))
+            if gone.intersection(profile_sources.source_list(row.source_ids))
         ]
         if not rows:  # rebuilt or deleted before the lock was ours
             continue
         for row in rows:
-            await profile_store.drop_sources(uow.session, row, removed)
+            await profile_sources.drop_sources(uow.session, row, removed)
         parts = [row.part for row in rows]
         flagged += len(parts)
         await _ask_rebuild(uow, bot_id, entity_type, entity_id, parts, now)
-    await profile_store.drop_revisions_citing(uow.session, bot_id, removed)
+    await profile_sources.drop_revisions_citing(uow.session, bot_id, removed)
     return flagged
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.erasure import ErasureTarget, scrub_job
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
-from . import keyword, outbox, people, profiles, repository, turns
+from . import keyword, outbox, people, profile_erasure, repository, turns
 from .jobs import PENDING, PROCESSING
 from .models import BarrierRow, JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
 
@@ -330,7 +330,7 @@ async def erase(
         counts.memos = await _delete_where(session, MemoRow, _whole_chats(MemoRow, target), counts)
         await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
         counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
-        counts.profiles = await profiles.erase(session, target, now)
+        counts.profiles = await profile_erasure.erase(session, target, now)
         return counts
     matcher = matcher or await people.person_matcher(session, target.bot_id, target.user_id)
     counts.kept_names = matcher.kept(target.user_id)
@@ -351,6 +351,6 @@ async def erase(
     counts.memos = await _erase_memos(session, target, names, counts)
     pin_ids = await _naming_ids(session, PinRow, target, [PinRow.content], [PinRow.created_by], names)
     counts.pins = await _delete_ids(session, PinRow, pin_ids, counts)
-    counts.profiles = await profiles.erase(session, target, now, matcher)
+    counts.profiles = await profile_erasure.erase(session, target, now, matcher)
     await _erase_barrier_reasons(session, target)
     return counts
