@@ -15,7 +15,7 @@ from chat_helpers import (
     system_text,
     tool_results,
 )
-from engine_helpers import empty_job_queue
+from engine_helpers import empty_job_queue, group
 from fake_openai import FINAL_TEXT, tool_call
 from nonebug import App
 from sqlalchemy import select
@@ -110,6 +110,8 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
     and puts it into ``end``'s memo and observations anyway. The message's own words refuse all
     of it."""
     said = "这个别记啊：我下周二要去面试，紧张死了"
+    engine = await _engine()
+    earlier = await engine.write_memory(group(BOT, "30111", "10111", "阿强"), "user", "QQ号10111（昵称阿强）在找工作。")
     fake_openai.script.extend(
         [
             tool_call(
@@ -117,6 +119,11 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
             ),
             tool_call("cognition_memo_append", {"content": "阿强下周二要去面试"}, "call_m"),
             tool_call("cognition_pin_add", {"content": "提醒阿强下周二面试"}, "call_p"),
+            tool_call(
+                "cognition_memory_update",
+                {"memory_id": earlier.id, "content": "QQ号10111（昵称阿强）在找工作，下周二去面试。"},
+                "call_u",
+            ),
             tool_call(
                 "end",
                 {"memo": "阿强说他下周二要去面试", "observations": ["QQ号10111（昵称阿强）下周二要去面试"]},
@@ -128,8 +135,8 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
         bot, qq = await _bot(ctx, monkeypatch)
         await deliver(bot, group_message(said, 30111, 10111, "阿强"))
         assert FINAL_TEXT in qq.sent  # the reply goes on
-        written, memo, pin, ended = tool_results(fake_openai.chat_requests[-1])[-4:]
-        for refused in (written, memo, pin):
+        written, memo, pin, corrected, ended = tool_results(fake_openai.chat_requests[-1])[-5:]
+        for refused in (written, memo, pin, corrected):
             assert refused["ok"] is False and "不要记住" in refused["error"], refused
         assert await _rows(MemoRow, MemoRow.bot_id == BOT, MemoRow.scope_id == "30111") == []
         assert await _rows(PinRow, PinRow.bot_id == BOT, PinRow.scope_id == "30111") == []
@@ -144,6 +151,8 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
         await (await _engine()).historian.run_until_idle()
         assert fake_openai.chat_requests == []
         assert await _rows(MemoryRow, MemoryRow.bot_id == BOT, MemoryRow.text.contains("面试")) == []
+        (kept,) = await _rows(MemoryRow, MemoryRow.id == earlier.id)  # the correction did not supersede it
+        assert kept.status == "active" and kept.superseded_by is None
         assert await _rows(ProfileRow, ProfileRow.bot_id == BOT, ProfileRow.body.contains("面试")) == []
         # someone else's next turn in the group is told nothing of it
         fake_openai.reset()

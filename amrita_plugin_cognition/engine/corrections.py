@@ -45,7 +45,7 @@ from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
 from .profile_queue import queue_rebuilds
 from .switches import refuse_unwritable, switch_state
-from .writes import REFUSAL_MESSAGES, checked_text, target_scope
+from .writes import REFUSAL_MESSAGES, checked_text, refuse_if_asked_not_to_remember, target_scope
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -88,8 +88,11 @@ async def update_memory(
     tags: Sequence[str] | None = None,
     now: datetime | None = None,
     message_id: str = "",
+    said: Sequence[str] = (),
 ) -> MemoryRecord:
-    """Correct a fact: a new record supersedes the old one (history stays inspectable).
+    """Correct a fact: a new record supersedes the old one (history stays inspectable). ``said``:
+    the texts of the messages the call answers; one that asks not to remember refuses the
+    correction, as it refuses every other write from a tool (``writes.refuse_if_asked_not_to_remember``).
 
     The new text goes through what the historian's facts go through, without a model: its
     relative times are anchored at the correction's message time (``domain/anchoring``: 前天 →
@@ -99,6 +102,7 @@ async def update_memory(
     answered, said at ``now``, by whom, superseding what). A line of
     conversation (kind ``turn``) is a quote of what was said when it was said: its times are not
     anchored at the correction and it keeps its date."""
+    refuse_if_asked_not_to_remember(said)
     moment = aware_or_now(now)
     zone = ZoneInfo(engine.config.timezone)
     async with engine.unit_of_work() as uow:  # the kind never changes along a lineage: read before the lock

@@ -212,7 +212,7 @@ async def memory_update(
 ) -> dict[str, Any]:
     importance = Importance(args.importance) if args.importance else None
     record = await engine.update_memory(
-        context, args.memory_id, args.content, importance, args.tags, now=now, message_id=_message_id()
+        context, args.memory_id, args.content, importance, args.tags, now=now, message_id=_message_id(), said=_said()
     )
     return {"memory_id": record.id, "supersedes": args.memory_id}
 
