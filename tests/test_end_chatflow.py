@@ -3,6 +3,7 @@ fake OpenAI-compatible server as the chat model and as the historian's model."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -15,7 +16,7 @@ from chat_helpers import (
     system_text,
     tool_results,
 )
-from engine_helpers import empty_job_queue
+from engine_helpers import empty_job_queue, group
 from fake_openai import FINAL_TEXT, tool_call
 from nonebug import App
 from sqlalchemy import select
@@ -110,6 +111,8 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
     and puts it into ``end``'s memo and observations anyway. The message's own words refuse all
     of it."""
     said = "这个别记啊：我下周二要去面试，紧张死了"
+    engine = await _engine()
+    earlier = await engine.write_memory(group(BOT, "30111", "10111", "阿强"), "user", "QQ号10111（昵称阿强）在找工作。")
     fake_openai.script.extend(
         [
             tool_call(
@@ -117,6 +120,11 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
             ),
             tool_call("cognition_memo_append", {"content": "阿强下周二要去面试"}, "call_m"),
             tool_call("cognition_pin_add", {"content": "提醒阿强下周二面试"}, "call_p"),
+            tool_call(
+                "cognition_memory_update",
+                {"memory_id": earlier.id, "content": "QQ号10111（昵称阿强）在找工作，下周二去面试。"},
+                "call_u",
+            ),
             tool_call(
                 "end",
                 {"memo": "阿强说他下周二要去面试", "observations": ["QQ号10111（昵称阿强）下周二要去面试"]},
@@ -128,8 +136,8 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
         bot, qq = await _bot(ctx, monkeypatch)
         await deliver(bot, group_message(said, 30111, 10111, "阿强"))
         assert FINAL_TEXT in qq.sent  # the reply goes on
-        written, memo, pin, ended = tool_results(fake_openai.chat_requests[-1])[-4:]
-        for refused in (written, memo, pin):
+        written, memo, pin, corrected, ended = tool_results(fake_openai.chat_requests[-1])[-5:]
+        for refused in (written, memo, pin, corrected):
             assert refused["ok"] is False and "不要记住" in refused["error"], refused
         assert await _rows(MemoRow, MemoRow.bot_id == BOT, MemoRow.scope_id == "30111") == []
         assert await _rows(PinRow, PinRow.bot_id == BOT, PinRow.scope_id == "30111") == []
@@ -144,6 +152,8 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
         await (await _engine()).historian.run_until_idle()
         assert fake_openai.chat_requests == []
         assert await _rows(MemoryRow, MemoryRow.bot_id == BOT, MemoryRow.text.contains("面试")) == []
+        (kept,) = await _rows(MemoryRow, MemoryRow.id == earlier.id)  # the correction did not supersede it
+        assert kept.status == "active" and kept.superseded_by is None
         assert await _rows(ProfileRow, ProfileRow.bot_id == BOT, ProfileRow.body.contains("面试")) == []
         # someone else's next turn in the group is told nothing of it
         fake_openai.reset()
@@ -191,3 +201,67 @@ async def test_forgetting_a_fact_takes_the_note_and_the_message_it_came_from(
         assert "雅思" not in system and "小王说周末去爬山" in system
         exported = json.dumps(await export_user(engine, "10121", BOT), ensure_ascii=False)
         assert "雅思" not in exported and said not in exported
+
+
+async def _deliver_batch(bot, *events) -> None:  # type: ignore[no-untyped-def]
+    """Messages a moment apart: Amrita's debounce window makes them one turn."""
+
+    async def after(delay: float, event) -> None:  # type: ignore[no-untyped-def]
+        await asyncio.sleep(delay)
+        await deliver(bot, event)
+
+    await asyncio.gather(*(after(0.2 * index, event) for index, event in enumerate(events)))
+
+
+@pytest.mark.parametrize("asked_in", [0, 1], ids=["first-message", "second-message"])
+async def test_a_request_not_to_remember_anywhere_in_a_batched_turn_withholds_it(
+    app: App, fake_openai, monkeypatch, asked_in: int
+) -> None:
+    from amrita.plugins.chat.config import config_manager
+
+    monkeypatch.setattr(config_manager.config.function, "chat_debounce_window", 0.8)
+    chat = str(38721 + asked_in)
+    texts = ["周末我去爬山", "刚才那句别记啊"] if asked_in else ["这个别记啊：", "我下周二要去面试"]
+    fake_openai.script.extend(
+        [
+            tool_call("cognition_memory_write", {"scope": "user", "content": "QQ号10872（昵称阿苗）有个安排。"}),
+            tool_call("end", {"memo": "阿苗说了安排", "observations": ["QQ号10872（昵称阿苗）有个安排"]}, "call_e"),
+        ]
+    )
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        await _deliver_batch(bot, *(group_message(text, int(chat), 10872, "阿苗") for text in texts))
+        assert qq.sent.count(FINAL_TEXT) == 1  # one reply for the batch
+        assert all(texts[1] in str(request["messages"]) for request in fake_openai.chat_requests)  # one turn
+        written, ended = tool_results(fake_openai.chat_requests[-1])[-2:]
+        assert written["ok"] is False and "不要记住" in written["error"], written
+        assert ended["ok"] is True and ended["noted"] is False and "没有记录" in ended["note"]
+        assert await _rows(NoteRow, NoteRow.scope_id == chat) == []
+        assert await _rows(TranscriptRow, TranscriptRow.scope_id == chat) == []
+        assert await _rows(MemoryRow, MemoryRow.scope_id == chat) == []
+    assert await _rows(JobRow) == []
+
+
+async def test_every_message_of_a_batched_turn_reaches_end_and_the_transcript(
+    app: App, fake_openai, monkeypatch
+) -> None:
+    from amrita.plugins.chat.config import config_manager
+
+    monkeypatch.setattr(config_manager.config.function, "chat_debounce_window", 0.8)
+    texts = ["我下个月要搬去杭州了", "新公司在西湖区"]
+    async with app.test_api() as ctx:
+        bot, _ = await _bot(ctx, monkeypatch)
+        # a turn without end: its transcript turn holds every message of the batch
+        await _deliver_batch(bot, *(group_message(text, 38723, 10873, "阿岳") for text in texts))
+        (turn,) = await _rows(TranscriptRow, TranscriptRow.scope_id == "38723")
+        assert all(text in turn.input_text for text in texts) and turn.input_text.index(texts[1]) > 0
+        # a turn with end: its job carries every message of the batch and all their ids
+        fake_openai.script.append(
+            tool_call("end", {"memo": "阿岳说了新住处", "observations": ["QQ号10874（昵称阿川）要搬去杭州"]})
+        )
+        events = [group_message(text, 38724, 10874, "阿川") for text in texts]
+        await _deliver_batch(bot, *events)
+        (job,) = await _rows(JobRow, JobRow.scope_id == "38724")
+        payload = json.loads(job.payload)
+        assert [message["text"] for message in payload["batch"]] == texts
+        assert payload["message_ids"] == [str(event.message_id) for event in events]

@@ -139,3 +139,37 @@ async def test_this_processes_own_changes_do_not_drop_its_caches(tmp_root, chrom
         await engine.write_memory(chat, "group", f"群30302第{index}次活动定在周六。", now=NOW)
         await build_context(engine, chat, ["活动"], now=NOW)
     assert engine.changes.foreign_changes == before
+
+
+async def test_end_and_capture_see_another_processes_opt_out_and_switch(tmp_root, chroma_port) -> None:
+    """The bot reads the chat switch and the opt-outs from its cache; an opt-out or a switch-off
+    made by the CLI reaches its next ``end`` and its next captured turn within ``POLL_SECONDS``,
+    not only after some other cached read happened to refresh (each is checked first in its chat)."""
+    bot_process = await make_engine(tmp_root, chroma_port)
+    cli_process = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    quiet, other = group(bot, "38741", "10877", "阿槐"), group(bot, "38742", "10878", "阿楠")
+
+    def said(chat, message_id: str) -> InputMessage:  # type: ignore[no-untyped-def]
+        return InputMessage(message_id, chat.user_id, chat.user_name, "周末我去爬山", NOW)
+
+    async def end(chat, message_id: str) -> bool:  # type: ignore[no-untyped-def]
+        result = await bot_process.end_turn(
+            chat, "说周末去爬山", ["周末去爬山"], batch=[said(chat, message_id)], now=NOW
+        )
+        return result.note_written
+
+    async def capture(chat, message_id: str) -> bool:  # type: ignore[no-untyped-def]
+        return await bot_process.record_turn(chat, said(chat, message_id), "好呀", ended=False)
+
+    for chat in (quiet, other):  # both chats' switches cached as on
+        assert await end(chat, f"g{chat.user_id}") and await capture(chat, f"h{chat.user_id}")
+    await cli_process.set_opt_out(bot, "10877", True, actor="cli", now=NOW)
+    await asyncio.sleep(POLL_SECONDS + 0.2)
+    assert not await end(quiet, "g3")  # end first: nothing else has refreshed the caches
+    assert not await capture(quiet, "h3")
+    assert await capture(other, "h5")  # still on (and its state read again since)
+    await cli_process.set_chat_memory(bot, other.scope, False, actor="cli", now=NOW)
+    await asyncio.sleep(POLL_SECONDS + 0.2)
+    assert not await capture(other, "h4")  # capture first
+    assert not await end(other, "g4")

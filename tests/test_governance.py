@@ -306,6 +306,23 @@ def test_inspect_and_audit_tables_show_source_and_lineage(capsys) -> None:  # ty
         ]
     )
     out = capsys.readouterr().out
-    for expected in ("#7", "已被取代", "消息 m1,m2", "史官任务 #12", "取代 #3", "#9 → #11", "共 1 条，第 1/1 页"):
+    for expected in ("#7", "已被取代", "消息 m1,m2", "任务 #12", "取代 #3", "#9 → #11", "共 1 条，第 1/1 页"):
         assert expected in out, expected
     assert "删除用户全部数据" in out and "user:10001" in out
+
+
+def test_the_chat_and_the_cli_describe_a_source_with_the_same_words() -> None:
+    """``/memory ... show`` and ``inspect`` describe where a fact came from with one function
+    (``domain/sources.describe``; the chat's lines are checked in tests/test_governance_chat.py):
+    the same words, the CLI naming the messages where the chat counts them. A correction says who
+    corrected it in both."""
+    from amrita_plugin_cognition.cli import render_governance
+    from amrita_plugin_cognition.domain.sources import describe
+
+    corrected = {"via": "correction", "messages": ["m9"], "edited_by": "10001", "supersedes": 3, "absolute": True}
+    assert describe(corrected) == "由更正写入，来自 1 条消息，经 QQ号10001 更正"
+    assert render_governance._source_text(corrected) == "由更正写入，来自消息 m9，经 QQ号10001 更正"
+    historian = {"via": "historian", "job": 12, "job_kind": "transcript", "messages": ["m1", "m2"]}
+    assert describe(historian) == "由史官整理（任务 #12，读的是聊天记录），来自 2 条消息"
+    assert render_governance._source_text(historian) == "由史官整理（任务 #12，读的是聊天记录），来自消息 m1,m2"
+    assert render_governance._source_text({}) == "—"

@@ -524,3 +524,44 @@ async def test_an_answer_with_more_facts_than_a_job_may_yield_is_read_only_so_fa
     report = await historian.process(engine, held, NOW)
     assert report.written == MIN_FACTS and report.unread == 500 - MIN_FACTS and report.llm_calls == 1
     assert len(await facts_of(engine, bot)) == MIN_FACTS and await jobs_left(engine) == []
+
+
+async def test_a_forget_during_a_running_transcript_job_voids_its_lease_and_reruns_it(
+    tmp_root, chroma_port, model
+) -> None:
+    """A forget that takes a turn out of a transcript batch a worker is extracting: the job is not
+    deleted (the other turns still wait for extraction); its payload loses the turn and it goes
+    back to pending, so the worker's answer from the old payload is never written and the rerun
+    does not see the forgotten message."""
+    from amrita_plugin_cognition.engine import historian
+    from amrita_plugin_cognition.engine.turns import InputMessage, flush_transcripts
+    from amrita_plugin_cognition.store import jobs
+
+    engine = await historian_engine(tmp_root, chroma_port, transcript_batch_turns=2)
+    bot = new_bot()
+    chat = group(bot, "38711", "10871", "小岚")
+    said = {"f1": "我在偷偷准备跳槽", "f2": "周末我去爬山"}
+    for index, (message_id, text) in enumerate(said.items()):
+        message = InputMessage(message_id, "10871", "小岚", text, NOW + timedelta(seconds=index))
+        await engine.record_turn(chat, message, "好的", ended=False)
+    assert await flush_transcripts(engine, NOW + timedelta(seconds=5)) == 1
+    async with engine.unit_of_work() as uow:
+        (slow,) = await jobs.lease(uow.session, NOW + timedelta(seconds=5), 1, 600)
+        await uow.commit()
+    fact_of_f1 = await engine.write_memory(chat, "user", "QQ号10871（昵称小岚）在准备跳槽。", now=NOW, message_id="f1")
+    await engine.forget_memory(chat, fact_of_f1.id, now=NOW + timedelta(seconds=6))
+
+    (job,) = await jobs_left(engine)  # still there, pending, its lease void, without f1
+    assert job.id == slow.job_id and job.state == jobs.PENDING and job.lease_token is None
+    assert [turn["message_id"] for turn in json.loads(job.payload)["turns"]] == ["f2"]
+    assert "跳槽" not in job.payload
+    # the worker that held the old payload answers: refused, nothing written
+    model.script.append(facts_answer(fact("QQ号10871（昵称小岚）在准备跳槽。", 1)))
+    report = await historian.process(engine, slow, NOW + timedelta(seconds=7))
+    assert report.outcome == "lost" and await facts_of(engine, bot) == []
+    # the job runs again, without the forgotten message
+    model.script.append(facts_answer(fact("QQ号10871（昵称小岚）周末去爬山。", 1)))
+    await engine.historian.run_until_idle(NOW + timedelta(seconds=8))
+    assert "跳槽" not in user_prompt(model.chat_requests[-1]) and "爬山" in user_prompt(model.chat_requests[-1])
+    assert [row.text for row in await facts_of(engine, bot)] == ["QQ号10871（昵称小岚）周末去爬山。"]
+    assert await jobs_left(engine) == []

@@ -18,6 +18,7 @@ from ..engine.turns import InputMessage
 from ..errors import EngineUnavailable
 from ..runtime import current_engine, warn_limited
 from ..store.unit_of_work import DATABASE_DOWN
+from .batches import turn_events
 from .context import chat_context, message_time, scope_of
 
 logger = logging.getLogger("cognition")
@@ -46,6 +47,19 @@ def input_message(event: MessageEvent, user_name: str) -> InputMessage:
     )
 
 
+def input_messages(event: MessageEvent, user_name: str) -> list[InputMessage]:
+    """Every message of the turn (a debounced batch: ``batches.py``), in order."""
+    return [input_message(item, user_name) for item in turn_events(event)]
+
+
+def turn_message(event: MessageEvent, user_name: str) -> InputMessage:
+    """The turn as one transcript input: the texts of all its messages, under its first message
+    (the id its traces and the facts drawn from it name)."""
+    first = input_message(event, user_name)
+    texts = [message.text for message in input_messages(event, user_name) if message.text]
+    return InputMessage(first.message_id, first.user_id, user_name, "\n".join(texts), first.at)
+
+
 async def _capture(nb_event: MessageEvent, reply: str) -> None:
     engine = current_engine()
     if engine is None:
@@ -53,7 +67,7 @@ async def _capture(nb_event: MessageEvent, reply: str) -> None:
     try:
         context = await chat_context(None, nb_event, with_permissions=False)
         ended = _ended.pop(turn_key(nb_event), False)
-        await engine.record_turn(context, input_message(nb_event, context.user_name), reply, ended=ended)
+        await engine.record_turn(context, turn_message(nb_event, context.user_name), reply, ended=ended)
     except EngineUnavailable:
         return
     except DATABASE_DOWN as error:  # said once a minute while it lasts (the hook says it too)

@@ -17,6 +17,7 @@ from datetime import tzinfo
 from ..domain import permissions
 from ..domain.erasure import ErasureTarget
 from ..domain.records import ChatContext, MemoryRecord
+from ..domain.sources import describe as describe_source
 from ..domain.visibility import visibility_for
 from ..engine import erasure, inspection
 from ..engine.service import CognitionEngine
@@ -106,31 +107,10 @@ def _lineage(item: inspection.Inspected) -> str:
     return "；".join(parts)
 
 
-#: How a fact was written (``source["via"]``), and what the historian read (``source["job_kind"]``).
-VIA_NAMES = {"historian": "由史官整理", "tool": "由记忆工具写入", "correction": "由更正写入"}
-JOB_KIND_NAMES = {"observations": "本轮观察", "transcript": "聊天记录"}
-
-
 def _source(record: MemoryRecord) -> str:
-    """Where a fact came from, from whatever its source holds: the historian's facts carry their job,
-    its kind and the message ids (``engine/historian.py``), the memory tool's the message it answered
-    (``engine/writes.py``), a correction its own message, time and editor (``engine/corrections.py``);
-    imported and restored facts may carry none of these."""
-    source = record.source
-    parts = [PROVENANCE_NAMES.get(record.provenance, record.provenance)]
-    via = VIA_NAMES.get(str(source.get("via", "")), "")
-    job = source.get("job")
-    if job and not isinstance(job, bool) and isinstance(job, int | str):
-        kind = JOB_KIND_NAMES.get(str(source.get("job_kind", "")), "")
-        parts.append(f"由史官整理（任务 #{job}{'，读的是' + kind if kind else ''}）")
-    elif via:
-        parts.append(via)
-    messages = source.get("messages")
-    if isinstance(messages, list) and messages:
-        parts.append(f"来自 {len(messages)} 条消息")
-    if source.get("edited_by"):
-        parts.append(f"经 QQ号{source['edited_by']} 更正")
-    return "，".join(parts)
+    """Where a fact came from: how it is held (its provenance), then ``sources.describe``."""
+    how = PROVENANCE_NAMES.get(record.provenance, record.provenance)
+    return "，".join(part for part in (how, describe_source(record.source)) if part)
 
 
 def describe(item: inspection.Inspected, zone: tzinfo) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.sources import describe
 from .render import DASH, _escape, console, happened_time, local_time, print_rows, zone_note
 
 STATUS_NAMES = {"active": "有效", "superseded": "已被取代"}
@@ -28,14 +29,7 @@ COUNT_NAMES = {
 
 
 def _source_text(source: dict[str, Any]) -> str:
-    parts = []
-    if source.get("messages"):
-        parts.append("消息 " + ",".join(str(item) for item in source["messages"]))
-    if source.get("job"):
-        parts.append(f"史官任务 #{source['job']}")
-    if source.get("supersedes"):
-        parts.append(f"更正自 #{source['supersedes']}")
-    return "；".join(parts) or DASH
+    return describe(source, message_ids=True) or DASH
 
 
 def _lineage_text(memory: dict[str, Any]) -> str:

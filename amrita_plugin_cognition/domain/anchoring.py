@@ -31,6 +31,8 @@ class AnchoredText:
     precision: str
     #: The relative times replaced, as said.
     replaced: tuple[str, ...]
+    #: The last day of the span resolved (a week, a range of days), if it names one.
+    last: date | None = None
 
 
 def _written(mention: TimeMention) -> str:
@@ -66,6 +68,7 @@ def anchor(text: str, now: datetime) -> AnchoredText:
     anchored = "".join(parts)
     replaced = tuple(mention.text for mention in mentions)
     if mentions:
-        return AnchoredText(anchored, mentions[0].date, mentions[0].granularity, replaced)
+        first = mentions[0]
+        return AnchoredText(anchored, first.date, first.granularity, replaced, first.end_date)
     day = written_date(anchored)
     return AnchoredText(anchored, day, "day" if day else "", replaced)

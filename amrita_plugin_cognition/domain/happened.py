@@ -63,10 +63,28 @@ def _noon(day: date, zone: tzinfo | None) -> datetime:
     return datetime(day.year, day.month, day.day, 12, tzinfo=zone or timezone.utc)
 
 
+#: The resolver's granularities a fact's date can be kept at. A week has no precision of its own
+#: (a day would claim too much, a month may be wrong at its edges): a fact about one keeps no date
+#: and its text says the week (2026-12-07至2026-12-13).
+_PRECISIONS = {"day": Precision.DAY, "month": Precision.MONTH, "year": Precision.YEAR}
+
+
+def from_mention(first: date, granularity: str, zone: tzinfo | None, last: date | None = None) -> Happened | None:
+    """The event date of a resolved time mention (its first day, how much of it is known, the last
+    day of a span), at the precision it was said with; None when no precision says it: a week, or
+    a span of several days (neither is one day). The one conversion the historian's facts and a
+    correction's text both go through."""
+    precision = _PRECISIONS.get(granularity)
+    if precision is None or (precision is Precision.DAY and last is not None and last != first):
+        return None
+    return Happened(_noon(first, zone), precision)
+
+
 def when_happened(stated_text: str, sources: Iterable[tuple[str, datetime]], zone: tzinfo | None) -> Happened | None:
     """The date a fact was said to happen: ``stated_text`` (the model's ``happened_on``) if it is
-    a date, else the first date the time resolver finds in the sources (a text and when it was
-    said), each at the precision it was said with (a month stays a month)."""
+        a date, else the first date the time resolver finds in the sources (a text and when it was
+        said), each at the precision it was said with (a month stays a month; a week keeps no date:
+    ``from_mention``)."""
     from .timeresolve import resolve_times  # the resolver's tables: only where a date is looked for
 
     given = stated(stated_text)
@@ -76,8 +94,7 @@ def when_happened(stated_text: str, sources: Iterable[tuple[str, datetime]], zon
         mentions = resolve_times(text, said_at)
         if mentions:
             mention = mentions[0]
-            precision = {"month": Precision.MONTH, "year": Precision.YEAR}.get(mention.granularity, Precision.DAY)
-            return Happened(_noon(mention.date, zone), precision)
+            return from_mention(mention.date, mention.granularity, zone, mention.end_date)
     return None
 
 

@@ -1,20 +1,54 @@
-"""Where a fact came from, as far as the short-term record and the queue know it (pure).
+"""Where a fact came from (pure): how it is described, and what of it the short-term record and
+the queue hold.
 
-A fact's ``source`` names the messages it was drawn from (``messages``: the chat's message ids;
-the historian's facts, the write tool's, a correction's, which keeps its old version's). The same
-ids are on the traces those messages left: the ``end`` note of the turn (its batch's message ids),
-the transcript turn (its message id) and the historian jobs made from that turn (an ``end`` job's
-``message_ids``, a transcript batch's turns). A forget takes those traces with it
-(``engine/corrections.py``): a note or a turn is the unit it was written in, so one that holds the
-forgotten fact goes whole, even when it said something else too. That other content is not lost as
-memory: facts drawn from the same message are facts of their own and stay until forgotten one by
-one; the note and the turn only ever held it as a short-term trace.
+A fact's ``source`` says how it was written (``via``: the historian, with its ``job`` and the
+``job_kind`` it read; the memory tool; a correction, with who ``edited_by``) and names the
+messages it was drawn from (``messages``: the chat's message ids). A correction's source names its
+own message, not its old version's: the versions it replaced stay reachable through the lineage,
+and a forget takes every version. ``describe`` says all this in one line, the same for the chat's
+``/memory ... show`` and the CLI's ``inspect``.
+
+The same message ids are on the traces those messages left: the ``end`` note of the turn (its
+batch's message ids), the transcript turn (its message id) and the historian jobs made from that
+turn (an ``end`` job's ``message_ids``, a transcript batch's turns). A forget takes those traces
+with it (``engine/corrections.py``): a note or a turn is the unit it was written in, so one that
+holds the forgotten fact goes whole, even when it said something else too; an ``end`` job of that
+turn goes whole, a transcript batch loses that turn (``job_without_messages``), and a batch a
+worker is running is rewritten and run again (``store/jobs.drop_message_sources``). That other
+content is not lost as memory: facts drawn from the same message are facts of their own and stay
+until forgotten one by one; the note and the turn only ever held it as a short-term trace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from typing import Any
+
+#: How a fact was written (``source["via"]``), and what the historian read (``source["job_kind"]``).
+VIA_NAMES = {"historian": "由史官整理", "tool": "由记忆工具写入", "correction": "由更正写入"}
+JOB_KIND_NAMES = {"observations": "本轮观察", "transcript": "聊天记录"}
+
+
+def describe(source: Mapping[str, object], *, message_ids: bool = False) -> str:
+    """How a fact was written, in Chinese, from whatever its source holds: the historian's job and
+    what it read, or the tool or correction that wrote it; the messages it was drawn from (how many;
+    ``message_ids``: which, for the owner's view); who corrected it. Imported and restored facts
+    may hold none of these: "" then."""
+    parts = []
+    job = source.get("job")
+    via = VIA_NAMES.get(str(source.get("via", "")), "")
+    if job and not isinstance(job, bool) and isinstance(job, int | str):
+        kind = JOB_KIND_NAMES.get(str(source.get("job_kind", "")), "")
+        parts.append(f"由史官整理（任务 #{job}{'，读的是' + kind if kind else ''}）")
+    elif via:
+        parts.append(via)
+    messages = source.get("messages")
+    if isinstance(messages, list) and messages:
+        ids = [str(item) for item in messages]
+        parts.append("来自消息 " + ",".join(ids) if message_ids else f"来自 {len(ids)} 条消息")
+    if source.get("edited_by"):
+        parts.append(f"经 QQ号{source['edited_by']} 更正")
+    return "，".join(parts)
 
 
 def source_messages(source: Mapping[str, object]) -> set[str]:

@@ -25,6 +25,8 @@ from ..domain.anchoring import AnchoredText, anchor
 from ..domain.clock import aware_or_now
 from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, TranscriptChanged
 from ..domain.gate import GateVerdict, check_fact
+from ..domain.happened import SOURCE_KEY as HAPPENED_KEY
+from ..domain.happened import from_mention
 from ..domain.records import (
     ChatContext,
     Importance,
@@ -45,7 +47,7 @@ from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
 from .profile_queue import queue_rebuilds
 from .switches import refuse_unwritable, switch_state
-from .writes import REFUSAL_MESSAGES, checked_text, target_scope
+from .writes import REFUSAL_MESSAGES, checked_text, refuse_if_asked_not_to_remember, target_scope
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -88,17 +90,22 @@ async def update_memory(
     tags: Sequence[str] | None = None,
     now: datetime | None = None,
     message_id: str = "",
+    said: Sequence[str] = (),
 ) -> MemoryRecord:
-    """Correct a fact: a new record supersedes the old one (history stays inspectable).
+    """Correct a fact: a new record supersedes the old one (history stays inspectable). ``said``:
+    the texts of the messages the call answers; one that asks not to remember refuses the
+    correction, as it refuses every other write from a tool (``writes.refuse_if_asked_not_to_remember``).
 
     The new text goes through what the historian's facts go through, without a model: its
     relative times are anchored at the correction's message time (``domain/anchoring``: 前天 →
-    2026-11-28（周六）), its event date is the day it names (none when it names none or only a
-    week, month or year, which the text then says: not the old fact's), the gate's verdict is its
+    2026-11-28（周六）), its event date is what it names at the precision it names it (a day, a
+    month, a year: ``happened.from_mention``, as for the historian's facts; none when it names none
+    or a week, which the text then says: never the old fact's), the gate's verdict is its
     ``absolute``, and its source is the correction itself (the message ``message_id`` it
     answered, said at ``now``, by whom, superseding what). A line of
     conversation (kind ``turn``) is a quote of what was said when it was said: its times are not
     anchored at the correction and it keeps its date."""
+    refuse_if_asked_not_to_remember(said)
     moment = aware_or_now(now)
     zone = ZoneInfo(engine.config.timezone)
     async with engine.unit_of_work() as uow:  # the kind never changes along a lineage: read before the lock
@@ -138,10 +145,10 @@ async def update_memory(
         if not gate.ok:
             source["warning"] = "not absolute: " + "、".join(problem.word for problem in gate.problems)[:200]
         happened = old_record.happened_at if old.kind == MemoryKind.TURN.value else None
-        if anchored.day is not None and anchored.precision == "day":  # a week, month or year stays in the text
-            day = anchored.day
-            happened = datetime(day.year, day.month, day.day, 12, tzinfo=zone)  # only the day is known
-            source["happened"] = "day"
+        when = from_mention(anchored.day, anchored.precision, zone, anchored.last) if anchored.day else None
+        if when is not None:  # a week keeps no date: the text says it
+            happened = when.at
+            source[HAPPENED_KEY] = when.precision.value
         draft = MemoryDraft(
             text=new_text,
             scope=old_record.scope,

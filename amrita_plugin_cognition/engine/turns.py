@@ -211,6 +211,7 @@ async def end_turn(
     started = time.perf_counter()
     now = aware_or_now(now)
     result = EndResult()
+    await engine.changes.refresh(engine)  # at most every 2 s: another process's switch or opt-out is seen
     switches = await chat_switches(engine, context.bot_id, context.scope)  # cached; None: memory off here
     if switches is None or switches.is_opted_out(context.user_id):
         result.opted_out = switches is not None
@@ -289,6 +290,7 @@ async def record_turn(
     """After the reply: the turn joins the chat's transcript; it waits for extraction when the
     configuration captures transcripts and the turn did not call ``end`` (in "transcript" mode,
     every turn). Returns whether it waits."""
+    await engine.changes.refresh(engine)  # at most every 2 s: another process's switch or opt-out is seen
     switches = await chat_switches(engine, context.bot_id, context.scope)  # cached; None: memory off here
     if switches is None or switches.is_opted_out(context.user_id):
         return False

@@ -120,12 +120,17 @@ async def drop_message_sources(
 ) -> int:
     """The chat's jobs (any state) without what these messages said (``domain.sources``): a job
     made from one of them is deleted, a transcript batch loses those turns and every job the recent
-    messages of the removed turns. A leased job that would change is deleted instead (its worker
-    holds the old payload; without its row it commits nothing). Returns the jobs changed."""
+    messages of the removed turns; a job left with nothing is deleted. A leased job is rewritten
+    too and put back to pending, its lease dropped: the worker's ``finish`` (conditional on the
+    token) then fails, so what it extracted from the old payload is never written, and the job runs
+    again without the forgotten messages. Returns the jobs changed."""
     rows = await session.execute(
-        select(JobRow.id, JobRow.payload, JobRow.state).where(
-            JobRow.bot_id == bot_id, JobRow.scope_kind == scope.kind, JobRow.scope_id == scope.id
-        )
+        select(JobRow.id, JobRow.payload, JobRow.state)
+        .where(JobRow.bot_id == bot_id, JobRow.scope_kind == scope.kind, JobRow.scope_id == scope.id)
+        # locked in the queue's lease order: a worker cannot lease one of them between this read
+        # and its rewrite (it would run the old payload under a lease this rewrite never voided)
+        .order_by(JobRow.enqueued_at, JobRow.id)
+        .with_for_update()
     )
     dropped: list[int] = []
     changed = 0
@@ -140,15 +145,15 @@ async def drop_message_sources(
         if kept is payload:
             continue
         changed += 1
-        if kept is None or state == PROCESSING:
+        if kept is None:
             dropped.append(job_id)
-        else:
-            await session.execute(
-                update(JobRow)
-                .where(JobRow.id == job_id)
-                .values(payload=json.dumps(kept, ensure_ascii=False, default=str), updated_at=now)
-                .execution_options(synchronize_session=False)
-            )
+            continue
+        values: dict[str, Any] = {"payload": json.dumps(kept, ensure_ascii=False, default=str), "updated_at": now}
+        if state == PROCESSING:  # the worker's lease is void: pending again, due at once, no attempt counted
+            values.update(state=PENDING, next_attempt_at=None, lease_token=None, lease_expires_at=None)
+        await session.execute(
+            update(JobRow).where(JobRow.id == job_id).values(**values).execution_options(synchronize_session=False)
+        )
     if dropped:
         await session.execute(delete(JobRow).where(JobRow.id.in_(dropped)).execution_options(synchronize_session=False))
     return changed

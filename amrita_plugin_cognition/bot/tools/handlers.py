@@ -16,6 +16,7 @@ from ...engine import notes, profiles
 from ...engine.profile_search import search_cards, visible_parts
 from ...engine.service import CognitionEngine, RecallFilters
 from ...errors import CognitionError, InvalidInput
+from ..batches import turn_texts
 from ..confirmations import CONFIRMATIONS, Confirmations, Outcome
 from .arguments import (
     PROFILE_SEARCH_MAX,
@@ -121,11 +122,10 @@ def _message_id() -> str:
 
 
 def _said() -> list[str]:
-    """The text of the message this tool call answers (a request not to remember in it refuses
-    the write)."""
+    """The texts of the messages this tool call answers, every message of a debounced batch (a
+    request not to remember in any of them refuses the write)."""
     call = CURRENT_CALL.get()
-    event = call.event if call is not None else None
-    return [event.get_plaintext()] if event is not None and hasattr(event, "get_plaintext") else []
+    return turn_texts(call.event) if call is not None else []
 
 
 def resolve_time(value: str | None, zone: ZoneInfo, end_of_day: bool) -> datetime | None:
@@ -212,7 +212,7 @@ async def memory_update(
 ) -> dict[str, Any]:
     importance = Importance(args.importance) if args.importance else None
     record = await engine.update_memory(
-        context, args.memory_id, args.content, importance, args.tags, now=now, message_id=_message_id()
+        context, args.memory_id, args.content, importance, args.tags, now=now, message_id=_message_id(), said=_said()
     )
     return {"memory_id": record.id, "supersedes": args.memory_id}
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...domain.records import ChatContext
 from ...engine.service import CognitionEngine
-from ..capture import input_message, mark_ended
+from ..capture import input_messages, mark_ended
 from .arguments import EndArguments
 from .registry import CURRENT_CALL, cognition_tool
 
@@ -47,7 +47,7 @@ def stop_agent_loop(strategy: Any) -> bool:
 async def end(engine: CognitionEngine, context: ChatContext, args: EndArguments, now: datetime) -> dict[str, Any]:
     call = CURRENT_CALL.get()
     event = call.event if call is not None else None
-    batch = [input_message(event, context.user_name)] if event is not None else []
+    batch = input_messages(event, context.user_name) if event is not None else []
     result = await engine.end_turn(
         context,
         args.memo,
