@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from amrita.plugins.chat.events import ChatEntryEvent, ChatRequestEvent, on_chat_entry, on_chat_request
 from cachetools import TTLCache
+from nonebot import get_plugin_by_module_name
 from nonebot.adapters.onebot.v11 import MessageEvent
 
 from .context import scope_of
@@ -47,22 +47,29 @@ def turn_texts(event: Any) -> list[str]:
     return [item.get_plaintext() for item in turn_events(event) if hasattr(item, "get_plaintext")]
 
 
-@on_chat_entry(priority=1, block=False).handle()
-async def note_entry(entry: ChatEntryEvent) -> None:
-    if isinstance(entry.event, MessageEvent):
-        key = _speaker_key(entry.event)
-        _entries[key] = [*_entries.get(key, []), entry]
+#: Amrita's chat plugin, whose events say which messages a turn holds. Without it (the engine
+#: alone, as the CLI and the storage tests load it) no message is noted and a turn is its event;
+#: importing it here otherwise would load it as a part of this plugin (localstore's caller check).
+CHAT_PLUGIN = "amrita.plugins.chat"
 
+if get_plugin_by_module_name(CHAT_PLUGIN) is not None:
+    from amrita.plugins.chat.events import ChatEntryEvent, ChatRequestEvent, on_chat_entry, on_chat_request
 
-@on_chat_request(priority=1, block=False).handle()
-async def close_batch(request: ChatRequestEvent) -> None:
-    first = request.event
-    if not isinstance(first, MessageEvent):
-        return
-    # a message another entry handler vetoed is not part of the turn (decided by now)
-    noted = [entry.event for entry in _entries.pop(_speaker_key(first), []) if not entry.cancelled]
-    ids = [item.message_id for item in noted]
-    # entries of an earlier turn that never reached its request (vetoed) come before this one
-    batch = noted[ids.index(first.message_id) :] if first.message_id in ids else [first]
-    if len(batch) > 1:
-        _batches[turn_key(first)] = batch
+    @on_chat_entry(priority=1, block=False).handle()
+    async def note_entry(entry: ChatEntryEvent) -> None:
+        if isinstance(entry.event, MessageEvent):
+            key = _speaker_key(entry.event)
+            _entries[key] = [*_entries.get(key, []), entry]
+
+    @on_chat_request(priority=1, block=False).handle()
+    async def close_batch(request: ChatRequestEvent) -> None:
+        first = request.event
+        if not isinstance(first, MessageEvent):
+            return
+        # a message another entry handler vetoed is not part of the turn (decided by now)
+        noted = [entry.event for entry in _entries.pop(_speaker_key(first), []) if not entry.cancelled]
+        ids = [item.message_id for item in noted]
+        # entries of an earlier turn that never reached its request (vetoed) come before this one
+        batch = noted[ids.index(first.message_id) :] if first.message_id in ids else [first]
+        if len(batch) > 1:
+            _batches[turn_key(first)] = batch
