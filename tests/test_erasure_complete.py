@@ -371,6 +371,14 @@ async def test_a_user_erased_is_named_nowhere_and_never_extracted_again(
     assert prompts and not [form for prompt in prompts for form in person.named_in(prompt)]
     assert only_the_audit(await stored_mentions(engine, bot, person, backend), person) == []
 
+    # the next turn in her group takes its context from the recent turns kept in this process:
+    # the erasure's commit dropped them, so none of hers is read back from memory
+    later = NOW + timedelta(hours=2)
+    lan = group(bot, G1, V, "小岚")
+    assert (await engine.end_turn(lan, "", ["QQ号40111（昵称小岚）周日休息"], batch=[], now=later)).queued == 1
+    newest = max(await rows_of(engine, JobRow, JobRow.bot_id == bot), key=lambda row: row.id)
+    assert not person.named_in(newest.payload) and json.loads(newest.payload)["recent"]
+
 
 async def test_a_job_running_during_the_erasure_commits_nothing_and_runs_again_without_her(
     tmp_root, chroma_port, fake_openai: FakeOpenAI

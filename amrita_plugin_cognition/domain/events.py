@@ -45,11 +45,13 @@ class NoteAdded:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptChanged:
-    """Transcript turns of a chat were removed (a forget took the turn a fact came from): the
-    chat's cached recent turns are stale."""
+    """Transcript turns were removed (a forget took the turn a fact came from, a delete-all its
+    target's): the cached recent turns and inputs of the chat are stale, or (``scope`` None: a
+    user's or the bot's delete-all, whose words may sit in any chat's cache) of every chat of the
+    bot account."""
 
     bot_id: str
-    scope: Scope
+    scope: Scope | None = None
 
 
 @dataclass(frozen=True, slots=True)

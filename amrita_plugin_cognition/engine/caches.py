@@ -77,6 +77,9 @@ class TurnCaches:
             elif isinstance(event, MemoriesChanged):
                 self.facts_changed()
             elif isinstance(event, NotesChanged | NoteAdded | TranscriptChanged):
+                if event.scope is None:  # a person erased: their words may be in any chat's cache
+                    self.drop_bot(event.bot_id)
+                    continue
                 # a memo, pin or note changes no chat's view of facts; it may fill an empty bank
                 key = notes_key(event.bot_id, event.scope)
                 self.notes.pop(key, None)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..domain.clock import aware_or_now
 from ..domain.erasure import AMRITA_HISTORY, KEPT_BY_DESIGN, ErasureTarget, kept_names_line
-from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, ProfilesChanged
+from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, ProfilesChanged, TranscriptChanged
 from ..domain.people import KeptName
 from ..domain.records import Scope
 from ..errors import IndexUnavailable
@@ -96,12 +96,16 @@ async def delete_all(
             IndexWorkQueued(),
             MemoriesChanged(target.bot_id),
             *[NotesChanged(target.bot_id, scope) for scope in sorted(counts.chats, key=lambda scope: scope.key)],
+            # a user's words may sit in any chat's cached recent turns, not only where rows went
+            *(
+                [TranscriptChanged(target.bot_id, scope) for scope in sorted(counts.chats, key=lambda s: s.key)]
+                if target.kind == "chat"
+                else [TranscriptChanged(target.bot_id)]
+            ),
         )
         if counts.profiles:
             uow.record(ProfilesChanged(target.bot_id))
         await uow.commit()
-    # a user's words may sit in any chat's cached recent turns, not only where rows went
-    engine.recent_turns.drop(target.bot_id, counts.chats if target.kind == "chat" else None)
     if target.private_chat is not None and not target.private_chat.is_group:
         await _drop_chat_vectors(engine, target.bot_id, target.private_chat)
     async with engine.unit_of_work() as uow:

@@ -130,12 +130,12 @@ class RecentTurns:
         """After-commit handler: turns removed in this process (a forget), a restore."""
         for event in events:
             if isinstance(event, TranscriptChanged):
-                self.drop(event.bot_id, [event.scope])
+                self.drop(event.bot_id, None if event.scope is None else [event.scope])
             elif isinstance(event, StoreReplaced):
                 self.drop_bot(None)
 
     def drop(self, bot_id: str, scopes: Iterable[Scope] | None) -> None:
-        """Forget cached turns after an erasure: of these chats, or (``None``) of the whole bot."""
+        """Forget cached turns: of these chats, or (``None``) of the whole bot."""
         if scopes is None:
             self.drop_bot(bot_id)
             return

@@ -42,12 +42,13 @@ def _job_speakers(payload: Any, found: dict[str, set[str]], wanted: Collection[s
 
 
 async def nicknames(
-    session: AsyncSession, bot_id: str, users: Collection[str] | None = None, *, fact_texts: bool = True
+    session: AsyncSession, bot_id: str, users: Collection[str] | None = None, *, facts: bool = True
 ) -> dict[str, set[str]]:
-    """The nicknames of every user of ``bot_id`` (``users``: of those only). ``fact_texts=False``
-    leaves out the names the historian wrote into the facts' text, which only a walk over every
-    fact's text finds: the opt-out matcher reads them for the opted-out users alone (few, by
-    their own command), a delete-all reads everything."""
+    """The nicknames of every user of ``bot_id`` (``users``: of those only). ``facts=False`` leaves
+    out what only a walk over the facts finds (their speakers' names unless ``users`` are given,
+    and the names written into their text): the opt-out matcher, built on the turn's path, reads
+    the bounded tables and the indexed name columns of the given users only; a delete-all reads
+    everything."""
     found: dict[str, set[str]] = {}
     wanted = set(users) if users is not None else None
     chunks = [sorted(wanted)[start : start + CHUNK] for start in range(0, len(wanted), CHUNK)] if wanted else [[]]
@@ -56,9 +57,12 @@ async def nicknames(
     pairs: list[tuple[Any, Any, Any]] = [
         (TranscriptRow.user_id, TranscriptRow.user_name, TranscriptRow.bot_id),
         (NoteRow.user_id, NoteRow.user_name, NoteRow.bot_id),
-        (MemoryRow.speaker_id, MemoryRow.speaker_name, MemoryRow.bot_id),
-        (MemoryRow.subject_id, MemoryRow.subject_name, MemoryRow.bot_id),
     ]
+    if facts or wanted is not None:
+        pairs += [
+            (MemoryRow.speaker_id, MemoryRow.speaker_name, MemoryRow.bot_id),
+            (MemoryRow.subject_id, MemoryRow.subject_name, MemoryRow.bot_id),
+        ]
     for user_column, name_column, bot_column in pairs:
         for chunk in chunks:
             query = select(user_column, name_column).where(bot_column == bot_id, name_column != "").distinct()
@@ -80,7 +84,7 @@ async def nicknames(
             _job_speakers(json.loads(payload), found, wanted)
         except ValueError:
             continue
-    if fact_texts:
+    if facts:
         clause: Any = MemoryRow.text.contains("（昵称")
         if wanted is not None:
             clause = or_(*[MemoryRow.text.contains(f"QQ号{user}（昵称") for user in sorted(wanted)])
