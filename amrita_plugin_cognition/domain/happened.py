@@ -82,8 +82,8 @@ def from_mention(first: date, granularity: str, zone: tzinfo | None, last: date 
 
 def when_happened(stated_text: str, sources: Iterable[tuple[str, datetime]], zone: tzinfo | None) -> Happened | None:
     """The date a fact was said to happen: ``stated_text`` (the model's ``happened_on``) if it is
-        a date, else the first date the time resolver finds in the sources (a text and when it was
-        said), each at the precision it was said with (a month stays a month; a week keeps no date:
+    a date, else the first date the time resolver finds in the sources (a text and when it was
+    said), each at the precision it was said with (a month stays a month; a week keeps no date:
     ``from_mention``)."""
     from .timeresolve import resolve_times  # the resolver's tables: only where a date is looked for
 
