@@ -137,7 +137,7 @@ class SwitchCache:
     async def fresh(self, session: AsyncSession, bot_id: str) -> SwitchState:
         """The switches as they are in SQL now, in the caller's transaction (the historian reads
         them under the chat's lock before it writes); the matcher of the same opted-out users is
-        reused, so a job does not walk the facts for their nicknames again."""
+        reused (kept for ``NICKNAMES_TTL_SECONDS``), so a job does not read their nicknames again."""
         return await self._load(session, bot_id)
 
     async def _load(self, session: AsyncSession, bot_id: str) -> SwitchState:
@@ -204,7 +204,7 @@ def refuse_unwritable(
 
 def card_without_opted_out(switches: SwitchState, card: Card) -> Card:
     """A card part without what names an opted-out user: a group card's name, the tags and the
-    sentences of its sections that do are cut (``domain/people.without_sentences``); the card
+    sentences of its sections that do are cut (``domain/people.CardText.cut``); the card
     itself when nobody opted out or nothing names them. A user card's name is its owner's, and
     where it stands in the card it is them, not someone else who shares it. A merge answer goes
     through this before it is saved, and so does the current card before the model reads it."""
