@@ -243,6 +243,22 @@ async def test_a_failing_model_retries_then_fails_the_job_and_the_worker_lives_o
     assert await jobs_left(engine) == []
 
 
+async def test_a_job_without_a_model_fails_with_an_error_of_the_plugins_tree(tmp_root, chroma_port) -> None:
+    """An engine built without an LLM gateway fails the job with the plugin's own error (its
+    retries and its failed state as for any model failure), never a bare RuntimeError."""
+    from amrita_plugin_cognition.errors import CognitionError, LLMNotConfigured, LLMUnavailable, RebuildFailed
+
+    engine = await historian_engine(tmp_root, chroma_port)
+    engine.llm = None
+    bot = new_bot()
+    await end(engine, group(bot, "30008", "10001", "小明"), "QQ号10001（昵称小明）喜欢爬山")
+    await engine.historian.run_until_idle(NOW)
+    (job,) = await jobs_left(engine)
+    assert job.state == "pending" and job.attempts == 1
+    assert job.last_error.startswith("LLMNotConfigured: the historian needs an LLM gateway")
+    assert issubclass(LLMNotConfigured, LLMUnavailable) and issubclass(RebuildFailed, CognitionError)
+
+
 async def test_a_model_that_times_out_is_a_failed_attempt(tmp_root, chroma_port, model) -> None:
     engine = await historian_engine(tmp_root, chroma_port, llm=historian_llm(PRESET, timeout_seconds=1.0))
     bot = new_bot()

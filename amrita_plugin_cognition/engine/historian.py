@@ -32,7 +32,7 @@ from ..domain.clock import aware_or_now
 from ..domain.governance import OPTED_OUT, SWITCHED_OFF, SwitchState, people_about
 from ..domain.happened import SOURCE_KEY as HAPPENED_KEY
 from ..domain.records import Importance, MemoryDraft, MemoryKind, Provenance
-from ..errors import LLMUnavailable
+from ..errors import LLMNotConfigured, LLMUnavailable
 from ..logs import log_event
 from ..store import jobs
 from ..store import switches as switch_store
@@ -153,7 +153,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         report.outcome = "skipped"
     else:
         if engine.llm is None:
-            raise RuntimeError("the historian needs an LLM gateway")
+            raise LLMNotConfigured(en="the historian needs an LLM gateway")
         payload = await without_removed_turns(engine, held.bot_id, payload)  # erased meanwhile: unread
         facts, sources = await _rewrite(engine, held, payload, aware_or_now(now), report)
     drafts, people = await asyncio.to_thread(_drafts_and_people, held, facts, sources)

@@ -39,7 +39,7 @@ from ..domain.clock import aware_or_now
 from ..domain.profile_policy import entity_scope
 from ..domain.profiles import Card, check_entity, part_group, part_order
 from ..domain.records import MemoryRecord, Scope
-from ..errors import ConcurrentChange, InvalidInput
+from ..errors import ConcurrentChange, InvalidInput, LLMNotConfigured
 from ..logs import log_event
 from ..store import jobs, repository
 from . import profiles
@@ -226,7 +226,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             report.parts[part] = "off"
             continue
         if engine.llm is None:
-            raise RuntimeError("the profile merge needs an LLM gateway")
+            raise LLMNotConfigured(en="the profile merge needs an LLM gateway")
         async with _entity_lock(engine, f"{held.bot_id}:{entity_type}:{entity_id}"):
             report.parts[part] = await _merge_part(
                 engine, report, held.bot_id, entity_type, entity_id, part, new_ids, moment

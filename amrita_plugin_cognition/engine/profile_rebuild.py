@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.profile_residue import residue
 from ..domain.profiles import SECTIONS, Card
 from ..domain.records import MemoryRecord
-from ..errors import ConcurrentChange
+from ..errors import ConcurrentChange, LLMNotConfigured, RebuildFailed
 from ..logs import log_event
 from ..store import repository
 from . import profiles
@@ -45,10 +45,6 @@ from .switches import card_without_opted_out, switch_state
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
-
-
-class RebuildFailed(RuntimeError):
-    """A rebuild got no usable card: the job is retried with backoff (its flag kept)."""
 
 
 #: ``_rebuilt_card``'s answer when the model wrote nothing (a ``skip``): the part is deleted.
@@ -97,7 +93,7 @@ async def _rebuilt_card(
     log_event("profile_rebuild", bot=current.bot_id, entity=f"{current.entity_type}:{current.entity_id}",
               part=current.part, outcome="failed", refused="; ".join(problems)[:300])  # fmt: skip
     raise RebuildFailed(
-        f"profile rebuild of {current.entity_type}:{current.entity_id}/{current.part} got no usable card"
+        en=f"profile rebuild of {current.entity_type}:{current.entity_id}/{current.part} got no usable card"
     )
 
 
@@ -147,7 +143,7 @@ async def rebuild_part(
                 await profiles.clear(engine, current)
                 return logged("cleared", reason="closed" if not is_open else "no_facts")
             if engine.llm is None:
-                raise RuntimeError("the profile rebuild needs an LLM gateway")
+                raise LLMNotConfigured(en="the profile rebuild needs an LLM gateway")
             switches = await switch_state(engine, bot_id)  # an opted-out user is cut from what is shown and saved
             shown_card = card_without_opted_out(switches, current)
             context = prompt_context(engine, shown_card, entity_type, entity_id, part, observations, past, now)
