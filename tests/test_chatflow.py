@@ -64,6 +64,35 @@ async def test_memory_block_reaches_the_model_but_not_the_history(app: App, fake
         assert fact not in system_text(fake_openai.chat_requests[0])
 
 
+async def test_every_message_of_a_batched_turn_is_recalled_for(app: App, fake_openai, monkeypatch) -> None:
+    """Amrita's debounce makes two messages one turn whose event is the first: the memory the
+    second one asks about still reaches the model (each message of the batch is a recall query),
+    in a bank where the first message's own words fill the top of the ranking."""
+    import asyncio
+
+    from amrita.plugins.chat.config import config_manager
+
+    monkeypatch.setattr(config_manager.config.function, "chat_debounce_window", 0.8)
+    scope = Scope("group", "38761")
+    for index, plan in enumerate(
+        ("爬山", "看电影", "打羽毛球", "去书店", "逛公园", "学做饭", "练吉他", "去游泳", "打扫卫生")
+    ):
+        await _seed(scope, f"群友{index}号说这个周末有空，打算{plan}。", speaker=f"1090{index}", name=f"群友{index}号")
+    fact = "群友阿豪（QQ号10991）最爱吃重庆的牛油火锅。"
+    await _seed(scope, fact, speaker="10991", name="阿豪")
+    async with app.test_api() as ctx:
+        bot, _ = await _bot(ctx, monkeypatch)
+
+        async def after(delay: float, text: str) -> None:
+            await asyncio.sleep(delay)
+            await deliver(bot, group_message(text, 38761, 10992, "小周"))
+
+        await asyncio.gather(after(0, "这个周末大家有空吗"), after(0.2, "阿豪推荐的那家牛油火锅在哪"))
+        requests = list(fake_openai.chat_requests)
+        assert requests, "the model was never called"
+        assert fact in system_text(requests[0])
+
+
 async def test_tool_writes_into_the_chat_of_the_event(app: App, fake_openai, monkeypatch) -> None:
     fake_openai.script.append(
         tool_call(

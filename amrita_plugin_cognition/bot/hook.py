@@ -17,6 +17,7 @@ from ..engine.switches import memory_on
 from ..errors import TIMEOUTS, EngineUnavailable
 from ..runtime import current_engine, get_engine, warn_limited
 from ..store.unit_of_work import DATABASE_DOWN
+from .batches import turn_texts
 from .context import chat_context, message_time
 
 logger = logging.getLogger("cognition")
@@ -51,8 +52,10 @@ async def memory_block(engine: CognitionEngine, context: ChatContext, nb_event: 
     await engine.refresh_caches(context.bot_id)
     if not await memory_on(engine, context.bot_id, context.scope):
         return None
-    queries = recall_queries(engine, context, nb_event.get_plaintext().strip(), engine.config.recall.short_query_chars)
-    return await build_context(engine, context, queries, now=message_time(nb_event))
+    short = engine.config.recall.short_query_chars
+    # every message of a debounced batch is recalled for, in order (a short one read with the one before)
+    queries = [query for text in turn_texts(nb_event) for query in recall_queries(engine, context, text.strip(), short)]
+    return await build_context(engine, context, list(dict.fromkeys(queries)), now=message_time(nb_event))
 
 
 @on_precompletion(priority=20, block=False).handle()
