@@ -164,11 +164,3 @@ class LLMNotConfigured(LLMUnavailable):
 
     zh_default = "没有配置语言模型，史官和画像整理无法运行"
     en_default = "no llm gateway configured"
-
-
-class RebuildFailed(CognitionError):
-    """A card part's rebuild after a forget got no usable card from the model (two unusable
-    answers): the job is retried with backoff, its rebuild flag kept."""
-
-    zh_default = "画像重建没有得到可用的结果"
-    en_default = "profile rebuild failed"

@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from amrita_plugin_cognition.domain import profile_policy
 from amrita_plugin_cognition.domain.profiles import Card
-from amrita_plugin_cognition.domain.records import Importance, MemoryRecord, MemoryStatus, Scope
+from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, MemoryRecord, MemoryStatus, Scope
 from amrita_plugin_cognition.engine import profile_merge, profile_queue, profiles
 from amrita_plugin_cognition.engine.historian import TOOL_NAME as HISTORIAN_TOOL
 from amrita_plugin_cognition.engine.profile_prompt import TOOL_NAME
@@ -559,6 +559,47 @@ async def test_switching_the_chat_off_after_a_forget_still_takes_the_fact_out_of
     await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
     assert await profiles.get(engine, bot, "user", "10001", "private") is None
     assert await profiles.revisions(engine, bot, "user", "10001", "private") == []
+    assert await _merge_jobs(engine, bot) == []
+
+
+async def test_a_forget_after_an_opt_out_by_a_namesake_rebuilds_the_card_without_the_fact(
+    tmp_root, chroma_port, model
+) -> None:
+    """Found by the property test: two 小明, the first opts out, the second's fact stays, the
+    first one's fact is forgotten. The rebuild's answer names 小明 (the second, from the fact it
+    was shown): it is kept, not cut as the opted-out one's; and a rebuild whose answers are all
+    unusable drops the part rather than leave the forgotten fact on it for a retry."""
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    her, him = group(bot, "20001", "10001", "小明"), group(bot, "20001", "10002", "小明")
+    first, second = "小明第1次说起羽毛球的事。", "小明第2次说起羽毛球的事。"
+    await end(engine, her, first)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    card = await profiles.get(engine, bot, "group", "20001")
+    assert card is not None and first in card.body
+    await set_opt_out(engine, bot, "10001", True, now=LATER)
+    draft = MemoryDraft(text=second, scope=him.scope, speaker_id="10002", speaker_name="小明", source={"job": 1})
+    assert len((await engine.remember(bot, [draft], now=LATER)).written) == 1
+    await engine.forget_memory(her, await _memory_id(engine, bot, first), now=LATER)
+    model.merges = [rebuild_card]
+    await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
+    rebuilt = await profiles.get(engine, bot, "group", "20001")
+    assert rebuilt is not None and first not in rebuilt.body and second in rebuilt.body
+    assert await _merge_jobs(engine, bot) == []
+
+    # the same forget where the model's answers cannot be used at all: the part goes
+    bot = new_bot()
+    her = group(bot, "20001", "10001", "小明")
+    await end(engine, her, LIKES, PLAYS)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    await engine.forget_memory(her, await _memory_id(engine, bot, LIKES), now=LATER)
+    model.merges = [lambda body: tool_call(TOOL_NAME, {"action": "update_profile"})] * 2  # empty: unusable
+    await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
+    for entity_type, entity_id, part in (("group", "20001", "group"), ("user", "10001", "group:20001")):
+        left = await profiles.get(engine, bot, entity_type, entity_id, part)
+        assert left is None or LIKES not in left.body, (entity_type, left)
     assert await _merge_jobs(engine, bot) == []
 
 

@@ -89,12 +89,17 @@ async def shown_in(
     return shown
 
 
-def answer_without_opted_out(switches: Any, card: Card | None, problems: list[str]) -> tuple[Card | None, list[str]]:
+def answer_without_opted_out(
+    switches: Any, card: Card | None, problems: list[str], facts: Sequence[MemoryRecord] = ()
+) -> tuple[Card | None, list[str]]:
     """An answer's card with what names an opted-out user cut out; none (with the problem named
-    for the next try) when nothing of it is left."""
+    for the next try) when nothing of it is left. ``facts``: those the prompt showed (none of them
+    by or about an opted-out user, ``shown_in``): where the name of one of their people stands in
+    the answer, it is that person, not an opted-out user who shares the name."""
     if card is None:
         return None, problems
-    kept = card_without_opted_out(switches, card)
+    people = [name for fact in facts for name in (fact.speaker_name, fact.subject_name) if name]
+    kept = card_without_opted_out(switches, card, people)
     if not any(getattr(kept, section).strip() for section in SECTIONS):
         return None, [*problems, "卡片里只剩下已选择不被记忆的用户的内容：不要写这些人，只写卡片对象本身"]
     return kept, problems

@@ -146,7 +146,7 @@ async def _merge_part(
                     )
                     return "skip_with_news" if observations else "skip"
                 card, problems = candidate(answer, base, limits)
-                card, problems = answer_without_opted_out(switches, card, problems)
+                card, problems = answer_without_opted_out(switches, card, problems, facts)
                 if card is not None:
                     break
             context["feedback"] = problems

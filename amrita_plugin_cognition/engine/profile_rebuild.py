@@ -13,14 +13,17 @@ content and is told to keep only what the listed facts support. The rule, chosen
   (``domain/profile_residue.py``; the model returned the card unchanged, say) is not saved: one
   more call names what must go, and if that answer carries it too, the part is deleted as above
   (the model keeps the content; the next merge starts a new card from the facts left);
-- the model unreachable, or two unusable answers (another entity, empty, over a limit, a
-  secret, malformed): the job fails and is retried with the queue's backoff, keeping its
-  rebuild flag; after the last attempt it stays failed (``jobs`` commands) until retried.
+- two unusable answers (another entity, empty, over a limit, a secret, malformed): the part is
+  deleted as above too; kept for a retry it would go on showing the forgotten fact meanwhile;
+- the model unreachable (``LLMUnavailable``): the job fails and is retried with the queue's
+  backoff, keeping its rebuild flag; after the last attempt it stays failed (``jobs`` commands)
+  until retried. Until then the part still shows what it said: no model, no rebuild.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.profile_residue import residue
 from ..domain.profiles import SECTIONS, Card
 from ..domain.records import MemoryRecord
-from ..errors import ConcurrentChange, LLMNotConfigured, RebuildFailed
+from ..errors import ConcurrentChange, LLMNotConfigured
 from ..logs import log_event
 from ..store import repository
 from . import profiles
@@ -51,6 +54,8 @@ if TYPE_CHECKING:
 _SKIPPED = "skip"
 #: ``_rebuilt_card``'s answer when both answers kept content no remaining fact supports.
 _CARRIED = "residue"
+#: ``_rebuilt_card``'s answer when neither answer could be used at all.
+_UNUSABLE = "unusable"
 
 
 async def _rebuilt_card(
@@ -60,11 +65,12 @@ async def _rebuilt_card(
     current: Card,
     supporting: list[str],
     switches: Any,
+    facts: Sequence[MemoryRecord],
 ) -> Card | str:
     """The model's rebuilt card: the answer, then one more with its problems named. ``_SKIPPED``
     when it wrote nothing, ``_CARRIED`` when its last answer still carried what the old version
-    said and no remaining fact supports (``profile_residue``); ``RebuildFailed`` when no answer
-    was usable otherwise."""
+    said and no remaining fact supports (``profile_residue``), ``_UNUSABLE`` when neither answer
+    was usable otherwise (another entity, empty, over a limit, a secret, malformed)."""
     limits = profiles.card_limits(engine)
     old = [*current.tags, *(getattr(current, section) for section in SECTIONS)]
     problems: list[str] = []
@@ -77,7 +83,7 @@ async def _rebuilt_card(
             if answer.action == SKIP and not any(str(getattr(answer, name)).strip() for name in SECTIONS):
                 return _SKIPPED  # nothing on the card is supported by the facts that are left
             card, problems = candidate(answer, replace(current, tags=[]), limits)  # no old tag kept unasked
-            card, problems = answer_without_opted_out(switches, card, problems)
+            card, problems = answer_without_opted_out(switches, card, problems, facts)
             if card is not None:
                 kept = residue(old, [*card.tags, *(getattr(card, section) for section in SECTIONS)], supporting)
                 if not kept.carries:
@@ -91,10 +97,8 @@ async def _rebuilt_card(
     if carried:
         return _CARRIED
     log_event("profile_rebuild", bot=current.bot_id, entity=f"{current.entity_type}:{current.entity_id}",
-              part=current.part, outcome="failed", refused="; ".join(problems)[:300])  # fmt: skip
-    raise RebuildFailed(
-        en=f"profile rebuild of {current.entity_type}:{current.entity_id}/{current.part} got no usable card"
-    )
+              part=current.part, unusable="; ".join(problems)[:300])  # fmt: skip
+    return _UNUSABLE
 
 
 async def rebuild_part(
@@ -149,8 +153,8 @@ async def rebuild_part(
             context = prompt_context(engine, shown_card, entity_type, entity_id, part, observations, past, now)
             context["rebuild"] = True
             supporting = [*observations, *(fact.text for fact in remaining)]
-            card = await _rebuilt_card(engine, report, context, current, supporting, switches)
-            if isinstance(card, str):  # a skip, or the forgotten content kept twice: the part goes
+            card = await _rebuilt_card(engine, report, context, current, supporting, switches, facts)
+            if isinstance(card, str):  # a skip, the forgotten content kept twice, no usable answer: the part goes
                 await profiles.clear(engine, current)
                 return logged("cleared", reason=card)
             card = replace(card, source_ids=sorted(fact.id for fact in facts)[-SOURCE_IDS_KEEP:])

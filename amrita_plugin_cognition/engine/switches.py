@@ -202,17 +202,19 @@ def refuse_unwritable(
         raise InvalidInput(OTHER_OPTED_OUT_MESSAGE, en="the text is about a user who opted out of memory")
 
 
-def card_without_opted_out(switches: SwitchState, card: Card) -> Card:
+def card_without_opted_out(switches: SwitchState, card: Card, beside: Iterable[str] = ()) -> Card:
     """A card part without what names an opted-out user: a group card's name, the tags and the
     sentences of its sections that do are cut (``domain/people.CardText.cut``); the card
     itself when nobody opted out or nothing names them. A user card's name is its owner's, and
     where it stands in the card it is them, not someone else who shares it. A merge answer goes
-    through this before it is saved, and so does the current card before the model reads it."""
+    through this before it is saved (``beside``: the people of the facts it was written from, whose
+    names in it are theirs), and so does the current card before the model reads it."""
     if not switches.opted_out:
         return card
     owner = (card.name,) if card.entity_type == "user" else ()
+    people = (*owner, *beside)
     shown = CardText(card.name, tuple(card.tags), {section: getattr(card, section) for section in SECTIONS})
-    kept = shown.cut(lambda text: switches.names_opted_out(text, owner), keep_name=bool(owner))
+    kept = shown.cut(lambda text: switches.names_opted_out(text, people), keep_name=bool(owner))
     if kept == shown:
         return card
     evaluation, body, roast = (kept.sections[section] for section in SECTIONS)
