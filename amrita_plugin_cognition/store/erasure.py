@@ -9,7 +9,6 @@ no SQL filter knows a QQ number written in Chinese numerals."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,8 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.erasure import ErasureTarget, scrub_job
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
-from . import keyword, outbox, people, profile_erasure, repository, turns
-from .jobs import PENDING, PROCESSING
+from . import jobs, keyword, outbox, people, profile_erasure, repository, turns
 from .models import BarrierRow, JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
@@ -233,11 +231,8 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget, matcher: Per
         if Scope(kind, scope_id) == chat:  # type: ignore[arg-type]
             dropped.append(job_id)
             continue
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            continue  # unreadable: the queue marks it failed and never runs it
-        if not isinstance(payload, dict):
+        payload = jobs.readable_payload(text)
+        if payload is None:
             continue
         kept = scrub_job(payload, target.user_id, matcher)
         if kept is None:
@@ -245,9 +240,7 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget, matcher: Per
             continue
         changes: dict[str, Any] = {}
         if kept is not payload:
-            changes["payload"] = json.dumps(kept, ensure_ascii=False, default=str)
-            if state == PROCESSING:
-                changes.update(state=PENDING, lease_token=None, lease_expires_at=None, next_attempt_at=None)
+            changes.update(jobs.rewritten(kept, state))
         if last_error and matcher is not None and matcher.names(last_error, target.user_id):
             changes["last_error"] = ""
         if changes:

@@ -110,6 +110,26 @@ async def replace_payload(session: AsyncSession, job_id: int, payload: dict[str,
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
+def readable_payload(text: str) -> dict[str, Any] | None:
+    """A job's payload as stored, or None when it cannot be read (the queue marks such a job
+    failed and never runs it)."""
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def rewritten(payload: dict[str, Any], state: str) -> dict[str, Any]:
+    """The column values of a job whose payload a forget or an erasure rewrote: a leased one is
+    put back to pending, due at once, its lease void (the worker's ``finish``, conditional on the
+    token, then fails, so nothing it drew from the old payload is written), no attempt counted."""
+    values: dict[str, Any] = {"payload": json.dumps(payload, ensure_ascii=False, default=str)}
+    if state == PROCESSING:
+        values.update(state=PENDING, next_attempt_at=None, lease_token=None, lease_expires_at=None)
+    return values
+
+
 async def drop_message_sources(
     session: AsyncSession,
     bot_id: str,
@@ -135,11 +155,8 @@ async def drop_message_sources(
     dropped: list[int] = []
     changed = 0
     for job_id, text, state in rows.all():
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            continue  # unreadable: the queue marks it failed and never runs it
-        if not isinstance(payload, dict):
+        payload = readable_payload(text)
+        if payload is None:
             continue
         kept = job_without_messages(payload, message_ids, turn_ids)
         if kept is payload:
@@ -148,11 +165,11 @@ async def drop_message_sources(
         if kept is None:
             dropped.append(job_id)
             continue
-        values: dict[str, Any] = {"payload": json.dumps(kept, ensure_ascii=False, default=str), "updated_at": now}
-        if state == PROCESSING:  # the worker's lease is void: pending again, due at once, no attempt counted
-            values.update(state=PENDING, next_attempt_at=None, lease_token=None, lease_expires_at=None)
         await session.execute(
-            update(JobRow).where(JobRow.id == job_id).values(**values).execution_options(synchronize_session=False)
+            update(JobRow)
+            .where(JobRow.id == job_id)
+            .values(**rewritten(kept, state), updated_at=now)
+            .execution_options(synchronize_session=False)
         )
     if dropped:
         await session.execute(delete(JobRow).where(JobRow.id.in_(dropped)).execution_options(synchronize_session=False))

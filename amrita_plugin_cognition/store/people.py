@@ -6,7 +6,6 @@ facts' text. The person matcher (``domain/people.py``) decides which of them may
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Collection
 from typing import Any
@@ -15,6 +14,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.people import QQ_WITH_NICKNAME, PersonMatcher
+from .jobs import readable_payload
 from .models import JobRow, MemoryRow, NoteRow, ProfileRevisionRow, ProfileRow, TranscriptRow
 
 #: Ids per ``IN`` (SQLite binds a few thousand parameters at most).
@@ -79,11 +79,8 @@ async def nicknames(
                 query = query.where(model.entity_id.in_(chunk))
             for user_id, name in (await session.execute(query.distinct())).all():
                 _add(found, user_id, name, wanted)
-    for (payload,) in (await session.execute(select(JobRow.payload).where(JobRow.bot_id == bot_id))).all():
-        try:
-            _job_speakers(json.loads(payload), found, wanted)
-        except ValueError:
-            continue
+    for (text,) in (await session.execute(select(JobRow.payload).where(JobRow.bot_id == bot_id))).all():
+        _job_speakers(readable_payload(text), found, wanted)
     if facts:
         clause: Any = MemoryRow.text.contains("（昵称")
         if wanted is not None:
