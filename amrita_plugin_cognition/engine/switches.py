@@ -121,7 +121,7 @@ class SwitchCache:
         started = time.perf_counter()
         epoch = self._epoch
         async with engine.unit_of_work() as uow:
-            loaded = await self._load(uow.session, bot_id)
+            loaded = await self.fresh(uow.session, bot_id)
         if epoch == self._epoch:
             self._states[bot_id] = loaded
         log_event(
@@ -138,9 +138,6 @@ class SwitchCache:
         """The switches as they are in SQL now, in the caller's transaction (the historian reads
         them under the chat's lock before it writes); the matcher of the same opted-out users is
         reused (kept for ``NICKNAMES_TTL_SECONDS``), so a job does not read their nicknames again."""
-        return await self._load(session, bot_id)
-
-    async def _load(self, session: AsyncSession, bot_id: str) -> SwitchState:
         epoch = self._epoch
         off_chats, opted_out = await store.load(session, bot_id)
         users = frozenset(opted_out)
