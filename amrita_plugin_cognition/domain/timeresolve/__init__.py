@@ -52,7 +52,8 @@ Conventions for the ambiguous cases:
   names after 网名叫/猫叫/取名 or right after 叫 (同事叫周末, but 叫小王明天来 is a time), a festival
   after a surname (李中秋) or before 礼盒/店, 周 as a surname (周一鸣), a weekday in a sentence with a
   weekday range (周一到周五七点开门 周末八点), an @mention, a door, seat, queue or jersey number
-  (门牌是十五号, 12排15号, 号码选了23号), brands and idioms (明日方舟, 五月天, 日新月异),
+  (门牌是十五号, 12排15号, 号码选了23号), a festival in digits before a unit (618块), idioms (日新月异) and the few
+  brands the dev split shows recurring (明日方舟),
   and words that only contain time characters (以前|天真, 如今|年轻人, 日本|月饼, 这周边).
   Nor shops, firms and buildings named with a time word where the grammar wants a name (星期五餐厅的牛排,
   去周三咖啡馆, 在八月照相馆, 他跳槽去了明天科技, 今日资本领投, 三月兔甜品店, 初一文创; ``names``), while a day and a

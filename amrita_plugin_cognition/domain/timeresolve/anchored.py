@@ -8,6 +8,7 @@ from datetime import date
 from . import dates
 from .context import Scan, right_partner
 from .lexicon import (
+    DIGITS_NOT_AFTER,
     FESTIVAL_ALIASES,
     FESTIVAL_NAMED_BEFORE,
     FESTIVAL_NOT_AFTER,
@@ -157,6 +158,8 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         return None
     if scan.text.startswith(FESTIVAL_NOT_AFTER.get(name, ()), end):
         return None
+    if alias[-1].isdigit() and scan.text.startswith(DIGITS_NOT_AFTER, end):
+        return None  # 618块, 618宿舍: a number
     if alias.startswith(_NUMERAL_START) and scan.previous_in(start, NUMBER_CHARS + "月"):
         return None  # 十五一 / 三月二月二
     if scan.next_in(end, NUMBER_CHARS) and alias[-1] in NUMBER_CHARS:
@@ -171,8 +174,6 @@ def festival(match: re.Match[str], scan: Scan, start: int, end: int) -> Resoluti
         return None  # 为什么端午节要吃粽子, 重阳节是老人节: every year's
     candidates = dates.festival_dates(name, scan.today.year)
     if name in SALES:
-        if name == "618" and scan.previous_in(start, "是号房室楼栋层第码尾价舍"):
-            return None  # 宿舍是618, 尾号618, 原价618: a number
         ahead = [day for day in candidates if 0 < (day - scan.today).days <= SALES[name]]
         if ahead and scan.tense(start, end) == "past":
             return Resolution(ahead[0], qualifier=qualifier)  # the sale is on: 618买了啥 on 06-15

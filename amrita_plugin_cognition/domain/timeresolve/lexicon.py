@@ -216,28 +216,6 @@ FESTIVAL_NOT_AFTER: dict[str, tuple[str, ...]] = {
         "妹",
         "弟",
     ),
-    "618": (
-        "宿舍",
-        "寝室",
-        "元",
-        "块",
-        "号",
-        "室",
-        "米",
-        "路",
-        "房",
-        "次",
-        "个",
-        "人",
-        "分",
-        "克",
-        "%",
-        ".",
-        "万",
-        "千",
-        "w",
-        "k",
-    ),
     "小年": ("轻", "糕", "夜"),
     "重阳": ("糕",),
     "中元": ("素",),
@@ -259,6 +237,12 @@ FESTIVAL_PRODUCTS = (
     # a work named after it (春节序曲, 中秋帖)
     *("序曲", "组曲", "之歌", "进行曲", "帖", "赋", "特辑", "特刊"),
 )
+#: After a festival written with Arabic digits (618, 双11, 双12): a unit, a currency, a measure word or a room
+#: makes the digits a number (这耳机618块, 618宿舍的人, 双11个人), as after any other number.
+DIGITS_NOT_AFTER = (
+    *("元", "块", "万", "千", "w", "k", "%", ".", "米", "克", "分", "次", "个", "人"),
+    *("号", "室", "房", "路", "宿舍", "寝室"),
+)
 #: Shopping festivals: their sales run for days before the day, so a past clause shortly before it
 #: (618买了啥 on 06-15) means this year's.
 SALES = {"618": 20, "双十一": 20, "双十二": 12}
@@ -279,29 +263,27 @@ NAMED_BEFORE = (
     r"|@"  # an @mention: @明天再说 你这昵称绝了
 )
 
-#: Titles, brands, names and set phrases that contain time words but never refer to a date.
+#: Set phrases that contain time words but never refer to a date: idioms and proverbs, the common words of
+#: the language. A name of one title, brand or person, or a line of one poem or saying, is here only while the
+#: dev split shows it catching sentences other than the one it was written for (issue 21: 五月天, 周大福,
+#: 三月街, 昨夜西风 … caught none and went); each such entry says so.
 BLOCKED_PHRASES: tuple[str, ...] = (
-    # titles, brands and names
+    # one title, brand or person each, caught in blind sentences written after it (明日方舟新干员抽到了吗,
+    # 今日头条上说油价要涨, 周一围新剧 周五上线, 五月花的抽纸还挺好用)
     "明日方舟",
     "明日之后",
     "今日头条",
-    "今日说法",
     "明日香",
-    "昨日重现",
-    "明天过后",
-    "昨日青空",
-    "清明上河图",
-    "清明时节",
-    "春节联欢晚会",
-    "夏至未至",
-    "七月与安生",
-    "四月是你的谎言",
-    "五月天",
     "周一围",
     "周六福",
-    "周大福",
-    "周日报",
-    # idioms and proverbs
+    "五月花",
+    "十月稻田",
+    # one poem or saying each, caught in blind sentences written after it
+    "明日复明日",
+    "明日何其多",
+    "昨日之日不可留",
+    "明天和意外",
+    # idioms, proverbs and set phrases
     "三天打鱼两天晒网",
     "三天打鱼",
     "两天晒网",
@@ -329,39 +311,19 @@ BLOCKED_PHRASES: tuple[str, ...] = (
     "花前月下",
     "逢年过节",
     "今日事今日毕",
-    "明日复明日",
     "明日黄花",
     "昨日黄花",
-    "昨日之日不可留",
     "今朝有酒",
     "今生今世",
     "十月怀胎",
     "先天不足",
-    "明天会更好",
-    "全明星周末",
     "年年有今日",
     "岁岁有今朝",
     "明日之星",
     "周末夫妻",
-    "明天和意外",
-    "明日何其多",
-    "昨日种种",
-    "譬如昨日死",
-    "汤圆和元宵",
-    "买的元宵",
-    "煮的元宵",
-    "吃的元宵",
-    "包的元宵",
-    "做的元宵",
     "靠后天",
     "过一天算一天",
-    "昨夜星辰",
-    "昨夜西风",
     "周末双休",
-    "五月花",
-    "十月稻田",
-    "三月街",
-    "昨夜星辰昨夜风",
     "今时今日",
 )
 
