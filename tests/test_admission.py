@@ -1103,7 +1103,6 @@ def test_requests_the_sets_from_eighteen_on_found_missing(text: str) -> None:
         "集装箱号MSKU7348210 今天提柜 铅封号CN2038471",
         "账记错了 上月运费应该是46820 不是48620",
         "上次有个姐妹让bot忘了她的地址 其实没必要",
-        "GameShark码 8009C6A4 03E7 无限金钱",  # holdout36 and 37
         "论文DOI 10.1016/j.neucom.2023.126543 放简历里",
         "集合点坐标N30.6721 E104.0583 帮我记住",
         "暖暖内含光里那个删记忆的公司好吓人",

@@ -40,10 +40,10 @@ def named_example(text: str, start: int, end: int) -> bool:
     return bool(_EXAMPLE_NAMED.search(text[max(0, start - 12) : start]) or _EXAMPLE_AFTER.match(text[end : end + 14]))
 
 
-# A puzzle's code is the game's, and every player's: "密室逃脱第二关答案是 0315", "玩解码战 密码是3-1-4".
+# A puzzle's code is the game's, and every player's: "密室逃脱第二关答案是 0315", "解谜游戏 密码是3-1-4".
 PUZZLE_TALK = re.compile(
     # the game, not the shop that hosts it ("剧本杀店后门密码锁 951357" is the shop's door)
-    r"(?:密室|剧本杀|桌游)(?!店|馆|吧|的店)|谜题|谜底|解谜|解码战|攻略里|通关攻略|24点|算24|数独|(?<![A-Za-z])(?:escape\s+room|puzzle)",
+    r"(?:密室|剧本杀|桌游)(?!店|馆|吧|的店)|谜题|谜底|解谜|攻略里|通关攻略|24点|算24|数独|(?<![A-Za-z])(?:escape\s+room|puzzle)",
     _I,
 )
 
