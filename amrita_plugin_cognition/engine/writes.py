@@ -10,7 +10,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from ..domain.admission import AdmissionVerdict, admit, redact, requests_not_to_remember
+from ..domain.admission import (
+    FLAGGED_REASONS,
+    NO_OPINION,
+    AdmissionVerdict,
+    SecondOpinion,
+    admit,
+    judge,
+    redact,
+    requests_not_to_remember,
+)
 from ..domain.clock import aware_or_now
 from ..domain.events import IndexWorkQueued, MemoriesChanged
 from ..domain.governance import (
@@ -48,7 +57,8 @@ class WriteResult:
     written: list[MemoryRecord] = field(default_factory=list)
     #: (draft index, text, reason) of every refused draft; reasons: credential, do_not_remember,
     #: forgotten, duplicate, too_long, empty, over_limit (the chat is full: ``remember_within``
-    #: writes what fits), switched_off, opted_out (these two without the text).
+    #: writes what fits), switched_off, opted_out, and the model's flags (``FLAGGED_REASONS``:
+    #: a historian fact; these three without the text).
     refused: list[tuple[int, str, str]] = field(default_factory=list)
     #: draft index -> id of the record that holds it (new, or the existing duplicate).
     record_ids: dict[int, int] = field(default_factory=dict)
@@ -75,9 +85,14 @@ def checked_text(engine: CognitionEngine, text: str) -> str:
 
 
 def _screen(
-    engine: CognitionEngine, drafts: Sequence[MemoryDraft], result: WriteResult, switches: SwitchState
+    engine: CognitionEngine,
+    drafts: Sequence[MemoryDraft],
+    result: WriteResult,
+    switches: SwitchState,
+    opinions: Sequence[SecondOpinion] = (),
 ) -> dict[Scope, list]:
-    """Drafts that pass the switches, the text checks and admission, by scope; the others are refused."""
+    """Drafts that pass the switches, the text checks and admission (with the model's flags on a
+    historian fact, ``opinions`` by draft: ``admission.judge``), by scope; the others are refused."""
     by_scope: dict[Scope, list[tuple[int, MemoryDraft]]] = {}
     for index, draft in enumerate(drafts):
         if not chat_open(engine, switches, draft.scope):
@@ -95,9 +110,11 @@ def _screen(
             reason = "too_long" if isinstance(error, LimitExceeded) else "empty"
             result.refused.append((index, redact(draft.text), reason))
             continue
-        verdict = admit(draft.text)
+        verdict = judge(draft.text, opinions[index] if index < len(opinions) else NO_OPINION)
         if not verdict.admit:
-            result.refused.append((index, redact(draft.text), verdict.reason))
+            # a flagged fact is reported without its text: the model may have seen what no rule can redact
+            text = "" if verdict.reason in FLAGGED_REASONS else redact(draft.text)
+            result.refused.append((index, text, verdict.reason))
             continue
         draft.text = verdict.text  # a secret inside is replaced by [已隐去]
         if draft.kind == MemoryKind.FACT and is_conversation_turn(draft.text, draft.speaker_name):
@@ -126,17 +143,24 @@ async def remember(
 
 
 async def remember_within(
-    engine: CognitionEngine, uow: UnitOfWork, bot_id: str, scope: Scope, drafts: Sequence[MemoryDraft], now: datetime
+    engine: CognitionEngine,
+    uow: UnitOfWork,
+    bot_id: str,
+    scope: Scope,
+    drafts: Sequence[MemoryDraft],
+    now: datetime,
+    opinions: Sequence[SecondOpinion] = (),
 ) -> WriteResult:
     """``remember`` for drafts of one chat inside the caller's unit of work, which has locked
     that chat (``uow.lock_scope``, before anything else) and commits: the historian writes a
     job's facts and completes the job in one transaction. A chat with less room than the drafts
     need gets what fits, in order; the rest is refused as ``over_limit`` (nothing is retried:
-    the chat stays full until someone deletes)."""
+    the chat stays full until someone deletes). ``opinions``: the historian model's flags on
+    each draft, judged with the rules (``admission.judge``)."""
     result = WriteResult()
     switches = await switch_state(engine, bot_id)
     # admission on a worker thread (the session stays with the loop; nothing here touches it)
-    screened = await asyncio.to_thread(_screen, engine, drafts, result, switches)
+    screened = await asyncio.to_thread(_screen, engine, drafts, result, switches, opinions)
     if set(screened) - {scope}:
         raise ValueError("remember_within writes the drafts of one chat only")
     if scope in screened:

@@ -2,11 +2,12 @@
 
 Two reasons to refuse an observation: it carries a credential (a password, key, token, cookie,
 connection string, one-time code, security answer, recovery code, card or identity number), or the
-speaker asked not to remember it. Both are judged by what is there, not by a keyword: a secret is a
-value of the right shape next to its cue (``credentials``), a request is an intent about the memory
-itself (``intent``). Where the rules name nothing, a learned model has the last word on both
-(``learned``): on a request in words no rule knows, and on a value of a secret's shape that no
-rule explains (its candidate spans are then the secrets).
+speaker asked not to remember it (the historian's model adds its flags as a second opinion,
+``opinion.py``; ``judge`` is where the rules and the flags meet). Both are judged by what is
+there, not by a keyword: a secret is a value of the right shape next to its cue (``credentials``),
+a request is an intent about the memory itself (``intent``). Where the rules name nothing, a
+learned model has the last word on both (``learned``): on a request in words no rule knows, and
+on a value of a secret's shape that no rule explains (its candidate spans are then the secrets).
 
 A secret inside a sentence that says something else worth keeping does not cost the sentence: the
 verdict admits it with the secret replaced by ``[已隐去]`` (``redacted``; callers store ``text``).
@@ -25,8 +26,27 @@ from .credentials import Secret, find_secrets
 from .intent import asks_not_to_remember, enough_chinese
 from .learned import VALUE_END, VALUE_START, credential_model
 from .normalise import clauses, fold
+from .opinion import (
+    FLAGGED_ABOUT_SOMEONE_ELSE,
+    FLAGGED_DO_NOT_REMEMBER,
+    FLAGGED_REASONS,
+    FLAGGED_SECRET,
+    NO_OPINION,
+    SecondOpinion,
+)
 
-__all__ = ["PLACEHOLDER", "WINDOW_CHARS", "AdmissionVerdict", "admit", "find_secrets", "redact"]
+__all__ = [
+    "FLAGGED_REASONS",
+    "NO_OPINION",
+    "PLACEHOLDER",
+    "WINDOW_CHARS",
+    "AdmissionVerdict",
+    "SecondOpinion",
+    "admit",
+    "find_secrets",
+    "judge",
+    "redact",
+]
 
 #: A longer text is judged window by window (``_by_window``): four times a default fact or chat
 #: message, so those are judged whole as before.
@@ -61,13 +81,17 @@ _UNITS = re.compile(r"[\u4e00-\u9fff]|[A-Za-z]{2,}|\d+")
 _MESSAGES = {
     "credential": "内容疑似包含密码、密钥、验证码或证件/卡号等敏感凭据，按规定不予记忆",
     "do_not_remember": "对方要求不要记住这件事，已遵从不予记忆",
+    FLAGGED_SECRET: "模型判断内容含有密码、密钥、验证码或证件/卡号等敏感信息，不予记忆",
+    FLAGGED_DO_NOT_REMEMBER: "模型判断对方要求不要记住这件事，不予记忆",
+    FLAGGED_ABOUT_SOMEONE_ELSE: "模型判断这是不在场的他人的私事（健康、钱财、感情、官司或私下告知的事），不予记忆",
 }
 _REDACTED_MESSAGE = "内容中的密码、密钥、验证码或证件/卡号等敏感凭据已隐去，其余内容照常记忆"
 
 
 @dataclass(frozen=True, slots=True)
 class AdmissionVerdict:
-    """``admit``: store ``text``. ``reason``: "credential" | "do_not_remember" | "".
+    """``admit``: store ``text``. ``reason``: "credential" | "do_not_remember" | "" (the rules), or
+    one of ``FLAGGED_REASONS`` (the model's flags, ``judge``).
 
     ``text`` is what to store: the text as said, or with secrets replaced by ``[已隐去]``
     (``redacted``, reason "credential"); empty when refused.
@@ -102,6 +126,17 @@ def admit(text: str) -> AdmissionVerdict:
     if _rest_units(folded, secrets) < MIN_REST_UNITS:
         return AdmissionVerdict(False, "credential")
     return AdmissionVerdict(True, "credential", _replace(text, secrets), redacted=True)
+
+
+def judge(text: str, opinion: SecondOpinion = NO_OPINION) -> AdmissionVerdict:
+    """Admission with the model's second opinion (``opinion``): the rules first (``admit``: their
+    refusal and their redaction stand as they are), then the model's flags, any of which refuses
+    what the rules let through, redacted or not (the model names no span to hide). The one place
+    where the rules and the flags meet: every historian fact is judged here."""
+    verdict = admit(text)
+    if not verdict.admit or not opinion:
+        return verdict
+    return AdmissionVerdict(False, opinion.reason)
 
 
 def requests_not_to_remember(text: str) -> bool:
