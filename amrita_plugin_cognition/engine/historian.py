@@ -10,6 +10,11 @@ feedback naming the words, the ids and the limit; what still fails is written an
 look-alike words tripped the gate and no id drifted; a fact that lost an id or is still too long
 is replaced by its observation as said). Nothing observed is silently dropped.
 
+The answer's facts carry the model's flags (``secret``, ``do_not_remember``,
+``about_someone_else``): a second opinion on admission, judged with the rules at the write
+(``admission.judge``). A flagged fact is not written, so it reaches no card merge either (merges
+are queued from the written facts); it is refused and counted like the rules' refusals.
+
 Facts go through the memory bank's write path (admission, barriers, dedupe, the chat's limit: what
 does not fit is left out and logged, the rest written) in the chat's scope, whatever the model
 wrote, with provenance ``inferred`` and the job and message ids; the job is deleted in the same
@@ -28,6 +33,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from ..domain.admission import FLAGGED_REASONS, SecondOpinion
 from ..domain.clock import aware_or_now
 from ..domain.governance import OPTED_OUT, SWITCHED_OFF, SwitchState, people_about
 from ..domain.happened import SOURCE_KEY as HAPPENED_KEY
@@ -37,6 +43,7 @@ from ..logs import log_event
 from ..store import jobs
 from ..store import switches as switch_store
 from . import historian_facts as read_facts
+from .historian_call import EXTRACT_TEMPLATE, REWRITE_TEMPLATE, TOOL_NAME, ask
 from .historian_facts import FinalFact, RewriteAnswer, RewrittenFact
 from .historian_sources import Source, job_sources, prompt_context, without_removed_turns
 from .profile_queue import queue_merges
@@ -47,9 +54,6 @@ from .writes import OVER_LIMIT, WriteResult, remember_within
 if TYPE_CHECKING:
     from .service import CognitionEngine
 
-REWRITE_TEMPLATE = "historian_rewrite.jinja"
-EXTRACT_TEMPLATE = "historian_extract.jinja"
-TOOL_NAME = "cognition_record_facts"
 __all__ = [
     "EXTRACT_TEMPLATE",
     "REWRITE_TEMPLATE",
@@ -126,15 +130,7 @@ def _drafts(held: jobs.Lease, facts: Sequence[FinalFact], sources: list[Source])
 
 async def _ask(engine: CognitionEngine, kind: str, context: dict[str, Any]) -> RewriteAnswer:
     assert engine.llm is not None
-    extracting = kind != OBSERVATIONS_JOB
-    return await engine.llm.complete_structured(
-        "historian_extract" if extracting else "historian_rewrite",
-        EXTRACT_TEMPLATE if extracting else REWRITE_TEMPLATE,
-        context,
-        output=RewriteAnswer,
-        tool_name=TOOL_NAME,
-        preset=engine.config.historian.preset,
-    )
+    return await ask(engine.llm, kind, context, engine.config.historian.preset)
 
 
 async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | None = None) -> JobReport:
@@ -157,7 +153,8 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         payload = await without_removed_turns(engine, held.bot_id, payload)  # erased meanwhile: unread
         facts, sources = await _rewrite(engine, held, payload, aware_or_now(now), report)
     drafts, people = await asyncio.to_thread(_drafts_and_people, held, facts, sources)
-    written = await _commit(engine, held, drafts, people, aware_or_now(now))
+    opinions = [fact.opinion for fact in facts]
+    written = await _commit(engine, held, drafts, people, aware_or_now(now), opinions)
     if written is None:
         report.outcome = "lost"
     else:
@@ -183,9 +180,19 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         written=report.written,
         downgraded=report.downgraded,
         refused=len(report.refused),
+        flagged=sum(1 for _, _, reason in report.refused if reason in FLAGGED_REASONS),
+        reasons=_reasons(report.refused),
         unread=report.unread,
     )
     return report
+
+
+def _reasons(refused: Sequence[tuple[int, str, str]]) -> str:
+    """``reason:count`` of the refusals, for the log line (never their text)."""
+    counts: dict[str, int] = {}
+    for _, _, reason in refused:
+        counts[reason] = counts.get(reason, 0) + 1
+    return ",".join(f"{reason}:{count}" for reason, count in sorted(counts.items()))
 
 
 async def _rewrite(
@@ -300,7 +307,12 @@ def _people(facts: Sequence[FinalFact], drafts: Sequence[MemoryDraft], sources: 
 
 
 async def _commit(
-    engine: CognitionEngine, held: jobs.Lease, drafts: list[MemoryDraft], people: list[set[str]], now: datetime
+    engine: CognitionEngine,
+    held: jobs.Lease,
+    drafts: list[MemoryDraft],
+    people: list[set[str]],
+    now: datetime,
+    opinions: Sequence[SecondOpinion] = (),
 ) -> WriteResult | None:
     """The facts and the job's completion in one transaction; None when the lease was lost.
 
@@ -308,7 +320,8 @@ async def _commit(
     switch change takes the same lock): whatever changed while the model was answering, nothing
     is written for a switched-off chat or about an opted-out user (said by them, about them, or
     naming them: their QQ number in any writing, a nickname); the profile merges the written
-    facts call for are queued in the same transaction (``profile_merge``: none for opted-out users)."""
+    facts call for are queued in the same transaction (``profile_merge``: none for opted-out users).
+    ``opinions``: the model's flags on each draft, judged with the rules in the write path."""
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(held.bot_id, held.scope)
         if not await jobs.finish(uow.session, held):
@@ -329,7 +342,10 @@ async def _commit(
             refused = [(index, "", OPTED_OUT) for index, dropped in enumerate(out) if dropped]
             positions = [index for index, dropped in enumerate(out) if not dropped]
             drafts = [drafts[index] for index in positions]
-        result = await remember_within(engine, uow, held.bot_id, held.scope, drafts, now) if drafts else WriteResult()
+        flags = [opinions[index] for index in positions] if opinions else []
+        result = (
+            await remember_within(engine, uow, held.bot_id, held.scope, drafts, now, flags) if drafts else WriteResult()
+        )
         result.refused = [(positions[index], text, reason) for index, text, reason in result.refused]
         result.record_ids = {positions[index]: record for index, record in result.record_ids.items()}
         result.refused.extend(refused)

@@ -8,17 +8,25 @@ one more call with feedback naming the words, the ids and the limit (``feedback`
 replaces what failed (``merge_retry``). What still fails is written anyway with ``absolute: false``
 (``final_facts``): a fact that lost an id or is still too long is replaced by its observation as
 said, so nothing said is lost to a wrong or a long answer.
+
+Each fact carries the model's flags (``secret``, ``do_not_remember``, ``about_someone_else``: a
+``SecondOpinion``, judged with the rules at the write, ``admission.judge``). A flagged fact is not
+retried or replaced (it will not be written, and it covers its sources, so its observation is
+never kept as said instead); a flag stays with its text through the retry; ``do_not_remember``
+covers every fact of the same source (a request is about what was said), and a fact replaced by
+its observation as said carries the flags of every fact of those sources.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
+from ..domain.admission import NO_OPINION, SecondOpinion
 from ..domain.gate import GateVerdict, check_fact
 from ..domain.happened import Happened, when_happened
 from ..domain.inert import inert_line
@@ -33,6 +41,28 @@ MIN_FACTS = 20
 EXCERPT_CHARS = 60
 
 
+_YES = frozenset({"是", "对", "真", "有"})
+_NO = frozenset({"否", "不", "不是", "假", "无", "没有", "none", "null"})
+
+
+def _flag(value: object) -> object:
+    """A flag as a model may send it: absent or null is false, a Chinese yes or no is read; the
+    rest is pydantic's lax bool (true/false, 1/0, "true", "yes" …)."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if not word or word in _NO:
+            return False
+        if word in _YES:
+            return True
+    return value
+
+
+#: A flag of a fact: false unless the model says otherwise.
+Flag = Annotated[bool, BeforeValidator(_flag)]
+
+
 class RewrittenFact(BaseModel):
     text: str = Field(description="一条完整、绝对的事实：具体人名附QQ号、具体日期，不用代词和相对时间地点")
     sources: list[int] = Field(default_factory=list, description="这条事实来自哪些编号（观察或对话）")
@@ -41,6 +71,17 @@ class RewrittenFact(BaseModel):
         "", description="事情发生或计划发生的日期 YYYY-MM-DD；只说了月份写 YYYY-MM，只说了年份写 YYYY；不确定则留空"
     )
     subject_id: str = Field("", description="这条事实主要关于谁（QQ号）；关于群或不确定则留空")
+    secret: Flag = Field(
+        False, description="含有密码、密钥、验证码、卡号、证件号等可被冒用的值时为 true（“[已隐去]”不算）"
+    )
+    do_not_remember: Flag = Field(False, description="说话人要求不要记住这件事时为 true")
+    about_someone_else: Flag = Field(
+        False, description="是不在聊天中的第三人的私事（健康、钱财、感情、官司、私下告知的事）时为 true"
+    )
+
+    @property
+    def opinion(self) -> SecondOpinion:
+        return SecondOpinion(self.secret, self.do_not_remember, self.about_someone_else)
 
 
 class RewriteAnswer(BaseModel):
@@ -60,6 +101,8 @@ class ReadFact:
     kind: str
     happened_on: str
     subject_id: str
+    #: The model's flags; a flagged fact is never written (``admission.judge``).
+    opinion: SecondOpinion = NO_OPINION
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,14 +110,16 @@ class FactCheck:
     verdict: GateVerdict
     length: int
     limit: int
+    #: The model flagged the fact: it is not written, so nothing of it is retried or replaced.
+    flagged: bool = False
 
     @property
     def too_long(self) -> bool:
-        return self.length > self.limit
+        return self.length > self.limit and not self.flagged
 
     @property
     def ok(self) -> bool:
-        return self.verdict.ok and not self.too_long
+        return self.flagged or (self.verdict.ok and not self.too_long)
 
 
 @dataclass(slots=True)
@@ -86,6 +131,7 @@ class FinalFact:
     subject_id: str
     absolute: bool = True
     warning: str = ""
+    opinion: SecondOpinion = NO_OPINION
 
 
 # --------------------------------------------------------------------------- reading and checking
@@ -98,7 +144,9 @@ def read(answer: RewriteAnswer, sources: Sequence[Source], limit: int) -> tuple[
     for fact in answer.facts[:most]:
         text = normalise_text(fact.text)
         facts.append(
-            ReadFact(text[:limit], len(text), tuple(fact.sources), fact.kind, fact.happened_on, fact.subject_id)
+            ReadFact(
+                text[:limit], len(text), tuple(fact.sources), fact.kind, fact.happened_on, fact.subject_id, fact.opinion
+            )
         )
     return facts, max(0, len(answer.facts) - most)
 
@@ -108,7 +156,7 @@ def check(facts: Sequence[ReadFact], sources: Sequence[Source], limit: int) -> l
     checks = []
     for fact in facts:
         required = set().union(*(by_number[number].ids for number in fact.sources if number in by_number))
-        checks.append(FactCheck(check_fact(fact.text, required), fact.length, limit))
+        checks.append(FactCheck(check_fact(fact.text, required), fact.length, limit, bool(fact.opinion)))
     return checks
 
 
@@ -126,6 +174,8 @@ def feedback(
 ) -> list[str]:
     lines = []
     for fact, checked in zip(facts, checks, strict=True):
+        if checked.flagged:  # not written: nothing of it to mend
+            continue
         if checked.too_long:
             lines.append(
                 f"事实“{_excerpt(fact)}”过长：{checked.length} 字，每条事实最多 {checked.limit} 字；"
@@ -154,9 +204,13 @@ def merge_retry(
     extracting: bool,
 ) -> list[ReadFact]:
     """Keep the first answer's passing facts; the retry replaces the failing ones and covers
-    what was missing. A retry that brings nothing keeps the first answer as it was."""
+    what was missing. A retry that brings nothing keeps the first answer as it was. A retried fact
+    whose text the first answer flagged keeps the flag."""
     if not retried:
         return list(first)
+    flagged = {fact.text: fact.opinion for fact in first if fact.opinion}
+    retried = [replace(fact, opinion=fact.opinion | flagged[fact.text]) if fact.text in flagged else fact
+               for fact in retried]  # fmt: skip
     if extracting:
         return list(retried)
     failing_sources = {number for fact, checked in zip(first, checks, strict=True) if not checked.ok
@@ -205,6 +259,15 @@ def as_said(texts: Sequence[str], fallback: str, limit: int) -> list[str]:
     return [joined] if len(joined) <= limit else [_fitted(text, limit) for text in texts]
 
 
+def _flags_of_sources(facts: Sequence[ReadFact]) -> dict[int, SecondOpinion]:
+    """Per source, every flag the model gave a fact drawn from it."""
+    flags: dict[int, SecondOpinion] = {}
+    for fact in facts:
+        for number in fact.sources:
+            flags[number] = flags.get(number, NO_OPINION) | fact.opinion
+    return flags
+
+
 def final_facts(
     facts: Sequence[ReadFact],
     checks: Sequence[FactCheck],
@@ -215,11 +278,17 @@ def final_facts(
 ) -> list[FinalFact]:
     by_number = {source.number: source for source in sources}
     zone = (sources[0].at if sources else datetime.now().astimezone()).tzinfo
+    of_source = _flags_of_sources(facts)
     final: list[FinalFact] = []
     for fact, checked in zip(facts, checks, strict=True):
         known = [number for number in fact.sources if number in by_number]
         when = happened_at(fact.happened_on, [by_number[number] for number in known], zone)
         subject = fact.subject_id.strip()
+        request = any(of_source.get(number, NO_OPINION).do_not_remember for number in known)
+        opinion = fact.opinion | SecondOpinion(do_not_remember=request)
+        if opinion:  # never written (admission.judge): kept as the model wrote it, covering its sources
+            final.append(FinalFact(fact.text, known, fact.kind, when, subject, opinion=opinion))
+            continue
         verdict = checked.verdict
         words = "、".join(problem.word for problem in verdict.problems)
         if checked.too_long or verdict.id_drift:
@@ -233,7 +302,11 @@ def final_facts(
             said = as_said(texts, fact.text, limit)
             numbers = [known] if len(said) == 1 else [[number] for number in known]
             for text, numbered in zip(said, numbers, strict=True):
-                final.append(FinalFact(text, numbered, fact.kind, when, subject, False, warning))
+                # what was said carries whatever the model flagged of it
+                flags = NO_OPINION
+                for number in numbered:
+                    flags = flags | of_source.get(number, NO_OPINION)
+                final.append(FinalFact(text, numbered, fact.kind, when, subject, False, warning, flags))
             continue
         item = FinalFact(fact.text, known, fact.kind, when, subject)
         if not verdict.ok:

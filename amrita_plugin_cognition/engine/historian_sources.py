@@ -12,11 +12,10 @@ from zoneinfo import ZoneInfo
 
 from ..domain.gate import explicit_ids
 from ..domain.inert import NAME_MAX_CHARS, inert_line
+from ..domain.job_kinds import BOT_SPEAKER, OBSERVATIONS_JOB
 from ..domain.records import Scope
 from ..domain.timeresolve import anchor_hints
 from ..logs import log_event
-from ..store import short_term
-from .turns import BOT_SPEAKER, OBSERVATIONS_JOB
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -50,6 +49,8 @@ async def without_removed_turns(engine: CognitionEngine, bot_id: str, payload: d
     }
     if not turns:
         return payload
+    from ..store import short_term  # here: building a prompt needs no database (the admission harness)
+
     async with engine.unit_of_work() as uow:
         present = await short_term.present_turns(uow.session, bot_id, turns)
     if present >= turns:

@@ -31,7 +31,7 @@ from cachetools import LRUCache
 from ..domain.admission import admit, redact, requests_not_to_remember
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import Event, JobsQueued, NoteAdded, StoreReplaced, TranscriptChanged
-from ..domain.job_kinds import OBSERVATIONS_JOB, TRANSCRIPT_JOB
+from ..domain.job_kinds import BOT_SPEAKER, OBSERVATIONS_JOB, TRANSCRIPT_JOB
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..logs import log_event
 from ..store import jobs, short_term
@@ -39,9 +39,6 @@ from .switches import chat_switches, memory_on
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
-
-#: How the bot appears as a speaker in recent messages and transcripts.
-BOT_SPEAKER = "机器人"
 
 
 @dataclass(frozen=True, slots=True)
