@@ -59,6 +59,7 @@ from .demo_printing import Printer
 from .demo_recording import Outcome, Recorder
 from .demo_script import DemoScript, ScriptError, load_script
 from .loopback import chat_preset
+from .model_presets import find_preset_file, preset_search_dirs
 from .replay_model import ReplayModel
 
 if TYPE_CHECKING:
@@ -97,32 +98,12 @@ class ModelChoice:
         return f"{self.data.get('model') or '?'} @ {self.data.get('base_url') or '?'}"
 
 
-def preset_search_dirs() -> list[Path]:
-    """Where preset names are looked up: the bot's Amrita model folder, when a bot is loaded."""
-    try:
-        from amrita.plugins.chat.config import ConfigManager
-    except ImportError:  # no Amrita chat here: only paths can be used
-        return []
-    return [Path(ConfigManager.custom_models_dir)]
-
-
 def resolve_preset(value: str, search_dirs: list[Path] | None = None) -> Path:
     """A preset JSON file from a path or from a preset name (file stem or ``name`` field)."""
-    path = Path(value).expanduser()
-    if path.is_file():
-        return path.resolve()
     folders = preset_search_dirs() if search_dirs is None else search_dirs
-    if path.suffix.lower() != ".json" and len(path.parts) == 1:
-        for folder in folders:
-            for candidate in sorted(folder.glob("*.json")):
-                if candidate.stem == value:
-                    return candidate.resolve()
-                try:
-                    name = json.loads(candidate.read_text(encoding="utf-8")).get("name")
-                except (OSError, ValueError, AttributeError):
-                    continue
-                if name == value:
-                    return candidate.resolve()
+    found = find_preset_file(value, folders)
+    if found is not None:
+        return found
     if not folders:
         raise DemoError(
             f"找不到预设 {value}：独立运行时请传入预设 JSON 文件的路径，"

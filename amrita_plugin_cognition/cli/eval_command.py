@@ -6,6 +6,10 @@
 real recall; the folder is removed afterwards, whatever happened, unless ``--keep``. The file is
 read and checked before anything is created, so a malformed line or an empty file (exit 2)
 leaves nothing behind. The formats are documented in ``docs/evaluation.md``.
+
+``admission --model PRESET`` is the one kind that calls a model: every line is also asked of the
+historian's model, with the historian's own prompt (``eval_admission_model.py``), and its flags
+are scored alone and with the rules.
 """
 
 from __future__ import annotations
@@ -37,10 +41,14 @@ KINDS = {
 
 EVAL_HELP = "\n".join(
     [
-        "评测 KIND，用例来自 JSONL 文件 FILE（每行一个 JSON 对象，空行与 # 开头的行忽略）；不调用 LLM。",
+        "评测 KIND，用例来自 JSONL 文件 FILE（每行一个 JSON 对象，空行与 # 开头的行忽略）；"
+        "除 admission --model 外不调用 LLM。",
         "",
         "\b",
         *(f"{kind:<10} {text}" for kind, text in KINDS.items()),
+        "",
+        "admission 加 --model PRESET 时，另把每一行按史官的提示词交给这个模型判断（secret、do_not_remember、"
+        "about_someone_else 三个标记），报告模型单独与规则+模型的拦截率和误拒率；调用失败的行单独列出。",
         "",
         "文件格式与报告格式见仓库中的 docs/evaluation.md。文件有误（某行格式不对、没有任何用例）时"
         "报出行号并以 2 退出，不会输出半截报告。",
@@ -48,21 +56,37 @@ EVAL_HELP = "\n".join(
 )
 
 
-@cognition.command("eval", help=EVAL_HELP, short_help="评测召回、准入、时间解析与绝对化判定（不调用 LLM）")
+@cognition.command("eval", help=EVAL_HELP, short_help="评测召回、准入、时间解析与绝对化判定")
 @click.argument("kind", type=click.Choice(list(KINDS)), metavar="KIND")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @json_option
 @click.option("--keep", is_flag=True, help="recall：保留临时数据目录以便检查")
-def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool) -> None:
-    report = guarded(lambda: evaluate(kind, file, keep))
+@click.option(
+    "--model",
+    "model",
+    default=None,
+    metavar="PRESET",
+    help="admission：另请这个模型预设（Amrita 的预设名或预设 JSON 文件）按史官的提示词逐条判断",
+)
+def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool, model: str | None) -> None:
+    if model is not None and kind != "admission":
+        raise click.UsageError("--model 只用于 admission")
+    report = guarded(lambda: evaluate(kind, file, keep, model))
     emit(report, as_json, render_eval.eval_report)
 
 
-def evaluate(kind: str, file: Path, keep: bool = False) -> dict[str, Any]:
+def evaluate(kind: str, file: Path, keep: bool = False, model: str | None = None) -> dict[str, Any]:
     """The report of ``kind`` on ``file``; a file the harness cannot score ends with exit 2."""
     from . import evaluation
 
     try:
+        if kind == "admission" and model is not None:
+            from .eval_admission_model import PresetError, run_admission_model_eval
+
+            try:
+                return run_admission_model_eval(file, model)
+            except PresetError as error:
+                raise fail(str(error), EXIT_USAGE) from error
         if kind == "admission":
             return evaluation.run_admission_eval(file)
         if kind == "time":

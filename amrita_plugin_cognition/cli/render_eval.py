@@ -75,6 +75,25 @@ def _admission_report(report: dict[str, Any]) -> None:
     else:
         out.print("没有应拒绝（admit: false）的样例")
     out.print(f"误拒率（应原样存入却被拒绝或改写）：{report['false_rejection_rate']:.3f}")
+    model, combined = report.get("model"), report.get("combined")
+    if model is None or combined is None:
+        return
+    out.print(
+        f"模型 {_escape(str(model.get('preset', '')))}：回答 {model['cases']} 条，调用失败 {model['errors']} 条"
+        + (f"（第 {'、'.join(str(line) for line in model['error_lines'][:20])} 行）" if model["error_lines"] else "")
+    )
+    reasons = sorted({*report["recall_by_reason"], *model["recall_by_reason"], *combined["recall_by_reason"]})
+    table = _table("应拒绝的原因", "规则", "模型", "规则+模型", right=(1, 2, 3))
+    for reason in reasons:
+        table.add_row(
+            _escape(reason),
+            *(_figure(part["recall_by_reason"].get(reason)) for part in (report, model, combined)),
+        )
+    table.add_row("误拒率", *(_figure(part["false_rejection_rate"]) for part in (report, model, combined)))
+    out.print(table)
+    out.print(
+        "模型与规则+模型只计模型回答了的行；标记次数：" + "，".join(f"{k} {v}" for k, v in model["flags"].items())
+    )
 
 
 def _failures(report: dict[str, Any], expected_title: str, got_title: str, got: Any) -> None:
