@@ -3,7 +3,7 @@
     uv run python scripts/train_admission_model.py                   # train the models on every set, write them
     uv run python scripts/train_admission_model.py --output DIR      # write the models elsewhere (tests compare)
 
-Data: every ``tests/data/admission_zh*.jsonl`` (the eval format: text, admit, reason). Three models:
+Data: every ``tests/data/train/admission_zh*.jsonl`` (the eval format: text, admit, reason). Three models:
 
 - ``do_not_remember``: positives are the do-not-remember lines, negatives the lines to keep
   (credential lines are left out: a secret says nothing about a request, and some of them hold
@@ -62,7 +62,7 @@ from amrita_plugin_cognition.domain.admission.learned import (  # noqa: E402
 from amrita_plugin_cognition.domain.admission.normalise import fold  # noqa: E402
 from amrita_plugin_cognition.domain.admission.requests import without_quotes  # noqa: E402
 
-DATA = ROOT / "tests" / "data"
+DATA = ROOT / "tests" / "data" / "train"
 PACKAGE = ROOT / "amrita_plugin_cognition" / "domain" / "admission"
 # Weights this small change no verdict and are left out of the file.
 PRUNE = 0.01

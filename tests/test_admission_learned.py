@@ -27,7 +27,7 @@ from amrita_plugin_cognition.domain.admission.requests import without_quotes
 pytestmark = pytest.mark.embedded_only
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
+DATA = ROOT / "tests" / "data" / "train"
 
 
 def _always(answer: bool) -> LinearModel:

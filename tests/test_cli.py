@@ -90,7 +90,7 @@ def test_eval_refuses_a_bad_file_and_leaves_no_folder(tmp_path: Path) -> None:
 
 
 def test_eval_admission() -> None:
-    result = run_cli("eval", "admission", str(DATA / "admission_small.jsonl"), "--json")
+    result = run_cli("eval", "admission", str(DATA / "train/admission_small.jsonl"), "--json")
     assert result.returncode == 0, result.stderr[-2000:]
     report = only_json(result.stdout)
     assert report == {
@@ -103,13 +103,13 @@ def test_eval_admission() -> None:
 
 def test_eval_time_and_gate_meet_their_targets_on_the_bundled_sets(tmp_path: Path) -> None:
     # the larger sets are checked in-process (test_timeresolve, test_gate); here: the command itself
-    for name in ("time_zh_holdout.jsonl",):
+    for name in ("train/time_zh_holdout.jsonl",):
         result = run_cli("eval", "time", str(DATA / name), "--json")
         assert result.returncode == 0, result.stderr[-2000:]
         report = only_json(result.stdout)
         assert report["kind"] == "time" and report["cases"] > 200
         assert report["accuracy"] >= 0.95 and report["false_resolutions"] <= 0.02 * report["cases"]
-    for name in ("gate_zh_holdout.jsonl",):
+    for name in ("train/gate_zh_holdout.jsonl",):
         result = run_cli("eval", "gate", str(DATA / name), "--json")
         assert result.returncode == 0, result.stderr[-2000:]
         report = only_json(result.stdout)

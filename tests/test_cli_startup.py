@@ -65,7 +65,7 @@ def test_help_and_usage_errors_do_not_load_the_bot(tmp_path: Path) -> None:
     empty.write_text("# nothing\n", encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
     completed = subprocess.run(
-        [sys.executable, "-c", PROBE, target, str(empty), str(DATA / "time_zh_holdout.jsonl")],
+        [sys.executable, "-c", PROBE, target, str(empty), str(DATA / "train/time_zh_holdout.jsonl")],
         capture_output=True,
         text=True,
         timeout=120,

@@ -172,18 +172,18 @@ def test_feedback_names_words_and_missing_ids() -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "gate_zh.jsonl",
-        "gate_zh_holdout.jsonl",
-        "gate_zh_holdout2.jsonl",
-        "gate_zh_holdout3.jsonl",
-        "gate_zh_holdout4.jsonl",
-        "gate_zh_holdout5.jsonl",
+        "train/gate_zh.jsonl",
+        "train/gate_zh_holdout.jsonl",
+        "train/gate_zh_holdout2.jsonl",
+        "train/gate_zh_holdout3.jsonl",
+        "dev/gate_zh_holdout4.jsonl",
+        "dev/gate_zh_holdout5.jsonl",
     ],
 )
 def test_evaluation_sets_meet_the_targets(name: str) -> None:
     report = run_gate_eval(DATA / name)
     assert report["kind"] == "gate"
-    assert report["cases"] >= (400 if name == "gate_zh.jsonl" else 120)
+    assert report["cases"] >= (400 if name == "train/gate_zh.jsonl" else 120)
     assert report["false_positive_rate"] <= 0.03, report["failures"]
     assert report["false_negative_rate"] <= 0.05, report["failures"]
 

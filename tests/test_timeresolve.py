@@ -313,21 +313,21 @@ def test_time_mention_absolute_formats() -> None:
 
 def test_evaluation_sets_meet_the_targets() -> None:
     for name in (
-        "time_zh.jsonl",
-        "time_zh_holdout.jsonl",
-        "time_zh_holdout2.jsonl",
-        "time_zh_holdout3.jsonl",
-        "time_zh_holdout4.jsonl",
-        "time_zh_holdout5.jsonl",
-        "time_zh_holdout6.jsonl",
-        "time_zh_holdout7.jsonl",
-        "time_zh_holdout8.jsonl",
-        "time_zh_holdout9.jsonl",
-        "time_zh_holdout10.jsonl",
-        "time_zh_holdout11.jsonl",
-        "time_zh_holdout12.jsonl",
-        "time_zh_holdout13.jsonl",
-        "time_zh_dev_i20.jsonl",
+        "train/time_zh.jsonl",
+        "train/time_zh_holdout.jsonl",
+        "train/time_zh_holdout2.jsonl",
+        "train/time_zh_holdout3.jsonl",
+        "train/time_zh_holdout4.jsonl",
+        "train/time_zh_holdout5.jsonl",
+        "train/time_zh_holdout6.jsonl",
+        "train/time_zh_holdout7.jsonl",
+        "train/time_zh_holdout8.jsonl",
+        "train/time_zh_holdout9.jsonl",
+        "dev/time_zh_holdout10.jsonl",
+        "dev/time_zh_holdout11.jsonl",
+        "dev/time_zh_holdout12.jsonl",
+        "dev/time_zh_holdout13.jsonl",
+        "dev/time_zh_dev_i20.jsonl",
     ):
         report = run_time_eval(DATA / name)
         assert report["kind"] == "time"
