@@ -1,6 +1,9 @@
-"""``cognition eval KIND FILE``: the LLM-free evaluation harness on a JSONL file.
+"""``cognition eval KIND FILE...``: the LLM-free evaluation harness on JSONL files.
 
-``admission``, ``time`` and ``gate`` are pure functions of the file: nothing is loaded for them.
+``admission``, ``time`` and ``gate`` are pure functions of the files: nothing is loaded for them.
+They take several files or folders (a folder: its ``KIND*.jsonl``); with more than one file the
+report is the pooled one (the counts of every file added up) with each file's own under
+``files``. Every rate comes with its 95 % Wilson interval (``intervals``).
 ``recall`` stores the file's memories through the real write path in a throw-away folder
 (NoneBot without a driver, SQLite and embedded Chroma there) and asks every query through the
 real recall; the folder is removed afterwards, whatever happened, unless ``--keep``. The file is
@@ -42,7 +45,9 @@ KINDS = {
 EVAL_HELP = "\n".join(
     [
         "评测 KIND，用例来自 JSONL 文件 FILE（每行一个 JSON 对象，空行与 # 开头的行忽略）；"
-        "除 admission --model 外不调用 LLM。",
+        "除 admission --model 外不调用 LLM。"
+        "admission、time、gate 可以给多个文件或目录（目录里的 KIND*.jsonl），逐个文件报告并给出合计；"
+        "每个比例都附 95 % 置信区间（Wilson）。",
         "",
         "\b",
         *(f"{kind:<10} {text}" for kind, text in KINDS.items()),
@@ -58,7 +63,7 @@ EVAL_HELP = "\n".join(
 
 @cognition.command("eval", help=EVAL_HELP, short_help="评测召回、准入、时间解析与绝对化判定")
 @click.argument("kind", type=click.Choice(list(KINDS)), metavar="KIND")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar="FILE...")
 @json_option
 @click.option("--keep", is_flag=True, help="recall：保留临时数据目录以便检查")
 @click.option(
@@ -68,11 +73,67 @@ EVAL_HELP = "\n".join(
     metavar="PRESET",
     help="admission：另请这个模型预设（Amrita 的预设名或预设 JSON 文件）按史官的提示词逐条判断",
 )
-def eval_command(kind: str, file: Path, as_json: bool | None, keep: bool, model: str | None) -> None:
+def eval_command(kind: str, files: tuple[Path, ...], as_json: bool | None, keep: bool, model: str | None) -> None:
     if model is not None and kind != "admission":
         raise click.UsageError("--model 只用于 admission")
-    report = guarded(lambda: evaluate(kind, file, keep, model))
+    paths = evaluation_files(kind, files)
+    if len(paths) == 1:
+        report = guarded(lambda: evaluate(kind, paths[0], keep, model))
+    else:
+        report = guarded(lambda: pooled(kind, {str(path): evaluate(kind, path, model=model) for path in paths}))
     emit(report, as_json, render_eval.eval_report)
+
+
+def evaluation_files(kind: str, given: tuple[Path, ...]) -> list[Path]:
+    """The files to score: each file as given, each folder's ``KIND*.jsonl`` in name order.
+    ``recall`` takes exactly one file; a folder without such files is bad input (exit 2)."""
+    paths: list[Path] = []
+    for path in given:
+        if path.is_dir():
+            found = sorted(path.glob(f"{kind}*.jsonl"))
+            if not found:
+                raise fail(f"{path}：目录里没有 {kind}*.jsonl 文件", EXIT_USAGE)
+            paths += found
+        else:
+            paths.append(path)
+    if kind == "recall" and (len(paths) != 1 or given[0].is_dir()):
+        raise fail("recall 只接受一个文件", EXIT_USAGE)
+    unique: dict[Path, Path] = {}
+    for path in paths:  # a file named twice (itself and in its folder) is counted once
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+#: How many failing cases a pooled report keeps (as each file's own report does).
+POOLED_FAILURES = 20
+
+
+def pooled(kind: str, reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The report of every file's cases together (their counts added up, the rates and intervals
+    computed from the sums), with each file's own report under ``files``."""
+    from . import evaluation
+    from .eval_gate import gate_report
+    from .eval_time import time_report
+
+    counts = [report["counts"] for report in reports.values()]
+    failures = [{"file": name, **item} for name, report in reports.items() for item in report.get("failures") or []]
+    if kind == "admission":
+        by_reason: dict[str, list[int]] = {}
+        for count in counts:
+            for reason, (caught, lines) in count["caught_by_reason"].items():
+                tally = by_reason.setdefault(reason, [0, 0])
+                tally[0] += caught
+                tally[1] += lines
+        total = {
+            "cases": sum(count["cases"] for count in counts),
+            "caught_by_reason": by_reason,
+            "false_rejections": [sum(count["false_rejections"][i] for count in counts) for i in (0, 1)],
+        }
+        report = evaluation.admission_report(total)
+    else:
+        summed = {key: sum(count[key] for count in counts) for key in counts[0]}
+        report = (time_report if kind == "time" else gate_report)(summed, failures[:POOLED_FAILURES])
+    return {**report, "files": reports}
 
 
 def evaluate(kind: str, file: Path, keep: bool = False, model: str | None = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.gate import check_fact
-from .evaluation import _require, no_cases, read_jsonl
+from .evaluation import _require, no_cases, read_jsonl, wilson
 
 MAX_FAILURES = 20
 
@@ -48,11 +48,24 @@ def run_gate_eval(path: Path) -> dict[str, Any]:
             )
     if cases == 0:
         raise no_cases()
+    counts = {"cases": cases, "correct": correct, "absolute_cases": absolute_cases}
+    counts |= {"relative_cases": relative_cases, "false_positives": false_positives, "false_negatives": false_negatives}
+    return gate_report(counts, failures)
+
+
+def gate_report(counts: dict[str, int], failures: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report of gate ``counts``: the three rates, their 95 % Wilson intervals, the counts."""
     return {
         "kind": "gate",
-        "cases": cases,
-        "accuracy": _rate(correct, cases),
-        "false_positive_rate": _rate(false_positives, absolute_cases),
-        "false_negative_rate": _rate(false_negatives, relative_cases),
+        "cases": counts["cases"],
+        "accuracy": _rate(counts["correct"], counts["cases"]),
+        "false_positive_rate": _rate(counts["false_positives"], counts["absolute_cases"]),
+        "false_negative_rate": _rate(counts["false_negatives"], counts["relative_cases"]),
         "failures": failures,
+        "intervals": {
+            "accuracy": wilson(counts["correct"], counts["cases"]),
+            "false_positive_rate": wilson(counts["false_positives"], counts["absolute_cases"]),
+            "false_negative_rate": wilson(counts["false_negatives"], counts["relative_cases"]),
+        },
+        "counts": dict(counts),
     }

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.timeresolve import first_date
-from .evaluation import EvalInputError, _require, _time, no_cases, read_jsonl
+from .evaluation import EvalInputError, _require, _time, no_cases, read_jsonl, wilson
 
 MAX_FAILURES = 20
 
@@ -68,12 +68,22 @@ def run_time_eval(path: Path) -> dict[str, Any]:
             )
     if cases == 0:
         raise no_cases()
+    counts = {"cases": cases, "correct": correct, "false_resolutions": false_resolutions, "misses": misses}
+    return time_report({**counts, "wrong_dates": wrong_dates}, failures)
+
+
+def time_report(counts: dict[str, int], failures: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report of time ``counts`` (``cases``, ``correct``, ``false_resolutions``, ``misses``,
+    ``wrong_dates``): accuracy with its 95 % Wilson interval, and the counts (for pooling)."""
+    cases = counts["cases"]
     return {
         "kind": "time",
         "cases": cases,
-        "accuracy": round(correct / cases, 4),
-        "false_resolutions": false_resolutions,
-        "misses": misses,
-        "wrong_dates": wrong_dates,
+        "accuracy": round(counts["correct"] / cases, 4),
+        "false_resolutions": counts["false_resolutions"],
+        "misses": counts["misses"],
+        "wrong_dates": counts["wrong_dates"],
         "failures": failures,
+        "intervals": {"accuracy": wilson(counts["correct"], cases)},
+        "counts": dict(counts),
     }

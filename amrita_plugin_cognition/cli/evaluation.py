@@ -6,6 +6,7 @@ files and of the reports are documented in ``docs/evaluation.md``; ``time`` and 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import tempfile
@@ -368,34 +369,75 @@ async def run_recall_eval(
     }
 
 
+#: The normal quantile of a two-sided 95 % interval.
+Z95 = 1.959963984540054
+
+
+def wilson(successes: int, trials: int, z: float = Z95) -> list[float]:
+    """The 95 % Wilson score interval of ``successes / trials``, rounded to 4 places; ``[0.0, 1.0]``
+    when there are no trials. Unlike ``p ± z·√(p(1-p)/n)`` it stays inside [0, 1] and is not empty
+    at 0 or 1 (0 of 180 false rejections still allows up to 2.1 %)."""
+    if trials <= 0:
+        return [0.0, 1.0]
+    share = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (share + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials)) / denominator
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+
+
+def _share(numerator: int, denominator: int) -> float:
+    return round(numerator / denominator, 4) if denominator else 0.0
+
+
 def run_admission_eval(path: Path) -> dict[str, Any]:
     """Recall by expected reason and the false rejection rate. A line stored with a secret
     replaced (``[已隐去]``) is not stored as said: it counts as caught for a credential line, and
     as a false rejection for a line that should be stored as is. A do-not-remember line is caught
     only when refused outright. A file without cases raises ``EvalInputError``."""
-    cases = 0
-    refused_by_reason: dict[str, list[float]] = {}
-    false_rejections: list[float] = []
+    cases = false_rejections = to_keep = 0
+    caught_by_reason: dict[str, list[int]] = {}
     for number, obj in read_jsonl(path):
         text = _require(obj, "text", str, number)
         expected = _require(obj, "admit", bool, number)
         cases += 1
         verdict = admit(text)
         if expected:
-            false_rejections.append(0.0 if verdict.stored_as_is else 1.0)
+            to_keep += 1
+            false_rejections += not verdict.stored_as_is
         else:
             reason = str(obj.get("reason") or "unspecified")
             caught = not verdict.admit or (reason == "credential" and verdict.redacted)
-            refused_by_reason.setdefault(reason, []).append(1.0 if caught else 0.0)
+            tally = caught_by_reason.setdefault(reason, [0, 0])
+            tally[0] += caught
+            tally[1] += 1
     if cases == 0:
         raise no_cases()
+    return admission_report(
+        {"cases": cases, "caught_by_reason": caught_by_reason, "false_rejections": [false_rejections, to_keep]}
+    )
+
+
+def admission_report(counts: dict[str, Any]) -> dict[str, Any]:
+    """The report of admission ``counts`` (``cases``; ``caught_by_reason``: reason -> [caught,
+    lines]; ``false_rejections``: [refused or rewritten, lines to keep]): the rates, their 95 %
+    Wilson intervals (``intervals``) and the counts themselves (so that reports can be pooled)."""
+    by_reason = {reason: counts["caught_by_reason"][reason] for reason in sorted(counts["caught_by_reason"])}
+    refused, to_keep = counts["false_rejections"]
     return {
         "kind": "admission",
-        "cases": cases,
-        "recall_by_reason": {
-            reason: round(sum(values) / len(values), 4) for reason, values in sorted(refused_by_reason.items())
+        "cases": counts["cases"],
+        "recall_by_reason": {reason: _share(*tally) for reason, tally in by_reason.items()},
+        "false_rejection_rate": _share(refused, to_keep),
+        "intervals": {
+            "recall_by_reason": {reason: wilson(*tally) for reason, tally in by_reason.items()},
+            "false_rejection_rate": wilson(refused, to_keep),
         },
-        "false_rejection_rate": round(sum(false_rejections) / len(false_rejections), 4) if false_rejections else 0.0,
+        "counts": {
+            "cases": counts["cases"],
+            "caught_by_reason": by_reason,
+            "false_rejections": [refused, to_keep],
+        },
     }
 
 

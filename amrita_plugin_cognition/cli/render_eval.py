@@ -12,13 +12,54 @@ def _figure(value: float | None) -> str:
     return DASH if value is None else f"{value:.3f}"
 
 
+def _with_interval(value: float, interval: list[float] | None) -> str:
+    """A rate and its 95 % interval: ``0.989 [0.962, 0.997]``."""
+    return f"{value:.3f}" if not interval else f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
 def eval_report(report: dict[str, Any]) -> None:
+    if report.get("files"):
+        _per_file(report)
+        console().print(f"合计（{len(report['files'])} 个文件）：")
     {
         "recall": _recall_report,
         "admission": _admission_report,
         "time": _time_report,
         "gate": _gate_report,
     }[report["kind"]](report)
+    if report["kind"] != "recall":
+        console().print("方括号里是 95 % 置信区间（Wilson）")
+
+
+def _per_file(report: dict[str, Any]) -> None:
+    """One row per file: its cases and its rates with their intervals."""
+    files: dict[str, dict[str, Any]] = report["files"]
+    if report["kind"] == "admission":
+        reasons = sorted({reason for each in files.values() for reason in each["recall_by_reason"]})
+        columns = [*(f"拦截率：{reason}" for reason in reasons), "误拒率"]
+
+        def cells(each: dict[str, Any]) -> list[str]:
+            intervals = each.get("intervals", {})
+            found = [
+                _with_interval(each["recall_by_reason"][reason], intervals.get("recall_by_reason", {}).get(reason))
+                if reason in each["recall_by_reason"]
+                else DASH
+                for reason in reasons
+            ]
+            return [*found, _with_interval(each["false_rejection_rate"], intervals.get("false_rejection_rate"))]
+
+    else:
+        names = ["accuracy"] if report["kind"] == "time" else ["accuracy", "false_positive_rate", "false_negative_rate"]
+        titles = {"accuracy": "准确率", "false_positive_rate": "误拦率", "false_negative_rate": "漏判率"}
+        columns = [titles[name] for name in names]
+
+        def cells(each: dict[str, Any]) -> list[str]:
+            return [_with_interval(each[name], each.get("intervals", {}).get(name)) for name in names]
+
+    table = _table("文件", "样例", *columns, right=tuple(range(1, 2 + len(columns))))
+    for name, each in files.items():
+        table.add_row(_escape(name), str(each["cases"]), *cells(each))
+    console().print(table)
 
 
 def _recall_report(report: dict[str, Any]) -> None:
@@ -67,14 +108,26 @@ def _recall_report(report: dict[str, Any]) -> None:
 def _admission_report(report: dict[str, Any]) -> None:
     out = console()
     out.print(f"准入评测：{report['cases']} 条样例")
+    intervals = report.get("intervals", {})
+    counts = report.get("counts", {})
     if report["recall_by_reason"]:
-        table = _table("应拒绝的原因", "拦截率", right=(1,))
+        table = _table("应拒绝的原因", "拦截率 [95 % 区间]", "拦下/条数", right=(1, 2))
         for reason, rate in report["recall_by_reason"].items():
-            table.add_row(_escape(reason), f"{rate:.3f}")
+            tally = counts.get("caught_by_reason", {}).get(reason)
+            table.add_row(
+                _escape(reason),
+                _with_interval(rate, intervals.get("recall_by_reason", {}).get(reason)),
+                f"{tally[0]}/{tally[1]}" if tally else DASH,
+            )
         out.print(table)
     else:
         out.print("没有应拒绝（admit: false）的样例")
-    out.print(f"误拒率（应原样存入却被拒绝或改写）：{report['false_rejection_rate']:.3f}")
+    refused = counts.get("false_rejections")
+    out.print(
+        f"误拒率（应原样存入却被拒绝或改写）："
+        f"{_with_interval(report['false_rejection_rate'], intervals.get('false_rejection_rate'))}"
+        + (f"（{refused[0]}/{refused[1]}）" if refused else "")
+    )
     model, combined = report.get("model"), report.get("combined")
     if model is None or combined is None:
         return
@@ -110,7 +163,8 @@ def _failures(report: dict[str, Any], expected_title: str, got_title: str, got: 
 
 def _time_report(report: dict[str, Any]) -> None:
     console().print(
-        f"时间解析评测：{report['cases']} 条，准确率 {report['accuracy']:.3f}；"
+        f"时间解析评测：{report['cases']} 条，"
+        f"准确率 {_with_interval(report['accuracy'], report.get('intervals', {}).get('accuracy'))}；"
         f"误解析（不该解析却解析了）{report['false_resolutions']} 条，漏解析 {report['misses']} 条，"
         f"日期错误 {report['wrong_dates']} 条"
     )
@@ -119,10 +173,14 @@ def _time_report(report: dict[str, Any]) -> None:
 
 
 def _gate_report(report: dict[str, Any]) -> None:
+    intervals = report.get("intervals", {})
     console().print(
-        f"绝对化判定评测：{report['cases']} 条，准确率 {report['accuracy']:.3f}；"
-        f"误拦率（自洽的事实被判为不自洽）{report['false_positive_rate']:.3f}，"
-        f"漏判率（含相对指代的事实被放过）{report['false_negative_rate']:.3f}"
+        f"绝对化判定评测：{report['cases']} 条，"
+        f"准确率 {_with_interval(report['accuracy'], intervals.get('accuracy'))}；"
+        f"误拦率（自洽的事实被判为不自洽）"
+        f"{_with_interval(report['false_positive_rate'], intervals.get('false_positive_rate'))}，"
+        f"漏判率（含相对指代的事实被放过）"
+        f"{_with_interval(report['false_negative_rate'], intervals.get('false_negative_rate'))}"
     )
 
     from ..domain.gate import KIND_LABELS
