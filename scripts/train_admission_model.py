@@ -1,9 +1,12 @@
 """Train admission's learned second opinions (amrita_plugin_cognition/domain/admission/learned.py).
 
-    uv run python scripts/train_admission_model.py                   # train the models on every set, write them
+    uv run python scripts/train_admission_model.py                   # train on tests/data/train, write the models
     uv run python scripts/train_admission_model.py --output DIR      # write the models elsewhere (tests compare)
 
-Data: every ``tests/data/train/admission_zh*.jsonl`` (the eval format: text, admit, reason). Three models:
+Data: every ``tests/data/train/admission_*.jsonl`` (the eval format: text, admit, reason) and
+nothing else: the script refuses another folder (``--data``), and a test watches every file it
+opens. ``tests/data/dev`` is for measuring (``ambot cognition eval admission tests/data/dev``),
+``tests/data/test`` is the sealed split (``docs/evaluation.md``). Three models:
 
 - ``do_not_remember``: positives are the do-not-remember lines, negatives the lines to keep
   (credential lines are left out: a secret says nothing about a request, and some of them hold
@@ -19,25 +22,30 @@ Data: every ``tests/data/train/admission_zh*.jsonl`` (the eval format: text, adm
   question).
 
 Features are the models' own (``learned.grams``), binary and length-normalised; logistic regression
-with balanced class weights (and optional L2), trained by full-batch Adam in numpy: deterministic,
-same data, same weights. The do-not-remember threshold comes from out-of-fold scores (5 folds) of
-the negatives the model would be asked about: the lowest (not below 0.5) that lets at most
-``train_fp`` of them through. The credential model keeps the balanced boundary, 0.5: on the unseen
-sets a calibrated threshold (about 0.63) caught four secrets fewer and refused no ordinary line less.
+with balanced class weights and L2, trained by full-batch Adam in numpy: deterministic, same data,
+same weights. The L2 strength and the number of epochs of each model are chosen by ``FOLDS``-fold
+cross-validation on the training sets, grouped by file (a set's near-duplicate lines never sit on
+both sides of a fold): the pair with the lowest class-balanced log-loss of the out-of-fold scores
+on the lines the model is asked about. The do-not-remember threshold comes from the same
+out-of-fold scores: the lowest (not below 0.5) that lets at most ``train_fp`` of the negatives the
+model would be asked about through. The other two keep the balanced boundary, 0.5 (the request
+check is read at its own cut points, ``intent.RULES_OVERRULED_BELOW``).
 
-What the models add on sets they have not seen is measured by ``scripts/admission_unseen_estimate.py``
-(each blind set against the rules of the commit before it and models trained without it).
+Next to the models the script writes ``training.json``: the chosen hyper-parameters, the
+cross-validation table, and a hash of its inputs (this script, ``domain/admission/*.py`` and the
+training files); ``tests/test_admission_learned.py`` retrains only when that hash changes.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,11 +70,19 @@ from amrita_plugin_cognition.domain.admission.learned import (  # noqa: E402
 from amrita_plugin_cognition.domain.admission.normalise import fold  # noqa: E402
 from amrita_plugin_cognition.domain.admission.requests import without_quotes  # noqa: E402
 
-DATA = ROOT / "tests" / "data" / "train"
+TRAIN = ROOT / "tests" / "data" / "train"
 PACKAGE = ROOT / "amrita_plugin_cognition" / "domain" / "admission"
+#: What the script records next to the models: hyper-parameters, cross-validation, input hash.
+RECORD_FILE = "training.json"
 # Weights this small change no verdict and are left out of the file.
 PRUNE = 0.01
 FOLDS = 5
+#: The L2 strengths tried (the loss is a mean over lines: a gram seen in a few lines of 15,000
+#: pulls its weight by about 1e-5 a step, so 1e-5 already holds rare grams near 0; 1e-4 was
+#: worse than all of these on every model).
+L2_GRID = (0.0, 1e-7, 1e-6, 1e-5)
+#: The epochs tried: checkpoints of one run, so the longest costs what all of them cost.
+EPOCH_GRID = (100, 200, 400, 800)
 #: Requests with content added to the check model's lines: at 4,000 (with 2,500 real requests)
 #: its scores no longer follow the content, and it still tells the stories and reports apart.
 AUGMENT = 4000
@@ -119,43 +135,132 @@ TASKS = {
 }
 
 
-def load_sets() -> dict[str, list[dict]]:
+class RefusedFolder(ValueError):
+    """Training was pointed at a folder other than ``tests/data/train``."""
+
+
+def load_sets(folder: Path = TRAIN) -> dict[str, list[dict]]:
+    """Every admission set of the training split, by file stem; any other folder is refused
+    (however it is spelled: the path is resolved first)."""
+    if folder.resolve() != TRAIN.resolve():
+        raise RefusedFolder(f"training reads only {TRAIN.relative_to(ROOT)}, not {folder}")
     sets: dict[str, list[dict]] = {}
-    for path in sorted(DATA.glob("admission_zh*.jsonl")):
+    for path in sorted(TRAIN.glob("admission_*.jsonl")):
         lines = path.read_text(encoding="utf-8").splitlines()
         sets[path.stem] = [json.loads(line) for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not sets:
+        raise RefusedFolder(f"no admission_*.jsonl in {TRAIN.relative_to(ROOT)}")
     return sets
 
 
-def _fit(texts: list[str], labels: np.ndarray, *, shape: bool, l2: float, epochs: int) -> LinearModel:
-    features = [grams(text, shape) for text in texts]
-    counts: dict[str, int] = {}
-    for found in features:
-        for gram in found:
-            counts[gram] = counts.get(gram, 0) + 1
-    vocabulary = sorted(gram for gram, count in counts.items() if count >= 2)
-    index = {gram: position for position, gram in enumerate(vocabulary)}
-    columns: list[int] = []
-    rows_of: list[int] = []
-    values: list[float] = []
-    for row, found in enumerate(features):
-        norm = 1.0 / math.sqrt(max(1, len(found)))  # every gram of the text counts, as the scorer does
-        for gram in found:
-            position = index.get(gram)
-            if position is not None:
-                columns.append(position)
-                rows_of.append(row)
-                values.append(norm)
-    column, row_index = np.array(columns, dtype=np.int64), np.array(rows_of, dtype=np.int64)
-    value = np.array(values)
-    samples, width = len(texts), len(vocabulary)
+def training_inputs() -> list[Path]:
+    """What the models are a function of, in a stable order: this script, the admission code (the
+    views and gates the models are trained through) and the training files."""
+    return [Path(__file__).resolve(), *sorted(PACKAGE.glob("*.py")), *sorted(TRAIN.glob("admission_*.jsonl"))]
+
+
+def input_hash() -> str:
+    """SHA-256 over each input's path (relative to the repository) and content (line ends as LF)."""
+    digest = hashlib.sha256()
+    for path in training_inputs():
+        content = path.read_bytes().replace(b"\r\n", b"\n")
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + hashlib.sha256(content).digest())
+    return digest.hexdigest()
+
+
+def assign_folds(sizes: dict[str, int], folds: int) -> dict[str, int]:
+    """Each file to a fold, largest first, to the fold with the fewest lines so far (ties: the
+    lower fold): every fold gets whole files and about the same number of lines."""
+    totals = [0] * folds
+    fold_of: dict[str, int] = {}
+    for name, size in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+        chosen = min(range(folds), key=lambda number: (totals[number], number))
+        fold_of[name] = chosen
+        totals[chosen] += size
+    return fold_of
+
+
+class _Encoder:
+    """Texts as sorted arrays of gram ids (ids given in a fixed order: same data, same ids) and
+    their length norms."""
+
+    def __init__(self, shape: bool) -> None:
+        self.shape = shape
+        self.index: dict[str, int] = {}
+        self.grams_of: list[str] = []
+        self._cache: dict[str, tuple[np.ndarray, float]] = {}
+
+    def encode(self, text: str) -> tuple[np.ndarray, float]:
+        found = self._cache.get(text)
+        if found is None:
+            features = sorted(grams(text, self.shape))
+            ids = []
+            for gram in features:
+                if gram not in self.index:
+                    self.index[gram] = len(self.grams_of)
+                    self.grams_of.append(gram)
+                ids.append(self.index[gram])
+            # every gram of the text counts in its norm, as the scorer does
+            found = (np.array(sorted(ids), dtype=np.int64), 1.0 / math.sqrt(max(1, len(features))))
+            self._cache[text] = found
+        return found
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    """A model during training: weights over global gram ids (``vocabulary``), with its bias."""
+
+    vocabulary: np.ndarray
+    weights: np.ndarray
+    bias: float
+
+    def shipped(self, encoder: _Encoder) -> LinearModel:
+        kept = {
+            encoder.grams_of[gram]: round(float(w), 4)
+            for gram, w in zip(self.vocabulary.tolist(), self.weights, strict=True)
+            if abs(w) >= PRUNE
+        }
+        return LinearModel(weights=kept, bias=round(float(self.bias), 4), threshold=0.5, shape=encoder.shape)
+
+    def probabilities(self, encoded: list[tuple[np.ndarray, float]], width: int) -> np.ndarray:
+        """What the shipped (pruned, rounded) model would say of each text."""
+        lookup = np.zeros(width)
+        lookup[self.vocabulary] = np.where(np.abs(self.weights) >= PRUNE, np.round(self.weights, 4), 0.0)
+        if not encoded:
+            return np.zeros(0)
+        lengths = np.array([len(ids) for ids, _ in encoded])
+        sums = np.bincount(
+            np.repeat(np.arange(len(encoded)), lengths),
+            weights=lookup[np.concatenate([ids for ids, _ in encoded])],
+            minlength=len(encoded),
+        )
+        scores = round(float(self.bias), 4) + sums * np.array([norm for _, norm in encoded])
+        return 1.0 / (1.0 + np.exp(-np.clip(scores, -60, 60)))
+
+
+def _fit_path(
+    encoded: list[tuple[np.ndarray, float]], labels: np.ndarray, *, l2: float, checkpoints: tuple[int, ...]
+) -> Iterator[tuple[int, _Fitted]]:
+    """Full-batch Adam on the balanced logistic loss with L2; the model at each checkpoint (epochs)."""
+    lengths = np.array([len(ids) for ids, _ in encoded])
+    every = np.concatenate([ids for ids, _ in encoded])
+    frequency = np.bincount(every)
+    vocabulary = np.flatnonzero(frequency >= 2)  # grams of one line teach nothing general
+    local = np.full(len(frequency), -1, dtype=np.int64)
+    local[vocabulary] = np.arange(len(vocabulary))
+    columns = local[every]
+    inside = columns >= 0
+    column = columns[inside]
+    row_index = np.repeat(np.arange(len(encoded)), lengths)[inside]
+    value = np.repeat(np.array([norm for _, norm in encoded]), lengths)[inside]
+    samples, width = len(encoded), len(vocabulary)
     positives = labels.sum()
     balance = (samples / (2 * max(1.0, positives)), samples / (2 * max(1.0, samples - positives)))
     sample_weight = np.where(labels > 0, *balance)
     weights, bias = np.zeros(width), 0.0
     first, second = np.zeros(width + 1), np.zeros(width + 1)  # Adam moments, the bias last
     rate, beta1, beta2 = 0.05, 0.9, 0.999
-    for step in range(1, epochs + 1):
+    for step in range(1, max(checkpoints) + 1):
         scores = np.bincount(row_index, weights=value * weights[column], minlength=samples) + bias
         predicted = 1.0 / (1.0 + np.exp(-np.clip(scores, -60, 60)))
         residual = (predicted - labels) * sample_weight / samples
@@ -166,8 +271,8 @@ def _fit(texts: list[str], labels: np.ndarray, *, shape: bool, l2: float, epochs
         update = rate * (first / (1 - beta1**step)) / (np.sqrt(second / (1 - beta2**step)) + 1e-8)
         weights -= update[:-1]
         bias -= update[-1]
-    kept = {gram: round(float(w), 4) for gram, w in zip(vocabulary, weights, strict=True) if abs(w) >= PRUNE}
-    return LinearModel(weights=kept, bias=round(float(bias), 4), threshold=0.5, shape=shape)
+        if step in checkpoints:
+            yield step, _Fitted(vocabulary, weights.copy(), float(bias))
 
 
 def with_content(rows: list[dict], count: int, seed: int = 7) -> list[dict]:
@@ -191,41 +296,131 @@ def with_content(rows: list[dict], count: int, seed: int = 7) -> list[dict]:
     return made
 
 
-def train(task: Task, rows: list[dict], *, l2: float = 0.0, epochs: int = 400) -> LinearModel:
-    """Fit on ``rows``; the threshold from out-of-fold scores (a model scores its own training
-    lines too well to calibrate on them)."""
+def _labelled(task: Task, encoder: _Encoder, rows: list[dict]) -> tuple[list[tuple[np.ndarray, float]], np.ndarray]:
+    """The lines ``task`` learns from (with its made-up requests), encoded, and their labels."""
     if task.augment:
         rows = rows + with_content(rows, task.augment)
-    labelled = [(task.view(row["text"]), label) for row in rows if (label := task.label(row)) is not None]
-    texts = [text for text, _ in labelled]
-    labels = np.array([label for _, label in labelled], dtype=np.float64)
-    if task.train_fp is None:
-        model = _fit(texts, labels, shape=task.shape, l2=l2, epochs=epochs)
-        return LinearModel(model.weights, model.bias, 0.5, task.shape)
-    negative_scores: list[float] = []
-    for fold_number in range(FOLDS):
-        held = [position for position in range(len(texts)) if position % FOLDS == fold_number]
-        rest = [position for position in range(len(texts)) if position % FOLDS != fold_number]
-        model = _fit([texts[p] for p in rest], labels[rest], shape=task.shape, l2=l2, epochs=epochs)
-        negative_scores += [model.probability(texts[p]) for p in held if labels[p] == 0 and task.consulted(texts[p])]
-    model = _fit(texts, labels, shape=task.shape, l2=l2, epochs=epochs)
-    ordered = sorted(negative_scores, reverse=True)
-    allowed = int(task.train_fp * len(ordered))
-    above = ordered[allowed] if allowed < len(ordered) else 0.0
-    return LinearModel(model.weights, model.bias, round(max(0.5, above + 1e-4), 4), task.shape)
+    pairs = [(encoder.encode(task.view(row["text"])), label) for row in rows if (label := task.label(row)) is not None]
+    return [encoded for encoded, _ in pairs], np.array([label for _, label in pairs], dtype=np.float64)
 
 
-def main() -> None:
+def balanced_log_loss(probabilities: np.ndarray, labels: np.ndarray) -> float:
+    """The mean log-loss of the positives and that of the negatives, averaged."""
+    clipped = np.clip(probabilities, 1e-12, 1 - 1e-12)
+    losses = -(labels * np.log(clipped) + (1 - labels) * np.log(1 - clipped))
+    parts = [losses[labels == value].mean() for value in (1.0, 0.0) if (labels == value).any()]
+    return float(sum(parts) / len(parts))
+
+
+def train(
+    task: Task,
+    sets: dict[str, list[dict]],
+    *,
+    l2_grid: tuple[float, ...] = L2_GRID,
+    epoch_grid: tuple[int, ...] = EPOCH_GRID,
+    folds: int = FOLDS,
+    log: Callable[[str], None] = lambda line: None,
+) -> tuple[LinearModel, dict[str, object]]:
+    """Choose L2 and epochs by grouped cross-validation, fit on every set with them, and set the
+    threshold from the out-of-fold scores. Returns the model and what was chosen and why."""
+    encoder = _Encoder(task.shape)
+    fold_of = assign_folds({name: len(rows) for name, rows in sets.items()}, folds)
+    # the lines scored out of fold: real lines only, those the model is asked about
+    scored: list[tuple[int, tuple[np.ndarray, float], bool]] = []
+    for name, rows in sets.items():
+        for row in rows:
+            label = task.label(row)
+            if label is None:
+                continue
+            view = task.view(row["text"])
+            if task.consulted(view):
+                scored.append((fold_of[name], encoder.encode(view), label))
+    labels = np.array([label for _, _, label in scored], dtype=np.float64)
+    out_of_fold = {(l2, epochs): np.zeros(len(scored)) for l2 in l2_grid for epochs in epoch_grid}
+    for number in range(folds):
+        rest = [row for name, rows in sets.items() if fold_of[name] != number for row in rows]
+        held = [position for position, item in enumerate(scored) if item[0] == number]
+        encoded, fold_labels = _labelled(task, encoder, rest)
+        held_encoded = [scored[position][1] for position in held]
+        for l2 in l2_grid:
+            for epochs, fitted in _fit_path(encoded, fold_labels, l2=l2, checkpoints=epoch_grid):
+                out_of_fold[(l2, epochs)][held] = fitted.probabilities(held_encoded, len(encoder.grams_of))
+        log(f"  fold {number + 1}/{folds}: {len(encoded)} lines, {len(held)} held out")
+    table = [
+        {"l2": l2, "epochs": epochs, "log_loss": round(balanced_log_loss(scores, labels), 5)}
+        for (l2, epochs), scores in out_of_fold.items()
+    ]
+    best = min(table, key=lambda entry: (entry["log_loss"], -entry["l2"], entry["epochs"]))  # ties: the simpler
+    l2, epochs = float(best["l2"]), int(best["epochs"])
+    everything = [row for rows in sets.values() for row in rows]
+    encoded, all_labels = _labelled(task, encoder, everything)
+    (_, fitted), *_ = _fit_path(encoded, all_labels, l2=l2, checkpoints=(epochs,))
+    model = fitted.shipped(encoder)
+    threshold = 0.5
+    if task.train_fp is not None:
+        chosen = out_of_fold[(l2, epochs)]
+        ordered = sorted((float(score) for score, label in zip(chosen, labels, strict=True) if not label), reverse=True)
+        allowed = int(task.train_fp * len(ordered))
+        above = ordered[allowed] if allowed < len(ordered) else 0.0
+        threshold = round(max(0.5, above + 1e-4), 4)
+    record: dict[str, object] = {
+        "l2": l2,
+        "epochs": epochs,
+        "threshold": threshold,
+        "out_of_fold_lines": len(scored),
+        "cross_validation": table,
+    }
+    return LinearModel(model.weights, model.bias, threshold, task.shape), record
+
+
+def train_all(
+    sets: dict[str, list[dict]],
+    *,
+    l2_grid: tuple[float, ...] = L2_GRID,
+    epoch_grid: tuple[int, ...] = EPOCH_GRID,
+    folds: int = FOLDS,
+    log: Callable[[str], None] = lambda line: None,
+) -> tuple[dict[str, LinearModel], dict[str, object]]:
+    """Every model, and the record written next to them (without the input hash)."""
+    models: dict[str, LinearModel] = {}
+    chosen: dict[str, object] = {}
+    for key, task in TASKS.items():
+        log(f"{key}:")
+        models[key], chosen[key] = train(task, sets, l2_grid=l2_grid, epoch_grid=epoch_grid, folds=folds, log=log)
+    record = {
+        "files": sorted(sets),
+        "folds": assign_folds({name: len(rows) for name, rows in sets.items()}, folds),
+        "grid": {"l2": list(l2_grid), "epochs": list(epoch_grid)},
+        "models": chosen,
+    }
+    return models, record
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--output", type=Path, default=PACKAGE, help="folder to write the models to (default: package)")
-    arguments = parser.parse_args()
-    sets = load_sets()
-    rows = [row for lines in sets.values() for row in lines]
+    parser.add_argument("--data", type=Path, default=TRAIN, help="the training split; no other folder is accepted")
+    arguments = parser.parse_args(argv)
+    try:
+        sets = load_sets(arguments.data)
+    except RefusedFolder as error:
+        parser.error(str(error))
+    digest = input_hash()
+    models, record = train_all(sets, log=lambda line: print(line, file=sys.stderr, flush=True))
     for key, task in TASKS.items():
-        model = train(task, rows)
-        text = json.dumps(model.to_json(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        (arguments.output / task.file).write_text(text + "\n", encoding="utf-8")
-        print(f"{key}: {len(model.weights)} weights, threshold {model.threshold} -> {task.file}")
+        model = models[key]
+        (arguments.output / task.file).write_text(_dump(model.to_json()), encoding="utf-8")
+        chosen = record["models"][key]  # type: ignore[index]
+        print(
+            f"{key}: l2 {chosen['l2']}, {chosen['epochs']} epochs, {len(model.weights)} weights, "
+            f"threshold {model.threshold} -> {task.file}"
+        )
+    text = json.dumps({"inputs_sha256": digest, **record}, ensure_ascii=False, sort_keys=True, indent=1)
+    (arguments.output / RECORD_FILE).write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
