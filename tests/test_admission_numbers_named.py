@@ -1,4 +1,4 @@
-"""Admission, issue 20: numbers that say what they are (a date in eight digits, a bank card's public
+"""Admission: numbers that say what they are (a date in eight digits, a bank card's public
 prefix, a desk or a seat, a fee or a price) are stored as said; an e-mail address with its password
 after a slash is refused; someone else's words and one's own poor memory are no request. Each kind
 beside the look-alike that must keep its verdict."""
@@ -142,7 +142,7 @@ def test_the_speakers_own_request_after_a_clause_still_stands(text: str) -> None
     assert not verdict.admit and verdict.reason == "do_not_remember", (text, verdict)
 
 
-# --- round 2 (after holdout60): the same classes in other shapes ------------------------------------------
+# --- the same classes in other shapes ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -181,6 +181,7 @@ def test_feedback_names_words_and_missing_ids() -> None:
     ],
 )
 def test_evaluation_sets_meet_the_targets(name: str) -> None:
+    """Every gate set of the train and dev splits: false positives <= 3 %, false negatives <= 5 %."""
     report = run_gate_eval(DATA / name)
     assert report["kind"] == "gate"
     assert report["cases"] >= (400 if name == "train/gate_zh.jsonl" else 120)

@@ -114,7 +114,7 @@ LEAP = datetime.fromisoformat("2028-02-28T09:00:00+08:00")
         (MONDAY, "明天集团领导来检查", "2026-12-01"),
         (MONDAY, "周五咖啡馆见", "2026-12-04"),  # a day and a place side by side
         (MONDAY, "今天科技股大涨", "2026-11-30"),  # a sector, not a firm
-        # issue 20, round 2: a date only one year has, a place where one spends a festival, its presents
+        # a date only one year has, a place where one spends a festival, its presents
         (MONDAY, "春节是二月六号吧", "2027-02-06"),
         (MONDAY, "中秋节是周三吗", "2027-09-15"),
         (MONDAY, "中秋在国外过，好想家", "2027-09-15"),
@@ -241,7 +241,7 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "2026年12月3日开庭",
         "2026-12-03 提交",
         "2027年春节",
-        # issue 20: shops and firms named with a time word, a festival's custom, a festival defined,
+        # shops and firms named with a time word, a festival's custom, a festival defined,
         # compared or spoken of in general, a number worn
         "星期五餐厅的意面不错",
         "我在周末咖啡馆打工",
@@ -255,7 +255,7 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "圣诞节比春节还热闹？",
         "过年最怕走亲戚",
         "那个穿7号的是谁",
-        # issue 20, round 2: a festival's day by its rule, its relations, who keeps it, its lore, what else
+        # a festival's day by its rule, its relations, who keeps it, its lore, what else
         # is customary, what it always has, the years in general; more shapes of a shop's or a firm's name
         "感恩节是十一月第四个星期四",
         "重阳节是农历九月初九",
@@ -312,6 +312,8 @@ def test_time_mention_absolute_formats() -> None:
 
 
 def test_evaluation_sets_meet_the_targets() -> None:
+    """Every time set of the train and dev splits: accuracy >= 0.95 and false resolutions <= 2 % of
+    the cases, and the three kinds of error add up to the cases missed."""
     for name in (
         "train/time_zh.jsonl",
         "train/time_zh_holdout.jsonl",
