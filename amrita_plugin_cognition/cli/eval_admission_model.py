@@ -100,13 +100,18 @@ class _Score:
             self.caught.setdefault(case.reason, []).append(1.0 if refused else 0.0)
 
     def report(self) -> dict[str, Any]:
-        return {
-            "cases": sum(len(values) for values in self.caught.values()) + len(self.rejected),
-            "recall_by_reason": {
-                reason: round(sum(values) / len(values), 4) for reason, values in sorted(self.caught.items())
-            },
-            "false_rejection_rate": round(sum(self.rejected) / len(self.rejected), 4) if self.rejected else 0.0,
-        }
+        """Rates, 95 % intervals and counts, as the rules' own admission report has them."""
+        from .evaluation import admission_report
+
+        report = admission_report(
+            {
+                "cases": sum(len(values) for values in self.caught.values()) + len(self.rejected),
+                "caught_by_reason": {reason: [int(sum(values)), len(values)] for reason, values in self.caught.items()},
+                "false_rejections": [int(sum(self.rejected)), len(self.rejected)],
+            }
+        )
+        del report["kind"]
+        return report
 
 
 def _rules_refused(case: AdmissionCase, verdict: AdmissionVerdict) -> bool:

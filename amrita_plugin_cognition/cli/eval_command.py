@@ -77,10 +77,12 @@ def eval_command(kind: str, files: tuple[Path, ...], as_json: bool | None, keep:
     if model is not None and kind != "admission":
         raise click.UsageError("--model 只用于 admission")
     paths = evaluation_files(kind, files)
+    if model is not None and len(paths) > 1:
+        raise click.UsageError("--model 一次只评测一个文件")
     if len(paths) == 1:
         report = guarded(lambda: evaluate(kind, paths[0], keep, model))
     else:
-        report = guarded(lambda: pooled(kind, {str(path): evaluate(kind, path, model=model) for path in paths}))
+        report = guarded(lambda: pooled(kind, {str(path): evaluate(kind, path) for path in paths}))
     emit(report, as_json, render_eval.eval_report)
 
 
