@@ -30,7 +30,7 @@ async def test_a_slow_embedder_never_costs_the_memo_pins_or_keyword_memories(
     admin = group(bot, "20001", "10001", role="admin")
     await notes.update_memo(engine, admin, "本群是登山群。")
     await notes.add_pin(engine, admin, "周六提醒大家带雨衣")
-    await engine.write_memory(admin, "group", "群友小明下个月去成都出差。", now=NOW)
+    await engine.memories.write(admin, "group", "群友小明下个月去成都出差。", now=NOW)
     await engine.settle()
     fake_openai.embeddings_delay = 8.0  # slow, not failing
     started = time.monotonic()
@@ -65,46 +65,48 @@ async def test_one_failing_row_does_not_hold_back_the_others_and_ends_dead(tmp_r
     context = group(bot, "20001", "10001")
     real = engine.vectors
     engine.vectors = _RefusesOneFact(real, set())  # type: ignore[assignment]
-    poisoned = await engine.write_memory(context, "group", "这一条写不进向量索引。", now=NOW)
+    poisoned = await engine.memories.write(context, "group", "这一条写不进向量索引。", now=NOW)
     engine.vectors.poisoned.add(poisoned.id)  # type: ignore[attr-defined]
-    others = [await engine.write_memory(context, "group", f"第{index}条普通群事实。", now=NOW) for index in range(3)]
+    others = [await engine.memories.write(context, "group", f"第{index}条普通群事实。", now=NOW) for index in range(3)]
     await engine.settle()
-    await engine.drain_outbox(now=LATER)
+    await engine.index.drain(now=LATER)
     stored = (await asyncio.to_thread(real.stored_ids, engine.generation, [(bot, context.scope)])).by_scope
     assert {record.id for record in others} <= stored[(bot, context.scope)]
     assert poisoned.id not in stored[(bot, context.scope)]
-    await engine.drain_outbox(now=LATER + timedelta(days=2))  # second failure: dead
-    status = await engine.status()
+    await engine.index.drain(now=LATER + timedelta(days=2))  # second failure: dead
+    status = await engine.index.status()
     assert status["outbox"]["dead"] >= 1 and status["index"]["missing"] >= 1
     engine.vectors.poisoned.clear()  # type: ignore[attr-defined]
-    assert await engine.retry_dead_outbox() >= 1
-    await engine.drain_outbox()
+    assert await engine.index.retry_dead() >= 1
+    await engine.index.drain()
     stored = (await asyncio.to_thread(real.stored_ids, engine.generation, [(bot, context.scope)])).by_scope
     assert poisoned.id in stored[(bot, context.scope)]
-    assert (await engine.status())["outbox"]["dead"] == 0
+    assert (await engine.index.status())["outbox"]["dead"] == 0
 
 
 async def test_a_forget_during_a_reindex_is_not_in_the_new_generation(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = group(bot, "20001", "10001")
-    records = [await engine.write_memory(context, "group", f"群里第{index}件要记的事。", now=NOW) for index in range(5)]
+    records = [
+        await engine.memories.write(context, "group", f"群里第{index}件要记的事。", now=NOW) for index in range(5)
+    ]
     await engine.settle()
     doomed = records[2]
-    real_upsert = engine.index.upsert_rows
+    real_upsert = engine.index_sync.upsert_rows
     forgotten = False
 
     async def upsert_after_a_forget(groups, generation):  # type: ignore[no-untyped-def]
         nonlocal forgotten
-        if engine.index.building_generation == generation and not forgotten:
+        if engine.index_sync.building_generation == generation and not forgotten:
             forgotten = True  # the page holding it is read; now it is forgotten, before its upsert
-            await engine.forget_memory(context, doomed.id, now=NOW)
+            await engine.governance.forget(context, doomed.id, now=NOW)
             await asyncio.sleep(0.3)  # room for any drain that does not wait for the rebuild
         await real_upsert(groups, generation)
 
-    engine.index.upsert_rows = upsert_after_a_forget  # type: ignore[method-assign]
-    report = await engine.reindex(page_size=100)
-    engine.index.upsert_rows = real_upsert  # type: ignore[method-assign]
+    engine.index_sync.upsert_rows = upsert_after_a_forget  # type: ignore[method-assign]
+    report = await engine.index.reindex(page_size=100)
+    engine.index_sync.upsert_rows = real_upsert  # type: ignore[method-assign]
     assert forgotten and report.generation_after == engine.generation
     stored = (await asyncio.to_thread(engine.vectors.stored_ids, engine.generation, [(bot, context.scope)])).by_scope
     assert doomed.id not in stored[(bot, context.scope)]
@@ -119,18 +121,18 @@ async def test_a_reindex_by_another_process_is_followed(tmp_root, chroma_port) -
     cli_engine.vectors = bot_engine.vectors
     bot = new_bot()
     context = group(bot, "20001", "10001")
-    await bot_engine.write_memory(context, "group", "群友小红养了一只叫团子的猫。", now=NOW)
+    await bot_engine.memories.write(context, "group", "群友小红养了一只叫团子的猫。", now=NOW)
     await bot_engine.settle()
-    assert (await bot_engine.recall(context, ["小红的猫"], now=NOW)).hits[0].similarity > 0
+    assert (await bot_engine.memories.recall(context, ["小红的猫"], now=NOW)).hits[0].similarity > 0
     before = bot_engine.generation
-    await cli_engine.reindex()
+    await cli_engine.index.reindex()
     assert bot_engine.generation == before  # the bot has not looked yet
-    result = await bot_engine.recall(context, ["小红的猫"], now=NOW)
+    result = await bot_engine.memories.recall(context, ["小红的猫"], now=NOW)
     assert result.mode == "full" and result.hits[0].similarity > 0
     assert bot_engine.generation == cli_engine.generation
-    later = await bot_engine.write_memory(context, "group", "团子最爱吃冻干。", now=NOW)
+    later = await bot_engine.memories.write(context, "group", "团子最爱吃冻干。", now=NOW)
     await bot_engine.settle()
-    status = await bot_engine.status()
+    status = await bot_engine.index.status()
     assert status["index"]["missing"] == 0 and status["index"]["stale"] == 0
     stored = await asyncio.to_thread(bot_engine.vectors.stored_ids, cli_engine.generation, [(bot, context.scope)])
     assert later.id in stored.by_scope[(bot, context.scope)]
@@ -201,7 +203,7 @@ async def test_a_local_time_is_stored_as_the_same_instant(tmp_root, chroma_port)
     context = group(new_bot(), "20001", "10001")
     shanghai = timezone(timedelta(hours=8))
     local = NOW.astimezone(shanghai)
-    record = await engine.write_memory(context, "group", "时区测试：本地时间写入。", now=local)
+    record = await engine.memories.write(context, "group", "时区测试：本地时间写入。", now=local)
     async with engine.session() as session:
         stored = (await session.execute(select(MemoryRow.recorded_at).where(MemoryRow.id == record.id))).scalar_one()
         later = (

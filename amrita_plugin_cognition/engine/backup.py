@@ -37,6 +37,7 @@ from ..store import restore_erasures, sqlite
 from ..store.backup_check import BackupCheck, RowLimits, is_time
 from .notes import PIN_MAX_CHARS
 from .profile_queue import queue_part_rebuilds, queue_rebuilds
+from .reindex import reindex
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -241,7 +242,7 @@ async def restore_backup(
     if replayed:
         async with engine.unit_of_work() as uow:
             await sqlite.truncate_log(uow.session)
-    report = await engine.reindex(progress=progress)
+    report = await reindex(engine, progress=progress)
     dropped = {"cards_dropped": restore.cards_dropped, "cards_trimmed": restore.cards_trimmed}
     log_event(
         "restore",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 import jinja2
@@ -47,7 +48,10 @@ from ..store import profiles as profiles_store
 from .caches import card_key
 from .notes import ChatDocuments, Pin, ShortNote, cache_documents, cached_documents
 from .ranking import RecallResult
-from .service import CognitionEngine
+from .recall import recall
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
 
 TEMPLATE_NAME = "memory_block.jinja"
 #: Share of the turn's budget recall may use; the rest is the margin for rendering the block.
@@ -216,7 +220,7 @@ async def _recall_within_budget(
     remaining = budget * RECALL_BUDGET_SHARE - (time.perf_counter() - started)
     try:
         return await asyncio.wait_for(
-            engine.recall(context, queries, now=now, vector_deadline=budget * engine.config.vector_budget_share),
+            recall(engine, context, queries, now=now, vector_deadline=budget * engine.config.vector_budget_share),
             timeout=max(0.0, remaining),
         )
     except TIMEOUTS:

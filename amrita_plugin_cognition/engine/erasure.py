@@ -71,8 +71,8 @@ async def _drop_chat_vectors(engine: CognitionEngine, bot_id: str, scope: Scope)
     (which names the chat, i.e. the user's QQ number) with it. The outbox's deletes for it find
     nothing left; an unreachable index is logged and the outbox still deletes the vectors later."""
     try:
-        async with engine.index.lock:  # not while a drain applies work to it
-            generation = await engine.index.current_generation(force=True)
+        async with engine.index_sync.lock:  # not while a drain applies work to it
+            generation = await engine.index_sync.current_generation(force=True)
             await asyncio.to_thread(engine.vectors.drop_chat, generation, bot_id, scope)
     except IndexUnavailable as error:
         log_event("delete_all", level=logging.WARNING, scope=scope.kind, drop_collection_failed=str(error)[:200])

@@ -22,14 +22,15 @@ from ..domain.erasure import ErasureTarget
 from ..domain.happened import precision_of
 from ..domain.records import MemoryRecord, MemoryStatus, Scope
 from ..errors import InvalidInput, NotFound
-from ..store import profile_erasure, repository
+from ..store import audit, profile_erasure, repository
+from ..store.audit import AuditEntry
 from ..store.erasure import covered_memories, covers
 from ..store.models import MemoRow, MemoryRow, NoteRow, OptOutRow, PinRow, ProfileRow, TranscriptRow
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
-    from .service import CognitionEngine
+    from .ports import Transactional
 
 EXPORT_FORMAT = "amrita_plugin_cognition.user_export"
 PAGE_MAX = 200
@@ -85,7 +86,7 @@ async def _detail(session: AsyncSession, row: MemoryRow) -> Inspected:
 
 
 async def inspect(
-    engine: CognitionEngine, wanted: InspectFilter, offset: int = 0, limit: int = 20
+    engine: Transactional, wanted: InspectFilter, offset: int = 0, limit: int = 20
 ) -> tuple[list[Inspected], int]:
     """One page of facts, newest first, each with its lineage; and how many match in all."""
     if not 1 <= limit <= PAGE_MAX:
@@ -100,7 +101,7 @@ async def inspect(
         return [await _detail(uow.session, by_id[record.id]) for record in page if record.id in by_id], total
 
 
-async def inspect_one(engine: CognitionEngine, bot_id: str, memory_id: int) -> Inspected:
+async def inspect_one(engine: Transactional, bot_id: str, memory_id: int) -> Inspected:
     """One fact of this bot account with its lineage, whatever its status."""
     async with engine.unit_of_work() as uow:
         rows = await repository.get_rows(uow.session, bot_id, [memory_id])
@@ -166,7 +167,7 @@ async def _bots_of(session: AsyncSession, user_id: str) -> list[str]:
 
 
 async def export_user(
-    engine: CognitionEngine, user_id: str, bot_id: str | None = None, now: datetime | None = None
+    engine: Transactional, user_id: str, bot_id: str | None = None, now: datetime | None = None
 ) -> list[dict[str, Any]]:
     """Everything kept about one user, as JSON-lines documents: a header, then per bot account
     their facts (every version, with lineage), notes, transcript turns, their private chat's memo
@@ -265,3 +266,9 @@ async def _user_documents(session: AsyncSession, target: ErasureTarget) -> list[
 def json_lines(documents: list[dict[str, Any]]) -> Iterator[str]:
     for document in documents:
         yield json.dumps(document, ensure_ascii=False, default=str)
+
+
+async def audit_entries(engine: Transactional, bot_id: str | None = None, limit: int = 100) -> list[AuditEntry]:
+    """The newest audit records first (of one bot account, or of all): who did what, never content."""
+    async with engine.unit_of_work() as uow:
+        return await audit.entries(uow.session, bot_id, limit)

@@ -156,7 +156,7 @@ async def search_cards(
 async def _vector_side(engine: CognitionEngine, bot_id: str, keys: list[CardKey], query: str) -> dict[int, float]:
     """Profile row id -> cosine similarity of the visible card parts nearest to ``query``."""
     vector = (await engine.embedder.embed_queries([query]))[0]
-    generation = await engine.index.current_generation()
+    generation = await engine.index_sync.current_generation()
     names = [profile_index.card_key(*key) for key in keys]
     where: dict[str, object] = {"card": names[0]} if len(names) == 1 else {"card": {"$in": names}}
     found = await asyncio.to_thread(engine.vectors.query_cards, generation, bot_id, vector, CANDIDATES, where)

@@ -251,7 +251,7 @@ async def _search(
     """Search ``targets`` in the active generation, by ``deadline``. When the index fails or
     a chat's collection is missing, the generation is re-read: if another process switched
     it meanwhile (a reindex), the search runs once more in the new one."""
-    index = engine.index
+    index = engine.index_sync
     generation = await index.current_generation()
     for attempt in range(2):
         try:

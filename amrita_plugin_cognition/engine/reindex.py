@@ -57,7 +57,7 @@ async def reindex(
     engine: CognitionEngine, progress: Callable[[int, int], None] | None = None, page_size: int = 1000
 ) -> ReindexReport:
     started = time.perf_counter()
-    index = engine.index
+    index = engine.index_sync
     vectors = engine.vectors
     old_generation = await index.current_generation(force=True)
     new_generation = old_generation + 1
@@ -121,13 +121,13 @@ async def _rebuild_cards(engine: CognitionEngine, generation: int, page_size: in
         await uow.commit()
     last_id = 0
     while True:
-        async with engine.index.lock:
+        async with engine.index_sync.lock:
             async with engine.unit_of_work() as uow:
                 page = await profile_store.rows_after(uow.session, profile_store.ProfileFilter(), last_id, page_size)
             if not page:
                 return
             last_id = page[-1].id
-            await engine.index.upsert_cards(page, generation)
+            await engine.index_sync.upsert_cards(page, generation)
 
 
 async def stored_fingerprint(engine: CognitionEngine) -> Fingerprint | None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from ..domain.records import ChatContext, MemoryRecord
 from ..domain.tokenize import CHINESE_STOP_CHARACTERS, keyword_tokens
 from .ranking import RecallHit
+from .recall import recall
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -117,7 +118,7 @@ async def search_memories(
 
     ``target`` ``"user"``: only facts said by or about the person asking; ``"group"``: only the
     facts of this chat; None: whatever the chat may see."""
-    result = await engine.recall(context, [query], now=now, top_k=SEARCH_CANDIDATES)
+    result = await recall(engine, context, [query], now=now, top_k=SEARCH_CANDIDATES)
     keywords = query_keywords(query)
     hits: list[RecallHit] = []
     for hit in result.hits:

@@ -23,8 +23,14 @@ synchroniser); the work itself lives in modules of one concern each:
 ``historian``      one job's observations into absolute facts
 ``workers``        leasing and running historian jobs
 ``profiles``       profile cards: save with revisions, restore, list, export (module functions);
-                   ``profile_search``: what parts a chat may see, searching them (``search_profiles``)
+                   ``profile_search``: what parts a chat may see, searching them
 =================  =====================================================================
+
+Callers reach the use cases through one service per area (``services``), attributes of the
+facade: ``memories``, ``notes``, ``profiles``, ``governance``, ``index``, ``jobs``, ``turns``
+(``engine.memories.remember(...)``, ``engine.jobs.list(...)``). The facade itself keeps the
+lifecycle (``start``, ``close``, ``settle``), the store access (``unit_of_work``, ``session``)
+and the per-process caches.
 
 Every change runs in one unit of work (``unit_of_work()``); after it commits, the engine's
 handlers run: drain the outbox soon, drop stale cache entries. So the same write has the same
@@ -37,7 +43,6 @@ import asyncio
 import functools
 import logging
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,21 +60,22 @@ from ..index.vector import ChromaVectorIndex
 from ..logs import log_event
 from ..store import keyword, meta, profile_index, repository, schema, sqlite
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
-from . import corrections as _corrections
 from . import llm_usage as _llm_usage
-from . import profile_search as _profile_search
-from . import recall as _recall
-from . import reindex as _reindex
-from . import status as _status
-from . import switches as _switches
-from . import turns as _turns
-from . import writes as _writes
 from .caches import TurnCaches
 from .freshness import ChangeWatch
 from .indexing import IndexSync, RepairReport
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
+from .services import (
+    GovernanceService,
+    IndexService,
+    JobService,
+    MemoryService,
+    NoteService,
+    ProfileService,
+    TurnService,
+)
 from .switches import SwitchCache
 from .turns import RecentTurns
 from .workers import HistorianWorkers
@@ -110,13 +116,22 @@ class CognitionEngine:
         self.embedder = CachedQueryEmbedder(embedder, ttl_seconds=config.embedder.query_cache_seconds)
         self.vectors = vector_index
         self.caches = TurnCaches()
-        self.index = IndexSync(self)
+        #: Keeps the vector index in step with the store (drains, repair, the generation).
+        self.index_sync = IndexSync(self)
         self.historian = HistorianWorkers(self)
         self.recent_turns = RecentTurns()
         self.switches = SwitchCache()
         #: Reads the change counters; another process's change drops what is cached of its bot.
         self.changes = ChangeWatch(self.drop_cached)
         self._scope_locks = ScopeLocks()
+        #: The use cases, one service per area.
+        self.memories = MemoryService(self)
+        self.notes = NoteService(self)
+        self.profiles = ProfileService(self)
+        self.governance = GovernanceService(self)
+        self.index = IndexService(self)
+        self.jobs = JobService(self)
+        self.turns = TurnService(self)
 
     @property
     def config(self) -> CognitionConfig:
@@ -144,7 +159,7 @@ class CognitionEngine:
         self.caches.apply(events)
         self.switches.apply(events)
         self.recent_turns.apply(events)
-        self.index.after_commit(events)
+        self.index_sync.after_commit(events)
         self.historian.after_commit(events)
 
     def drop_cached(self, bot_id: str | None) -> None:
@@ -181,7 +196,7 @@ class CognitionEngine:
             if await meta.get(uow.session, meta.GENERATION) is None:
                 await meta.put(uow.session, meta.GENERATION, "1")
             await uow.commit()
-        await self.index.current_generation(force=True)
+        await self.index_sync.current_generation(force=True)
         await asyncio.to_thread(_warm_up_kernels)
         try:  # embedded: take the folder now, so that a second process is refused at once
             await asyncio.to_thread(self.vectors.open)
@@ -198,36 +213,16 @@ class CognitionEngine:
 
     @property
     def generation(self) -> int:
-        return self.index.generation
+        return self.index_sync.generation
 
     async def settle(self) -> None:
         """Wait for background work (drains, bank checks): before shutdown and in tests."""
-        while self.index.has_work or self.caches.probing or self.historian.in_flight:
+        while self.index_sync.has_work or self.caches.probing or self.historian.in_flight:
             await self.historian.settle()
-            await self.index.settle()
+            await self.index_sync.settle()
             await self.caches.settle()
 
-    # ------------------------------------------------------------------ use cases
-    # Each is a function of its module taking the engine first: bound here as a method.
-
-    remember = _writes.remember
-    supersede = _writes.supersede
-    write_memory = _writes.write_memory
-    update_memory = _corrections.update_memory
-    forget_memory = _corrections.forget_memory
-    forgettable = _corrections.forgettable
-    list_memories = _corrections.list_memories
-    recall = _recall.recall
-    search_profiles = _profile_search.search_cards
-    reindex = _reindex.reindex
-    stored_fingerprint = _reindex.stored_fingerprint
-    check_fingerprint = _reindex.check_fingerprint
-    status = _status.status
-    end_turn = _turns.end_turn
-    record_turn = _turns.record_turn
-    set_chat_memory = _switches.set_chat_memory
-    switch_chat_memory = _switches.switch_chat_memory
-    set_opt_out = _switches.set_opt_out
+    # ------------------------------------------------------------------ per-process caches
 
     def emptiness_probe(self, context: ChatContext) -> tuple[str, bool | None, Select[Any] | None]:
         return emptiness_probe(self, context)
@@ -241,18 +236,6 @@ class CognitionEngine:
     async def _bank_holds_anything(self, bot_id: str) -> bool:
         async with self.unit_of_work() as uow:
             return await repository.bank_holds_anything(uow.session, bot_id)
-
-    # ------------------------------------------------------------------ index
-
-    async def drain_outbox(self, max_batches: int | None = None, now: datetime | None = None) -> int:
-        return await self.index.drain(max_batches, now=now)
-
-    async def repair_index(self) -> RepairReport:
-        """Re-queue active facts the index lacks and delete vectors SQL no longer holds."""
-        return await self.index.repair()
-
-    async def retry_dead_outbox(self) -> int:
-        return await self.index.retry_dead()
 
 
 def _warm_up_kernels() -> None:

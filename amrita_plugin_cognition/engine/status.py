@@ -26,7 +26,7 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         lag = await outbox.summary(uow.session)
         queue = await jobs.summary(uow.session)
     fingerprint = await stored_fingerprint(engine)
-    generation = await engine.index.current_generation(force=True)
+    generation = await engine.index_sync.current_generation(force=True)
     active_total = sum(count for _, state, count in counts if state == MemoryStatus.ACTIVE.value)
     index: dict[str, Any] = {"backend": engine.vectors.description, "generation": generation}
     try:
@@ -34,7 +34,7 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         index["vectors"] = await asyncio.to_thread(engine.vectors.total_count, generation)
         index["card_vectors"] = await asyncio.to_thread(engine.vectors.card_count, generation)
         if check_ids:
-            report = await engine.index.missing_and_extra(generation)
+            report = await engine.index_sync.missing_and_extra(generation)
             index["missing"] = report.missing_count
             index["stale"] = report.extra_count
             index["missing_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.missing.items()}
