@@ -51,15 +51,14 @@ from nonebot_plugin_orm.__main__ import main
 main(["upgrade", "amrita_plugin_cognition@head"], prog_name="orm", standalone_mode=False)
 async def boot():
     from amrita_plugin_cognition.runtime import get_engine
-    from amrita_plugin_cognition.engine.context import build_context
-    from amrita_plugin_cognition.domain.records import ChatContext, Scope
+    from amrita_plugin_cognition.api import ChatContext, Scope
     engine = await get_engine()
-    await engine.check_fingerprint()
+    await engine.index.check_fingerprint()
     context = ChatContext("1", Scope("group", "1"), "2", "测试")
-    await engine.write_memory(context, "group", "这是一条来自安装包的测试记忆。")
-    await engine.drain_outbox()
-    built = await build_context(engine, context, ["安装包的测试记忆"])
+    await engine.memories.write(context, "group", "这是一条来自安装包的测试记忆。")
+    await engine.index.drain()
+    built = await engine.turns.context(context, ["安装包的测试记忆"])
     assert "<cognition_memory id=" in built.text and built.memories == 1, built
-    print("wheel boot ok:", (await engine.status())["index"])
+    print("wheel boot ok:", (await engine.index.status())["index"])
 asyncio.run(boot())
 PY

@@ -13,7 +13,7 @@ from nonebot.log import LoguruHandler, logger
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from ..engine.service import CognitionEngine  # noqa: E402
+from ..api import CognitionEngine  # noqa: E402
 from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
 from . import capture, commands, commands_profile, hook, tools  # noqa: E402,F401
@@ -44,7 +44,7 @@ async def _confirm_on_terminal(message: str) -> bool:
 async def _prepare_engine(engine: CognitionEngine) -> None:
     """Startup step of every engine start: the embedding fingerprint check, a repair pass of the
     vector index in the background (missing vectors re-queued by id), then the catch-up job."""
-    outcome = await engine.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
+    outcome = await engine.index.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
     logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
     engine.index.repair_soon()
     scheduler.add_job(
@@ -57,7 +57,7 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
         max_instances=1,
         coalesce=True,
     )
-    engine.historian.running = True
+    engine.jobs.resume()
     scheduler.add_job(
         historian_tick,
         "interval",
@@ -68,7 +68,7 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
         max_instances=1,
         coalesce=True,
     )
-    engine.historian.wake()  # jobs left from the last run
+    engine.jobs.wake()  # jobs left from the last run
 
 
 @get_driver().on_startup
@@ -116,7 +116,7 @@ async def _finish_background_work() -> None:
     engine = current_engine()
     if engine is not None:
         try:
-            await asyncio.wait_for(engine.historian.stop(), timeout=SHUTDOWN_WAIT_SECONDS)
+            await asyncio.wait_for(engine.jobs.stop(), timeout=SHUTDOWN_WAIT_SECONDS)
         except TIMEOUTS:  # the leases expire and are recovered at the next start
             logger.warning(f"[cognition] stage=shutdown historian_stop=timeout after {SHUTDOWN_WAIT_SECONDS} s")
     try:

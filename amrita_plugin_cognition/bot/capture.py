@@ -14,10 +14,9 @@ from amrita_core import CompletionEvent, on_completion
 from cachetools import TTLCache
 from nonebot.adapters.onebot.v11 import MessageEvent
 
-from ..engine.turns import InputMessage
+from ..api import DATABASE_DOWN, InputMessage
 from ..errors import EngineUnavailable
 from ..runtime import current_engine, warn_limited
-from ..store.unit_of_work import DATABASE_DOWN
 from .batches import turn_events
 from .context import chat_context, message_time, scope_of
 
@@ -67,7 +66,7 @@ async def _capture(nb_event: MessageEvent, reply: str) -> None:
     try:
         context = await chat_context(None, nb_event, with_permissions=False)
         ended = _ended.pop(turn_key(nb_event), False)
-        await engine.record_turn(context, turn_message(nb_event, context.user_name), reply, ended=ended)
+        await engine.turns.record(context, turn_message(nb_event, context.user_name), reply, ended=ended)
     except EngineUnavailable:
         return
     except DATABASE_DOWN as error:  # said once a minute while it lasts (the hook says it too)

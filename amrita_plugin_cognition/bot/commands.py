@@ -21,10 +21,7 @@ from nonebot.matcher import Matcher
 from nonebot.params import CommandArg
 from nonebot.rule import Rule
 
-from ..domain.records import ChatContext, MemoryRecord, clean_text
-from ..engine import notes, switches
-from ..engine.search import search_memories
-from ..engine.service import CognitionEngine
+from ..api import ChatContext, CognitionEngine, MemoryRecord, clean_text
 from ..errors import CognitionError, InvalidInput
 from ..runtime import get_engine
 from . import commands_governance as governance
@@ -132,7 +129,7 @@ async def _list(engine: CognitionEngine, bot: Bot | None, context: ChatContext, 
     page = (
         parse_number(page_text, what="页码", example=f"/memory {target} list 2", maximum=PAGE_MAX) if page_text else 1
     )
-    records, total = await engine.list_memories(context, target, (page - 1) * PAGE_SIZE, PAGE_SIZE)  # type: ignore[arg-type]
+    records, total = await engine.memories.list(context, target, (page - 1) * PAGE_SIZE, PAGE_SIZE)  # type: ignore[arg-type]
     if total == 0:
         return "还没有记忆" if target == "user" else "本群还没有记忆"
     pages = (total + PAGE_SIZE - 1) // PAGE_SIZE
@@ -151,7 +148,7 @@ async def _search(engine: CognitionEngine, bot: Bot | None, context: ChatContext
         return f"请提供搜索关键词，例如 /memory {target} search 火锅"
     if len(query) > SEARCH_MAX_CHARS:
         return f"关键词过长：{len(query)} 字，上限 {SEARCH_MAX_CHARS} 字"
-    found = await search_memories(engine, context, query, target)  # type: ignore[arg-type]
+    found = await engine.memories.search(context, query, target)  # type: ignore[arg-type]
     note = "（向量检索暂不可用，只按字词匹配）" if found.mode != "full" else ""
     if not found.hits:
         return f"没有找到与{_quoted(query)}相关的记忆{note}"
@@ -164,7 +161,7 @@ async def _search(engine: CognitionEngine, bot: Bot | None, context: ChatContext
 async def _switch(engine: CognitionEngine, context: ChatContext, word: str) -> str:
     """``off``/``on`` for the chat (who may: ``domain/permissions.py``), ``optout``/``optin`` for the speaker."""
     if word in ("optout", "optin"):
-        change = await switches.set_opt_out(engine, context.bot_id, context.user_id, word == "optout")
+        change = await engine.governance.set_opt_out(context.bot_id, context.user_id, word == "optout")
         if word == "optin":
             return "已为你恢复记忆：之后关于你的内容会照常记录。" if change.changed else "你没有关闭过记忆，无需恢复。"
         if not change.changed:
@@ -174,7 +171,7 @@ async def _switch(engine: CognitionEngine, context: ChatContext, word: str) -> s
             "已有记忆保留，可私聊我用 /memory user list 查看、/memory user delete 删除。发送 /memory optin 可恢复。"
         )
     place, inside = ("本群", "本群") if context.scope.is_group else ("我们私聊", "这段私聊")
-    change = await switches.switch_chat_memory(engine, context, word == "on")
+    change = await engine.governance.switch_chat_memory(context, word == "on")
     if word == "off":
         if not change.changed:
             return f"{place}的记忆已经是关闭的；发送 /memory on 重新开启。"
@@ -224,7 +221,7 @@ async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: 
     if target.lower() in SWITCH_WORDS:
         return await _switch(engine, context, target.lower())
     if target == "memo":
-        memo = await notes.read_memo(engine, context)
+        memo = await engine.notes.read_memo(context)
         return f"本会话备忘录：\n{memo}" if memo else "本会话还没有备忘录"
     if target == "user" and context.scope.is_group and action in ("list", "search"):
         return "为保护隐私，个人记忆不会在群里展示，请私聊我使用这个命令"

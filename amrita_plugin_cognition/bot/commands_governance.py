@@ -14,13 +14,17 @@ from __future__ import annotations
 
 from datetime import tzinfo
 
-from ..domain import permissions
-from ..domain.erasure import ErasureTarget
-from ..domain.records import ChatContext, MemoryRecord
-from ..domain.sources import describe as describe_source
-from ..domain.visibility import visibility_for
-from ..engine import erasure, inspection
-from ..engine.service import CognitionEngine
+from ..api import (
+    ChatContext,
+    CognitionEngine,
+    ErasureTarget,
+    Inspected,
+    MemoryRecord,
+    check_erase_bot,
+    check_erase_chat,
+    describe_source,
+    visibility_for,
+)
 from ..errors import NotFound
 from .commands_labels import day_label, when_label, zone_of
 from .confirmations import CONFIRMATIONS, Confirmations
@@ -54,11 +58,11 @@ async def ask_forget(
     engine: CognitionEngine, context: ChatContext, message_id: str, target: str, memory_id: int
 ) -> str:
     """Check now that the speaker may forget it, show it, and wait for 确认."""
-    record = await engine.forgettable(context, memory_id)
+    record = await engine.governance.forgettable(context, memory_id)
     shown = f"「{_preview(record)}」" if not (context.scope.is_group and target == "user") else ""
 
     async def run() -> str:
-        await engine.forget_memory(context, memory_id)
+        await engine.governance.forget(context, memory_id)
         return f"已删除记忆 #{memory_id}，之后不会再被记起"
 
     return _ask(context, message_id, f"forget:{memory_id}", f"将删除记忆 #{memory_id}{shown}，删除后不可恢复。", run)
@@ -68,9 +72,9 @@ def _erasure_target(context: ChatContext, target: str) -> tuple[ErasureTarget, s
     if target == "user":
         return ErasureTarget.user(context.bot_id, context.user_id), "你在所有会话中的全部记忆、笔记和对话记录"
     if target == "group":
-        permissions.check_erase_chat(context)
+        check_erase_chat(context)
         return ErasureTarget.chat(context.bot_id, context.scope), "本群的全部记忆、备忘录、提醒、笔记和对话记录"
-    permissions.check_erase_bot(context)
+    check_erase_bot(context)
     return ErasureTarget.bot(context.bot_id), "机器人在所有会话中的全部记忆"
 
 
@@ -79,7 +83,7 @@ async def ask_clear(engine: CognitionEngine, context: ChatContext, message_id: s
     erase, described = _erasure_target(context, target)
 
     async def run() -> str:
-        report = await erasure.delete_all(engine, erase, actor=context.user_id)
+        report = await engine.governance.delete_all(erase, actor=context.user_id)
         counts = "，".join(f"{COUNT_NAMES[key]} {value}" for key, value in report.counts.items() if value)
         lines = [f"已删除{described}（{counts or '本来就没有内容'}），已留下审计记录（只记谁、何时、多少条）。"]
         if target == "user":
@@ -98,7 +102,7 @@ async def ask_clear(engine: CognitionEngine, context: ChatContext, message_id: s
     return _ask(context, message_id, f"clear:{erase.label}", question, run)
 
 
-def _lineage(item: inspection.Inspected) -> str:
+def _lineage(item: Inspected) -> str:
     parts = []
     if item.supersedes:
         parts.append("更正自 " + "、".join(f"#{older}" for older in item.supersedes))
@@ -113,7 +117,7 @@ def _source(record: MemoryRecord) -> str:
     return "，".join(part for part in (how, describe_source(record.source)) if part)
 
 
-def describe(item: inspection.Inspected, zone: tzinfo) -> str:
+def describe(item: Inspected, zone: tzinfo) -> str:
     record = item.record
     lines = [
         f"记忆 #{record.id}（{STATUS_NAMES.get(record.status.value, record.status.value)}）：{record.text}",
@@ -129,7 +133,7 @@ def describe(item: inspection.Inspected, zone: tzinfo) -> str:
 
 async def show(engine: CognitionEngine, context: ChatContext, target: str, memory_id: int) -> str:
     """One memory this chat may see, whatever its status, with its provenance and lineage."""
-    item = await inspection.inspect_one(engine, context.bot_id, memory_id)
+    item = await engine.governance.inspect_one(context.bot_id, memory_id)
     record = item.record
     if not visibility_for(context, engine.config.scope_policy).allows(record):
         raise NotFound(f"没有找到编号为 {memory_id} 的记忆")

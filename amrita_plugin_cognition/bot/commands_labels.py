@@ -20,8 +20,8 @@ from zoneinfo import ZoneInfo
 
 from nonebot.adapters.onebot.v11 import Bot
 
-from ..domain.happened import Precision, label, precision_of
-from ..domain.records import MemoryRecord, Scope, normalise_text
+from ..api import MemoryRecord, Precision, Scope, normalise_text, precision_of
+from ..api import happened_label as label
 
 logger = logging.getLogger("cognition")
 

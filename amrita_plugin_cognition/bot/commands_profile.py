@@ -21,12 +21,7 @@ from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent, MessageSegme
 from nonebot.matcher import Matcher
 from nonebot.params import CommandArg
 
-from ..domain.profile_access import shown_part
-from ..domain.profiles import SECTION_NAMES, Card
-from ..domain.records import ChatContext, clean_text
-from ..engine import profiles
-from ..engine.service import CognitionEngine
-from ..engine.switches import memory_on
+from ..api import SECTION_NAMES, Card, ChatContext, CognitionEngine, clean_text, shown_part
 from ..errors import CognitionError
 from ..runtime import get_engine
 from . import profile_image
@@ -79,10 +74,10 @@ async def visible_card(engine: CognitionEngine, context: ChatContext, target: st
     """The card ``/profile [group]`` may show in this chat (see the module docstring): the first
     part ``card_access`` allows that exists."""
     if target == "group":
-        return await profiles.get(engine, context.bot_id, "group", context.scope.id)
+        return await engine.profiles.get(context.bot_id, "group", context.scope.id)
     cards = {
         card.part: card
-        for card in await profiles.get_parts(engine, context.bot_id, "user", context.user_id)
+        for card in await engine.profiles.get_parts(context.bot_id, "user", context.user_id)
         if not card.is_empty
     }
     part = shown_part(context, engine.config.scope_policy, {part: card.updated_at for part, card in cards.items()})
@@ -97,7 +92,7 @@ async def lookup(engine: CognitionEngine, bot: Bot | None, event: MessageEvent, 
     context = await chat_context(bot, event, with_permissions=False)
     if target == "group" and not context.scope.is_group:
         return "这是私聊，没有群画像；请在群里使用 /profile group"
-    if not await memory_on(engine, context.bot_id, context.scope):
+    if not await engine.governance.memory_on(context.bot_id, context.scope):
         return "本会话的记忆已关闭"
     card = await visible_card(engine, context, target)
     if card is None or card.is_empty:

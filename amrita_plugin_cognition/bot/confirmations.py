@@ -52,8 +52,10 @@ from nonebot import get_driver, on_message
 from nonebot.adapters.onebot.v11 import MessageEvent
 from nonebot.matcher import Matcher
 
-from ..domain.consent import JUDGED_MAX_CHARS, Answer, Verdict, judge
-from ..domain.records import clean_text
+from ..api import JUDGED_MAX_CHARS, clean_text
+from ..api import ConsentAnswer as Answer
+from ..api import ConsentVerdict as Verdict
+from ..api import judge_consent as judge
 from ..errors import CognitionError, InvalidInput
 from ..logs import log_event
 

@@ -8,8 +8,7 @@ from datetime import datetime
 from nonebot import get_driver
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, MessageEvent
 
-from ..domain.clock import UTC
-from ..domain.records import ChatContext, Scope
+from ..api import UTC, ChatContext, Scope
 
 logger = logging.getLogger("cognition")
 

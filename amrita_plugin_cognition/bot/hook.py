@@ -10,13 +10,9 @@ from amrita_core import PreCompletionEvent, on_precompletion
 from amrita_core.types import TextContent
 from nonebot.adapters.onebot.v11 import MessageEvent
 
-from ..domain.records import ChatContext
-from ..engine.context import BuiltContext, build_context
-from ..engine.service import CognitionEngine
-from ..engine.switches import memory_on
+from ..api import DATABASE_DOWN, BuiltContext, ChatContext, CognitionEngine
 from ..errors import TIMEOUTS, EngineUnavailable
 from ..runtime import current_engine, get_engine, warn_limited
-from ..store.unit_of_work import DATABASE_DOWN
 from .batches import turn_texts
 from .context import chat_context, message_time
 
@@ -31,7 +27,7 @@ def recall_queries(engine: CognitionEngine, context: ChatContext, text: str, sho
     """The current input as recall queries; a short one is prefixed with the chat's previous
     input. The inputs are kept by the engine's turn caches (bounded, and dropped with the rest of
     what the engine caches of the bot when another process changes it)."""
-    return engine.caches.recall_queries(context.bot_id, context.scope, text, short_chars)
+    return engine.turns.recall_queries(context.bot_id, context.scope, text, short_chars)
 
 
 def inject(event: PreCompletionEvent, block: str) -> None:
@@ -50,12 +46,12 @@ async def memory_block(engine: CognitionEngine, context: ChatContext, nb_event: 
     off``: a cached lookup, so the common turn waits on no database for it). What is cached was
     checked against other processes' changes at most ``freshness.POLL_SECONDS`` ago."""
     await engine.refresh_caches(context.bot_id)
-    if not await memory_on(engine, context.bot_id, context.scope):
+    if not await engine.governance.memory_on(context.bot_id, context.scope):
         return None
     short = engine.config.recall.short_query_chars
     # every message of a debounced batch is recalled for, in order (a short one read with the one before)
     queries = [query for text in turn_texts(nb_event) for query in recall_queries(engine, context, text.strip(), short)]
-    return await build_context(engine, context, list(dict.fromkeys(queries)), now=message_time(nb_event))
+    return await engine.turns.context(context, list(dict.fromkeys(queries)), now=message_time(nb_event))
 
 
 @on_precompletion(priority=20, block=False).handle()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from ..engine.service import CognitionEngine
+from ..api import CognitionEngine
 
 logger = logging.getLogger("cognition")
 
@@ -29,7 +29,7 @@ async def wait_for_background(engine: CognitionEngine | None = None) -> None:
 
 
 async def outbox_catch_up(engine: CognitionEngine) -> int:
-    applied = await engine.drain_outbox()
+    applied = await engine.index.drain()
     if applied:
         logger.info("[cognition] stage=outbox_catch_up applied=%d", applied)
     return applied
@@ -38,4 +38,4 @@ async def outbox_catch_up(engine: CognitionEngine) -> int:
 async def historian_tick(engine: CognitionEngine) -> None:
     """The queue poll: recover stale leases, batch transcripts, start due jobs (an enqueue also
     wakes the workers at once)."""
-    engine.historian.wake()
+    engine.jobs.wake()

@@ -31,7 +31,7 @@ from typing import Any
 
 import jinja2
 
-from ..domain.profiles import ENTITY_NAMES, SECTION_NAMES, Card, part_name
+from ..api import ENTITY_NAMES, SECTION_NAMES, Card, part_name
 from .commands_labels import zone_of
 
 logger = logging.getLogger("cognition")

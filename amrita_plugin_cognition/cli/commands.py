@@ -181,7 +181,7 @@ def status_command(home: Path | None, as_json: bool | None) -> None:
 
     async def run() -> dict[str, Any]:
         engine = await _open_engine()
-        return await engine.status()
+        return await engine.index.status()
 
     emit(run_engine(run, home), as_json, render.status)
 
@@ -197,7 +197,7 @@ def reindex_command(home: Path | None, yes: bool) -> None:
     async def run():  # type: ignore[no-untyped-def]
         engine = await _open_engine()
         with rebuild_progress() as progress:
-            return await engine.reindex(progress=progress)
+            return await engine.index.reindex(progress=progress)
 
     report = run_engine(run, home)
     click.echo(
@@ -219,8 +219,8 @@ def repair_command(home: Path | None) -> None:
 
     async def run():  # type: ignore[no-untyped-def]
         engine = await _open_engine()
-        report = await engine.repair_index()
-        applied = await engine.drain_outbox()
+        report = await engine.index.repair()
+        applied = await engine.index.drain()
         return report, applied
 
     report, applied = run_engine(run, home)
@@ -242,8 +242,8 @@ def outbox_retry(home: Path | None) -> None:
 
     async def run():  # type: ignore[no-untyped-def]
         engine = await _open_engine()
-        revived = await engine.retry_dead_outbox()
-        return revived, await engine.drain_outbox()
+        revived = await engine.index.retry_dead()
+        return revived, await engine.index.drain()
 
     revived, applied = run_engine(run, home)
     click.echo(f"已重新排队 {revived} 条，本次写入索引 {applied} 条")
@@ -264,9 +264,8 @@ def backup_create(home: Path | None, output: Path | None) -> None:
     """创建一份完整备份（默认写入数据目录下的 backups/）"""
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import backup
-
-        return await backup.create_backup(await _open_engine(), output)
+        engine = await _open_engine()
+        return await engine.governance.create_backup(output)
 
     info = run_engine(run, home)
     click.echo(f"备份完成：{info.path}（{render.size_text(info.size)}；{render.backup_counts(info.counts)}）")
@@ -279,9 +278,8 @@ def backup_list(home: Path | None, as_json: bool | None) -> None:
     """列出数据目录中的备份：文件、创建时间、大小与各类记录数"""
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import backup
-
-        return await backup.list_backups(await _open_engine())
+        engine = await _open_engine()
+        return await engine.governance.list_backups()
 
     infos = run_engine(run, home)
     listed = [
@@ -319,11 +317,9 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
         confirm_or_stop("恢复会替换当前全部记忆数据，继续吗？", default=False)
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import backup
-
         engine = await _open_engine()
         with rebuild_progress() as progress:
-            return await backup.restore_backup(engine, file, progress)
+            return await engine.governance.restore_backup(file, progress)
 
     report = run_engine(run, home)
     click.echo(
@@ -348,7 +344,7 @@ def memo_group() -> None:
 def _scope_argument(value: str):  # type: ignore[no-untyped-def]
     """A chat key as a ``Scope`` (checked by ``params.CHAT`` already; parsed here with the package
     the bot project loaded, whose classes the engine takes)."""
-    from ..domain.records import parse_chat_key
+    from ..api import parse_chat_key
 
     try:
         return parse_chat_key(value)
@@ -365,10 +361,10 @@ def memo_history(bot: str, scope: str, home: Path | None) -> None:
     target = _scope_argument(scope)
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import notes
 
         # parsed again: the engine's own Scope, from the package as the loaded bot imported it
-        return await notes.memo_revisions(await _open_engine(), bot, _scope_argument(scope))
+        engine = await _open_engine()
+        return await engine.notes.memo_revisions(bot, _scope_argument(scope))
 
     revisions = run_engine(run, home)
     if not revisions:
@@ -387,9 +383,8 @@ def memo_restore(bot: str, scope: str, revision: int, home: Path | None) -> None
     target = _scope_argument(scope)
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import notes
-
-        return await notes.restore_memo(await _open_engine(), bot, _scope_argument(scope), revision)
+        engine = await _open_engine()
+        return await engine.notes.restore_memo(bot, _scope_argument(scope), revision)
 
     content = run_engine(run, home)
     click.echo(f"已恢复 {target.key} 的备忘录（{len(content)} 字）")

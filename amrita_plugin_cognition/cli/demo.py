@@ -63,7 +63,7 @@ from .model_presets import find_preset_file, preset_search_dirs
 from .replay_model import ReplayModel
 
 if TYPE_CHECKING:
-    from ..engine.service import CognitionEngine
+    from ..api import CognitionEngine
 
 REPLAY_PRESET = "cognition-demo-replay"
 REPLAY_TURN_TIMEOUT = 60.0
@@ -183,7 +183,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
         except runtime.EngineUnavailable as error:
             raise DemoError(f"记忆引擎启动失败：{error}") from error
         pause_scheduled_runs(engine)
-        await engine.historian.settle()  # the wake-up of the bot's start, if one is still going
+        await engine.jobs.settle()  # the wake-up of the bot's start, if one is still going
         printer.line(
             f"存储：SQLite；向量索引：{engine.vectors.description}；嵌入模型：{engine.embedder.fingerprint.model}"
         )
@@ -222,7 +222,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
             with contextlib.suppress(*TIMEOUTS):
                 await asyncio.wait_for(wait_for_background(engine), timeout=BACKGROUND_TIMEOUT)
         outcome.conversation_seconds = time.perf_counter() - started
-        status = await engine.status()
+        status = await engine.index.status()
         labels = {f"{chat.kind}:{chat.id}": chat.label for chat in script.chats.values()}
         scopes = "，".join(
             f"{labels.get(scope['scope'], scope['scope'])} {scope['active']} 条" for scope in status["top_scopes"]

@@ -15,12 +15,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..domain.clock import UTC
+from ..api import UTC
 from .demo_script import FollowedCard
 
 if TYPE_CHECKING:
-    from ..domain.profiles import Card
-    from ..engine.service import CognitionEngine
+    from ..api import Card, CognitionEngine
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,32 +50,22 @@ class CardRun:
 
 async def _merge_jobs(engine: CognitionEngine) -> list[tuple[MergeJob, datetime | None]]:
     """The pending merge jobs with their due times."""
-    from ..domain.clock import as_utc
-    from ..engine.profile_queue import MERGE_JOB, memory_ids, payload_of, rebuild_parts
-    from ..store import jobs
+    from ..api import MERGE_JOB
 
-    async with engine.unit_of_work() as uow:
-        rows = await jobs.list_jobs(uow.session, jobs.PENDING, limit=10_000)
-    found = []
-    for row in rows:
-        if row.kind != MERGE_JOB:
-            continue
-        payload = payload_of(row.payload)
-        parts = payload.get("parts")
-        new_ids = {str(part): memory_ids(ids) for part, ids in parts.items()} if isinstance(parts, dict) else {}
-        found.append(
-            (
-                MergeJob(
-                    job_id=int(row.id),
-                    entity_type=str(payload.get("entity_type", "")),
-                    entity_id=str(payload.get("entity_id", "")),
-                    parts=new_ids,
-                    rebuild=tuple(rebuild_parts(payload)),
-                ),
-                as_utc(row.next_attempt_at),
-            )
+    return [
+        (
+            MergeJob(
+                job_id=job.id,
+                entity_type=str(job.payload.get("entity_type", "")),
+                entity_id=str(job.payload.get("entity_id", "")),
+                parts=job.merge_parts(),
+                rebuild=tuple(job.rebuild_parts()),
+            ),
+            job.next_attempt_at,
         )
-    return found
+        for job in await engine.jobs.queued("pending")
+        if job.kind == MERGE_JOB
+    ]
 
 
 async def read_cards(
@@ -84,21 +73,18 @@ async def read_cards(
 ) -> list[tuple[FollowedCard, Card | None]]:
     """The followed cards as stored: a user's card in the part its group sees under the scope
     policy in force."""
-    from ..domain.profile_policy import group_part
-    from ..engine import profiles
+    from ..api import group_part
 
     read = []
     for card in followed:
         part = group_part(engine.config.scope_policy, card.chat_id) if card.chat_id else "group"
-        read.append((card, await profiles.get(engine, bot_id, card.entity_type, card.entity_id, part)))
+        read.append((card, await engine.profiles.get(bot_id, card.entity_type, card.entity_id, part)))
     return read
 
 
 async def run_merges(engine: CognitionEngine, bot_id: str, now: datetime, followed: list[FollowedCard]) -> CardRun:
     """Every merge the day queued, run at the end of its coalescing window in simulated time;
     then the followed cards as they are."""
-    from ..store import jobs
-
     settings = engine.config.profiles
     run = CardRun(queued_at=now, ran_at=now, window_seconds=settings.merge_window_seconds, enabled=settings.merge)
     pending = await _merge_jobs(engine)
@@ -108,14 +94,13 @@ async def run_merges(engine: CognitionEngine, bot_id: str, now: datetime, follow
         run.ran_at = due.astimezone(now.tzinfo)
         run.merges = [job for job, _ in pending]
         # Only what is due at the window's end runs: the simulated clock moves, nothing sleeps.
-        await engine.historian.run_until_idle(now=due, flush=False)
+        await engine.jobs.run_until_idle(now=due, flush=False)
         ids = {job.job_id for job in run.merges}
-        async with engine.unit_of_work() as uow:
-            left = {row.id: row for row in await jobs.list_jobs(uow.session, None, limit=10_000) if row.id in ids}
+        left = {queued.id: queued for queued in await engine.jobs.queued() if queued.id in ids}
         for index, job in enumerate(run.merges):
-            row = left.get(job.job_id)
-            if row is not None:
-                run.merges[index] = replace(job, state=str(row.state), error=str(row.last_error or ""))
+            queued = left.get(job.job_id)
+            if queued is not None:
+                run.merges[index] = replace(job, state=queued.state, error=queued.last_error)
     run.cards = await read_cards(engine, bot_id, followed)
     return run
 

@@ -10,16 +10,15 @@ requests in a fixed order, between the turns, never during one.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from ..domain.clock import UTC
+from ..api import UTC
 
 if TYPE_CHECKING:
-    from ..engine.service import CognitionEngine
+    from ..api import CognitionEngine, QueuedJob
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +66,7 @@ class HistorianRun:
 def pause_scheduled_runs(engine: CognitionEngine) -> None:
     """Stop the bot's scheduler and enqueue wake-ups from running the historian; the demo runs
     it by hand, one job at a time."""
-    engine.historian.running = False
+    engine.jobs.pause()
     # One job in flight at a time: the model sees the historian's requests in job order, and
     # facts get their ids in that order, whatever the model.
     engine.config.historian.max_concurrency = 1
@@ -81,14 +80,11 @@ def _local(value: str, zone: ZoneInfo) -> datetime | None:
     return moment.astimezone(zone) if moment.tzinfo else moment.replace(tzinfo=zone)
 
 
-def _report(row: Any, zone: ZoneInfo) -> JobReport:
-    from ..domain.timeresolve import anchor_hints
+def _report(job: QueuedJob, zone: ZoneInfo) -> JobReport:
+    from ..api import anchor_hints
 
-    try:
-        payload = json.loads(row.payload)
-    except json.JSONDecodeError:
-        payload = {}
-    report = JobReport(job_id=int(row.id), kind=str(row.kind), scope=f"{row.scope_kind}:{row.scope_id}")
+    payload = job.payload
+    report = JobReport(job_id=job.id, kind=job.kind, scope=job.scope)
     report.said_at = _local(str((payload.get("time") or {}).get("utc", "")), zone)
     speaker = payload.get("speaker") or {}
     report.speaker_id, report.speaker_name = str(speaker.get("id", "")), str(speaker.get("name", ""))
@@ -102,52 +98,31 @@ def _report(row: Any, zone: ZoneInfo) -> JobReport:
 
 async def _pending_jobs(engine: CognitionEngine, zone: ZoneInfo) -> list[JobReport]:
     """The historian's own pending jobs (card merges are ``demo_cards``' to show)."""
-    from ..engine.profile_queue import MERGE_JOB
-    from ..store import jobs
+    from ..api import MERGE_JOB
 
-    async with engine.unit_of_work() as uow:
-        rows = await jobs.list_jobs(uow.session, jobs.PENDING, limit=10_000)
-    return [_report(row, zone) for row in rows if row.kind != MERGE_JOB]
+    return [_report(job, zone) for job in await engine.jobs.queued("pending") if job.kind != MERGE_JOB]
 
 
 async def _written_facts(engine: CognitionEngine, job_ids: set[int], zone: ZoneInfo) -> dict[int, list[WrittenFact]]:
     """The active facts the historian wrote for these jobs (read from their provenance)."""
-    from ..store import repository
-
-    found: dict[int, list[WrittenFact]] = {}
-    after = 0
-    async with engine.unit_of_work() as uow:
-        while True:
-            rows = await repository.active_page(uow.session, after, 500)
-            if not rows:
-                break
-            after = rows[-1].id
-            for row in rows:
-                try:
-                    source = json.loads(row.source or "{}")
-                except json.JSONDecodeError:
-                    continue
-                if not isinstance(source, dict) or source.get("via") != "historian" or source.get("job") not in job_ids:
-                    continue
-                happened = _local(row.happened_at.isoformat(), zone) if row.happened_at is not None else None
-                found.setdefault(int(source["job"]), []).append(
-                    WrittenFact(
-                        memory_id=int(row.id),
-                        text=row.text,
-                        happened_on=happened.date() if happened is not None else None,
-                        absolute=bool(source.get("absolute", True)),
-                        warning=str(source.get("warning", "")),
-                    )
-                )
-    return found
+    return {
+        job_id: [
+            WrittenFact(
+                memory_id=record.id,
+                text=record.text,
+                happened_on=record.happened_at.astimezone(zone).date() if record.happened_at is not None else None,
+                absolute=bool(record.source.get("absolute", True)),
+                warning=str(record.source.get("warning", "")),
+            )
+            for record in records
+        ]
+        for job_id, records in (await engine.jobs.facts_of(job_ids)).items()
+    }
 
 
 async def run_historian(engine: CognitionEngine, now: datetime) -> HistorianRun:
     """Every job due at ``now`` (transcript turns still waiting become jobs first), run to its
     end; what each job read and wrote."""
-    from ..engine.turns import flush_transcripts
-    from ..store import jobs
-
     zone = ZoneInfo(engine.config.timezone)
     run = HistorianRun(now)
     # The engine is handed UTC, as the bot's own clock gives it: SQLite keeps a time without its
@@ -155,18 +130,17 @@ async def run_historian(engine: CognitionEngine, now: datetime) -> HistorianRun:
     moment = now.astimezone(UTC)
     # The waiting transcript turns become jobs here rather than inside run_until_idle, so that
     # the report can show every job before it runs (a finished job is deleted).
-    await flush_transcripts(engine, moment, everything=True)
+    await engine.jobs.flush_transcripts(moment, everything=True)
     run.jobs = await _pending_jobs(engine, zone)
     if not run.jobs:
         return run
-    await engine.historian.run_until_idle(now=moment)
+    await engine.jobs.run_until_idle(now=moment)
     ids = {job.job_id for job in run.jobs}
     written = await _written_facts(engine, ids, zone)
-    async with engine.unit_of_work() as uow:
-        left = {row.id: row for row in await jobs.list_jobs(uow.session, None, limit=10_000) if row.id in ids}
+    left = {queued.id: queued for queued in await engine.jobs.queued() if queued.id in ids}
     for job in run.jobs:
         job.facts = written.get(job.job_id, [])
-        row = left.get(job.job_id)
-        if row is not None:
-            job.state, job.error = str(row.state), str(row.last_error or "")
+        queued = left.get(job.job_id)
+        if queued is not None:
+            job.state, job.error = queued.state, queued.last_error
     return run

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..domain.profiles import part_group
+from ..api import part_group
 from .demo_cards import CardRun, MergeJob, card_lines, describe_parts
 from .demo_historian import HistorianRun, JobReport
 from .demo_recording import Outcome, TurnTrace, describe, evaluate
 from .demo_script import WEEKDAYS, DemoScript, FollowedCard, Turn
 
 if TYPE_CHECKING:
-    from ..domain.profiles import Card
+    from ..api import Card
 
 JOB_KINDS = {"observations": "观察改写", "transcript": "对话记录提取"}
 PART_NAMES = {"group": "群内可见", "private": "仅私聊"}

@@ -192,7 +192,7 @@ async def _recall_run(evaluation: Any, base: Path, memories: list[Any], queries:
     engine = factory.build_engine(runtime.plugin_config(), plugin_data_dir(base), get_session)
     try:
         await engine.start()
-        await engine.check_fingerprint()
+        await engine.index.check_fingerprint()
         report: dict[str, Any] = await evaluation.run_recall_eval(memories, queries, engine, evaluation.stderr_progress)
         return report
     finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..domain.gate import check_fact
+from ..api import check_fact
 from .evaluation import _require, no_cases, read_jsonl, wilson
 
 MAX_FAILURES = 20

@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..domain.timeresolve import first_date
+from ..api import first_date
 from .evaluation import EvalInputError, _require, _time, no_cases, read_jsonl, wilson
 
 MAX_FAILURES = 20

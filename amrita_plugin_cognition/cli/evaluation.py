@@ -16,8 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..domain.admission import admit
-from ..domain.records import ChatContext, Importance, MemoryDraft, Provenance, Scope
+from ..api import ChatContext, Importance, MemoryDraft, Provenance, Scope, admit
 
 EVAL_BOT_ID = "eval"
 RECALL_TOP_K = 20
@@ -300,7 +299,7 @@ async def store_memories(
             )
             for memory in batch
         ]
-        result = await engine.remember(bot_id, drafts, now=max(memory.time for memory in batch))
+        result = await engine.memories.remember(bot_id, drafts, now=max(memory.time for memory in batch))
         for index, record_id in result.record_ids.items():
             record_of[batch[index].id] = record_id
         if advance:
@@ -320,8 +319,8 @@ async def run_recall_eval(
         if memory.supersedes and memory.id in record_of and memory.supersedes in record_of:
             old, new = record_of[memory.supersedes], record_of[memory.id]
             if old != new:
-                await engine.supersede(EVAL_BOT_ID, old, new, now=memory.time)
-    await engine.drain_outbox()
+                await engine.memories.supersede(EVAL_BOT_ID, old, new, now=memory.time)
+    await engine.index.drain()
     eval_ids_of: dict[int, list[str]] = {}
     for eval_id, record_id in record_of.items():
         eval_ids_of.setdefault(record_id, []).append(eval_id)
@@ -335,7 +334,7 @@ async def run_recall_eval(
         context = ChatContext(
             bot_id=EVAL_BOT_ID, scope=query.scope, user_id=query.asker[0] or query.scope.id, user_name=query.asker[1]
         )
-        result = await engine.recall(context, [query.text], now=query.time, top_k=RECALL_TOP_K)
+        result = await engine.memories.recall(context, [query.text], now=query.time, top_k=RECALL_TOP_K)
         latencies.append(result.elapsed_ms)
         ranked: list[str] = []
         for hit in result.hits:

@@ -40,22 +40,22 @@ def inspect_command(
     """查看记忆：编号、内容、类型、来源（消息编号、史官任务）、发生与记录时间、状态与更正链"""
 
     async def run() -> dict[str, Any]:
-        from ..domain.records import MemoryStatus
-        from ..engine import inspection
+        from ..api import InspectFilter, MemoryStatus, memory_document
 
-        wanted = inspection.InspectFilter(
+        wanted = InspectFilter(
             bot_id=bot,
             user_id=user,
             scope=_scope_argument(chat) if chat is not None else None,
             status=MemoryStatus(status) if status else None,
             memory_id=memory_id,
         )
-        items, total = await inspection.inspect(await _open_engine(), wanted, (page - 1) * per_page, per_page)
+        engine = await _open_engine()
+        items, total = await engine.governance.inspect(wanted, (page - 1) * per_page, per_page)
         return {
             "page": page,
             "per_page": per_page,
             "total": total,
-            "memories": [inspection.memory_document(item) for item in items],
+            "memories": [memory_document(item) for item in items],
         }
 
     from . import render_governance
@@ -75,12 +75,11 @@ def export_command(home: Path | None, user: str, bot: str | None, output: Path |
     user_id = user
 
     async def run() -> list[dict[str, Any]]:
-        from ..engine import inspection
-
-        return await inspection.export_user(await _open_engine(), user_id, bot)
+        engine = await _open_engine()
+        return await engine.governance.export_user(user_id, bot)
 
     documents = run_engine(run, home)
-    from ..engine.inspection import json_lines
+    from ..api import json_lines
 
     lines = "".join(f"{line}\n" for line in json_lines(documents))
     if output is None:
@@ -131,8 +130,7 @@ def delete_all_command(
             raise fail("输入不符，已取消")
 
     async def run() -> dict[str, Any]:
-        from ..domain.erasure import ErasureTarget
-        from ..engine import erasure
+        from ..api import ErasureTarget
 
         if chat is not None:
             target = ErasureTarget.chat(bot_id, _scope_argument(chat))
@@ -140,7 +138,8 @@ def delete_all_command(
             target = ErasureTarget.user(bot_id, user_id)
         else:
             target = ErasureTarget.bot(bot_id)
-        report = await erasure.delete_all(await _open_engine(), target, actor)
+        engine = await _open_engine()
+        report = await engine.governance.delete_all(target, actor)
         return {
             "bot_id": bot_id,
             "target": report.target,
@@ -165,11 +164,8 @@ def audit_command(home: Path | None, bot: str | None, limit: int, as_json: bool 
     """列出治理操作的审计记录（删除全部、开关、退出记录）：谁、何时、对象、条数"""
 
     async def run() -> list[dict[str, Any]]:
-        from ..store import audit
-
         engine = await _open_engine()
-        async with engine.unit_of_work() as uow:
-            entries = await audit.entries(uow.session, bot, limit)
+        entries = await engine.governance.audit(bot, limit)
         return [
             {
                 "id": entry.id,

@@ -29,9 +29,8 @@ def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool | 
     """列出任务（按入队时间）；--json 时输出一个 JSON 数组"""
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import queue
-
-        return await queue.list_jobs(await _open_engine(), state, limit)
+        engine = await _open_engine()
+        return await engine.jobs.list(state, limit)
 
     emit(run_engine(run, home), as_json, render.jobs_list)
 
@@ -43,9 +42,8 @@ def jobs_retry(job_ids: tuple[int, ...], home: Path | None) -> None:
     """把失败的任务（全部，或指定编号）放回队列，重新计数重试次数"""
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import queue
-
-        return await queue.retry_jobs(await _open_engine(), _ids(job_ids))
+        engine = await _open_engine()
+        return await engine.jobs.retry(_ids(job_ids))
 
     click.echo(f"已放回队列 {run_engine(run, home)} 个失败任务")
 
@@ -63,8 +61,7 @@ def jobs_drop(job_ids: tuple[int, ...], state: str | None, home: Path | None, ye
         confirm_or_stop("删除后这些观察不会再被写成记忆，继续吗？", default=False)
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import queue
-
-        return await queue.drop_jobs(await _open_engine(), _ids(job_ids), state)
+        engine = await _open_engine()
+        return await engine.jobs.drop(_ids(job_ids), state)
 
     click.echo(f"已删除 {run_engine(run, home)} 个任务")

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from ..domain.records import clean_text, is_qq_number, parse_chat_key
+from ..api import clean_text, is_qq_number, parse_chat_key
 
 #: The largest id SQLite's INTEGER and PostgreSQL's BIGINT hold.
 MAX_ROW_ID = 2**63 - 1
@@ -68,7 +68,7 @@ class _Actor(click.ParamType):
     name = "名字"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from ..domain.governance import ACTOR_MAX_CHARS  # the gate's lexicon behind it: not for --help
+        from ..api import ACTOR_MAX_CHARS  # the gate's lexicon behind it: not for --help
 
         text = " ".join(clean_text(str(value)).split())
         if not text:

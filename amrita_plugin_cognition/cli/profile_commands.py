@@ -17,7 +17,7 @@ from .commands import _open_engine, cognition, emit, home_option, json_option, r
 from .params import ROW_ID
 
 if TYPE_CHECKING:
-    from ..engine.profiles import CardRevision, ListedCard
+    from ..api import CardRevision, ListedCard
 
 ENTITY_TYPES = ("user", "group")
 _PART = re.compile(r"group|private|group:[0-9]{1,20}")
@@ -98,10 +98,11 @@ def profile_list(
     bot, entity_id = _digits(bot, "--bot"), _digits(entity_id, "--id")
 
     async def run() -> dict[str, Any]:
-        from ..engine import profiles
+        from ..api import ProfileFilter
 
-        wanted = profiles.ProfileFilter(bot, entity_type, entity_id, part)
-        listed, total = await profiles.list_cards(await _open_engine(), wanted, limit)
+        wanted = ProfileFilter(bot, entity_type, entity_id, part)
+        engine = await _open_engine()
+        listed, total = await engine.profiles.list(wanted, limit)
         return listing(listed, total)
 
     from . import render_profiles
@@ -133,20 +134,18 @@ def profile_show(
     _check_part(entity_type, part)
 
     async def run() -> dict[str, Any]:
-        from ..domain.profile_document import render_document
-        from ..domain.profiles import card_label
-        from ..engine import profiles
+        from ..api import card_label, render_document
         from ..errors import NotFound
 
         engine = await _open_engine()
         if list_revisions:
-            kept = await profiles.revisions(engine, bot_id, entity_type, entity, part)
+            kept = await engine.profiles.revisions(bot_id, entity_type, entity, part)
             return {"revisions": [revision_document(item) for item in kept]}
         if revision is not None:
-            found = (await profiles.revision(engine, bot_id, entity_type, entity, revision)).card
+            found = (await engine.profiles.revision(bot_id, entity_type, entity, revision)).card
             cards = [found] if part is None or found.part == part else []
         else:
-            cards = await profiles.get_parts(engine, bot_id, entity_type, entity, None if part is None else [part])
+            cards = await engine.profiles.get_parts(bot_id, entity_type, entity, None if part is None else [part])
         if not cards:
             raise NotFound(f"{card_label(entity_type, entity, part)}不存在")
         return {"cards": [{**card.as_dict(), "document": render_document(card)} for card in cards]}
@@ -171,9 +170,8 @@ def profile_restore(
     _check_part(entity_type, part)
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import profiles
-
-        return await profiles.restore(await _open_engine(), bot_id, entity_type, entity, revision, part)
+        engine = await _open_engine()
+        return await engine.profiles.restore(bot_id, entity_type, entity, revision, part)
 
     saved = run_engine(run, home)
     label = saved.card.label
@@ -200,9 +198,8 @@ def profile_export(home: Path | None, bot: str | None, output: Path) -> None:
     folder = output.resolve()
 
     async def run():  # type: ignore[no-untyped-def]
-        from ..engine import profiles
-
-        return await profiles.export(await _open_engine(), folder, bot)
+        engine = await _open_engine()
+        return await engine.profiles.export(folder, bot)
 
     report = run_engine(run, home)
     if not report.files:

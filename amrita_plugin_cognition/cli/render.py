@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from ..engine.backup import BackupInfo
+    from ..api import BackupInfo
 
 SCOPE_KINDS = {"group": "群聊", "private": "私聊"}
 MEMORY_STATES = {"active": "有效", "superseded": "已被取代", "forgotten": "已遗忘"}
@@ -165,7 +165,8 @@ def happened_time(value: str | None, precision: str | None) -> str:
     moment = _moment(value)
     if moment is None:
         return value
-    from ..domain.happened import Precision, label
+    from ..api import Precision
+    from ..api import happened_label as label
 
     try:
         stated = Precision(precision) if precision else None

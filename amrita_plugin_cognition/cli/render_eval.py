@@ -183,7 +183,7 @@ def _gate_report(report: dict[str, Any]) -> None:
         f"{_with_interval(report['false_negative_rate'], intervals.get('false_negative_rate'))}"
     )
 
-    from ..domain.gate import KIND_LABELS
+    from ..api import GATE_KIND_LABELS as KIND_LABELS
 
     labels = {**KIND_LABELS, "id_drift": "编号不符"}
 

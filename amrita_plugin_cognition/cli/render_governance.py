@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..domain.sources import describe
+from ..api import describe_source as describe
 from .render import DASH, _escape, console, happened_time, local_time, print_rows, zone_note
 
 STATUS_NAMES = {"active": "有效", "superseded": "已被取代"}

@@ -18,7 +18,7 @@ def _preview(text: str) -> str:
 
 
 def _part(part: str) -> str:
-    from ..domain.profiles import part_name
+    from ..api import part_name
 
     return _escape(part_name(part))
 

@@ -22,9 +22,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
+from ...api import PIN_MAX_CHARS, clean_text
 from ...config import CognitionConfig
-from ...domain.records import clean_text
-from ...engine import notes
 
 #: Largest id the databases hold (SQLite INTEGER and PostgreSQL BIGINT are signed 64-bit).
 DATABASE_ID_MAX = 2**63 - 1
@@ -115,8 +114,8 @@ MemoryContent = Annotated[
 ]
 PinContent = Annotated[
     str,
-    Field(description=f"{CONTENT_DESCRIPTION}；最多 {notes.PIN_MAX_CHARS} 字"),
-    AfterValidator(_text_check(required=True, max_chars=notes.PIN_MAX_CHARS)),
+    Field(description=f"{CONTENT_DESCRIPTION}；最多 {PIN_MAX_CHARS} 字"),
+    AfterValidator(_text_check(required=True, max_chars=PIN_MAX_CHARS)),
 ]
 MemoLine = Annotated[
     str,

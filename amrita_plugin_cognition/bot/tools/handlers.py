@@ -8,13 +8,20 @@ from datetime import datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ...domain.happened import label, precision_of
-from ...domain.inert import NAME_MAX_CHARS, STORED_DATA_NOTICE, inert_line
-from ...domain.profiles import Card
-from ...domain.records import ChatContext, Importance, MemoryRecord, Scope
-from ...engine import notes, profiles
-from ...engine.profile_search import search_cards, visible_parts
-from ...engine.service import CognitionEngine, RecallFilters
+from ...api import (
+    NAME_MAX_CHARS,
+    STORED_DATA_NOTICE,
+    Card,
+    ChatContext,
+    CognitionEngine,
+    Importance,
+    MemoryRecord,
+    RecallFilters,
+    Scope,
+    inert_line,
+    precision_of,
+)
+from ...api import happened_label as label
 from ...errors import CognitionError, InvalidInput
 from ..batches import turn_texts
 from ..confirmations import CONFIRMATIONS, Confirmations, Outcome
@@ -41,7 +48,7 @@ logger = logging.getLogger("cognition")
 
 @cognition_tool("cognition_memo_read", "读取本会话的置顶备忘录（身份、稳定偏好、长期要求）。", NoArguments)
 async def memo_read(engine: CognitionEngine, context: ChatContext, args: NoArguments, now: datetime) -> dict[str, Any]:
-    memo = await notes.read_memo(engine, context)
+    memo = await engine.notes.read_memo(context)
     return {"memo": memo, "length": len(memo), "max_length": engine.config.memo_max_chars}
 
 
@@ -53,7 +60,7 @@ async def memo_read(engine: CognitionEngine, context: ChatContext, args: NoArgum
 async def memo_append(
     engine: CognitionEngine, context: ChatContext, args: MemoAppendArguments, now: datetime
 ) -> dict[str, Any]:
-    memo = await notes.append_memo(engine, context, args.content, now=now, said=_said())
+    memo = await engine.notes.append_memo(context, args.content, now=now, said=_said())
     return {"length": len(memo), "max_length": engine.config.memo_max_chars}
 
 
@@ -65,7 +72,7 @@ async def memo_append(
 async def memo_update(
     engine: CognitionEngine, context: ChatContext, args: MemoUpdateArguments, now: datetime
 ) -> dict[str, Any]:
-    memo = await notes.update_memo(engine, context, args.content, now=now, said=_said())
+    memo = await engine.notes.update_memo(context, args.content, now=now, said=_said())
     return {"length": len(memo), "max_length": engine.config.memo_max_chars}
 
 
@@ -73,13 +80,13 @@ async def memo_update(
 async def pin_add(
     engine: CognitionEngine, context: ChatContext, args: PinAddArguments, now: datetime
 ) -> dict[str, Any]:
-    pin = await notes.add_pin(engine, context, args.content, now=now, said=_said())
+    pin = await engine.notes.add_pin(context, args.content, now=now, said=_said())
     return {"pin_id": pin.id}
 
 
 @cognition_tool("cognition_pin_list", "列出本会话的全部提醒（带编号）。", NoArguments)
 async def pin_list(engine: CognitionEngine, context: ChatContext, args: NoArguments, now: datetime) -> dict[str, Any]:
-    pins = await notes.list_pins(engine, context)
+    pins = await engine.notes.list_pins(context)
     return {"pins": [{"pin_id": pin.id, "content": pin.content} for pin in pins]}
 
 
@@ -87,7 +94,7 @@ async def pin_list(engine: CognitionEngine, context: ChatContext, args: NoArgume
 async def pin_update(
     engine: CognitionEngine, context: ChatContext, args: PinUpdateArguments, now: datetime
 ) -> dict[str, Any]:
-    pin = await notes.update_pin(engine, context, args.pin_id, args.content, now=now, said=_said())
+    pin = await engine.notes.update_pin(context, args.pin_id, args.content, now=now, said=_said())
     return {"pin_id": pin.id}
 
 
@@ -95,7 +102,7 @@ async def pin_update(
 async def pin_delete(
     engine: CognitionEngine, context: ChatContext, args: PinDeleteArguments, now: datetime
 ) -> dict[str, Any]:
-    await notes.delete_pin(engine, context, args.pin_id)
+    await engine.notes.delete_pin(context, args.pin_id)
     return {"deleted": args.pin_id}
 
 
@@ -108,7 +115,7 @@ async def pin_delete(
 async def memory_write(
     engine: CognitionEngine, context: ChatContext, args: MemoryWriteArguments, now: datetime
 ) -> dict[str, Any]:
-    record = await engine.write_memory(
+    record = await engine.memories.write(
         context, args.scope, args.content, Importance(args.importance), args.tags or [], now=now,
         message_id=_message_id(), said=_said(),
     )  # fmt: skip
@@ -174,7 +181,9 @@ async def memory_read(
         time_to=time_to,
     )
     narrowed = args.scope != "all" or args.user_id or args.group_id
-    result = await engine.recall(context, [args.query], now=now, top_k=50 if narrowed else top_k, filters=filters)
+    result = await engine.memories.recall(
+        context, [args.query], now=now, top_k=50 if narrowed else top_k, filters=filters
+    )
     hits = result.hits  # already bounded by what this chat may see
     if args.scope == "user":
         hits = [hit for hit in hits if context.user_id in (hit.record.speaker_id, hit.record.subject_id)]
@@ -211,7 +220,7 @@ async def memory_update(
     engine: CognitionEngine, context: ChatContext, args: MemoryUpdateArguments, now: datetime
 ) -> dict[str, Any]:
     importance = Importance(args.importance) if args.importance else None
-    record = await engine.update_memory(
+    record = await engine.memories.update(
         context, args.memory_id, args.content, importance, args.tags, now=now, message_id=_message_id(), said=_said()
     )
     return {"memory_id": record.id, "supersedes": args.memory_id}
@@ -236,16 +245,16 @@ async def memory_delete(
         if isinstance(confirmed, Outcome):  # the plugin already ran it on the user's yes
             return {"deleted": args.memory_id, "note": "用户已回复同意，插件已执行删除并告诉了用户"}
         try:
-            await engine.forget_memory(context, args.memory_id, now=now)
+            await engine.governance.forget(context, args.memory_id, now=now)
         except CognitionError as failure:
             CONFIRMATIONS.settle(key, confirmed, "failed", failure.zh)
             raise
         CONFIRMATIONS.settle(key, confirmed, "done", f"已删除记忆 #{args.memory_id}")
         return {"deleted": args.memory_id}
-    record = await engine.forgettable(context, args.memory_id)
+    record = await engine.governance.forgettable(context, args.memory_id)
 
     async def run() -> str:
-        await engine.forget_memory(context, args.memory_id)
+        await engine.governance.forget(context, args.memory_id)
         return f"已删除记忆 #{args.memory_id}，之后不会再被记起"
 
     CONFIRMATIONS.park(key, what, run, message_id, asked_by="tool")
@@ -266,7 +275,7 @@ async def memory_delete(
 async def memory_list(
     engine: CognitionEngine, context: ChatContext, args: MemoryListArguments, now: datetime
 ) -> dict[str, Any]:
-    records, total = await engine.list_memories(context, args.scope, args.offset, args.limit)
+    records, total = await engine.memories.list(context, args.scope, args.offset, args.limit)
     return {
         "total": total,
         "notice": STORED_DATA_NOTICE,
@@ -303,8 +312,8 @@ async def profile_get(
     engine: CognitionEngine, context: ChatContext, args: ProfileGetArguments, now: datetime
 ) -> dict[str, Any]:
     entity_id = str(args.entity_id)
-    parts = await visible_parts(engine, context, args.entity_type, entity_id)
-    cards = await profiles.get_parts(engine, context.bot_id, args.entity_type, entity_id, parts)
+    parts = await engine.profiles.visible_parts(context, args.entity_type, entity_id)
+    cards = await engine.profiles.get_parts(context.bot_id, args.entity_type, entity_id, parts)
     found = [card for card in cards if not card.is_empty]
     if not found:
         return {"cards": [], "message": "还没有画像"}
@@ -320,7 +329,7 @@ async def profile_get(
 async def profile_search(
     engine: CognitionEngine, context: ChatContext, args: ProfileSearchArguments, now: datetime
 ) -> dict[str, Any]:
-    result = await search_cards(engine, context, args.query, args.entity_type, args.top_k)
+    result = await engine.profiles.search(context, args.query, args.entity_type, args.top_k)
     if not result.hits:
         return {"cards": [], "mode": result.mode, "message": "没有找到相关的画像"}
     cards = [

@@ -39,10 +39,8 @@ from amrita_core import (
 from amrita_core.types import ToolCall
 from pydantic import ValidationError
 
+from ...api import ChatContext, CognitionEngine, clean_text
 from ...config import CognitionConfig
-from ...domain.records import ChatContext, clean_text
-from ...engine.service import CognitionEngine
-from ...engine.switches import memory_on
 from ...errors import TIMEOUTS, CognitionError, InvalidInput
 from ...runtime import get_engine
 from ..context import chat_context, message_time
@@ -312,7 +310,7 @@ class RegisteredTool(Generic[ArgumentsT]):
     async def _serve(self, engine: CognitionEngine, amrita_context: Any, raw: RawArguments) -> str:
         event = amrita_context["event"]
         context = await chat_context(amrita_context["bot"], event)
-        if not await memory_on(engine, context.bot_id, context.scope):  # configured off, or /memory off
+        if not await engine.governance.memory_on(context.bot_id, context.scope):  # configured off, or /memory off
             return error("本会话已关闭记忆功能")
         if not raw.verified and self.takes_ids:
             raise InvalidInput(UNVERIFIED_MESSAGE, en="raw tool arguments unavailable; refusing an id operation")

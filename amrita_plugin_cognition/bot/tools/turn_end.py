@@ -10,8 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...domain.records import ChatContext
-from ...engine.service import CognitionEngine
+from ...api import ChatContext, CognitionEngine
 from ..capture import input_messages, mark_ended
 from .arguments import EndArguments
 from .registry import CURRENT_CALL, cognition_tool
@@ -48,7 +47,7 @@ async def end(engine: CognitionEngine, context: ChatContext, args: EndArguments,
     call = CURRENT_CALL.get()
     event = call.event if call is not None else None
     batch = input_messages(event, context.user_name) if event is not None else []
-    result = await engine.end_turn(
+    result = await engine.turns.end(
         context,
         args.memo,
         args.observations,
