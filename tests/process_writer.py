@@ -57,7 +57,7 @@ async def main(database_url: str, home: Path, bot: str, tag: str, count: int) ->
     appended: list[str] = []
     for index in range(count):
         try:
-            await engine.write_memory(admin, "group", f"进程{tag}写入的第{index}条群事实，编号{index}。")
+            await engine.memories.write(admin, "group", f"进程{tag}写入的第{index}条群事实，编号{index}。")
             memories += 1
         except LimitExceeded:
             pass

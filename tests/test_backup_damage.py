@@ -84,7 +84,7 @@ async def _banked(tmp_root: Path, chroma_port: int | None, folder: Path) -> tupl
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = group(bot, "20001", "10001", role="admin")
-    fact = await engine.write_memory(context, "group", "群20001每周日晚上有读书会。", now=NOW)
+    fact = await engine.memories.write(context, "group", "群20001每周日晚上有读书会。", now=NOW)
     await notes.update_memo(engine, context, "本群是读书群。")
     await notes.add_pin(engine, context, "周日提醒大家读书会")
     await profiles.save(engine, Card(bot, "group", "20001", "group", body="读书群。", source_ids=[fact.id]), now=NOW)

@@ -290,8 +290,8 @@ def _assert_inert(inner: str, memory_ids: set[int]) -> None:
 async def _seed(scope: Scope) -> list[int]:
     engine = await memory_engine()
     drafts = [MemoryDraft(text=text, scope=scope, speaker_id="10002", speaker_name="阿杰") for text in PAYLOAD_MEMORIES]
-    result = await engine.remember(BOT, drafts)
-    await engine.drain_outbox()
+    result = await engine.memories.remember(BOT, drafts)
+    await engine.index.drain()
     assert len(result.record_ids) == len(PAYLOAD_MEMORIES), result
     return list(result.record_ids.values())
 

@@ -30,8 +30,10 @@ _engine = memory_engine
 
 async def _seed(scope: Scope, text: str, speaker: str = "10001", name: str = "小明") -> int:
     engine = await _engine()
-    result = await engine.remember(BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)])
-    await engine.drain_outbox()
+    result = await engine.memories.remember(
+        BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)]
+    )
+    await engine.index.drain()
     return result.record_ids[0]
 
 
@@ -109,13 +111,13 @@ async def test_tool_writes_into_the_chat_of_the_event(app: App, fake_openai, mon
     from amrita_plugin_cognition.domain.records import ChatContext
 
     here = ChatContext(BOT, Scope("group", "30003"), "10001")
-    records, total = await engine.list_memories(here, "group")
+    records, total = await engine.memories.list(here, "group")
     assert total == 1 and records[0].id == results[0]["memory_id"]
     assert records[0].speaker_id == "10001" and records[0].importance.value == "high"
     # its source is the message it answered (what ``inspect`` and ``/memory … show`` report)
     assert records[0].source["via"] == "tool" and len(records[0].source["messages"]) == 1
     elsewhere = ChatContext(BOT, Scope("group", "30004"), "10001")
-    assert (await engine.list_memories(elsewhere, "group"))[1] == 0
+    assert (await engine.memories.list(elsewhere, "group"))[1] == 0
 
 
 async def test_tool_errors_are_clear_and_change_nothing(app: App, fake_openai, monkeypatch) -> None:
@@ -139,7 +141,7 @@ async def test_tool_errors_are_clear_and_change_nothing(app: App, fake_openai, m
     engine = await _engine()
     from amrita_plugin_cognition.domain.records import ChatContext
 
-    assert (await engine.list_memories(ChatContext(BOT, Scope("private", "10011"), "10011"), "user"))[1] == 0
+    assert (await engine.memories.list(ChatContext(BOT, Scope("private", "10011"), "10011"), "user"))[1] == 0
 
 
 async def test_memo_and_pins_are_injected_each_turn(app: App, fake_openai, monkeypatch) -> None:
@@ -258,19 +260,17 @@ async def test_a_connecting_account_learns_that_its_bank_is_empty(app: App) -> N
 async def test_a_stuck_memory_lookup_never_holds_the_reply(app: App, fake_openai, monkeypatch) -> None:
     import asyncio
 
-    from amrita_plugin_cognition.bot import hook
-
     fact = "群友阿花（QQ号10061）下个月要去云南旅游。"
     await _seed(Scope("group", "30061"), fact, speaker="10061", name="阿花")
     engine = await _engine()
     monkeypatch.setattr(engine, "config", engine.config.model_copy(update={"hook_timeout_seconds": 0.2}))
-    real_build = hook.build_context
+    real_build = engine.turns.context
 
     async def stuck(*args, **kwargs):  # type: ignore[no-untyped-def]
         await asyncio.sleep(30)  # e.g. an index that never answers
         return await real_build(*args, **kwargs)
 
-    monkeypatch.setattr(hook, "build_context", stuck)
+    monkeypatch.setattr(engine.turns, "context", stuck)
     async with app.test_api() as ctx:
         bot, qq = await _bot(ctx, monkeypatch)
         started = asyncio.get_running_loop().time()
@@ -278,7 +278,7 @@ async def test_a_stuck_memory_lookup_never_holds_the_reply(app: App, fake_openai
         assert asyncio.get_running_loop().time() - started < 10
         assert fake_openai.chat_requests and "<cognition_memory" not in system_text(fake_openai.chat_requests[0])
         assert FINAL_TEXT in qq.sent
-        monkeypatch.setattr(hook, "build_context", real_build)
+        monkeypatch.setattr(engine.turns, "context", real_build)
         fake_openai.reset()
         await deliver(bot, group_message("阿花下个月去哪？", 30061, 10061, "阿花"))
         assert fact in system_text(fake_openai.chat_requests[0])

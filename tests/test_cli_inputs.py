@@ -97,7 +97,7 @@ async def test_an_actor_of_the_longest_allowed_length_is_stored_on_this_database
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     scope = Scope("group", "20001")
-    await engine.remember(bot, [MemoryDraft(text="小明喜欢吃火锅", scope=scope, speaker_id="10001")])
+    await engine.memories.remember(bot, [MemoryDraft(text="小明喜欢吃火锅", scope=scope, speaker_id="10001")])
     actor = "操" * ACTOR_MAX_CHARS
     report = await erasure.delete_all(engine, ErasureTarget.chat(bot, scope), actor)
     assert report.counts["memories"] == 1

@@ -41,7 +41,7 @@ def _lost(error: ConcurrentChange | NotFound) -> bool:
 
 async def _correct(engine, context, memory_id: int, text: str) -> bool:  # type: ignore[no-untyped-def]
     try:
-        await engine.update_memory(context, memory_id, text, now=NOW)
+        await engine.memories.update(context, memory_id, text, now=NOW)
     except (ConcurrentChange, NotFound) as error:
         return _lost(error)
     return True
@@ -49,7 +49,7 @@ async def _correct(engine, context, memory_id: int, text: str) -> bool:  # type:
 
 async def _forget(engine, context, memory_id: int) -> bool:  # type: ignore[no-untyped-def]
     try:
-        await engine.forget_memory(context, memory_id, now=NOW)
+        await engine.governance.forget(context, memory_id, now=NOW)
     except (ConcurrentChange, NotFound) as error:
         return _lost(error)
     return True
@@ -60,7 +60,7 @@ async def test_two_corrections_of_one_fact_leave_one_successor(tmp_root, chroma_
     for trial in range(10):
         bot = new_bot()
         context = group(bot, "20001", "10001")
-        record = await engine.write_memory(context, "group", f"群20001的聚餐定在第{trial}个周五。", now=NOW)
+        record = await engine.memories.write(context, "group", f"群20001的聚餐定在第{trial}个周五。", now=NOW)
         outcomes = await asyncio.gather(
             _correct(engine, context, record.id, "聚餐改到周六。"),
             _correct(engine, context, record.id, "聚餐改到周日。"),
@@ -74,7 +74,7 @@ async def test_a_correction_racing_a_forget_never_leaves_a_forgotten_fact_active
     for trial in range(30):
         bot = new_bot()
         context = group(bot, "20001", "10001")
-        record = await engine.write_memory(context, "group", f"群友小明第{trial}次说他住在海淀。", now=NOW)
+        record = await engine.memories.write(context, "group", f"群友小明第{trial}次说他住在海淀。", now=NOW)
         moved = f"群友小明第{trial}次说他搬到了朝阳。"
         corrected, forgotten = await asyncio.gather(
             _correct(engine, context, record.id, moved), _forget(engine, context, record.id)
@@ -93,34 +93,34 @@ async def test_forgetting_a_corrected_fact_removes_its_whole_lineage_and_restore
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = private(bot, "10001")
-    first = await engine.write_memory(context, "user", "QQ号10001（昵称小明）的生日是3月1日。", now=NOW)
+    first = await engine.memories.write(context, "user", "QQ号10001（昵称小明）的生日是3月1日。", now=NOW)
     info = await backup.create_backup(engine)  # made before the correction
-    second = await engine.update_memory(context, first.id, "QQ号10001（昵称小明）的生日是3月2日。", now=NOW)
-    third = await engine.update_memory(context, second.id, "QQ号10001（昵称小明）的生日是3月3日。", now=NOW)
-    await engine.forget_memory(context, third.id, now=NOW)
+    second = await engine.memories.update(context, first.id, "QQ号10001（昵称小明）的生日是3月2日。", now=NOW)
+    third = await engine.memories.update(context, second.id, "QQ号10001（昵称小明）的生日是3月3日。", now=NOW)
+    await engine.governance.forget(context, third.id, now=NOW)
     async with engine.session() as session:
         assert await repository.get_rows(session, bot, [first.id, second.id, third.id]) == {}
         for memory_id in (first.id, second.id, third.id):
             assert await repository.barrier_for(session, memory_id)
     await backup.restore_backup(engine, info.path)
     assert await _active_versions(engine, bot, context.scope) == []
-    assert (await engine.recall(context, ["小明的生日"], now=NOW)).hits == []
+    assert (await engine.memories.recall(context, ["小明的生日"], now=NOW)).hits == []
 
 
 async def test_text_typed_in_a_private_chat_never_corrects_a_group_fact(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     in_group = group(bot, "20001", "10001")
-    fact = await engine.write_memory(in_group, "user", "群友小明喜欢吃辣。", now=NOW)
+    fact = await engine.memories.write(in_group, "user", "群友小明喜欢吃辣。", now=NOW)
     try:
-        await engine.update_memory(private(bot, "10001"), fact.id, "小明的私事：他欠了一大笔钱。", now=NOW)
+        await engine.memories.update(private(bot, "10001"), fact.id, "小明的私事：他欠了一大笔钱。", now=NOW)
     except InvalidInput as error:
         assert "私聊" in error.zh and "群" in error.zh
     else:
         raise AssertionError("a private chat corrected a group fact")
     assert await _active_versions(engine, bot, in_group.scope) == ["群友小明喜欢吃辣。"]
     # forgetting one's own group fact from the private chat is allowed: it reveals nothing
-    await engine.forget_memory(private(bot, "10001"), fact.id, now=NOW)
+    await engine.governance.forget(private(bot, "10001"), fact.id, now=NOW)
     assert await _active_versions(engine, bot, in_group.scope) == []
 
 

@@ -204,7 +204,7 @@ async def test_a_bad_config_leaves_memory_unavailable_until_the_file_is_fixed(
     engine = await runtime.get_engine()  # no restart
     assert runtime.current_engine() is engine and engine.generation >= 1
     assert await runtime.get_engine() is engine
-    assert await engine.status()  # started: it answers from the database
+    assert await engine.index.status()  # started: it answers from the database
 
 
 class _FakeEngine:

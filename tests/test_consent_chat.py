@@ -27,8 +27,10 @@ DELETE = "cognition_memory_delete"
 
 async def _seed(scope: Scope, text: str, speaker: str, name: str = "用户") -> int:
     engine = await memory_engine()
-    result = await engine.remember(BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)])
-    await engine.drain_outbox()
+    result = await engine.memories.remember(
+        BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)]
+    )
+    await engine.index.drain()
     return result.record_ids[0]
 
 

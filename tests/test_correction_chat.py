@@ -33,7 +33,7 @@ async def _historian_fact(group_id: str, text: str) -> int:
         source={"via": "historian", "job": 77, "job_kind": "observations", "messages": ["m1"], "sources": [1],
                 "absolute": True, "happened": "day"},
     )  # fmt: skip
-    result = await engine.remember(BOT, [draft])
+    result = await engine.memories.remember(BOT, [draft])
     return result.record_ids[0]
 
 

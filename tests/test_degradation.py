@@ -43,8 +43,8 @@ async def test_an_unreachable_database_costs_the_turn_its_memory_and_nothing_els
 ) -> None:
     engine = await memory_engine()
     fact = "阿岚养了一只叫团子的橘猫。"
-    await engine.remember(BOT, [MemoryDraft(text=fact, scope=Scope("private", "10401"), speaker_id="10401")])
-    await engine.drain_outbox()
+    await engine.memories.remember(BOT, [MemoryDraft(text=fact, scope=Scope("private", "10401"), speaker_id="10401")])
+    await engine.index.drain()
     async with app.test_api() as ctx:
         bot, qq = await connect_bot(ctx, monkeypatch, BOT)
         await deliver(bot, private_message("我的猫叫什么", 10401, "阿岚"))
@@ -135,26 +135,26 @@ async def test_a_stopped_chroma_server_loses_no_write_correction_or_forget(tmp_p
         engine = await make_engine(tmp_root, server.port, chroma=settings)
         bot = new_bot()
         chat = private(bot, "10402", "阿林")
-        kept = await engine.write_memory(chat, "user", "阿林每天早上跑五公里。", now=NOW)
-        corrected = await engine.write_memory(chat, "user", "阿林住在苏州。", now=NOW)
-        forgotten = await engine.write_memory(chat, "user", "阿林的前任叫小雨。", now=NOW)
-        await engine.drain_outbox()
+        kept = await engine.memories.write(chat, "user", "阿林每天早上跑五公里。", now=NOW)
+        corrected = await engine.memories.write(chat, "user", "阿林住在苏州。", now=NOW)
+        forgotten = await engine.memories.write(chat, "user", "阿林的前任叫小雨。", now=NOW)
+        await engine.index.drain()
         assert await _vector_ids(engine, bot, chat.scope) == {kept.id, corrected.id, forgotten.id}
 
         server.stop()
-        added = await engine.write_memory(chat, "user", "阿林在学日语。", now=NOW)
-        moved = await engine.update_memory(chat, corrected.id, "阿林搬到了杭州。", now=NOW)
-        await engine.forget_memory(chat, forgotten.id, now=NOW)
+        added = await engine.memories.write(chat, "user", "阿林在学日语。", now=NOW)
+        moved = await engine.memories.update(chat, corrected.id, "阿林搬到了杭州。", now=NOW)
+        await engine.governance.forget(chat, forgotten.id, now=NOW)
         assert await _active_ids(engine, bot) == {kept.id, added.id, moved.id}  # SQL has every change
-        await engine.drain_outbox()  # the index is down: the work waits in the outbox
+        await engine.index.drain()  # the index is down: the work waits in the outbox
         assert await _pending_outbox(engine, bot) >= 4
 
         server.start()
         # the failed rows wait out their backoff: drain as the outbox timer would, once they are due
-        await engine.drain_outbox(now=datetime.now(UTC) + timedelta(hours=1))
+        await engine.index.drain(now=datetime.now(UTC) + timedelta(hours=1))
         assert await _pending_outbox(engine, bot) == 0
         assert await _vector_ids(engine, bot, chat.scope) == {kept.id, added.id, moved.id}
-        hits = await engine.recall(chat, ["阿林的前任"], now=NOW)
+        hits = await engine.memories.recall(chat, ["阿林的前任"], now=NOW)
         assert forgotten.id not in {hit.record.id for hit in hits.hits}
     finally:
         server.stop()

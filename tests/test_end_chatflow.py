@@ -112,7 +112,9 @@ async def test_a_message_that_asks_not_to_be_remembered_keeps_everything_of_its_
     of it."""
     said = "这个别记啊：我下周二要去面试，紧张死了"
     engine = await _engine()
-    earlier = await engine.write_memory(group(BOT, "30111", "10111", "阿强"), "user", "QQ号10111（昵称阿强）在找工作。")
+    earlier = await engine.memories.write(
+        group(BOT, "30111", "10111", "阿强"), "user", "QQ号10111（昵称阿强）在找工作。"
+    )
     fake_openai.script.extend(
         [
             tool_call(

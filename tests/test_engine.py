@@ -44,8 +44,8 @@ async def remember(engine, bot, scope, *facts, speaker="10001", name="小明", w
         )
         for fact in facts
     ]
-    result = await engine.remember(bot, drafts, now=NOW)
-    await engine.drain_outbox()
+    result = await engine.memories.remember(bot, drafts, now=NOW)
+    await engine.index.drain()
     return result
 
 
@@ -55,10 +55,10 @@ async def test_group_recall_stays_in_its_group(tmp_root, chroma_port) -> None:
     await remember(engine, bot, Scope("group", "20001"), "QQ号10001（昵称小明）计划于2026-12-04去成都出差。")
     await remember(engine, bot, Scope("group", "20002"), "QQ号10002（昵称小红）下周要去成都吃火锅。", speaker="10002")
 
-    here = await engine.recall(group(bot, "20001", "10001"), ["我之前说要去哪出差来着？"], now=NOW)
+    here = await engine.memories.recall(group(bot, "20001", "10001"), ["我之前说要去哪出差来着？"], now=NOW)
     assert texts(here) == ["QQ号10001（昵称小明）计划于2026-12-04去成都出差。"]
     assert here.mode == "full"
-    other = await engine.recall(group(bot, "20003", "10001"), ["成都出差"], now=NOW)
+    other = await engine.memories.recall(group(bot, "20003", "10001"), ["成都出差"], now=NOW)
     assert other.hits == []
 
 
@@ -67,11 +67,11 @@ async def test_private_facts_never_reach_a_group_even_when_open(tmp_root, chroma
         engine = await make_engine(tmp_root, chroma_port, scope_policy=policy)
         bot = new_bot()
         await remember(engine, bot, Scope("private", "10001"), "QQ号10001（昵称小明）的过敏原是花生。")
-        in_group = await engine.recall(group(bot, "20001", "10001"), ["小明对什么过敏"], now=NOW)
+        in_group = await engine.memories.recall(group(bot, "20001", "10001"), ["小明对什么过敏"], now=NOW)
         assert in_group.hits == [], policy
-        other_private = await engine.recall(private(bot, "10002"), ["小明对什么过敏"], now=NOW)
+        other_private = await engine.memories.recall(private(bot, "10002"), ["小明对什么过敏"], now=NOW)
         assert other_private.hits == [], policy
-        own = await engine.recall(private(bot, "10001"), ["我对什么过敏"], now=NOW)
+        own = await engine.memories.recall(private(bot, "10001"), ["我对什么过敏"], now=NOW)
         assert texts(own) == ["QQ号10001（昵称小明）的过敏原是花生。"], policy
 
 
@@ -87,9 +87,9 @@ async def test_private_chat_sees_group_facts_about_its_user_only(tmp_root, chrom
         speaker="10002",
         name="小红",
     )
-    mine = await engine.recall(private(bot, "10001"), ["火锅"], now=NOW)
+    mine = await engine.memories.recall(private(bot, "10001"), ["火锅"], now=NOW)
     assert texts(mine) == ["QQ号10001（昵称小明）在群里说他最爱吃火锅。"]
-    stranger = await engine.recall(private(bot, "10003"), ["火锅"], now=NOW)
+    stranger = await engine.memories.recall(private(bot, "10003"), ["火锅"], now=NOW)
     assert stranger.hits == []
 
 
@@ -101,7 +101,7 @@ async def test_open_policy_shares_groups_and_boosts_the_current_one(tmp_root, ch
         strict, bot, Scope("group", "20002"), "群20002约定每周五晚上八点一起打羽毛球。", *FILLER, speaker="10002"
     )
     question = ["每周五晚上打羽毛球的约定"]
-    strict_hits = (await strict.recall(group(bot, "20002", "10009"), question, now=NOW)).hits
+    strict_hits = (await strict.memories.recall(group(bot, "20002", "10009"), question, now=NOW)).hits
     assert {hit.record.scope.id for hit in strict_hits} == {"20002"}
     open_engine = await make_engine(tmp_root, chroma_port, scope_policy="open")
     open_engine.vectors = strict.vectors
@@ -109,8 +109,14 @@ async def test_open_policy_shares_groups_and_boosts_the_current_one(tmp_root, ch
     def badminton(result) -> list[str]:  # type: ignore[no-untyped-def]
         return [hit.record.scope.id for hit in result.hits if "羽毛球" in hit.record.text]
 
-    assert badminton(await open_engine.recall(group(bot, "20001", "10009"), question, now=NOW)) == ["20001", "20002"]
-    assert badminton(await open_engine.recall(group(bot, "20002", "10009"), question, now=NOW)) == ["20002", "20001"]
+    assert badminton(await open_engine.memories.recall(group(bot, "20001", "10009"), question, now=NOW)) == [
+        "20001",
+        "20002",
+    ]
+    assert badminton(await open_engine.memories.recall(group(bot, "20002", "10009"), question, now=NOW)) == [
+        "20002",
+        "20001",
+    ]
 
 
 async def test_two_character_chinese_words_match_by_keyword(tmp_root, chroma_port) -> None:
@@ -119,7 +125,7 @@ async def test_two_character_chinese_words_match_by_keyword(tmp_root, chroma_por
     scope = Scope("group", "20001")
     await remember(engine, bot, scope, "小明周末和同事去吃了重庆火锅。", "小红周末去图书馆看书。", "小刚周末去爬山。")
     engine.vectors = _BrokenVectors(engine.vectors)  # keyword side alone must find it
-    result = await engine.recall(group(bot, "20001", "10001"), ["火锅"], now=NOW)
+    result = await engine.memories.recall(group(bot, "20001", "10001"), ["火锅"], now=NOW)
     assert result.mode == "keyword_only"
     assert texts(result)[0] == "小明周末和同事去吃了重庆火锅。"
 
@@ -144,11 +150,11 @@ async def test_correction_supersedes_and_keeps_history(tmp_root, chroma_port) ->
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = group(bot, "20001", "10001")
-    old = await engine.write_memory(context, "user", "QQ号10001（昵称小明）住在北京。", now=NOW)
-    await engine.drain_outbox()
-    new = await engine.update_memory(context, old.id, "QQ号10001（昵称小明）搬到了上海居住。", now=NOW)
-    await engine.drain_outbox()
-    result = await engine.recall(context, ["小明住在哪里"], now=NOW)
+    old = await engine.memories.write(context, "user", "QQ号10001（昵称小明）住在北京。", now=NOW)
+    await engine.index.drain()
+    new = await engine.memories.update(context, old.id, "QQ号10001（昵称小明）搬到了上海居住。", now=NOW)
+    await engine.index.drain()
+    result = await engine.memories.recall(context, ["小明住在哪里"], now=NOW)
     assert texts(result) == ["QQ号10001（昵称小明）搬到了上海居住。"]
     async with engine.session() as session:
         from amrita_plugin_cognition.store import repository
@@ -163,17 +169,17 @@ async def test_forget_is_final_even_through_rewrite_and_reindex(tmp_root, chroma
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = private(bot, "10001")
-    record = await engine.write_memory(context, "user", "QQ号10001（昵称小明）的前任叫小丽。", now=NOW)
-    await engine.drain_outbox()
-    await engine.forget_memory(context, record.id)
-    await engine.drain_outbox()
-    assert (await engine.recall(context, ["前任"], now=NOW)).hits == []
+    record = await engine.memories.write(context, "user", "QQ号10001（昵称小明）的前任叫小丽。", now=NOW)
+    await engine.index.drain()
+    await engine.governance.forget(context, record.id)
+    await engine.index.drain()
+    assert (await engine.memories.recall(context, ["前任"], now=NOW)).hits == []
     with pytest.raises(InvalidInput, match="遗忘"):
-        await engine.write_memory(context, "user", "QQ号10001（昵称小明）的前任叫小丽。", now=NOW)
-    await engine.reindex()
-    assert (await engine.recall(context, ["前任 小丽"], now=NOW)).hits == []
+        await engine.memories.write(context, "user", "QQ号10001（昵称小明）的前任叫小丽。", now=NOW)
+    await engine.index.reindex()
+    assert (await engine.memories.recall(context, ["前任 小丽"], now=NOW)).hits == []
     with pytest.raises(NotFound):
-        await engine.forget_memory(context, record.id)
+        await engine.governance.forget(context, record.id)
 
 
 async def test_secrets_and_do_not_remember_are_refused(tmp_root, chroma_port) -> None:
@@ -181,10 +187,10 @@ async def test_secrets_and_do_not_remember_are_refused(tmp_root, chroma_port) ->
     bot = new_bot()
     context = private(bot, "10001")
     with pytest.raises(InvalidInput, match="凭据"):
-        await engine.write_memory(context, "user", "小明的QQ密码是 hunter2abc")
+        await engine.memories.write(context, "user", "小明的QQ密码是 hunter2abc")
     with pytest.raises(InvalidInput, match="不要记住"):
-        await engine.write_memory(context, "user", "这个别记下来：小明下周要去医院复查")
-    records, total = await engine.list_memories(context, "user")
+        await engine.memories.write(context, "user", "这个别记下来：小明下周要去医院复查")
+    records, total = await engine.memories.list(context, "user")
     assert total == 0 and records == []
 
 
@@ -193,34 +199,34 @@ async def test_bad_input_changes_nothing(tmp_root, chroma_port) -> None:
     bot = new_bot()
     context = group(bot, "20001", "10001")
     with pytest.raises(InvalidInput, match="不能为空"):
-        await engine.write_memory(context, "group", "   ")
+        await engine.memories.write(context, "group", "   ")
     with pytest.raises(LimitExceeded, match="上限 50"):
-        await engine.write_memory(context, "group", "长" * 51)
+        await engine.memories.write(context, "group", "长" * 51)
     with pytest.raises(InvalidInput, match="scope"):
-        await engine.write_memory(context, "everyone", "事实")  # type: ignore[arg-type]
+        await engine.memories.write(context, "everyone", "事实")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="私聊"):
-        await engine.write_memory(private(bot, "10001"), "group", "事实")
+        await engine.memories.write(private(bot, "10001"), "group", "事实")
     with pytest.raises(NotFound):
-        await engine.update_memory(context, 999999999, "新内容")
+        await engine.memories.update(context, 999999999, "新内容")
     with pytest.raises(InvalidInput, match="limit"):
-        await engine.list_memories(context, "group", limit=51)
-    assert (await engine.list_memories(context, "group"))[1] == 0
+        await engine.memories.list(context, "group", limit=51)
+    assert (await engine.memories.list(context, "group"))[1] == 0
 
 
 async def test_members_edit_only_their_own_group_memories(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     author = group(bot, "20001", "10001")
-    record = await engine.write_memory(author, "group", "群20001的群规第一条：禁止刷屏。", now=NOW)
+    record = await engine.memories.write(author, "group", "群20001的群规第一条：禁止刷屏。", now=NOW)
     with pytest.raises(PermissionDenied):
-        await engine.forget_memory(group(bot, "20001", "10002"), record.id)
+        await engine.governance.forget(group(bot, "20001", "10002"), record.id)
     with pytest.raises(NotFound):  # another group cannot even see it
-        await engine.forget_memory(group(bot, "20002", "10001", role="owner"), record.id)
-    updated = await engine.update_memory(
+        await engine.governance.forget(group(bot, "20002", "10001", role="owner"), record.id)
+    updated = await engine.memories.update(
         group(bot, "20001", "10003", role="admin"), record.id, "群20001的群规第一条：禁止刷屏和广告。"
     )
-    await engine.forget_memory(author, updated.id)
-    assert (await engine.list_memories(author, "group"))[1] == 0
+    await engine.governance.forget(author, updated.id)
+    assert (await engine.memories.list(author, "group"))[1] == 0
 
 
 async def test_scope_limit_holds_under_concurrent_writers(tmp_root, chroma_port) -> None:
@@ -230,14 +236,14 @@ async def test_scope_limit_holds_under_concurrent_writers(tmp_root, chroma_port)
 
     async def write(index: int) -> bool:
         try:
-            await engine.write_memory(context, "group", f"第{index}条互不相同的群事实：编号{index * 7919}。")
+            await engine.memories.write(context, "group", f"第{index}条互不相同的群事实：编号{index * 7919}。")
             return True
         except LimitExceeded:
             return False
 
     outcomes = await asyncio.gather(*(write(index) for index in range(25)))
     assert sum(outcomes) == 10
-    assert (await engine.list_memories(context, "group", limit=50))[1] == 10
+    assert (await engine.memories.list(context, "group", limit=50))[1] == 10
 
 
 async def test_writes_survive_an_embedder_outage_and_catch_up(tmp_root, chroma_port, fake_openai) -> None:
@@ -246,19 +252,19 @@ async def test_writes_survive_an_embedder_outage_and_catch_up(tmp_root, chroma_p
     bot = new_bot()
     context = group(bot, "20001", "10001")
     fake_openai.embeddings_down = True
-    await engine.write_memory(context, "group", "群友小明下个月去成都出差。", now=NOW)
-    assert await engine.drain_outbox() == 0
-    status = await engine.status()
+    await engine.memories.write(context, "group", "群友小明下个月去成都出差。", now=NOW)
+    assert await engine.index.drain() == 0
+    status = await engine.index.status()
     assert status["outbox"]["pending"] >= 1 and status["outbox"]["failing"] >= 1
-    degraded = await engine.recall(context, ["成都出差"], now=NOW)
+    degraded = await engine.memories.recall(context, ["成都出差"], now=NOW)
     assert degraded.mode == "keyword_only"
     assert texts(degraded) == ["群友小明下个月去成都出差。"]
     fake_openai.embeddings_down = False
-    assert await engine.drain_outbox() == 0  # the failed row waits for its backoff
+    assert await engine.index.drain() == 0  # the failed row waits for its backoff
     later = datetime.now(UTC) + timedelta(hours=2)
-    assert await engine.drain_outbox(now=later) >= 1
-    assert (await engine.status())["outbox"]["pending"] == 0
-    healthy = await engine.recall(context, ["成都出差"], now=NOW)
+    assert await engine.index.drain(now=later) >= 1
+    assert (await engine.index.status())["outbox"]["pending"] == 0
+    healthy = await engine.memories.recall(context, ["成都出差"], now=NOW)
     assert healthy.mode == "full" and texts(healthy) == ["群友小明下个月去成都出差。"]
 
 
@@ -268,23 +274,23 @@ async def test_reindex_switches_model_and_dimension_without_loss(tmp_root, chrom
     bot = new_bot()
     facts = [f"群20001第{index}号成员的爱好是第{index}种运动。" for index in range(30)]
     await remember(engine, bot, Scope("group", "20001"), *facts)
-    await engine.check_fingerprint()
+    await engine.index.check_fingerprint()
     narrow = OpenAIEmbedder(url=fake_openai.base_url, model="fake-embed-2", dimensions=32)
     switched = await make_engine(tmp_root, chroma_port, embedder=narrow)
     switched.vectors = engine.vectors
     switched._generation = engine.generation
-    assert await switched.check_fingerprint() == "rebuilt"
-    status = await switched.status()
+    assert await switched.index.check_fingerprint() == "rebuilt"
+    status = await switched.index.status()
     assert status["fingerprint"]["model"] == "fake-embed-2"
     assert status["index"]["missing"] == 0
-    result = await switched.recall(group(bot, "20001", "10001"), ["第7号成员的爱好"], now=NOW)
+    result = await switched.memories.recall(group(bot, "20001", "10001"), ["第7号成员的爱好"], now=NOW)
     assert result.mode == "full" and any("第7号" in text for text in texts(result)[:3])
 
 
 async def _ordering(tmp_root, chroma_port, shared, context, query, **recall) -> list[str]:  # type: ignore[no-untyped-def]
     engine = await make_engine(tmp_root, chroma_port, recall=recall)
     engine.vectors = shared.vectors
-    return texts(await engine.recall(context, query, now=NOW, use_mmr=False))
+    return texts(await engine.memories.recall(context, query, now=NOW, use_mmr=False))
 
 
 async def test_recency_lifts_a_recent_fact_but_never_filters(tmp_root, chroma_port) -> None:
@@ -366,11 +372,11 @@ async def test_mmr_moves_a_near_duplicate_down(tmp_root, chroma_port) -> None:
     )
     await remember(engine, bot, scope, first, twin, other)
     context, query = group(bot, "20001", "10009"), ["小明喜欢吃四川火锅"]
-    plain = texts(await engine.recall(context, query, now=NOW, use_mmr=False))
+    plain = texts(await engine.memories.recall(context, query, now=NOW, use_mmr=False))
     assert plain.index(twin) < plain.index(other)
     diverse_engine = await make_engine(tmp_root, chroma_port, recall={"mmr_lambda": 0.3})
     diverse_engine.vectors = engine.vectors
-    diverse = texts(await diverse_engine.recall(context, query, now=NOW))
+    diverse = texts(await diverse_engine.memories.recall(context, query, now=NOW))
     assert diverse.index(other) < diverse.index(twin)
 
 
@@ -381,9 +387,11 @@ async def test_filters_and_time_range(tmp_root, chroma_port) -> None:
     await remember(engine, bot, scope, "小明去年春天去了云南旅游。", when=days_ago(300))
     await remember(engine, bot, scope, "小明上周去了海南旅游。", when=days_ago(7), importance=Importance.HIGH)
     context = group(bot, "20001", "10001")
-    recent = await engine.recall(context, ["小明旅游"], now=NOW, filters=RecallFilters(time_from=days_ago(30)))
+    recent = await engine.memories.recall(context, ["小明旅游"], now=NOW, filters=RecallFilters(time_from=days_ago(30)))
     assert texts(recent) == ["小明上周去了海南旅游。"]
-    important = await engine.recall(context, ["小明旅游"], now=NOW, filters=RecallFilters(importance=Importance.HIGH))
+    important = await engine.memories.recall(
+        context, ["小明旅游"], now=NOW, filters=RecallFilters(importance=Importance.HIGH)
+    )
     assert texts(important) == ["小明上周去了海南旅游。"]
 
 
@@ -403,28 +411,28 @@ async def test_backup_and_restore_keep_ids_and_never_resurrect(tmp_root, chroma_
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = group(bot, "20001", "10001")
-    kept = await engine.write_memory(context, "group", "群20001每周日晚上有读书会。", now=NOW)
-    doomed = await engine.write_memory(context, "group", "群20001的旧群号是123456。", now=NOW)
+    kept = await engine.memories.write(context, "group", "群20001每周日晚上有读书会。", now=NOW)
+    doomed = await engine.memories.write(context, "group", "群20001的旧群号是123456。", now=NOW)
     admin = group(bot, "20001", "10002", role="admin")
     await notes.update_memo(engine, admin, "本群是读书群。")
     await notes.add_pin(engine, context, "周日提醒大家读书会")
-    await engine.drain_outbox()
+    await engine.index.drain()
     info = await backup.create_backup(engine)
     assert info.path.exists() and info.counts["memory"] >= 2
     assert any(item.path == info.path for item in await backup.list_backups(engine))
-    await engine.forget_memory(context, doomed.id)  # after the backup: must stay forgotten
+    await engine.governance.forget(context, doomed.id)  # after the backup: must stay forgotten
     await notes.update_memo(engine, admin, "备忘录被改掉了。")
-    await engine.drain_outbox()
+    await engine.index.drain()
     report = await backup.restore_backup(engine, info.path)
     assert report["skipped_forgotten"] >= 1
-    records, _ = await engine.list_memories(context, "group")
+    records, _ = await engine.memories.list(context, "group")
     assert [record.id for record in records] == [kept.id]
     assert await notes.read_memo(engine, context) == "本群是读书群。"
     assert [pin.content for pin in await notes.list_pins(engine, context)] == ["周日提醒大家读书会"]
-    hits = await engine.recall(context, ["读书会"], now=NOW)
+    hits = await engine.memories.recall(context, ["读书会"], now=NOW)
     assert hits.mode == "full" and [hit.record.id for hit in hits.hits] == [kept.id]
-    assert (await engine.status())["index"]["missing"] == 0
-    again = await engine.write_memory(context, "group", "群20001新增了一个周三的读书会。", now=NOW)
+    assert (await engine.index.status())["index"]["missing"] == 0
+    again = await engine.memories.write(context, "group", "群20001新增了一个周三的读书会。", now=NOW)
     assert again.id > doomed.id
 
 
@@ -458,7 +466,7 @@ async def test_backup_carries_cards_and_revisions_and_restore_replaces_them(tmp_
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = group(bot, "20001", "10001")
-    fact = await engine.write_memory(context, "user", "群友小明喜欢打羽毛球。", now=NOW)
+    fact = await engine.memories.write(context, "user", "群友小明喜欢打羽毛球。", now=NOW)
     await profiles.save(engine, _card(bot, "user", "10001", "第一版。", [fact.id]), now=NOW)
     await profiles.save(engine, _card(bot, "user", "10001", "第二版。", [fact.id]), now=NOW + timedelta(hours=1))
     await profiles.save(engine, _card(bot, "group", "20001", "读书群。", []), now=NOW)
@@ -510,15 +518,15 @@ async def test_restore_leaves_out_cards_built_only_from_facts_forgotten_since(tm
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = group(bot, "20001", "10001")
-    kept = await engine.write_memory(context, "user", "群友小明喜欢打羽毛球。", now=NOW)
-    doomed = await engine.write_memory(context, "user", "群友小明欠了房东三个月房租。", now=NOW)
+    kept = await engine.memories.write(context, "user", "群友小明喜欢打羽毛球。", now=NOW)
+    doomed = await engine.memories.write(context, "user", "群友小明欠了房东三个月房租。", now=NOW)
     await profiles.save(engine, _card(bot, "user", "10001", "欠房租的人。", [doomed.id]), now=NOW)
     await profiles.save(engine, _card(bot, "user", "10001", "打球。", [kept.id, doomed.id]), now=NOW + timedelta(1))
     await profiles.save(engine, _card(bot, "user", "10002", "只打球。", [kept.id]), now=NOW)
     await profiles.save(engine, _card(bot, "user", "10003", "也欠房租。", [doomed.id]), now=NOW)
     info = await backup.create_backup(engine)
-    await engine.forget_memory(context, doomed.id, now=NOW)
-    await engine.drain_outbox()
+    await engine.governance.forget(context, doomed.id, now=NOW)
+    await engine.index.drain()
     report = await backup.restore_backup(engine, info.path)
     assert report["cards_dropped"] >= 2 and report["cards_trimmed"] >= 1
     cards, revisions = await _cards_of(engine, bot)
@@ -534,7 +542,7 @@ async def test_restore_leaves_out_cards_built_only_from_facts_forgotten_since(tm
         pending = await jobs.pending_of(uow.session, MERGE_JOB, bot, Scope("private", "10001"))
         assert pending is not None and rebuild_parts(payload_of(pending.payload)) == ["group"]
         assert await jobs.pending_of(uow.session, MERGE_JOB, bot, Scope("private", "10002")) is None
-    records, _ = await engine.list_memories(context, "user")
+    records, _ = await engine.memories.list(context, "user")
     assert [record.id for record in records] == [kept.id]
 
 
@@ -548,7 +556,7 @@ async def test_a_backup_without_card_lines_restores_to_no_cards(tmp_root, chroma
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     context = group(bot, "20001", "10001")
-    fact = await engine.write_memory(context, "group", "群20001每周日晚上有读书会。", now=NOW)
+    fact = await engine.memories.write(context, "group", "群20001每周日晚上有读书会。", now=NOW)
     await profiles.save(engine, _card(bot, "group", "20001", "读书群。", [fact.id]), now=NOW)
     info = await backup.create_backup(engine)
     old = info.path.with_name("cognition-19990101-000000.jsonl.gz")
@@ -566,7 +574,7 @@ async def test_a_backup_without_card_lines_restores_to_no_cards(tmp_root, chroma
     report = await backup.restore_backup(engine, old)
     assert report["profile"] == 0 and report["profile_revision"] == 0
     assert await _cards_of(engine, bot) == ([], [])
-    records, _ = await engine.list_memories(context, "group")
+    records, _ = await engine.memories.list(context, "group")
     assert [record.id for record in records] == [fact.id]
     old.unlink()
 
@@ -582,17 +590,19 @@ async def test_writes_during_a_reindex_are_not_lost(tmp_root, chroma_port) -> No
         written = []
         for index in range(6):
             await asyncio.sleep(0)
-            record = await engine.write_memory(context, "group", f"重建期间写入的第{index}条：团建定在周{index + 1}。")
+            record = await engine.memories.write(
+                context, "group", f"重建期间写入的第{index}条：团建定在周{index + 1}。"
+            )
             written.append(record.id)
         return written
 
-    report, written = await asyncio.gather(engine.reindex(page_size=5), writer())
-    await engine.drain_outbox()
-    _, total = await engine.list_memories(context, "group", limit=1)
+    report, written = await asyncio.gather(engine.index.reindex(page_size=5), writer())
+    await engine.index.drain()
+    _, total = await engine.memories.list(context, "group", limit=1)
     assert total == 46
     assert engine.vectors.count(engine.generation, bot, scope) == total
     assert report.generation_after == report.generation_before + 1
-    found = await engine.recall(context, ["重建期间写入的第3条 团建"], now=NOW)
+    found = await engine.memories.recall(context, ["重建期间写入的第3条 团建"], now=NOW)
     assert found.mode == "full" and found.hits[0].record.id == written[3]
 
 
@@ -617,7 +627,7 @@ async def test_common_terms_are_pruned_from_large_keyword_queries(tmp_root, chro
         # however common, the rarest known term stays; an unknown term costs nothing and stays
         assert await keyword._prune_common_terms(session, ["小", "区门"]) == ["区门"]
         assert await keyword._prune_common_terms(session, ["小", "无此词"]) == ["小", "无此词"]
-    result = await engine.recall(group(bot, "20001", "10001"), ["小猫叫什么"], now=NOW)
+    result = await engine.memories.recall(group(bot, "20001", "10001"), ["小猫叫什么"], now=NOW)
     assert texts(result)[0] == "小李家的猫叫团子。"
 
 
@@ -695,14 +705,16 @@ async def test_a_forgotten_or_corrected_turn_leaves_no_words_in_its_neighbours(t
     engine.embedder.embed = recording_embed  # type: ignore[method-assign]
     assert await keyword_ids("胃镜") == set(ids)  # the turn itself, and both neighbours by context
 
-    await engine.forget_memory(group(bot, "20001", "10002"), ids[1], now=NOW)
-    await engine.drain_outbox()
+    await engine.governance.forget(group(bot, "20001", "10002"), ids[1], now=NOW)
+    await engine.index.drain()
     assert await keyword_ids("胃镜") == set()
     assert await keyword_ids("周末") == {ids[0], ids[2]}  # the remaining two are neighbours now
     assert len(embedded) == 2 and not any("胃镜" in text for text in embedded)  # both re-embedded
 
-    corrected = await engine.update_memory(group(bot, "20001", "10001"), ids[0], "小明：周六大家一起去钓鱼吧", now=NOW)
-    await engine.drain_outbox()
+    corrected = await engine.memories.update(
+        group(bot, "20001", "10001"), ids[0], "小明：周六大家一起去钓鱼吧", now=NOW
+    )
+    await engine.index.drain()
     assert await keyword_ids("周末") == set()
     assert await keyword_ids("钓鱼") == {corrected.id, ids[2]}
     assert not any("周末" in text for text in embedded[2:])
@@ -724,15 +736,15 @@ async def test_a_hung_embedded_index_is_given_up_and_used_again_when_it_returns(
 
     engine.vectors._collection = hangs  # type: ignore[method-assign]
     started = time.monotonic()
-    degraded = await engine.recall(context, ["成都出差"], now=NOW)
+    degraded = await engine.memories.recall(context, ["成都出差"], now=NOW)
     assert time.monotonic() - started < 5
     assert degraded.mode == "keyword_only" and texts(degraded) == ["群友小明下个月去成都出差。"]
     # Later calls fail at once instead of queueing behind the stuck one; writes wait in the outbox.
-    await engine.write_memory(context, "group", "群友小明的出差改到了重庆。", now=NOW)
+    await engine.memories.write(context, "group", "群友小明的出差改到了重庆。", now=NOW)
     started = time.monotonic()
-    assert await engine.drain_outbox() == 0
+    assert await engine.index.drain() == 0
     assert time.monotonic() - started < 0.5
-    status = await engine.status()
+    status = await engine.index.status()
     assert status["index"]["healthy"] is False and "has not returned" in status["index"]["detail"]
     assert status["outbox"]["pending"] >= 1
     # The stuck call returns: the index is used again, and the outbox catches up.
@@ -742,9 +754,9 @@ async def test_a_hung_embedded_index_is_given_up_and_used_again_when_it_returns(
         if engine.vectors.embedded_calls.stalled is None:
             break
         await asyncio.sleep(0.1)
-    assert await engine.drain_outbox(now=datetime.now(UTC) + timedelta(hours=2)) >= 1
-    assert (await engine.status())["outbox"]["pending"] == 0
-    healthy = await engine.recall(context, ["重庆出差"], now=NOW)
+    assert await engine.index.drain(now=datetime.now(UTC) + timedelta(hours=2)) >= 1
+    assert (await engine.index.status())["outbox"]["pending"] == 0
+    healthy = await engine.memories.recall(context, ["重庆出差"], now=NOW)
     assert healthy.mode == "full" and "群友小明的出差改到了重庆。" in texts(healthy)
 
 
@@ -765,5 +777,5 @@ async def test_a_small_chat_does_not_pile_up_in_chromas_write_log(tmp_root, chro
     with contextlib.closing(sqlite3.connect(log)) as connection:
         (pending,) = connection.execute("SELECT count(*) FROM embeddings_queue").fetchone()
     assert pending < SYNC_EVERY
-    result = await engine.recall(context, ["第7种口味"], now=NOW)
+    result = await engine.memories.recall(context, ["第7种口味"], now=NOW)
     assert result.mode == "full" and "群友7号喜欢第7种口味的冰淇淋。" in texts(result)

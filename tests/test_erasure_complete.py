@@ -124,7 +124,7 @@ async def stored_mentions(engine: Any, bot: str, person: Person, backend: str) -
     """(table, text) of every stored row of the plugin that holds any writing of ``person``: the
     tables of the ORM models, then the raw keyword tables (the rows of this bot's facts and cards,
     and rows that belong to none: other tests share the database)."""
-    await engine.drain_outbox()  # the vector work an erasure queued is applied within seconds
+    await engine.index.drain()  # the vector work an erasure queued is applied within seconds
     found: list[tuple[str, str]] = []
     async with engine.session() as session:
         for table in Model.metadata.sorted_tables:
@@ -183,7 +183,7 @@ async def vector_mentions(engine: Any, bot: str, person: Person) -> list[str]:
                 found.append(f"{collection.name}: {owner}")
         return found
 
-    await engine.drain_outbox()
+    await engine.index.drain()
     return await engine.vectors.off_loop("scan", scan)  # type: ignore[no-any-return]
 
 
@@ -246,35 +246,37 @@ async def build_bank(engine: Any, bot: str, person: Person) -> dict[str, Any]:
     zhou, kiki = group(bot, G2, W, "老周"), group(bot, G1, X, "Kiki")
 
     # her own words: a tool write, a turn, an ``end`` with a note, her private chat
-    await engine.write_memory(me2, "user", "我下个月去成都出差。", now=NOW)
-    await engine.record_turn(me1, said("周六我请大家吃烤肉", person.qq, person.name, 1), "好呀，烤肉走起", ended=False)
+    await engine.memories.write(me2, "user", "我下个月去成都出差。", now=NOW)
+    await engine.turns.record(me1, said("周六我请大家吃烤肉", person.qq, person.name, 1), "好呀，烤肉走起", ended=False)
     batch = [said("周六我请大家吃烤肉", person.qq, person.name, 2)]
-    await engine.end_turn(
+    await engine.turns.end(
         me1, f"{person.name}说周六请客", [f"QQ号{person.qq}（昵称{person.name}）周六请客"], batch=batch, now=NOW
     )
     await notes.append_memo(engine, mine, "我对花生过敏", now=NOW)
     await notes.add_pin(engine, mine, "提醒我周五交房租", now=NOW)
-    await engine.write_memory(mine, "user", "我在学吉他。", now=NOW)
-    await engine.record_turn(mine, said("我在学吉他", person.qq, person.short_name, 3), "加油", ended=False)
+    await engine.memories.write(mine, "user", "我在学吉他。", now=NOW)
+    await engine.turns.record(mine, said("我在学吉他", person.qq, person.short_name, 3), "加油", ended=False)
 
     # the others about her: every writing of her number, her nicknames
-    await engine.record_turn(
+    await engine.turns.record(
         lan, said(f"{person.chinese}是{person.name}的QQ，大家加一下", V, "小岚", 4), "收到", ended=False
     )
-    await engine.record_turn(lan, said("周五谁去打球", V, "小岚", 5), "我去", ended=False)
-    await engine.end_turn(
+    await engine.turns.record(lan, said("周五谁去打球", V, "小岚", 5), "我去", ended=False)
+    await engine.turns.end(
         lan,
         f"小岚说{person.name}欠她一顿饭",
         [f"小岚说{person.other_name}欠她一顿饭", "QQ号40111（昵称小岚）周五去打球"],
         batch=[said("周五谁去打球", V, "小岚", 6)],
         now=NOW + timedelta(minutes=6),
     )
-    await engine.end_turn(zhou, "", [f"老周听说{person.split}要换工作"], batch=[], now=NOW + timedelta(minutes=7))
-    await engine.write_memory(lan, "group", f"QQ号{person.full_width}（昵称{person.name}）和小岚是大学同学。", now=NOW)
-    await engine.write_memory(kiki, "group", f"{person.other_name}周末要搬家。", now=NOW)
-    kept_fact = await engine.write_memory(kiki, "group", "群40101每周五晚上打羽毛球。", now=NOW)
-    liked = await engine.write_memory(lan, "group", f"{person.name}喜欢猫。", now=NOW)
-    corrected = await engine.update_memory(lan, liked.id, "小岚喜欢猫。", now=NOW)
+    await engine.turns.end(zhou, "", [f"老周听说{person.split}要换工作"], batch=[], now=NOW + timedelta(minutes=7))
+    await engine.memories.write(
+        lan, "group", f"QQ号{person.full_width}（昵称{person.name}）和小岚是大学同学。", now=NOW
+    )
+    await engine.memories.write(kiki, "group", f"{person.other_name}周末要搬家。", now=NOW)
+    kept_fact = await engine.memories.write(kiki, "group", "群40101每周五晚上打羽毛球。", now=NOW)
+    liked = await engine.memories.write(lan, "group", f"{person.name}喜欢猫。", now=NOW)
+    corrected = await engine.memories.update(lan, liked.id, "小岚喜欢猫。", now=NOW)
     await notes.update_memo(engine, lan_admin, f"每周五晚上打羽毛球\n{person.name}负责订场地\n场地费AA", now=NOW)
     await notes.append_memo(engine, lan, "下周改到周六", now=NOW)
     await notes.add_pin(engine, me1, "记得带球拍", now=NOW)
@@ -283,9 +285,9 @@ async def build_bank(engine: Any, bot: str, person: Person) -> dict[str, Any]:
 
     # the transcript: one batch already queued as a job, turns still waiting
     assert await flush_transcripts(engine, NOW + timedelta(minutes=10), everything=True) >= 1
-    await engine.record_turn(zhou, said(f"{person.with_units}这个号是谁的", W, "老周", 11), "不知道", ended=False)
-    await engine.record_turn(lan, said(f"听说{person.other_name}也去", V, "小岚", 12), "好的", ended=False)
-    await engine.record_turn(kiki, said("周六去看展", X, "Kiki", 13), "好的", ended=False)
+    await engine.turns.record(zhou, said(f"{person.with_units}这个号是谁的", W, "老周", 11), "不知道", ended=False)
+    await engine.turns.record(lan, said(f"听说{person.other_name}也去", V, "小岚", 12), "好的", ended=False)
+    await engine.turns.record(kiki, said("周六去看展", X, "Kiki", 13), "好的", ended=False)
 
     # cards: hers, the group's, and two others that mention her
     card_at = NOW + timedelta(minutes=14)
@@ -305,7 +307,7 @@ async def build_bank(engine: Any, bot: str, person: Person) -> dict[str, Any]:
     await profiles.save(engine, lan_card, now=card_at)
     await profiles.save(engine, Card(bot, "user", X, "group", tags=[f"{person.other_name}的室友", "爱看展"],
                                      body="周六去看展"), now=card_at)  # fmt: skip
-    await engine.drain_outbox()
+    await engine.index.drain()
     return {"kept_fact": kept_fact.id, "corrected": corrected.id, "kept_pin": kept_pin.id, "me1": me1}
 
 
@@ -375,7 +377,7 @@ async def test_a_user_erased_is_named_nowhere_and_never_extracted_again(
     # the erasure's commit dropped them, so none of hers is read back from memory
     later = NOW + timedelta(hours=2)
     lan = group(bot, G1, V, "小岚")
-    assert (await engine.end_turn(lan, "", ["QQ号40111（昵称小岚）周日休息"], batch=[], now=later)).queued == 1
+    assert (await engine.turns.end(lan, "", ["QQ号40111（昵称小岚）周日休息"], batch=[], now=later)).queued == 1
     newest = max(await rows_of(engine, JobRow, JobRow.bot_id == bot), key=lambda row: row.id)
     assert not person.named_in(newest.payload) and json.loads(newest.payload)["recent"]
 
@@ -390,8 +392,8 @@ async def test_a_job_running_during_the_erasure_commits_nothing_and_runs_again_w
     engine = await make_engine(tmp_root, chroma_port, llm=LLM, profiles={"merge": False})
     bot, person = new_bot(), Person()
     her, lan = group(bot, G1, person.qq, person.name), group(bot, G1, V, "小岚")
-    await engine.record_turn(her, said("周六我请大家吃烤肉", person.qq, person.name, 1), "好呀", ended=False)
-    await engine.end_turn(lan, "", ["QQ号40111（昵称小岚）周六去吃烤肉"], batch=[], now=NOW + timedelta(minutes=2))
+    await engine.turns.record(her, said("周六我请大家吃烤肉", person.qq, person.name, 1), "好呀", ended=False)
+    await engine.turns.end(lan, "", ["QQ号40111（昵称小岚）周六去吃烤肉"], batch=[], now=NOW + timedelta(minutes=2))
     async with engine.unit_of_work() as uow:
         (in_flight,) = await jobs.lease(uow.session, NOW, 1, 600)
         await uow.commit()
@@ -421,15 +423,15 @@ async def test_erased_text_cannot_be_read_back_from_the_sqlite_file(tmp_root, ch
     bot, person = new_bot(), Person()
     secret = "zq" + "".join(random.choices("bcdfghjklmnpqrvwxz", k=12)) + "x"
     mine, lan = private(bot, person.qq, person.name), group(bot, G1, V, "小岚")
-    await engine.write_memory(mine, "user", f"我的备用邮箱前缀是 {secret}", now=NOW)
-    await engine.write_memory(lan, "group", f"QQ号{person.qq}（昵称{person.name}）的邮箱前缀是 {secret}", now=NOW)
-    await engine.record_turn(lan, said(f"{person.qq} 的邮箱前缀是 {secret}", V, "小岚", 1), "记下了", ended=False)
-    await engine.end_turn(lan, "记下了邮箱前缀", [f"QQ号{person.qq}的邮箱前缀是{secret}"], batch=[], now=NOW)
+    await engine.memories.write(mine, "user", f"我的备用邮箱前缀是 {secret}", now=NOW)
+    await engine.memories.write(lan, "group", f"QQ号{person.qq}（昵称{person.name}）的邮箱前缀是 {secret}", now=NOW)
+    await engine.turns.record(lan, said(f"{person.qq} 的邮箱前缀是 {secret}", V, "小岚", 1), "记下了", ended=False)
+    await engine.turns.end(lan, "记下了邮箱前缀", [f"QQ号{person.qq}的邮箱前缀是{secret}"], batch=[], now=NOW)
     await notes.add_pin(engine, lan, f"{person.qq} 的邮箱前缀 {secret}", now=NOW)
     await profiles.save(
         engine, Card(bot, "user", V, "group", body=f"认识{person.qq}（前缀 {secret}）\n喜欢猫"), now=NOW
     )
-    await engine.drain_outbox()
+    await engine.index.drain()
     database = _database_file(engine)
 
     def raw() -> bytes:
@@ -470,9 +472,9 @@ async def test_a_card_merge_never_writes_an_opted_out_user_into_any_card(
     bot, person = new_bot(), Person()
     her, lan = group(bot, G1, person.qq, person.name), group(bot, G1, V, "小岚")
     # before she opts out: she talks, and others write about her by nickname and in Chinese numerals
-    await engine.record_turn(her, said("大家好", person.qq, person.name, 1), "你好", ended=False)
-    await engine.write_memory(lan, "group", f"{person.name}周末要搬家。", now=NOW)
-    await engine.write_memory(lan, "group", f"{person.chinese}是小岚的大学同学。", now=NOW)
+    await engine.turns.record(her, said("大家好", person.qq, person.name, 1), "你好", ended=False)
+    await engine.memories.write(lan, "group", f"{person.name}周末要搬家。", now=NOW)
+    await engine.memories.write(lan, "group", f"{person.chinese}是小岚的大学同学。", now=NOW)
     await switches.set_opt_out(engine, bot, person.qq, out=True, now=NOW)
 
     # a new fact of the group, and a model that writes her into the group's card and 小岚's anyway
@@ -500,7 +502,7 @@ async def test_a_card_merge_never_writes_an_opted_out_user_into_any_card(
         return merges.get((found.group(1), found.group(2))) if found else None
 
     fake_openai.responder = respond
-    assert (await engine.end_turn(lan, "", observations, batch=[], now=NOW)).queued == 1
+    assert (await engine.turns.end(lan, "", observations, batch=[], now=NOW)).queued == 1
     await engine.historian.run_until_idle(NOW + timedelta(seconds=1))
     await engine.historian.run_until_idle(NOW + timedelta(seconds=5))
 

@@ -49,8 +49,8 @@ def _prompts(model: FakeOpenAI) -> str:
 
 async def _turn(engine, chat, message_id: str, text: str, reply: str, memo: str, observation: str) -> None:  # type: ignore[no-untyped-def]
     message = InputMessage(message_id, chat.user_id, chat.user_name, text, NOW)
-    await engine.end_turn(chat, memo, [observation], batch=[message], now=NOW)
-    await engine.record_turn(chat, message, reply, ended=True)
+    await engine.turns.end(chat, memo, [observation], batch=[message], now=NOW)
+    await engine.turns.record(chat, message, reply, ended=True)
 
 
 async def test_an_erasure_in_another_process_reaches_the_caches_and_the_historian(tmp_root, chroma_port, model) -> None:
@@ -71,7 +71,7 @@ async def test_an_erasure_in_another_process_reaches_the_caches_and_the_historia
     # past the bound (the caches' own lifetime is 10 s; the recent turns had none): the bot's next
     # end job and its next turn hold nothing of them
     await asyncio.sleep(POLL_SECONDS + 0.2)
-    await bot_process.end_turn(other, "", ["QQ号10302（昵称小V）后天也去游泳"], batch=[], now=NOW)
+    await bot_process.turns.end(other, "", ["QQ号10302（昵称小V）后天也去游泳"], batch=[], now=NOW)
     assert SECRET not in (await _payloads(bot_process, bot))[-1]
     assert SECRET not in (await build_context(bot_process, other, ["暗号"], now=NOW)).text
 
@@ -94,7 +94,7 @@ async def test_the_hooks_last_inputs_follow_another_processes_change(tmp_root, c
     cli_process = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     erased, other = group(bot, "30303", "10304", "阿U"), group(bot, "30303", "10305", "小V")
-    await bot_process.write_memory(other, "group", "群30303每周五晚上打羽毛球。", now=NOW)
+    await bot_process.memories.write(other, "group", "群30303每周五晚上打羽毛球。", now=NOW)
     assert bot_process.caches.recall_queries(bot, erased.scope, f"我们的暗号是{SECRET}", 8) == [f"我们的暗号是{SECRET}"]
     assert bot_process.caches.recall_queries(bot, other.scope, "谁呢", 8) == [f"我们的暗号是{SECRET}\n谁呢"]
 
@@ -132,11 +132,11 @@ async def test_this_processes_own_changes_do_not_drop_its_caches(tmp_root, chrom
     bot = new_bot()
     chat = group(bot, "30302", "10303", "小W")
     engine.changes.poll_seconds = 0.0  # read the counters on every turn
-    await engine.write_memory(chat, "group", "群30302每周五晚上打羽毛球。", now=NOW)
+    await engine.memories.write(chat, "group", "群30302每周五晚上打羽毛球。", now=NOW)
     await build_context(engine, chat, ["羽毛球"], now=NOW)
     before = engine.changes.foreign_changes
     for index in range(3):
-        await engine.write_memory(chat, "group", f"群30302第{index}次活动定在周六。", now=NOW)
+        await engine.memories.write(chat, "group", f"群30302第{index}次活动定在周六。", now=NOW)
         await build_context(engine, chat, ["活动"], now=NOW)
     assert engine.changes.foreign_changes == before
 
@@ -154,22 +154,22 @@ async def test_end_and_capture_see_another_processes_opt_out_and_switch(tmp_root
         return InputMessage(message_id, chat.user_id, chat.user_name, "周末我去爬山", NOW)
 
     async def end(chat, message_id: str) -> bool:  # type: ignore[no-untyped-def]
-        result = await bot_process.end_turn(
+        result = await bot_process.turns.end(
             chat, "说周末去爬山", ["周末去爬山"], batch=[said(chat, message_id)], now=NOW
         )
         return result.note_written
 
     async def capture(chat, message_id: str) -> bool:  # type: ignore[no-untyped-def]
-        return await bot_process.record_turn(chat, said(chat, message_id), "好呀", ended=False)
+        return await bot_process.turns.record(chat, said(chat, message_id), "好呀", ended=False)
 
     for chat in (quiet, other):  # both chats' switches cached as on
         assert await end(chat, f"g{chat.user_id}") and await capture(chat, f"h{chat.user_id}")
-    await cli_process.set_opt_out(bot, "10877", True, actor="cli", now=NOW)
+    await cli_process.governance.set_opt_out(bot, "10877", True, actor="cli", now=NOW)
     await asyncio.sleep(POLL_SECONDS + 0.2)
     assert not await end(quiet, "g3")  # end first: nothing else has refreshed the caches
     assert not await capture(quiet, "h3")
     assert await capture(other, "h5")  # still on (and its state read again since)
-    await cli_process.set_chat_memory(bot, other.scope, False, actor="cli", now=NOW)
+    await cli_process.governance.set_chat_memory(bot, other.scope, False, actor="cli", now=NOW)
     await asyncio.sleep(POLL_SECONDS + 0.2)
     assert not await capture(other, "h4")  # capture first
     assert not await end(other, "g4")

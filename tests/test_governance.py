@@ -42,19 +42,19 @@ async def _jobs(engine, bot: str) -> list[dict]:  # type: ignore[no-untyped-def,
 
 async def _turn(engine, chat, user: str, name: str, text: str, minutes: int) -> None:  # type: ignore[no-untyped-def]
     at = NOW + timedelta(minutes=minutes)
-    await engine.record_turn(chat, InputMessage(f"m{minutes}", user, name, text, at), "好的", ended=False)
+    await engine.turns.record(chat, InputMessage(f"m{minutes}", user, name, text, at), "好的", ended=False)
 
 
 async def _end(engine, chat, memo: str, observation: str, minutes: int) -> None:  # type: ignore[no-untyped-def]
     at = NOW + timedelta(minutes=minutes)
     batch = [InputMessage(f"e{minutes}", chat.user_id, chat.user_name, observation, at)]
-    await engine.end_turn(chat, memo, [observation], batch=batch, now=at)
+    await engine.turns.end(chat, memo, [observation], batch=batch, now=at)
 
 
 async def _vectors_match_sql(engine, bot: str) -> None:  # type: ignore[no-untyped-def]
     """The bot's vectors are exactly its active facts (other tests' bots share the database)."""
-    await engine.drain_outbox()
-    report = await engine.repair_index()
+    await engine.index.drain()
+    report = await engine.index.repair()
     mine = [key for key in (*report.missing, *report.extra, *report.unmapped) if key.startswith(f"{bot}|")]
     assert mine == [], report
 
@@ -65,16 +65,16 @@ async def test_deleting_a_chat_removes_all_of_it_leaves_barriers_and_an_audit_wi
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     in_a, in_b = group(bot, "20001", U, "小明", role="admin"), group(bot, "20002", U, "小明")
-    first = await engine.write_memory(in_a, "group", "群A周五晚上八点一起打羽毛球。", now=NOW)
-    corrected = await engine.update_memory(in_a, first.id, "群A周六晚上八点一起打羽毛球。", now=NOW)
-    await engine.write_memory(in_a, "user", "小明喜欢吃火锅。", now=NOW)
-    kept = await engine.write_memory(in_b, "group", "群B下周一交作业。", now=NOW)
+    first = await engine.memories.write(in_a, "group", "群A周五晚上八点一起打羽毛球。", now=NOW)
+    corrected = await engine.memories.update(in_a, first.id, "群A周六晚上八点一起打羽毛球。", now=NOW)
+    await engine.memories.write(in_a, "user", "小明喜欢吃火锅。", now=NOW)
+    kept = await engine.memories.write(in_b, "group", "群B下周一交作业。", now=NOW)
     await notes.update_memo(engine, in_a, "群A的备忘：周六打球", now=NOW)
     await notes.add_pin(engine, in_a, "提醒群A订场地", now=NOW)
     await _turn(engine, in_a, U, "小明", "我们周六去打球吧", 1)
     await _end(engine, in_a, "约了周六打球", "QQ号10001（昵称小明）周六去打球", 2)
     await _end(engine, in_b, "群B作业", "QQ号10001（昵称小明）下周一交作业", 3)
-    await engine.drain_outbox()
+    await engine.index.drain()
 
     report = await erasure.delete_all(engine, ErasureTarget.chat(bot, in_a.scope), actor=U, now=NOW)
 
@@ -95,10 +95,10 @@ async def test_deleting_a_chat_removes_all_of_it_leaves_barriers_and_an_audit_wi
     assert [(e.action, e.actor, e.target, e.count) for e in entries] == [("delete_all_chat", U, "group:20001", 3)]
     # the audit says who, when and how many, never what
     assert "羽毛球" not in json.dumps([vars(e) if hasattr(e, "__dict__") else repr(e) for e in entries], default=str)
-    assert (await engine.recall(in_a, ["打羽毛球"], now=NOW)).hits == []
+    assert (await engine.memories.recall(in_a, ["打羽毛球"], now=NOW)).hits == []
     assert await notes.read_memo(engine, in_a) == ""
     with pytest.raises(InvalidInput, match="遗忘"):  # what was deleted does not come back
-        await engine.write_memory(in_a, "group", corrected.text, now=NOW)  # as stored: its 周六 anchored
+        await engine.memories.write(in_a, "group", corrected.text, now=NOW)  # as stored: its 周六 anchored
     await _vectors_match_sql(engine, bot)
 
 
@@ -107,17 +107,17 @@ async def test_deleting_a_user_takes_their_data_from_every_chat_and_only_theirs(
     bot = new_bot()
     u_in_a, u_private = group(bot, "20001", U, "小明"), private(bot, U, "小明")
     v_in_a = group(bot, "20001", V, "小红", role="admin")
-    theirs = await engine.write_memory(u_in_a, "user", "小明在杭州工作。", now=NOW)
-    about = await engine.write_memory(v_in_a, "group", "QQ号10001（昵称小明）下个月结婚。", now=NOW)
-    others = await engine.write_memory(v_in_a, "user", "小红喜欢爬山。", now=NOW)
-    private_fact = await engine.write_memory(u_private, "user", "小明在准备考研。", now=NOW)
+    theirs = await engine.memories.write(u_in_a, "user", "小明在杭州工作。", now=NOW)
+    about = await engine.memories.write(v_in_a, "group", "QQ号10001（昵称小明）下个月结婚。", now=NOW)
+    others = await engine.memories.write(v_in_a, "user", "小红喜欢爬山。", now=NOW)
+    private_fact = await engine.memories.write(u_private, "user", "小明在准备考研。", now=NOW)
     await notes.update_memo(engine, u_private, "私聊备忘：考研", now=NOW)
     await notes.update_memo(engine, v_in_a, "群A的备忘：周末聚餐", now=NOW)  # the group's, stays
     await _turn(engine, u_in_a, U, "小明", "我下个月结婚，大家来喝喜酒", 1)
     await _turn(engine, v_in_a, V, "小红", "恭喜恭喜", 2)
     await _end(engine, u_in_a, "小明说结婚", "QQ号10001（昵称小明）下个月结婚", 3)  # his job: dropped
     await _end(engine, v_in_a, "小红去爬山", "QQ号10002（昵称小红）周末去爬山", 4)  # hers: kept, scrubbed
-    await engine.drain_outbox()
+    await engine.index.drain()
     # the scrubbed job carried his words as recent context
     assert any("喜酒" in json.dumps(job, ensure_ascii=False) for job in await _jobs(engine, bot))
 
@@ -145,9 +145,9 @@ async def test_deleting_a_user_takes_their_data_from_every_chat_and_only_theirs(
 async def test_deleting_a_bot_account_leaves_other_accounts(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot, other = new_bot(), new_bot()
-    await engine.write_memory(group(bot, "20001", U), "group", "群A周五开会。", now=NOW)
-    await engine.write_memory(private(bot, V), "user", "小红养了一只猫。", now=NOW)
-    survivor = await engine.write_memory(group(other, "20001", U), "group", "群A周五开会。", now=NOW)
+    await engine.memories.write(group(bot, "20001", U), "group", "群A周五开会。", now=NOW)
+    await engine.memories.write(private(bot, V), "user", "小红养了一只猫。", now=NOW)
+    survivor = await engine.memories.write(group(other, "20001", U), "group", "群A周五开会。", now=NOW)
     report = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli", now=NOW)
     assert report.counts["memories"] == 2
     assert await _count(engine, MemoryRow, MemoryRow.bot_id == bot) == 0
@@ -179,10 +179,10 @@ async def test_inspect_shows_provenance_and_the_whole_lineage(tmp_root, chroma_p
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     chat = private(bot, U, "小明")
-    first = await engine.write_memory(chat, "user", "小明的生日是3月1日。", now=NOW)
-    second = await engine.update_memory(chat, first.id, "小明的生日是3月2日。", now=NOW)
-    third = await engine.update_memory(chat, second.id, "小明的生日是3月3日。", now=NOW)
-    await engine.write_memory(private(bot, V), "user", "小红的生日是5月1日。", now=NOW)
+    first = await engine.memories.write(chat, "user", "小明的生日是3月1日。", now=NOW)
+    second = await engine.memories.update(chat, first.id, "小明的生日是3月2日。", now=NOW)
+    third = await engine.memories.update(chat, second.id, "小明的生日是3月3日。", now=NOW)
+    await engine.memories.write(private(bot, V), "user", "小红的生日是5月1日。", now=NOW)
 
     items, total = await inspection.inspect(engine, inspection.InspectFilter(bot_id=bot, user_id=U))
     assert total == 3 and [item.record.id for item in items] == [third.id, second.id, first.id]
@@ -198,7 +198,7 @@ async def test_inspect_shows_provenance_and_the_whole_lineage(tmp_root, chroma_p
     )
     assert count == 1 and active[0].record.id == third.id
     assert (await inspection.inspect_one(engine, bot, first.id)).superseded_by == [second.id, third.id]
-    await engine.forget_memory(chat, third.id, now=NOW)
+    await engine.governance.forget(chat, third.id, now=NOW)
     with pytest.raises(NotFound, match="已被删除"):
         await inspection.inspect_one(engine, bot, first.id)
     with pytest.raises(InvalidInput):
@@ -209,11 +209,11 @@ async def test_export_of_a_user_holds_their_data_and_nobody_else(tmp_root, chrom
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     u_in_a, v_in_a = group(bot, "20001", U, "小明"), group(bot, "20001", V, "小红")
-    mine = await engine.write_memory(u_in_a, "user", "小明在杭州工作。", now=NOW)
-    await engine.update_memory(u_in_a, mine.id, "小明在上海工作。", now=NOW)
-    await engine.write_memory(v_in_a, "user", "小红喜欢爬山。", now=NOW)
-    await engine.write_memory(v_in_a, "group", "QQ号10001（昵称小明）请大家喝奶茶。", now=NOW)  # about him
-    await engine.write_memory(v_in_a, "group", "QQ号100012 不是他。", now=NOW)
+    mine = await engine.memories.write(u_in_a, "user", "小明在杭州工作。", now=NOW)
+    await engine.memories.update(u_in_a, mine.id, "小明在上海工作。", now=NOW)
+    await engine.memories.write(v_in_a, "user", "小红喜欢爬山。", now=NOW)
+    await engine.memories.write(v_in_a, "group", "QQ号10001（昵称小明）请大家喝奶茶。", now=NOW)  # about him
+    await engine.memories.write(v_in_a, "group", "QQ号100012 不是他。", now=NOW)
     await notes.add_pin(engine, private(bot, U), "提醒小明交房租", now=NOW)
     await _turn(engine, u_in_a, U, "小明", "我换工作了", 1)
     await _turn(engine, v_in_a, V, "小红", "我去爬山了", 2)

@@ -27,8 +27,10 @@ _engine = memory_engine
 
 async def _seed(scope: Scope, text: str, speaker: str, name: str = "用户") -> int:
     engine = await _engine()
-    result = await engine.remember(BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)])
-    await engine.drain_outbox()
+    result = await engine.memories.remember(
+        BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)]
+    )
+    await engine.index.drain()
     return result.record_ids[0]
 
 
@@ -113,8 +115,8 @@ async def test_the_tool_forgets_only_after_a_later_message_agrees(app: App, fake
 async def test_show_tells_the_source_and_the_corrections(app: App, fake_openai, monkeypatch) -> None:
     engine = await _engine()
     chat = ChatContext(BOT, Scope("private", "10306"), "10306", "阿伟")
-    first = await engine.write_memory(chat, "user", "阿伟住在杭州。")
-    second = await engine.update_memory(chat, first.id, "阿伟住在上海。")
+    first = await engine.memories.write(chat, "user", "阿伟住在杭州。")
+    second = await engine.memories.update(chat, first.id, "阿伟住在上海。")
     async with app.test_api() as ctx:
         bot, qq = await connect_bot(ctx, monkeypatch, BOT)
         await deliver(bot, private_message(f"/memory user show {second.id}", 10306, "阿伟"))

@@ -63,7 +63,7 @@ async def test_the_historian_dates_a_fact_at_the_mentions_precision(
     bot = new_bot()
     chat = group(bot, "38731", "10875", "阿杉")
     batch = [InputMessage("h1", "10875", "阿杉", f"我{said}去上海出差", NOW)]
-    await engine.end_turn(chat, "", [f"QQ号10875（昵称阿杉）{said}去上海出差"], batch=batch, now=NOW)
+    await engine.turns.end(chat, "", [f"QQ号10875（昵称阿杉）{said}去上海出差"], batch=batch, now=NOW)
     # the model gives no date: the resolver's reading of the source decides
     fact = {"text": "QQ号10875（昵称阿杉）要去上海出差。", "sources": [1], "happened_on": "", "kind": "plan"}
     fake_openai.script.append(tool_call(TOOL_NAME, {"facts": [fact]}))
@@ -79,6 +79,6 @@ async def test_a_correction_dates_its_text_at_the_mentions_precision(
 ) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     chat = group(new_bot(), "38732", "10876", "阿柏")
-    old = await engine.write_memory(chat, "user", "QQ号10876（昵称阿柏）要去上海出差。", now=NOW)
-    new = await engine.update_memory(chat, old.id, f"QQ号10876（昵称阿柏）{said}去上海出差。", now=NOW)
+    old = await engine.memories.write(chat, "user", "QQ号10876（昵称阿柏）要去上海出差。", now=NOW)
+    new = await engine.memories.update(chat, old.id, f"QQ号10876（昵称阿柏）{said}去上海出差。", now=NOW)
     assert _dated(await _row(engine, new.id)) == (day, precision)

@@ -84,7 +84,7 @@ async def end(engine, chat, *observations: str, force: bool = False):  # type: i
     from amrita_plugin_cognition.engine.turns import InputMessage
 
     batch = [InputMessage("m77", chat.user_id, chat.user_name, SAID, NOW)]
-    return await engine.end_turn(chat, "", list(observations), batch=batch, force=force, now=NOW)
+    return await engine.turns.end(chat, "", list(observations), batch=batch, force=force, now=NOW)
 
 
 # ------------------------------------------------------------------------------ the happy path
@@ -310,7 +310,7 @@ async def test_turns_without_end_are_extracted_in_one_call(tmp_root, chroma_port
     said = ["我下个月要搬去杭州了", "新公司在西湖区", "哈哈哈"]
     for index, text in enumerate(said):
         at = NOW + timedelta(minutes=index)
-        await engine.record_turn(chat, InputMessage(f"t{index}", "10001", "小明", text, at), "好的", ended=False)
+        await engine.turns.record(chat, InputMessage(f"t{index}", "10001", "小明", text, at), "好的", ended=False)
     model.script.append(
         facts_answer(
             fact("QQ号10001（昵称小明）计划于2026-12搬到杭州。", 1, kind="plan"),
@@ -400,7 +400,7 @@ async def test_a_forgotten_fact_does_not_come_back_when_its_job_is_replayed(tmp_
     )
     await engine.historian.run_until_idle(NOW)
     dinner, trip = await facts_of(engine, bot)
-    await engine.forget_memory(chat, dinner.id, now=NOW)
+    await engine.governance.forget(chat, dinner.id, now=NOW)
 
     async with engine.session() as session:  # the same job, back in the queue
         session.add(JobRow(**replay))
@@ -507,7 +507,7 @@ async def test_a_job_past_the_chats_limit_writes_what_fits_and_completes(tmp_roo
     bot = new_bot()
     chat = group(bot, "30018", "10001", "小明")
     for index in range(8):
-        await engine.write_memory(chat, "group", f"QQ号10001（昵称小明）收藏了第{index}张唱片", now=NOW)
+        await engine.memories.write(chat, "group", f"QQ号10001（昵称小明）收藏了第{index}张唱片", now=NOW)
     observations = [f"QQ号10001（昵称小明）去过第{index}座城市" for index in range(4)]
     await end(engine, chat, *observations)
     model.script.append(facts_answer(*(fact(f"{text}。", number) for number, text in enumerate(observations, 1))))
@@ -559,13 +559,15 @@ async def test_a_forget_during_a_running_transcript_job_voids_its_lease_and_reru
     said = {"f1": "我在偷偷准备跳槽", "f2": "周末我去爬山"}
     for index, (message_id, text) in enumerate(said.items()):
         message = InputMessage(message_id, "10871", "小岚", text, NOW + timedelta(seconds=index))
-        await engine.record_turn(chat, message, "好的", ended=False)
+        await engine.turns.record(chat, message, "好的", ended=False)
     assert await flush_transcripts(engine, NOW + timedelta(seconds=5)) == 1
     async with engine.unit_of_work() as uow:
         (slow,) = await jobs.lease(uow.session, NOW + timedelta(seconds=5), 1, 600)
         await uow.commit()
-    fact_of_f1 = await engine.write_memory(chat, "user", "QQ号10871（昵称小岚）在准备跳槽。", now=NOW, message_id="f1")
-    await engine.forget_memory(chat, fact_of_f1.id, now=NOW + timedelta(seconds=6))
+    fact_of_f1 = await engine.memories.write(
+        chat, "user", "QQ号10871（昵称小岚）在准备跳槽。", now=NOW, message_id="f1"
+    )
+    await engine.governance.forget(chat, fact_of_f1.id, now=NOW + timedelta(seconds=6))
 
     (job,) = await jobs_left(engine)  # still there, pending, its lease void, without f1
     assert job.id == slow.job_id and job.state == jobs.PENDING and job.lease_token is None

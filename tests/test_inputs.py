@@ -55,34 +55,38 @@ async def test_a_3000_byte_word_is_stored_and_searched(tmp_root, chroma_port) ->
     scope = Scope("group", "40001")
     fact = f"小明（QQ号10001）最喜欢的长单词是 {LONG_WORD}。"
     other = "小红（QQ号10002）周末去吃了重庆火锅。"
-    result = await engine.remember(
+    result = await engine.memories.remember(
         bot, [MemoryDraft(text=text, scope=scope, speaker_id="10001") for text in (fact, other)], now=NOW
     )
     assert len(result.written) == 2
-    await engine.drain_outbox()
+    await engine.index.drain()
     here = group(bot, "40001", "10001")
-    assert fact in texts(await engine.recall(here, [f"那个单词 {LONG_WORD}"], now=NOW))
-    assert other in texts(await engine.recall(here, [f"{LONG_WORD} 火锅"], now=NOW))  # the turn keeps its memory
-    corrected = await engine.update_memory(here, result.written[0].id, f"小明（QQ号10001）改口说：{LONG_WORD}", now=NOW)
+    assert fact in texts(await engine.memories.recall(here, [f"那个单词 {LONG_WORD}"], now=NOW))
+    assert other in texts(
+        await engine.memories.recall(here, [f"{LONG_WORD} 火锅"], now=NOW)
+    )  # the turn keeps its memory
+    corrected = await engine.memories.update(
+        here, result.written[0].id, f"小明（QQ号10001）改口说：{LONG_WORD}", now=NOW
+    )
     assert corrected.text.endswith(LONG_WORD)
     # the session's database is shared: a fact past the default limit would make every later backup
     # of it one that a restore under that limit refuses
-    await engine.forget_memory(here, corrected.id)
+    await engine.governance.forget(here, corrected.id)
 
 
 async def test_nul_and_lone_surrogates_are_normalised(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     here = group(bot, "40002", "10001")
-    written = await engine.write_memory(here, "group", BROKEN, now=NOW)
+    written = await engine.memories.write(here, "group", BROKEN, now=NOW)
     assert written.text == REPAIRED
-    await engine.drain_outbox()
-    records, total = await engine.list_memories(here, "group")
+    await engine.index.drain()
+    records, total = await engine.memories.list(here, "group")
     assert total == 1 and records[0].text == REPAIRED
     for raw_query in ("火锅\x00", "火锅\udc00", "小明\ud800喜欢吃什么\x00"):
         query = parse_arguments(MemoryReadArguments, {"query": raw_query}, engine.config).query
-        assert texts(await engine.recall(here, [query], now=NOW)) == [REPAIRED]
-    updated = await engine.update_memory(here, written.id, "小明\x00（QQ号10001）改吃素了\ud800", now=NOW)
+        assert texts(await engine.memories.recall(here, [query], now=NOW)) == [REPAIRED]
+    updated = await engine.memories.update(here, written.id, "小明\x00（QQ号10001）改吃素了\ud800", now=NOW)
     assert updated.text == "小明（QQ号10001）改吃素了\ufffd"
     pin = await notes.add_pin(engine, here, "周五\x00提醒\udc00小明")
     assert pin.content == "周五提醒\ufffd小明"
@@ -113,10 +117,10 @@ async def _engine():  # type: ignore[no-untyped-def]
 async def test_every_command_answers(app: App, fake_openai, monkeypatch) -> None:
     engine = await _engine()
     user = "10091"
-    stored = await engine.remember(
+    stored = await engine.memories.remember(
         BOT, [MemoryDraft(text="小周（QQ号10091）喜欢吃火锅。", scope=Scope("private", user), speaker_id=user)]
     )
-    await engine.drain_outbox()
+    await engine.index.drain()
     memory_id = stored.record_ids[0]
     cases = [
         ("/memory user delete ²", "记忆编号必须是正整数"),
@@ -141,7 +145,7 @@ async def test_every_command_answers(app: App, fake_openai, monkeypatch) -> None
             assert expected in qq.sent[-1], (command[:60], qq.sent[-1])
         await deliver(bot, group_message("/memory group delete ³", 40003, 10092, "群主", role="owner", to_me=False))
         assert "记忆编号必须是正整数" in qq.sent[-1]
-    records, _ = await engine.list_memories(private(BOT, user), "user")
+    records, _ = await engine.memories.list(private(BOT, user), "user")
     assert [record.id for record in records] == [memory_id]
     assert not fake_openai.chat_requests
 
@@ -154,7 +158,7 @@ async def test_a_stuck_command_answers_within_its_time_limit(app: App, fake_open
     async def stuck(*args, **kwargs):  # type: ignore[no-untyped-def]
         await asyncio.sleep(30)  # e.g. a database that never answers
 
-    monkeypatch.setattr(engine, "list_memories", stuck)
+    monkeypatch.setattr(engine.memories, "list", stuck)
     async with app.test_api() as ctx:
         bot, qq = await _bot(ctx, monkeypatch)
         started = asyncio.get_running_loop().time()

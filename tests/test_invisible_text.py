@@ -133,7 +133,7 @@ async def test_invisible_characters_and_forged_headers_never_reach_the_model(
         engine = await memory_engine()
         stored_memo = await notes.read_memo(engine, _group_context(str(group)))
         assert not has_invisible(stored_memo) and stored_memo.startswith("称呼：小明\n"), stored_memo
-        records, _ = await engine.list_memories(_group_context(str(group)), "group", 0, 10)
+        records, _ = await engine.memories.list(_group_context(str(group)), "group", 0, 10)
         assert [record.text for record in records] == ["暗号辛：小明喜欢好的猫"]
 
         fake_openai.reset()

@@ -144,9 +144,9 @@ async def test_end_writes_the_note_and_one_job_with_everything_the_historian_nee
     bot = new_bot()
     chat = group(bot, "30001", "10001", "小明")
     for index in range(5):
-        await engine.record_turn(chat, message(f"第{index}句话", message_id=f"old{index}"), f"回复{index}", ended=True)
+        await engine.turns.record(chat, message(f"第{index}句话", message_id=f"old{index}"), f"回复{index}", ended=True)
     long_input = "我昨晚在春熙路吃了火锅，" + "很好吃" * 20
-    result = await engine.end_turn(
+    result = await engine.turns.end(
         chat,
         "小明说了昨晚吃火锅",
         ["QQ号10001（昵称小明）昨晚在春熙路吃了火锅", "  "],
@@ -173,8 +173,8 @@ async def test_end_with_nothing_or_only_secrets_writes_nothing(tmp_root, chroma_
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     chat = private(bot, "10001", "小明")
-    assert (await engine.end_turn(chat, "", [], batch=[], now=NOW)).queued == 0
-    refused = await engine.end_turn(chat, "", ["我的密码是 hunter2xyz"], batch=[], now=NOW)
+    assert (await engine.turns.end(chat, "", [], batch=[], now=NOW)).queued == 0
+    refused = await engine.turns.end(chat, "", ["我的密码是 hunter2xyz"], batch=[], now=NOW)
     assert refused.queued == 0 and refused.refused and refused.refused[0][1] == "credential"
     async with engine.session() as session:
         notes = (await session.execute(select(func.count()).select_from(NoteRow).where(NoteRow.bot_id == bot))).scalar()
@@ -185,9 +185,9 @@ async def test_a_switched_off_chat_writes_nothing(tmp_root, chroma_port) -> None
     bot = new_bot()
     engine = await make_engine(tmp_root, chroma_port, disabled_scopes=["group:30002"])
     chat = group(bot, "30002", "10001", "小明")
-    result = await engine.end_turn(chat, "笔记", ["QQ号10001（昵称小明）喜欢猫"], batch=[], now=NOW)
+    result = await engine.turns.end(chat, "笔记", ["QQ号10001（昵称小明）喜欢猫"], batch=[], now=NOW)
     assert not result.note_written and result.queued == 0
-    assert not await engine.record_turn(chat, message("我喜欢猫"), "好的", ended=False)
+    assert not await engine.turns.record(chat, message("我喜欢猫"), "好的", ended=False)
     assert await job_rows(engine) == []
 
 
@@ -196,8 +196,8 @@ async def test_notes_of_the_same_chat_are_injected_with_their_times(tmp_root, ch
     bot = new_bot()
     here, elsewhere = group(bot, "30003", "10001", "小明"), group(bot, "30004", "10002", "小红")
     for index in range(3):
-        await engine.end_turn(here, f"第{index}条笔记", [], batch=[], now=NOW + timedelta(minutes=index))
-    await engine.end_turn(elsewhere, "别的群的笔记", [], batch=[], now=NOW)
+        await engine.turns.end(here, f"第{index}条笔记", [], batch=[], now=NOW + timedelta(minutes=index))
+    await engine.turns.end(elsewhere, "别的群的笔记", [], batch=[], now=NOW)
     built = await build_context(engine, here, ["随便聊聊"], now=NOW + timedelta(hours=1))
     assert "第1条笔记" in built.text and "第2条笔记" in built.text
     assert "第0条笔记" not in built.text and "别的群的笔记" not in built.text
@@ -210,7 +210,7 @@ async def test_notes_give_way_first_when_the_block_is_over_budget(tmp_root, chro
     chat = group(bot, "30005", "10001", "小明")
     for index in range(20):
         note = f"第{index}条笔记：" + "内容" * 20
-        await engine.end_turn(chat, note, [], batch=[], now=NOW + timedelta(minutes=index))
+        await engine.turns.end(chat, note, [], batch=[], now=NOW + timedelta(minutes=index))
     built = await build_context(engine, chat, ["你好"], now=NOW + timedelta(hours=1))
     from amrita_plugin_cognition.engine.context import estimate_tokens
 
@@ -229,9 +229,11 @@ async def test_turns_without_end_are_batched_when_full_or_when_the_chat_pauses(t
     chat = group(bot, "30006", "10001", "小明")
     for index in range(4):
         at = NOW + timedelta(seconds=index)
-        assert await engine.record_turn(chat, message(f"第{index}句", at=at, message_id=f"t{index}"), "嗯", ended=False)
+        assert await engine.turns.record(
+            chat, message(f"第{index}句", at=at, message_id=f"t{index}"), "嗯", ended=False
+        )
     # a turn that called end is logged for context but never waits for extraction
-    assert not await engine.record_turn(chat, message("调用了end的一轮", message_id="t9"), "好", ended=True)
+    assert not await engine.turns.record(chat, message("调用了end的一轮", message_id="t9"), "好", ended=True)
     assert await flush_transcripts(engine, NOW + timedelta(seconds=5)) == 1  # the full batch
     assert await flush_transcripts(engine, NOW + timedelta(seconds=10)) == 0  # the rest waits for a pause
     assert await flush_transcripts(engine, NOW + timedelta(seconds=70)) == 1
@@ -247,18 +249,18 @@ async def test_capture_end_only_and_transcript_only(tmp_root, chroma_port) -> No
     bot = new_bot()
     end_only = await make_engine(tmp_root, chroma_port, historian={"capture": "end"})
     chat = group(bot, "30007", "10001", "小明")
-    assert not await end_only.record_turn(chat, message("我下周去北京"), "好", ended=False)
+    assert not await end_only.turns.record(chat, message("我下周去北京"), "好", ended=False)
     transcript_only = await make_engine(tmp_root, chroma_port, historian={"capture": "transcript"})
-    result = await transcript_only.end_turn(chat, "笔记", ["QQ号10001（昵称小明）下周去北京"], batch=[], now=NOW)
+    result = await transcript_only.turns.end(chat, "笔记", ["QQ号10001（昵称小明）下周去北京"], batch=[], now=NOW)
     assert result.note_written and result.queued == 0  # the transcript carries the turn instead
-    assert await transcript_only.record_turn(chat, message("我下周去北京"), "好", ended=True)
+    assert await transcript_only.turns.record(chat, message("我下周去北京"), "好", ended=True)
 
 
 async def test_a_turn_with_a_secret_never_reaches_the_transcript(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     chat = private(bot, "10001", "小明")
-    assert not await engine.record_turn(chat, message("我的密码是 hunter2xyz"), "好的", ended=False)
+    assert not await engine.turns.record(chat, message("我的密码是 hunter2xyz"), "好的", ended=False)
     async with engine.session() as session:
         count = (
             await session.execute(select(func.count()).select_from(TranscriptRow).where(TranscriptRow.bot_id == bot))
@@ -271,9 +273,9 @@ async def test_a_long_turn_is_judged_whole_before_it_is_clipped(tmp_root, chroma
     bot = new_bot()
     chat = private(bot, "10001", "小明")
     # the request not to remember comes after the cut; a key straddles it
-    assert not await engine.record_turn(chat, message("今天去医院做了复查，" * 10 + "这件事别记住"), "好", ended=False)
+    assert not await engine.turns.record(chat, message("今天去医院做了复查，" * 10 + "这件事别记住"), "好", ended=False)
     key = "sk-proj-" + "A1b2C3d4E5f6G7h8" * 3
-    await engine.record_turn(chat, message("帮我看看这个报错，" * 3 + f"我的 api key 是 {key}"), "好", ended=False)
+    await engine.turns.record(chat, message("帮我看看这个报错，" * 3 + f"我的 api key 是 {key}"), "好", ended=False)
     async with engine.session() as session:
         rows = list((await session.execute(select(TranscriptRow).where(TranscriptRow.bot_id == bot))).scalars())
     assert all("复查" not in row.input_text for row in rows)
@@ -317,7 +319,7 @@ async def test_a_clean_shutdown_gives_a_running_job_back_and_the_next_start_runs
     first = await make_engine(tmp_root, chroma_port, **settings)
     bot = new_bot()
     chat = group(bot, "40001", "10001", "小明")
-    await first.end_turn(chat, "", ["QQ号10001（昵称小明）喜欢爬山"], batch=[message("我喜欢爬山")], now=NOW)
+    await first.turns.end(chat, "", ["QQ号10001（昵称小明）喜欢爬山"], batch=[message("我喜欢爬山")], now=NOW)
     answer = tool_call(TOOL_NAME, {"facts": [{"text": "QQ号10001（昵称小明）喜欢爬山。", "sources": [1]}]})
     fake_openai.script.extend([answer, answer])
     fake_openai.chat_delays.append(30.0)  # the first engine's call hangs

@@ -41,8 +41,8 @@ async def _seed(
 ) -> int:
     engine = await _engine()
     draft = MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name, happened_at=happened_at)
-    result = await engine.remember(BOT, [draft])
-    await engine.drain_outbox()
+    result = await engine.memories.remember(BOT, [draft])
+    await engine.index.drain()
     return result.record_ids[0]
 
 

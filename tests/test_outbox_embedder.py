@@ -50,9 +50,9 @@ async def test_a_failing_custom_embedder_fails_its_rows_only(tmp_root, chroma_po
     ]
     drafts = [MemoryDraft(text=text, scope=scope, speaker_id="10001") for scope, text in texts]
     with caplog.at_level(logging.WARNING, logger="cognition"):
-        result = await engine.remember(bot, drafts, now=NOW)
+        result = await engine.memories.remember(bot, drafts, now=NOW)
         await engine.settle()  # the drain the write schedules after its commit
-        await engine.drain_outbox()  # and one by command: the failed row waits for its backoff
+        await engine.index.drain()  # and one by command: the failed row waits for its backoff
     poisoned = result.record_ids[1]
     async with engine.session() as session:
         left = list((await session.execute(select(OutboxRow).where(OutboxRow.bot_id == bot))).scalars())
@@ -60,10 +60,10 @@ async def test_a_failing_custom_embedder_fails_its_rows_only(tmp_root, chroma_po
     assert "EmbedderUnavailable" not in left[0].last_error and "embedder" in left[0].last_error
     assert ("ValueError" in left[0].last_error) == (failure == "raise")
     assert any("stage=outbox" in record.getMessage() and " failed=" in record.getMessage() for record in caplog.records)
-    recalled = await engine.recall(group(bot, "20001", "10001"), ["火锅"], now=NOW)
+    recalled = await engine.memories.recall(group(bot, "20001", "10001"), ["火锅"], now=NOW)
     assert recalled.mode == "full" and result.record_ids[0] in [hit.record.id for hit in recalled.hits]
     # retried with backoff, then kept as dead with its error (ambot cognition outbox retry revives it)
-    await engine.drain_outbox(now=datetime.now(UTC) + timedelta(days=1))
+    await engine.index.drain(now=datetime.now(UTC) + timedelta(days=1))
     async with engine.session() as session:
         row = (await session.execute(select(OutboxRow).where(OutboxRow.bot_id == bot))).scalar_one()
     assert (row.state, row.attempts) == ("dead", 2)

@@ -143,7 +143,7 @@ async def test_the_historian_keeps_a_month_said_as_a_month(tmp_root, chroma_port
     chat = group(bot, "30401", "10001", "小明")
     said = "我明年一月要去日本旅行，后年去冰岛"
     batch = [InputMessage("m1", chat.user_id, chat.user_name, said, NOW)]
-    await engine.end_turn(chat, "", ["QQ号10001（昵称小明）明年一月要去日本旅行"], batch=batch, now=NOW)
+    await engine.turns.end(chat, "", ["QQ号10001（昵称小明）明年一月要去日本旅行"], batch=batch, now=NOW)
     fake_openai.script.append(
         tool_call(
             TOOL_NAME,
@@ -186,8 +186,8 @@ async def _seed_dated(engine: Any, bot: str, scope: Scope) -> tuple[int, int]:
             source={"happened": "day"},
         ),
     ]
-    result = await engine.remember(bot, drafts, now=NOW)
-    await engine.drain_outbox()
+    result = await engine.memories.remember(bot, drafts, now=NOW)
+    await engine.index.drain()
     return result.record_ids[0], result.record_ids[1]
 
 
@@ -291,13 +291,13 @@ async def test_status_counts_the_llm_calls_of_every_process(tmp_root, chroma_por
     bot_process = await make_engine(tmp_root, chroma_port, llm=settings)
     other_process = await make_engine(tmp_root, chroma_port, llm=settings)
     command = await make_engine(tmp_root, chroma_port)
-    before = (await command.status(check_ids=False))["llm"]
+    before = (await command.index.status(check_ids=False))["llm"]
     context = {"tool_name": "x", "problem": "p", "arguments": "a"}
     for engine in (bot_process, other_process, bot_process):
         assert engine.llm is not None
         with pytest.raises(LLMUnavailable):
             await engine.llm.complete_text("profile_merge", "structured_retry.jinja", context)
-    after = (await command.status(check_ids=False))["llm"]
+    after = (await command.index.status(check_ids=False))["llm"]
     assert after["total"]["calls"] - before["total"]["calls"] == 3
     assert after["total"]["failures"] - before["total"]["failures"] == 3
     today_before = before["purposes"].get("profile_merge", {}).get("calls", 0)

@@ -156,7 +156,7 @@ async def test_cards_give_way_last_when_the_block_is_over_budget(tmp_root, chrom
     bot = new_bot()
     chat = group(bot, "30151", "10151", "小明")
     for index in range(20):
-        await engine.end_turn(
+        await engine.turns.end(
             chat, f"第{index}条笔记：" + "内容" * 20, [], batch=[], now=NOW + timedelta(minutes=index)
         )
     await profiles.save(engine, Card(bot, "user", "10151", "group:30151", evaluation="说话人的画像"), by="test")
@@ -182,7 +182,7 @@ async def test_the_profile_tool_sees_only_what_the_chat_may_see(app: App, fake_o
     await _seed_cards(engine, BOT, "10161", "30161", "10162")
     await profiles.save(engine, Card(BOT, "group", "30162", "group", evaluation="另一个群的画像"), by="test")
     await profiles.save(engine, Card(BOT, "user", "10163", "group:30161", evaluation="本群提到过的人"), by="test")
-    await engine.remember(
+    await engine.memories.remember(
         BOT, [MemoryDraft(text="群友10163喜欢爬山。", scope=Scope("group", "30161"), speaker_id="10163")]
     )
 

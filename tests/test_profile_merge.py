@@ -135,7 +135,7 @@ async def end(engine, chat, *observations: str, at=NOW):  # type: ignore[no-unty
     from amrita_plugin_cognition.engine.turns import InputMessage
 
     batch = [InputMessage(f"m{at.timestamp():.0f}", chat.user_id, chat.user_name, observations[0], at)]
-    return await engine.end_turn(chat, "", list(observations), batch=batch, now=at)
+    return await engine.turns.end(chat, "", list(observations), batch=batch, now=at)
 
 
 async def jobs_left(engine) -> list[JobRow]:  # type: ignore[no-untyped-def]
@@ -271,7 +271,7 @@ async def test_a_fact_forgotten_before_its_merge_never_reaches_a_card(tmp_root, 
     await engine.historian.run_until_idle(NOW)
     async with engine.session() as session:
         (memory_id,) = (await session.execute(select(MemoryRow.id).where(MemoryRow.bot_id == bot))).scalars()
-    await engine.forget_memory(chat, memory_id, now=NOW)
+    await engine.governance.forget(chat, memory_id, now=NOW)
     await engine.historian.run_until_idle(LATER)
     assert model.merge_requests() == []  # the queue held its id, not its text: nothing left to merge
     assert await profiles.get(engine, bot, "user", "10001", "private") is None
@@ -515,7 +515,7 @@ async def test_forgetting_a_fact_rebuilds_the_cards_built_from_it(tmp_root, chro
     assert {likes, plays} <= set(card.source_ids)
     assert await _merge_jobs(engine, bot) == []
 
-    await engine.forget_memory(chat, likes, now=LATER)
+    await engine.governance.forget(chat, likes, now=LATER)
     flagged = await profiles.get(engine, bot, "user", "10001", "private")
     assert flagged is not None and likes not in flagged.source_ids and plays in flagged.source_ids
     (job,) = await _merge_jobs(engine, bot)
@@ -553,7 +553,7 @@ async def test_switching_the_chat_off_after_a_forget_still_takes_the_fact_out_of
     await end(engine, chat, LIKES, PLAYS)
     await engine.historian.run_until_idle(NOW)
     await engine.historian.run_until_idle(LATER)
-    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    await engine.governance.forget(chat, await _memory_id(engine, bot, LIKES), now=LATER)
     assert (await set_chat_memory(engine, bot, chat.scope, False, "10001", now=LATER)).changed
     assert [job.kind for job in await _merge_jobs(engine, bot)] == [MERGE_JOB]
     await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
@@ -580,8 +580,8 @@ async def test_a_forget_after_an_opt_out_by_a_namesake_rebuilds_the_card_without
     assert card is not None and first in card.body
     await set_opt_out(engine, bot, "10001", True, now=LATER)
     draft = MemoryDraft(text=second, scope=him.scope, speaker_id="10002", speaker_name="小明", source={"job": 1})
-    assert len((await engine.remember(bot, [draft], now=LATER)).written) == 1
-    await engine.forget_memory(her, await _memory_id(engine, bot, first), now=LATER)
+    assert len((await engine.memories.remember(bot, [draft], now=LATER)).written) == 1
+    await engine.governance.forget(her, await _memory_id(engine, bot, first), now=LATER)
     model.merges = [rebuild_card]
     await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
     rebuilt = await profiles.get(engine, bot, "group", "20001")
@@ -594,7 +594,7 @@ async def test_a_forget_after_an_opt_out_by_a_namesake_rebuilds_the_card_without
     await end(engine, her, LIKES, PLAYS)
     await engine.historian.run_until_idle(NOW)
     await engine.historian.run_until_idle(LATER)
-    await engine.forget_memory(her, await _memory_id(engine, bot, LIKES), now=LATER)
+    await engine.governance.forget(her, await _memory_id(engine, bot, LIKES), now=LATER)
     model.merges = [lambda body: tool_call(TOOL_NAME, {"action": "update_profile"})] * 2  # empty: unusable
     await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
     for entity_type, entity_id, part in (("group", "20001", "group"), ("user", "10001", "group:20001")):
@@ -619,7 +619,9 @@ async def test_forgetting_a_fact_no_card_uses_queues_nothing(tmp_root, chroma_po
     assert await profiles.get(engine, bot, "user", "10001", "private") == card
     calls = len(model.merge_requests())
 
-    await engine.forget_memory(chat, await _memory_id(engine, bot, PLAYS), now=LATER + timedelta(seconds=WINDOW + 2))
+    await engine.governance.forget(
+        chat, await _memory_id(engine, bot, PLAYS), now=LATER + timedelta(seconds=WINDOW + 2)
+    )
     assert await _merge_jobs(engine, bot) == []
     assert await profiles.get(engine, bot, "user", "10001", "private") == card
     assert len(model.merge_requests()) == calls
@@ -630,7 +632,7 @@ async def test_a_rebuild_with_no_fact_left_or_a_skip_deletes_the_part(tmp_root, 
     bot = new_bot()
     chat = private(bot, "10001", "小明")
     await _one_private_merge(engine, bot)
-    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    await engine.governance.forget(chat, await _memory_id(engine, bot, LIKES), now=LATER)
     calls = len(model.merge_requests())
     await engine.historian.run_until_idle(LATER)
     assert len(model.merge_requests()) == calls  # nothing left to build from: no call
@@ -642,7 +644,7 @@ async def test_a_rebuild_with_no_fact_left_or_a_skip_deletes_the_part(tmp_root, 
     await end(engine, chat, LIKES, PLAYS)
     await engine.historian.run_until_idle(NOW)
     await engine.historian.run_until_idle(LATER)
-    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    await engine.governance.forget(chat, await _memory_id(engine, bot, LIKES), now=LATER)
     model.merges = [lambda body: tool_call(TOOL_NAME, {"action": "skip"})]
     await engine.historian.run_until_idle(LATER)
     assert await profiles.get(engine, bot, "user", "10001", "private") is None
@@ -704,7 +706,7 @@ async def _forgotten_likes(engine, model: Model) -> tuple[str, int]:  # type: ig
     await engine.historian.run_until_idle(LATER)
     card = await profiles.get(engine, bot, "user", "10001", "private")
     assert card is not None and "羽毛球" in card.body
-    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    await engine.governance.forget(chat, await _memory_id(engine, bot, LIKES), now=LATER)
     return bot, len(model.merge_requests())
 
 

@@ -45,8 +45,12 @@ async def seed(engine, bot: str, other_bot: str) -> None:  # type: ignore[no-unt
     """Group G1 with a member (named by a fact) and a stranger (no fact in G1); G2; another bot.
     Users have their part in a group ("…群内"), their cross-group part ("…跨群") and their
     private part ("…私密")."""
-    await engine.remember(bot, [MemoryDraft(text="群友10001喜欢桌游。", scope=Scope("group", G1), speaker_id=MEMBER)])
-    await engine.remember(bot, [MemoryDraft(text="群友10002在二群。", scope=Scope("group", G2), speaker_id=STRANGER)])
+    await engine.memories.remember(
+        bot, [MemoryDraft(text="群友10001喜欢桌游。", scope=Scope("group", G1), speaker_id=MEMBER)]
+    )
+    await engine.memories.remember(
+        bot, [MemoryDraft(text="群友10002在二群。", scope=Scope("group", G2), speaker_id=STRANGER)]
+    )
     for item in (
         card(bot, "group", G1, "group", "一群"),
         card(bot, "group", G2, "group", "二群"),
@@ -64,7 +68,7 @@ async def seed(engine, bot: str, other_bot: str) -> None:  # type: ignore[no-unt
         card(other_bot, "user", MEMBER, "private", "别的机器人成员私密"),
     ):
         await profiles.save(engine, item, by="test", now=NOW)
-    await engine.drain_outbox()
+    await engine.index.drain()
 
 
 def markers(result) -> set[str]:  # type: ignore[no-untyped-def]
@@ -115,10 +119,10 @@ async def test_a_saved_card_gets_its_keyword_row_and_vector_in_the_same_unit_of_
     async with engine.session() as session:  # committed together with the card: the vector's work
         queued = (await session.execute(select(OutboxRow).where(OutboxRow.bot_id == bot))).scalars().all()
     assert [(entry.memory_id, entry.scope_kind) for entry in queued] == [(row_id, "profile")]
-    await engine.drain_outbox()
+    await engine.index.drain()
     assert await card_vectors(engine, bot) == {row_id}
 
-    report = await engine.repair_index()  # the index and SQL agree by id
+    report = await engine.index.repair()  # the index and SQL agree by id
     assert not [label for label in report.missing if label.startswith(bot)]
     assert not [label for label in report.extra if label.startswith(bot)]
 
@@ -126,13 +130,15 @@ async def test_a_saved_card_gets_its_keyword_row_and_vector_in_the_same_unit_of_
 async def test_a_card_is_found_by_keyword_and_by_meaning(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
-    await engine.remember(bot, [MemoryDraft(text="群友10001来了。", scope=Scope("group", G1), speaker_id=MEMBER)])
+    await engine.memories.remember(
+        bot, [MemoryDraft(text="群友10001来了。", scope=Scope("group", G1), speaker_id=MEMBER)]
+    )
     for item in (
         Card(bot, "user", MEMBER, in_group_part(G1), evaluation="热爱登山和徒步，每个周末都去爬山", updated_at=NOW),
         Card(bot, "group", G1, "group", evaluation="一个讨论编程语言和代码审查的技术群", updated_at=NOW),
     ):
         await profiles.save(engine, item, by="test", now=NOW)
-    await engine.drain_outbox()
+    await engine.index.drain()
     chat = group(bot, G1, SPEAKER)
 
     by_word = await search_cards(engine, chat, "徒步")
@@ -225,7 +231,7 @@ async def test_a_delete_all_takes_the_card_out_of_both_indices(tmp_root, chroma_
 
     await erasure.delete_all(engine, ErasureTarget.user(bot, MEMBER), "cli", now=NOW)
     assert not member_parts & await keyword_ids(engine)  # gone with the card, same transaction
-    await engine.drain_outbox()
+    await engine.index.drain()
     assert await card_vectors(engine, bot) == before - member_parts
     assert markers(await search_cards(engine, private(bot, MEMBER), HOBBY, top_k=10)) == set()
     assert "成员群内" not in markers(await search_cards(engine, group(bot, G1, SPEAKER), HOBBY, top_k=10))
@@ -233,7 +239,7 @@ async def test_a_delete_all_takes_the_card_out_of_both_indices(tmp_root, chroma_
     assert len(await card_vectors(engine, other_bot)) == 4
 
     await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", G1)), "cli", now=NOW)
-    await engine.drain_outbox()
+    await engine.index.drain()
     assert markers(await search_cards(engine, group(bot, G1, SPEAKER), HOBBY, top_k=10)) == set()
     assert await card_vectors(engine, bot) == await card_ids(engine, bot)
 
@@ -259,7 +265,7 @@ async def test_reindex_brings_a_wiped_card_collection_and_keyword_rows_back(tmp_
     assert await card_vectors(engine, bot) == set()
     assert (await search_cards(engine, group(bot, G1, SPEAKER), "桌游", top_k=10)).hits == []
 
-    report = await engine.reindex()
+    report = await engine.index.reindex()
     assert report.generation_after == generation + 1 and report.card_vectors == report.cards >= len(ids)
     assert await card_vectors(engine, bot) == ids
     assert ids <= await keyword_ids(engine)
@@ -274,16 +280,16 @@ async def test_repair_puts_back_missing_card_vectors_and_keyword_rows(tmp_root, 
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     await profiles.save(engine, card(bot, "group", G1, "group", "一群"), by="test", now=NOW)
-    await engine.drain_outbox()
+    await engine.index.drain()
     (row_id,) = await card_ids(engine, bot)
     await asyncio.to_thread(engine.vectors.delete_cards, engine.generation, bot, [row_id])
     async with engine.unit_of_work() as uow:
         await profile_index.remove_keywords(uow.session, [row_id])
         await uow.commit()
-    report = await engine.repair_index()
+    report = await engine.index.repair()
     assert report.missing.get(f"{bot}|profiles") == [row_id] and report.card_keywords >= 1
     assert row_id in await keyword_ids(engine)
-    await engine.drain_outbox()
+    await engine.index.drain()
     assert await card_vectors(engine, bot) == {row_id}
 
 
@@ -297,7 +303,7 @@ async def test_a_restored_backup_indexes_its_cards_again(tmp_root, chroma_port) 
     await profiles.save(engine, card(bot, "group", G1, "group", "改过的一群"), by="test", now=NOW)
     speaker = await profiles.get(engine, bot, "user", SPEAKER, in_group_part(G1))
     assert speaker is not None and await profiles.clear(engine, speaker)
-    await engine.drain_outbox()
+    await engine.index.drain()
     assert markers(await search_cards(engine, group(bot, G1, SPEAKER), HOBBY, top_k=10)) == {"改过的一群", "成员群内"}
     await restore_backup(engine, info.path)
     assert await card_vectors(engine, bot) == await card_ids(engine, bot) != set()
@@ -327,13 +333,13 @@ async def test_a_forget_rebuild_replaces_or_removes_the_entry(tmp_root, chroma_p
     await end(engine, chat, LIKES, PLAYS)
     await engine.historian.run_until_idle(NOW)
     await engine.historian.run_until_idle(LATER)
-    await engine.drain_outbox()
+    await engine.index.drain()
     assert [hit.card.part for hit in (await search_cards(engine, chat, "羽毛球")).hits] == ["private"]
 
-    await engine.forget_memory(chat, await _memory_id(engine, bot, LIKES), now=LATER)
+    await engine.governance.forget(chat, await _memory_id(engine, bot, LIKES), now=LATER)
     model.merges = [rebuild_card]
     await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
-    await engine.drain_outbox()
+    await engine.index.drain()
     rebuilt = await profiles.get(engine, bot, "user", MEMBER, "private")
     assert rebuilt is not None and LIKES not in rebuilt.body and PLAYS in rebuilt.body
     assert [hit.card.body for hit in (await search_cards(engine, chat, "体育馆")).hits] == [rebuilt.body]
@@ -346,9 +352,9 @@ async def test_a_forget_rebuild_replaces_or_removes_the_entry(tmp_root, chroma_p
     (nearest,) = await asyncio.to_thread(engine.vectors.query_cards, engine.generation, bot, vector, 5)
     assert nearest.memory_id == row_id and nearest.similarity > 0.99  # the vector is the rebuilt text's
 
-    await engine.forget_memory(chat, await _memory_id(engine, bot, PLAYS), now=LATER)
+    await engine.governance.forget(chat, await _memory_id(engine, bot, PLAYS), now=LATER)
     await engine.historian.run_until_idle(LATER + timedelta(seconds=2 * WINDOW))  # nothing left: deleted
-    await engine.drain_outbox()
+    await engine.index.drain()
     assert await profiles.get(engine, bot, "user", MEMBER, "private") is None
     assert (await search_cards(engine, chat, "体育馆打球")).hits == []
     assert await card_vectors(engine, bot) == set() and not await card_ids(engine, bot)
@@ -369,7 +375,7 @@ async def test_the_tool_handler_searches_within_the_chat_and_renders_inert(tmp_r
         by="test",
         now=NOW,
     )
-    await engine.drain_outbox()
+    await engine.index.drain()
     tool = TOOLS["cognition_profile_search"]
 
     async def call(context, raw: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -417,7 +423,7 @@ async def test_the_search_tool_in_the_chat_flow(app, fake_openai, monkeypatch) -
         card(bot_id, "group", "30172", "group", "别的群"),
     ):
         await profiles.save(engine, item, by="test", now=NOW)
-    await engine.drain_outbox()
+    await engine.index.drain()
 
     async def results(event, arguments):  # type: ignore[no-untyped-def]
         fake_openai.reset()

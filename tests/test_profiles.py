@@ -466,12 +466,12 @@ async def test_a_backup_restores_a_users_part_in_each_group_under_its_own_name(t
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     in_a = ChatContext(bot, Scope("group", "20001"), U, "小明")
-    kept = await engine.write_memory(in_a, "user", "群友小明喜欢打羽毛球。", now=NOW)
-    doomed = await engine.write_memory(in_a, "user", "群友小明下周二去面试。", now=NOW)
+    kept = await engine.memories.write(in_a, "user", "群友小明喜欢打羽毛球。", now=NOW)
+    doomed = await engine.memories.write(in_a, "user", "群友小明下周二去面试。", now=NOW)
     part_a = (await profiles.save(engine, card(bot, part="group:20001", source_ids=[kept.id, doomed.id]), now=NOW)).card
     part_b = (await profiles.save(engine, card(bot, part="group:20002", evaluation="二群里的他"), now=NOW)).card
     info = await backup.create_backup(engine)
-    await engine.forget_memory(in_a, doomed.id, now=NOW)
+    await engine.governance.forget(in_a, doomed.id, now=NOW)
     await profiles.clear(engine, part_b)
     async with engine.unit_of_work() as uow:  # the forget's own rebuild: not what is looked at here
         forget_job = await jobs.pending_of(uow.session, MERGE_JOB, bot, Scope("private", U))

@@ -154,7 +154,7 @@ class Memory(RuleBasedStateMachine):
         target = "group" if context.scope.is_group and subject is None else "user"
         expected = self.may_write(bot_id, context.scope, user, subject)
         try:
-            record = self.run(self.engine.write_memory(context, target, text, now=NOW))
+            record = self.run(self.engine.memories.write(context, target, text, now=NOW))
         except CognitionError as error:
             assert not expected, f"a permitted write was refused: {error.zh}"
             return
@@ -176,7 +176,7 @@ class Memory(RuleBasedStateMachine):
             subject_name=USERS[subject] if subject else "",
             source={"job": next(self.counter)},
         )
-        result = self.run(self.engine.remember(bot_id, [draft], now=NOW))
+        result = self.run(self.engine.memories.remember(bot_id, [draft], now=NOW))
         expected = self.may_write(bot_id, context.scope, user, subject)
         assert bool(result.written) == expected, (text, result.refused)
         for record in result.written:
@@ -195,12 +195,12 @@ class Memory(RuleBasedStateMachine):
         batch = [InputMessage(f"m{next(self.counter)}", user, USERS[user], observation, NOW)]
         chat_on = (bot_id, context.scope) not in self.off
         speaker_in = (bot_id, user) not in self.opted_out
-        ended = self.run(self.engine.end_turn(context, f"聊了{topic}", [observation], batch=batch, now=NOW))
+        ended = self.run(self.engine.turns.end(context, f"聊了{topic}", [observation], batch=batch, now=NOW))
         assert ended.note_written == (chat_on and speaker_in), (context.scope.key, user, ended)
         assert ended.queued == int(self.may_write(bot_id, context.scope, user, subject)), (observation, ended)
         if ended.queued:
             self.observed[(bot_id, observation)] = context.scope
-        logged = self.run(self.engine.record_turn(context, batch[0], "好的", ended=False))
+        logged = self.run(self.engine.turns.record(context, batch[0], "好的", ended=False))
         # a turn that names an opted-out user is kept out of the transcript whole
         assert logged == self.may_write(bot_id, context.scope, user, subject), (context.scope.key, user, subject)
 
@@ -215,7 +215,7 @@ class Memory(RuleBasedStateMachine):
         text = self.text(context.user_id, None, topic)
         expected = self.may_write(fact.bot, fact.scope, context.user_id, fact.subject or None)
         try:
-            record = self.run(self.engine.update_memory(context, memory_id, text, now=NOW))
+            record = self.run(self.engine.memories.update(context, memory_id, text, now=NOW))
         except CognitionError as error:
             assert not expected, f"a permitted correction was refused: {error.zh}"
             return
@@ -241,7 +241,7 @@ class Memory(RuleBasedStateMachine):
         memory_id = data.draw(st.sampled_from(active))
         fact = self.facts[memory_id]
         context = ChatContext(fact.bot, fact.scope, fact.speaker or "10001", USERS.get(fact.speaker, "小明"), "admin")
-        self.run(self.engine.forget_memory(context, memory_id, now=NOW))
+        self.run(self.engine.governance.forget(context, memory_id, now=NOW))
         self._forget_lineage(memory_id)
 
     @rule(bot=bots, chat=chats, user=users)
@@ -303,8 +303,8 @@ class Memory(RuleBasedStateMachine):
     @rule(bot=bots, chat=chats, user=users, topic=topics)
     def recall(self, bot: int, chat: str, user: str, topic: str) -> None:
         context = context_of(self.bots[bot], chat, user)
-        self.run(self.engine.drain_outbox())
-        result = self.run(self.engine.recall(context, [f"{topic}的事"], now=NOW))
+        self.run(self.engine.index.drain())
+        result = self.run(self.engine.memories.recall(context, [f"{topic}的事"], now=NOW))
         self.check_returned(context, [hit.record.id for hit in result.hits], "recall")
 
     @rule(bot=bots, chat=chats, user=users, kind=st.sampled_from(("user", "group")))
@@ -312,7 +312,7 @@ class Memory(RuleBasedStateMachine):
         context = context_of(self.bots[bot], chat, user)
         if kind == "group" and not context.scope.is_group:
             return
-        records, _ = self.run(self.engine.list_memories(context, kind, 0, 50))
+        records, _ = self.run(self.engine.memories.list(context, kind, 0, 50))
         self.check_returned(context, [record.id for record in records], f"list {kind}")
 
     # ------------------------------------------------------------------ cards

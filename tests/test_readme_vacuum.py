@@ -59,7 +59,7 @@ async def test_the_readme_vacuum_statement_names_every_table_a_delete_all_writes
         await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=person.qq)
         await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", G2)), actor="cli")
         await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli")
-        await engine.drain_outbox()  # the vector work they queued, and its outbox rows
+        await engine.index.drain()  # the vector work they queued, and its outbox rows
     finally:
         event.remove(database, "before_cursor_execute", watch)
     await empty_job_queue()

@@ -114,9 +114,9 @@ async def test_only_the_erasures_since_the_backup_are_replayed(tmp_root, chroma_
     now = datetime.now(UTC)
     lan, old_in_g1 = group(bot, G1, V, "小岚"), group(bot, G1, old.qq, old.name)
     # erased an hour before the backup, then back in the chat: what she said since is hers to keep
-    await engine.write_memory(old_in_g1, "user", "我喜欢喝茶。")
+    await engine.memories.write(old_in_g1, "user", "我喜欢喝茶。")
     await erasure.delete_all(engine, ErasureTarget.user(bot, old.qq), actor=old.qq, now=now - timedelta(hours=1))
-    since = await engine.write_memory(old_in_g1, "user", "我最近在学游泳。")
+    since = await engine.memories.write(old_in_g1, "user", "我最近在学游泳。")
     kept_pin = await notes.add_pin(engine, lan, f"提醒{old.name}带泳镜")
     # erased five minutes before the backup's time: the backup may have read a table before the
     # erasure reached it (the pin stands for such a page)
@@ -247,7 +247,7 @@ async def test_an_old_backup_still_restores_and_a_bad_switch_or_opt_out_row_is_r
 ) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
-    fact = await engine.write_memory(group(bot, G1, V, "小岚"), "group", "群40101每周五打羽毛球。")
+    fact = await engine.memories.write(group(bot, G1, V, "小岚"), "group", "群40101每周五打羽毛球。")
     await switches.set_opt_out(engine, bot, W, True)
     good = (await backup.create_backup(engine, tmp_path / "good.jsonl.gz")).path
     old, twice, newer = tmp_path / "old.jsonl.gz", tmp_path / "twice.jsonl.gz", tmp_path / "newer.jsonl.gz"

@@ -187,15 +187,17 @@ async def test_a_switched_off_chat_writes_nothing_by_any_path(tmp_root, chroma_p
     elsewhere = group(bot, "30407", "10001", "群管")
     await switches.switch_chat_memory(engine, chat, on=False)
 
-    ended = await engine.end_turn(
+    ended = await engine.turns.end(
         chat, "小明说要去杭州", ["QQ号10001（昵称群管）下周去杭州"], batch=[said("下周去杭州", "10001", "群管")]
     )
     assert not ended.note_written and ended.queued == 0 and not ended.opted_out
-    assert not await engine.record_turn(chat, said("下周去杭州", "10001", "群管"), "好的", ended=False)
+    assert not await engine.turns.record(chat, said("下周去杭州", "10001", "群管"), "好的", ended=False)
     with pytest.raises(InvalidInput) as refused:
-        await engine.write_memory(chat, "group", "群30406每周五开黑。")
+        await engine.memories.write(chat, "group", "群30406每周五开黑。")
     assert refused.value.zh == CHAT_OFF_MESSAGE
-    result = await engine.remember(bot, [MemoryDraft(text="群30406每周五开黑。", scope=chat.scope, speaker_id="10001")])
+    result = await engine.memories.remember(
+        bot, [MemoryDraft(text="群30406每周五开黑。", scope=chat.scope, speaker_id="10001")]
+    )
     assert result.written == [] and result.refused == [(0, "", "switched_off")]
     for write in (notes.append_memo, notes.update_memo, notes.add_pin):
         with pytest.raises(InvalidInput) as refused:
@@ -208,8 +210,8 @@ async def test_a_switched_off_chat_writes_nothing_by_any_path(tmp_root, chroma_p
     assert await rows(engine, MemoryRow, MemoryRow.bot_id == bot) == []
 
     # another chat of the same bot account is unaffected
-    assert (await engine.end_turn(elsewhere, "别的群的笔记", [], batch=[])).note_written
-    assert await engine.record_turn(elsewhere, said("你好", "10001", "群管"), "你好", ended=False)
+    assert (await engine.turns.end(elsewhere, "别的群的笔记", [], batch=[])).note_written
+    assert await engine.turns.record(elsewhere, said("你好", "10001", "群管"), "你好", ended=False)
 
 
 async def test_switching_off_calls_off_waiting_work_and_a_job_in_flight_writes_nothing(
@@ -220,9 +222,9 @@ async def test_switching_off_calls_off_waiting_work_and_a_job_in_flight_writes_n
     admin = group(bot, "30408", "10001", "群管", role="admin")
     batch = [said("我下周去杭州", "10001", "群管")]
     for observation in ("QQ号10001（昵称群管）下周去杭州", "QQ号10001（昵称群管）喜欢爬山"):
-        await engine.end_turn(admin, "", [observation], batch=batch, now=NOW)
+        await engine.turns.end(admin, "", [observation], batch=batch, now=NOW)
     for index in range(2):
-        await engine.record_turn(admin, said(f"第{index}句", "10001", "群管", f"t{index}"), "好", ended=False)
+        await engine.turns.record(admin, said(f"第{index}句", "10001", "群管", f"t{index}"), "好", ended=False)
     async with engine.unit_of_work() as uow:
         (in_flight,) = await jobs.lease(uow.session, NOW, 1, 600)  # a worker holds the first job
         await uow.commit()
@@ -247,7 +249,7 @@ async def test_switching_off_calls_off_waiting_work_and_a_job_in_flight_writes_n
     assert await rows(engine, JobRow, JobRow.bot_id == bot) == []  # the job is done with
 
     # a job that reaches a switched-off chat later (queued by another process) is dropped unseen
-    assert (await other_process.end_turn(admin, "", ["QQ号10001（昵称群管）喜欢爬山"], batch=batch)).queued == 0
+    assert (await other_process.turns.end(admin, "", ["QQ号10001（昵称群管）喜欢爬山"], batch=batch)).queued == 0
     async with engine.unit_of_work() as uow:
         jobs.enqueue(uow.session, "observations", bot, admin.scope, {"observations": ["x"]}, NOW)
         await uow.commit()
@@ -279,30 +281,30 @@ async def test_an_opted_out_user_gets_nothing_new_in_any_chat(tmp_root, chroma_p
     bot = new_bot()
     red, ming = group(bot, "30410", "10002", "小红"), group(bot, "30410", "10001", "小明")
     red_private = private(bot, "10002", "小红")
-    kept = await engine.write_memory(red, "user", "QQ号10002（昵称小红）养了一只猫。")
-    await engine.record_turn(red, said("我今天好累", "10002", "小红", "t0"), "辛苦了", ended=False)
+    kept = await engine.memories.write(red, "user", "QQ号10002（昵称小红）养了一只猫。")
+    await engine.turns.record(red, said("我今天好累", "10002", "小红", "t0"), "辛苦了", ended=False)
 
     change = await switches.set_opt_out(engine, bot, "10002", out=True, now=NOW)
     assert change.changed and change.count == 1 + 1  # the opt-out row, the waiting turn released
     assert not (await switches.set_opt_out(engine, bot, "10002", out=True)).changed
 
     for chat in (red, red_private):
-        ended = await engine.end_turn(chat, "小红说她想养狗", ["QQ号10002（昵称小红）想养狗"], batch=[])
+        ended = await engine.turns.end(chat, "小红说她想养狗", ["QQ号10002（昵称小红）想养狗"], batch=[])
         assert ended.opted_out and not ended.note_written and ended.queued == 0
-        assert not await engine.record_turn(chat, said("我想养狗", "10002", "小红", "t1"), "好呀", ended=False)
+        assert not await engine.turns.record(chat, said("我想养狗", "10002", "小红", "t1"), "好呀", ended=False)
         with pytest.raises(InvalidInput) as refused:
-            await engine.write_memory(chat, "user", "QQ号10002（昵称小红）想养狗。")
+            await engine.memories.write(chat, "user", "QQ号10002（昵称小红）想养狗。")
         assert refused.value.zh == SELF_OPTED_OUT_MESSAGE
         for write in (notes.append_memo, notes.add_pin):
             with pytest.raises(InvalidInput) as refused:
                 await write(engine, chat, "小红想养狗")
             assert refused.value.zh == SELF_OPTED_OUT_MESSAGE
     with pytest.raises(InvalidInput) as refused:
-        await engine.update_memory(red, kept.id, "QQ号10002（昵称小红）养了两只猫。")
+        await engine.memories.update(red, kept.id, "QQ号10002（昵称小红）养了两只猫。")
     assert refused.value.zh == SELF_OPTED_OUT_MESSAGE
 
     # someone else talking about her: what names her QQ number is not written; the rest is
-    ended = await engine.end_turn(
+    ended = await engine.turns.end(
         ming,
         "小明说周末去爬山",
         ["QQ号10002（昵称小红）想养狗", "QQ号10001（昵称小明）周末去爬山"],
@@ -312,14 +314,14 @@ async def test_an_opted_out_user_gets_nothing_new_in_any_chat(tmp_root, chroma_p
     assert ended.note_written and ended.queued == 1
     (job,) = await rows(engine, JobRow, JobRow.bot_id == bot)
     assert json.loads(job.payload)["observations"] == ["QQ号10001（昵称小明）周末去爬山"]
-    assert not await engine.record_turn(ming, said("10002 想养狗", "10001", "小明", "t2"), "好", ended=False)
-    assert await engine.record_turn(ming, said("我周末去爬山", "10001", "小明", "t3"), "好", ended=False)
+    assert not await engine.turns.record(ming, said("10002 想养狗", "10001", "小明", "t2"), "好", ended=False)
+    assert await engine.turns.record(ming, said("我周末去爬山", "10001", "小明", "t3"), "好", ended=False)
     with pytest.raises(InvalidInput) as refused:
-        await engine.write_memory(ming, "group", "QQ号10002（昵称小红）想养狗。")
+        await engine.memories.write(ming, "group", "QQ号10002（昵称小红）想养狗。")
     assert refused.value.zh == OTHER_OPTED_OUT_MESSAGE
     about_her = MemoryDraft(text="她想养狗。", scope=ming.scope, speaker_id="10001", subject_id="10002")
-    assert (await engine.remember(bot, [about_her])).refused == [(0, "", "opted_out")]
-    assert (await engine.write_memory(ming, "group", "QQ号10001（昵称小明）周末去爬山。")).id
+    assert (await engine.memories.remember(bot, [about_her])).refused == [(0, "", "opted_out")]
+    assert (await engine.memories.write(ming, "group", "QQ号10001（昵称小明）周末去爬山。")).id
 
     # what she already had stays
     (still,) = await rows(engine, MemoryRow, MemoryRow.id == kept.id)
@@ -330,8 +332,8 @@ async def test_an_opted_out_user_gets_nothing_new_in_any_chat(tmp_root, chroma_p
     # opting back in: from then on she is remembered again
     assert (await switches.set_opt_out(engine, bot, "10002", out=False, now=NOW)).changed
     assert not (await switches.set_opt_out(engine, bot, "10002", out=False)).changed
-    assert (await engine.end_turn(red, "小红说她想养狗", [], batch=[])).note_written
-    assert (await engine.write_memory(red, "user", "QQ号10002（昵称小红）想养狗。")).id
+    assert (await engine.turns.end(red, "小红说她想养狗", [], batch=[])).note_written
+    assert (await engine.memories.write(red, "user", "QQ号10002（昵称小红）想养狗。")).id
     assert await rows(engine, OptOutRow, OptOutRow.bot_id == bot) == []
 
     entries = await audit_rows(engine, bot)
@@ -368,19 +370,19 @@ async def test_an_opt_out_does_not_silence_someone_who_shares_her_nickname(tmp_r
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     her, him = group(bot, "30420", "10001", "小明"), group(bot, "30420", "10002", "小明")
-    await engine.write_memory(her, "user", "小明周五要去打羽毛球。")
+    await engine.memories.write(her, "user", "小明周五要去打羽毛球。")
     assert (await switches.set_opt_out(engine, bot, "10001", out=True, now=NOW)).changed
 
-    assert (await engine.write_memory(him, "user", "小明第二次说起考研的事。")).id
+    assert (await engine.memories.write(him, "user", "小明第二次说起考研的事。")).id
     draft = MemoryDraft(
         text="QQ号10002（昵称小明）周末搬家。", scope=him.scope, speaker_id="10002", speaker_name="小明"
     )
-    assert len((await engine.remember(bot, [draft])).written) == 1
-    ended = await engine.end_turn(him, "小明说周末搬家", ["小明周末搬家"], batch=[said("我周末搬家", "10002", "小明")])
+    assert len((await engine.memories.remember(bot, [draft])).written) == 1
+    ended = await engine.turns.end(him, "小明说周末搬家", ["小明周末搬家"], batch=[said("我周末搬家", "10002", "小明")])
     assert ended.note_written and ended.queued == 1
-    assert await engine.record_turn(him, said("小明我周末搬家", "10002", "小明", "t1"), "好", ended=False)
+    assert await engine.turns.record(him, said("小明我周末搬家", "10002", "小明", "t1"), "好", ended=False)
     with pytest.raises(InvalidInput) as refused:
-        await engine.write_memory(him, "group", "QQ号10001（昵称小明）周末搬家。")
+        await engine.memories.write(him, "group", "QQ号10001（昵称小明）周末搬家。")
     assert refused.value.zh == OTHER_OPTED_OUT_MESSAGE
 
 
@@ -395,9 +397,9 @@ async def test_the_historian_drops_every_fact_about_an_opted_out_user(tmp_root, 
     bot = new_bot()
     red, ming = group(bot, "30411", "10002", "小红"), group(bot, "30411", "10001", "小明")
     # queued while she was still in: her own ``end`` job, and turns waiting for extraction
-    await engine.end_turn(red, "", ["QQ号10002（昵称小红）想养狗"], batch=[said("我想养狗", "10002", "小红")], now=NOW)
-    await engine.record_turn(red, said("我下个月搬去杭州", "10002", "小红", "r1"), "好的", ended=False)
-    await engine.record_turn(ming, said("我周末去爬山", "10001", "小明", "m1"), "好的", ended=False)
+    await engine.turns.end(red, "", ["QQ号10002（昵称小红）想养狗"], batch=[said("我想养狗", "10002", "小红")], now=NOW)
+    await engine.turns.record(red, said("我下个月搬去杭州", "10002", "小红", "r1"), "好的", ended=False)
+    await engine.turns.record(ming, said("我周末去爬山", "10001", "小明", "m1"), "好的", ended=False)
     from amrita_plugin_cognition.engine.turns import flush_transcripts
 
     assert await flush_transcripts(engine, NOW + timedelta(hours=1), everything=True) == 1
@@ -425,7 +427,7 @@ async def test_an_opt_out_made_while_the_model_answers_still_drops_her_facts(tmp
     bot = new_bot()
     ming = group(bot, "30412", "10001", "小明")
     observations = ["QQ号10001（昵称小明）喜欢爬山", "QQ号10002（昵称小红）周末去爬山"]
-    await engine.end_turn(ming, "", observations, batch=[], now=NOW)
+    await engine.turns.end(ming, "", observations, batch=[], now=NOW)
     async with engine.unit_of_work() as uow:
         (in_flight,) = await jobs.lease(uow.session, NOW, 1, 600)
         await uow.commit()
@@ -455,8 +457,8 @@ BOT = str(SELF_ID)
 
 async def _seed(scope: Scope, text: str, speaker: str = "10001", name: str = "小明") -> None:
     engine = await memory_engine()
-    await engine.remember(BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)])
-    await engine.drain_outbox()
+    await engine.memories.remember(BOT, [MemoryDraft(text=text, scope=scope, speaker_id=speaker, speaker_name=name)])
+    await engine.index.drain()
 
 
 async def _chat_rows(model, *where) -> list[Any]:  # type: ignore[no-untyped-def]

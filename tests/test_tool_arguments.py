@@ -143,14 +143,16 @@ async def _bot(ctx, monkeypatch):  # type: ignore[no-untyped-def]
 async def _seed(user: str, text: str) -> int:
     engine = await _engine()
     scope = Scope("private", user)
-    result = await engine.remember(BOT, [MemoryDraft(text=text, scope=scope, speaker_id=user, speaker_name="小赵")])
-    await engine.drain_outbox()
+    result = await engine.memories.remember(
+        BOT, [MemoryDraft(text=text, scope=scope, speaker_id=user, speaker_name="小赵")]
+    )
+    await engine.index.drain()
     return result.record_ids[0]
 
 
 async def _active_ids(user: str) -> set[int]:
     engine = await _engine()
-    records, _ = await engine.list_memories(ChatContext(BOT, Scope("private", user), user), "user", 0, 50)
+    records, _ = await engine.memories.list(ChatContext(BOT, Scope("private", user), user), "user", 0, 50)
     return {record.id for record in records}
 
 
@@ -257,7 +259,7 @@ async def test_a_stuck_tool_answers_within_its_time_limit(app: App, fake_openai,
     async def stuck(*args, **kwargs):  # type: ignore[no-untyped-def]
         await asyncio.sleep(30)  # e.g. a database that never answers
 
-    monkeypatch.setattr(engine, "forgettable", stuck)
+    monkeypatch.setattr(engine.governance, "forgettable", stuck)
     fake_openai.script.append(tool_call("cognition_memory_delete", {"memory_id": memory_id}, "call_slow"))
     async with app.test_api() as ctx:
         bot, _ = await _bot(ctx, monkeypatch)
