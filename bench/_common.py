@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from amrita_plugin_cognition.domain.clock import UTC
+from amrita_plugin_cognition.api import UTC
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
@@ -90,8 +90,7 @@ async def open_engine(home: Path, embedder: Any = None, **overrides: Any) -> Any
     """A started engine on ``home`` (defaults, embedded Chroma; ``overrides`` go to the config)."""
     from nonebot_plugin_orm import get_session
 
-    from amrita_plugin_cognition.config import CognitionConfig
-    from amrita_plugin_cognition.engine.factory import build_engine
+    from amrita_plugin_cognition.api import CognitionConfig, build_engine
 
     config = CognitionConfig.model_validate({"chroma": {"mode": "embedded"}, **overrides})
     engine = build_engine(config, engine_data_dir(home), get_session, embedder=embedder)

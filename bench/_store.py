@@ -2,7 +2,7 @@
 
 A store is a standalone home (SQLite + embedded Chroma) with ``count`` memories spread over
 ``scopes`` group scopes of one bot, written with ``engine.remember`` in per-scope batches and
-indexed with ``engine.drain_outbox()``. Beside it, ``peer/`` holds what a Chroma-only memory
+indexed with ``engine.index.drain()``. Beside it, ``peer/`` holds what a Chroma-only memory
 plugin keeps: ONE shared collection with the very same vectors and a ``scope`` metadata field.
 Full-scale stores are cached under ``/tmp/cognition-bench-cache``; ``complete.json`` marks a
 finished build and records how long it took.
@@ -22,7 +22,7 @@ from typing import Any
 from _common import init_engine_only, open_engine, quiet_cognition_logs
 from _corpus import CACHE_ROOT, PrecomputedEmbedder, cached_vectors, facts
 
-from amrita_plugin_cognition.domain.clock import UTC
+from amrita_plugin_cognition.api import UTC
 
 BOT_ID = "bench-bot"
 PEER_COLLECTION = "peer_shared_memories"
@@ -79,8 +79,8 @@ async def build_or_open(count: int, scopes: int, home: Path | None = None, rebui
         record = json.loads(marker.read_text(encoding="utf-8"))
         record["cached"] = True
         return engine, record
-    await engine.check_fingerprint()
-    from amrita_plugin_cognition.domain.records import MemoryDraft, Provenance, Scope
+    await engine.index.check_fingerprint()
+    from amrita_plugin_cognition.api import MemoryDraft, Provenance, Scope
 
     ids = scope_ids(scopes)
     per_scope: dict[str, list[int]] = {scope_id: [] for scope_id in ids}
@@ -107,18 +107,18 @@ async def build_or_open(count: int, scopes: int, home: Path | None = None, rebui
                 )
                 for index in chunk
             ]
-            result = await engine.remember(BOT_ID, drafts, now=base + timedelta(minutes=7 * chunk[-1]))
+            result = await engine.memories.remember(BOT_ID, drafts, now=base + timedelta(minutes=7 * chunk[-1]))
             for draft_index, record_id in result.record_ids.items():
                 record_of[chunk[draft_index]] = record_id
             written += len(result.written)
             if written % 2000 < len(chunk) or number == len(ids):
                 drained = time.perf_counter()
-                await engine.drain_outbox()
+                await engine.index.drain()
                 drain_seconds += time.perf_counter() - drained
         if number % max(1, len(ids) // 10) == 0:
             print(f"  wrote {written}/{count} memories", file=sys.stderr, flush=True)
     drained = time.perf_counter()
-    await engine.drain_outbox()
+    await engine.index.drain()
     drain_seconds += time.perf_counter() - drained
     engine_seconds = time.perf_counter() - write_started
     peer_started = time.perf_counter()

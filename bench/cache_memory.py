@@ -52,7 +52,7 @@ from _common import (
 )
 from _corpus import facts, queries
 
-from amrita_plugin_cognition.domain.clock import UTC
+from amrita_plugin_cognition.api import UTC
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 BOT_ID = "bench-bot"
@@ -105,8 +105,7 @@ def sample_points(chats: int, quick: bool) -> list[int]:
 
 async def seed_bank(engine: Any) -> dict[str, int]:
     """A few facts, memos and pins in a handful of chats, written through the engine."""
-    from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Provenance, Scope
-    from amrita_plugin_cognition.engine.notes import add_pin, update_memo
+    from amrita_plugin_cognition.api import ChatContext, MemoryDraft, Provenance, Scope
 
     texts = facts(48)
     speakers = [*SEEDED_PRIVATE, "40001", "40002", "40003"]
@@ -131,26 +130,26 @@ async def seed_bank(engine: Any) -> dict[str, int]:
         )
         for index, text in enumerate(texts[40:])
     ]
-    result = await engine.remember(BOT_ID, drafts, now=NOW - timedelta(days=1))
-    await engine.drain_outbox()
+    result = await engine.memories.remember(BOT_ID, drafts, now=NOW - timedelta(days=1))
+    await engine.index.drain()
     memos = pins = 0
     for group in SEEDED_GROUPS[:2]:
         owner = ChatContext(BOT_ID, Scope("group", group), "40001", "小明", group_role="owner")
-        await update_memo(engine, owner, "群规：周五晚上八点开黑，迟到的请奶茶。\n下次聚会地点待定。", now=NOW)
+        await engine.notes.update_memo(owner, "群规：周五晚上八点开黑，迟到的请奶茶。\n下次聚会地点待定。", now=NOW)
         memos += 1
     for group in SEEDED_GROUPS[1:]:
         member = ChatContext(BOT_ID, Scope("group", group), "40002", "小红", group_role="member")
-        await add_pin(engine, member, "周六上午十点提醒大家交报名表", now=NOW)
-        await add_pin(engine, member, "下周三是阿杰生日，记得准备蛋糕", now=NOW)
+        await engine.notes.add_pin(member, "周六上午十点提醒大家交报名表", now=NOW)
+        await engine.notes.add_pin(member, "下周三是阿杰生日，记得准备蛋糕", now=NOW)
         pins += 2
     private = ChatContext(BOT_ID, Scope("private", SEEDED_PRIVATE[0]), SEEDED_PRIVATE[0], "小明")
-    await update_memo(engine, private, "我对花生过敏，别推荐花生做的菜。", now=NOW)
-    await add_pin(engine, private, "每天晚上十一点提醒我睡觉", now=NOW)
+    await engine.notes.update_memo(private, "我对花生过敏，别推荐花生做的菜。", now=NOW)
+    await engine.notes.add_pin(private, "每天晚上十一点提醒我睡觉", now=NOW)
     return {"facts": len(result.written), "memos": memos + 1, "pins": pins + 1}
 
 
 def seeded_chat(index: int) -> Any:
-    from amrita_plugin_cognition.domain.records import ChatContext, Scope
+    from amrita_plugin_cognition.api import ChatContext, Scope
 
     if index % 3 == 2:
         user = SEEDED_PRIVATE[index % len(SEEDED_PRIVATE)]
@@ -160,7 +159,7 @@ def seeded_chat(index: int) -> Any:
 
 def distinct_chat(index: int) -> Any:
     """Chat ``index``: groups and private chats alternate, every id distinct (and unlike the seeded ones)."""
-    from amrita_plugin_cognition.domain.records import ChatContext, Scope
+    from amrita_plugin_cognition.api import ChatContext, Scope
 
     if index % 2 == 0:
         return ChatContext(BOT_ID, Scope("group", str(7_000_000 + index)), str(8_000_000 + index), "群友")
@@ -175,25 +174,22 @@ def turn_text(bases: list[str], index: int) -> str:
 
 class Hook:
     """What ``bot/hook.py::inject_memory`` does per turn, past the NoneBot event: the config
-    checks, ``recall_queries`` (keeps the chat's last inputs), ``build_context`` under the hook's
+    checks, ``recall_queries`` (keeps the chat's last inputs), ``engine.turns.context`` under the hook's
     timeout."""
 
     def __init__(self, engine: Any) -> None:
-        from amrita_plugin_cognition.engine.context import build_context
-
         self.engine = engine
-        self.build_context = build_context
         self.recent_inputs = engine.caches.recent_inputs
         try:
             from amrita_plugin_cognition.bot import hook
         except Exception as error:  # engine-only NoneBot may not load the adapter
-            self.recall_queries = lambda engine, context, text, short: engine.caches.recall_queries(
+            self.recall_queries = lambda engine, context, text, short: engine.turns.recall_queries(
                 context.bot_id, context.scope, text, short
             )
             self.how = f"replicated (importing amrita_plugin_cognition.bot failed: {type(error).__name__}: {error})"
         else:
             self.recall_queries = hook.recall_queries
-            self.how = "bot.hook.recall_queries + engine.context.build_context under the hook's timeout"
+            self.how = "bot.hook.recall_queries + engine.turns.context under the hook's timeout"
 
     async def turn(self, context: Any, text: str) -> Any:
         engine = self.engine
@@ -201,7 +197,7 @@ class Hook:
             return None
         chat_queries = self.recall_queries(engine, context, text, engine.config.recall.short_query_chars)
         return await asyncio.wait_for(
-            self.build_context(engine, context, chat_queries, now=NOW),
+            engine.turns.context(context, chat_queries, now=NOW),
             timeout=engine.config.hook_timeout_seconds,
         )
 

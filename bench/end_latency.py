@@ -33,7 +33,7 @@ from _common import (
     verdict,
 )
 
-from amrita_plugin_cognition.domain.clock import UTC
+from amrita_plugin_cognition.api import UTC
 
 TARGET_P95_MS = 5.0
 TARGET_RATIO = 2.0
@@ -42,14 +42,14 @@ BLOCK = 50
 
 
 async def end_calls(engine, context, count: int, offset: int) -> list[float]:  # type: ignore[no-untyped-def]
-    from amrita_plugin_cognition.engine.turns import InputMessage
+    from amrita_plugin_cognition.api import InputMessage
 
     times = []
     for index in range(offset, offset + count):
         at = NOW + timedelta(seconds=index)
         batch = [InputMessage(f"m{index}", context.user_id, context.user_name, f"我明天要去成都出差，第{index}次", at)]
         started = time.perf_counter()
-        await engine.end_turn(
+        await engine.turns.end(
             context,
             f"小明说明天去成都出差（第{index}轮）",
             [f"QQ号40001（昵称小明）明天要去成都出差（第{index}次）", "QQ号40001（昵称小明）喜欢吃火锅"],
@@ -81,13 +81,12 @@ async def bare_commits(engine, context, count: int, offset: int) -> list[float]:
 
 
 async def run(engine, calls: int, rounds: int) -> list[tuple[tuple[float, float], tuple[float, float]]]:  # type: ignore[no-untyped-def]
-    from amrita_plugin_cognition.domain.records import ChatContext, Scope
-    from amrita_plugin_cognition.engine.turns import InputMessage
+    from amrita_plugin_cognition.api import ChatContext, InputMessage, Scope
 
     context = ChatContext("bench-bot", Scope("group", "30001"), "40001", "小明")
     for index in range(engine.config.historian.recent_messages_k):  # the chat's transcript, as in a live chat
         said = InputMessage(f"t{index}", context.user_id, context.user_name, f"第{index}句闲聊", NOW)
-        await engine.record_turn(context, said, f"第{index}句回复", ended=True)
+        await engine.turns.record(context, said, f"第{index}句回复", ended=True)
     await end_calls(engine, context, 20, 0)  # warm-up: connections, the chat's recent turns
     await bare_commits(engine, context, 20, 0)
     results = []

@@ -51,7 +51,6 @@ InputMessage: Any = None
 MemoryDraft: Any = None
 OutboxRow: Any = None
 Scope: Any = None
-erasure: Any = None
 repository: Any = None
 short_term: Any = None
 sqlite: Any = None
@@ -59,11 +58,8 @@ sqlite: Any = None
 
 def _import_after_init() -> None:
     global ChatContext, ErasureTarget, InputMessage, MemoryDraft, OutboxRow, Scope
-    global erasure, repository, short_term, sqlite
-    from amrita_plugin_cognition.domain.erasure import ErasureTarget
-    from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Scope
-    from amrita_plugin_cognition.engine import erasure
-    from amrita_plugin_cognition.engine.turns import InputMessage
+    global repository, short_term, sqlite
+    from amrita_plugin_cognition.api import ChatContext, ErasureTarget, InputMessage, MemoryDraft, Scope
     from amrita_plugin_cognition.store import repository, short_term, sqlite
     from amrita_plugin_cognition.store.models import OutboxRow
 
@@ -198,7 +194,7 @@ async def erasure_runs(engine: Any, rounds: int) -> None:
             user = await add_target(engine, round_number * 2 + (mode == "with"))
             sqlite.secure_delete_now, sqlite.scrub_deleted, sqlite.truncate_log = modes[mode]  # type: ignore[assignment]
             started = time.perf_counter()
-            report = await erasure.delete_all(engine, ErasureTarget.user(BOT, user), actor="bench", now=NOW)
+            report = await engine.governance.delete_all(ErasureTarget.user(BOT, user), actor="bench", now=NOW)
             took[mode].append(ms_since(started))
             sqlite.secure_delete_now, sqlite.scrub_deleted, sqlite.truncate_log = real  # type: ignore[assignment]
             assert report.counts["memories"] == 120 and report.counts["turns"] == 30, report.counts
@@ -242,13 +238,13 @@ async def write_runs(engine: Any, rounds: int, calls: int) -> None:
                         if operation == "remember":
                             draft = MemoryDraft(text=f"写手第{counter}次记下周六打球。", scope=context.scope,
                                                 speaker_id="79999", speaker_name="写手")  # fmt: skip
-                            result = await engine.remember(BOT, [draft], now=NOW)
+                            result = await engine.memories.remember(BOT, [draft], now=NOW)
                             written.append(result.written[0].id)
                         elif operation == "record_turn":
                             message = InputMessage(f"w{counter}", "79999", "写手", f"第{counter}句话", NOW)
-                            await engine.record_turn(context, message, "好的", ended=True)
+                            await engine.turns.record(context, message, "好的", ended=True)
                         else:
-                            await engine.forget_memory(context, written.pop())
+                            await engine.governance.forget(context, written.pop())
                         times.append(ms_since(started))
                     blocks.setdefault((operation, secure), []).append(median(times))
                 await drop_outbox(engine)

@@ -53,8 +53,7 @@ def timed(stage: Callable[[str], object], text: str, runs: int) -> float:
 
 
 def stage_table(runs: int, sizes: tuple[int, ...]) -> None:
-    from amrita_plugin_cognition.domain.admission import admit
-    from amrita_plugin_cognition.domain.gate import check_fact
+    from amrita_plugin_cognition.api import admit, check_fact
     from amrita_plugin_cognition.domain.timeresolve import resolve_times
 
     stages: dict[str, Callable[[str], object]] = {
@@ -72,8 +71,7 @@ def stage_table(runs: int, sizes: tuple[int, ...]) -> None:
 
 
 def historian_path(size: int, runs: int) -> dict[str, float]:
-    from amrita_plugin_cognition.domain.admission import admit
-    from amrita_plugin_cognition.domain.records import Scope
+    from amrita_plugin_cognition.api import Scope, admit
     from amrita_plugin_cognition.engine import historian_facts as facts
     from amrita_plugin_cognition.engine.historian import _drafts_and_people
     from amrita_plugin_cognition.engine.historian_sources import numbered_source

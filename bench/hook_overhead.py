@@ -40,7 +40,7 @@ from _common import (
 )
 from _corpus import queries
 
-from amrita_plugin_cognition.domain.clock import UTC
+from amrita_plugin_cognition.api import UTC
 
 TARGET_P95_MS = 2.0
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -49,13 +49,12 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 async def measure(engine, context, texts: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
     """``context`` is one chat, or a function of the turn index giving a new chat every turn
     (then the per-chat caches never help: the cost of a chat's first turn in a while)."""
-    from amrita_plugin_cognition.engine.context import build_context
 
     times: list[float] = []
     for index, text in enumerate(texts):
         chat = context(index) if callable(context) else context
         started = time.perf_counter()
-        built = await build_context(engine, chat, [text], now=NOW)
+        built = await engine.turns.context(chat, [text], now=NOW)
         times.append(ms_since(started))
         if built.text:
             raise SystemExit(f"expected an empty block on an empty bank, got {built.text[:200]!r}")
@@ -64,21 +63,20 @@ async def measure(engine, context, texts: list[str]) -> list[float]:  # type: ig
 
 async def stage_breakdown(engine, context, texts: list[str]) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """Median ms of the stages build_context runs, each timed alone (distinct queries)."""
-    from amrita_plugin_cognition.engine.notes import list_pins, read_memo
 
     stages: dict[str, list[float]] = {"read_memo": [], "list_pins": [], "embed query (cold)": [], "recall": []}
     for index, text in enumerate(texts):
         started = time.perf_counter()
-        await read_memo(engine, context)
+        await engine.notes.read_memo(context)
         stages["read_memo"].append(ms_since(started))
         started = time.perf_counter()
-        await list_pins(engine, context)
+        await engine.notes.list_pins(context)
         stages["list_pins"].append(ms_since(started))
         started = time.perf_counter()
         await engine.embedder.embed_queries([f"{text}（{index}）"])
         stages["embed query (cold)"].append(ms_since(started))
         started = time.perf_counter()
-        await engine.recall(context, [f"{text}?{index}"], now=NOW)
+        await engine.memories.recall(context, [f"{text}?{index}"], now=NOW)
         stages["recall"].append(ms_since(started))
     return {name: median(values) for name, values in stages.items()}
 
@@ -105,7 +103,7 @@ def main() -> None:
     try:
         init_engine_only(home)
         quiet_cognition_logs()
-        from amrita_plugin_cognition.domain.records import ChatContext, Scope
+        from amrita_plugin_cognition.api import ChatContext, Scope
 
         loop = asyncio.new_event_loop()
         engine = loop.run_until_complete(open_engine(home))

@@ -36,7 +36,7 @@ from _common import (
     throwaway_home,
 )
 
-from amrita_plugin_cognition.domain.clock import UTC
+from amrita_plugin_cognition.api import UTC
 
 PRESET = "cognition-bench-merge"
 SPEAKERS = 8
@@ -113,8 +113,7 @@ async def run_group(
     groups: int = 1,
     policy: str = "strict",
 ) -> dict[str, int]:
-    from amrita_plugin_cognition.domain.records import ChatContext, Scope
-    from amrita_plugin_cognition.engine.turns import InputMessage
+    from amrita_plugin_cognition.api import ChatContext, InputMessage, Scope
 
     engine = await open_engine(
         HOME,
@@ -132,10 +131,10 @@ async def run_group(
             chat = ChatContext(bot_id, Scope("group", group_id), speaker, f"群友{speaker}")
             text = f"QQ号{speaker}（昵称群友{speaker}）在2026-11-30说自己第{number + 1}次尝试做的菜是红烧肉。"
             batch = [InputMessage(f"m{number}", speaker, f"群友{speaker}", text, moment)]
-            await engine.end_turn(chat, "", [text], batch=batch, now=moment)
-            await engine.historian.run_until_idle(moment)
+            await engine.turns.end(chat, "", [text], batch=batch, now=moment)
+            await engine.jobs.run_until_idle(moment)
             moment += timedelta(seconds=every_seconds)
-        await engine.historian.run_until_idle(moment + timedelta(seconds=window + 1))  # the last window closes
+        await engine.jobs.run_until_idle(moment + timedelta(seconds=window + 1))  # the last window closes
     finally:
         await engine.settle()
         await engine.close()
@@ -143,7 +142,7 @@ async def run_group(
 
 
 async def main() -> None:
-    from amrita_plugin_cognition.config import ProfileSettings
+    from amrita_plugin_cognition.api import ProfileSettings
 
     args = parse_args(
         __doc__ or "",

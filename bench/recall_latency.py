@@ -11,7 +11,7 @@ search and assembly only). p50/p95 per round, median over rounds, ratios ours/pe
 Target: ours cold p95 <= 25 ms.
 
 The store is written through the engine's real path (``engine.remember`` per scope, then
-``engine.drain_outbox()``); the full-scale stores are cached under /tmp/cognition-bench-cache
+``engine.index.drain()``); the full-scale stores are cached under /tmp/cognition-bench-cache
 (first build: several minutes; the build time is printed and kept in ``complete.json``).
 
     uv run python bench/recall_latency.py [--quick] [--case a|b] [--rebuild]
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from _common import REPO_ROOT, machine_line, median, ms_since, p50_p95, parse_args, remove_home, verdict
 
-from amrita_plugin_cognition.domain.clock import UTC
+from amrita_plugin_cognition.api import UTC
 
 TARGET_P95_MS = 25.0
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -56,8 +56,7 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
         if build_only:
             print(f"store ready: {record}")
             return
-        from amrita_plugin_cognition.domain.records import ChatContext, Scope
-        from amrita_plugin_cognition.engine.context import build_context
+        from amrita_plugin_cognition.api import ChatContext, Scope
 
         peer = peer_client(engine_home(engine)).get_collection(PEER_COLLECTION, embedding_function=None)
         query_embedder = engine.embedder.inner.inner  # the same LocalUSEEmbedder model the engine uses
@@ -79,7 +78,7 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
 
         async def ours(context: ChatContext, text: str) -> tuple[float, int]:
             begin = time.perf_counter()
-            built = await build_context(engine, context, [text], now=NOW)
+            built = await engine.turns.context(context, [text], now=NOW)
             return ms_since(begin), built.memories
 
         async def theirs(scope_key: str, text: str, vector=None) -> float:  # type: ignore[no-untyped-def]
@@ -153,13 +152,11 @@ async def profile_turns(engine, contexts, texts) -> None:  # type: ignore[no-unt
     import io
     import pstats
 
-    from amrita_plugin_cognition.engine.context import build_context
-
     profiler = cProfile.Profile()
     profiler.enable()
     for context, text in zip(contexts, texts, strict=True):
-        await build_context(engine, context, [text], now=NOW)
-        await build_context(engine, context, [text], now=NOW)
+        await engine.turns.context(context, [text], now=NOW)
+        await engine.turns.context(context, [text], now=NOW)
     profiler.disable()
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(35)

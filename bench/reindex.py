@@ -1,4 +1,4 @@
-"""``engine.reindex()`` of 100,000 memories (1,000 scopes): time, rows in SQL before/after,
+"""``engine.index.reindex()`` of 100,000 memories (1,000 scopes): time, rows in SQL before/after,
 vectors in Chroma before/after, and an id-by-id check that no vector is lost.
 
 Works on a COPY of the store ``bench/recall_latency.py`` builds and caches (built here if
@@ -45,7 +45,7 @@ async def missing_vectors(engine, home: Path) -> tuple[int, int]:  # type: ignor
     from _store import peer_client_at
     from sqlalchemy import select
 
-    from amrita_plugin_cognition.domain.records import Scope
+    from amrita_plugin_cognition.api import Scope
     from amrita_plugin_cognition.index.vector import collection_name
     from amrita_plugin_cognition.store.models import MemoryRow
 
@@ -121,12 +121,12 @@ async def run(quick: bool, live: bool) -> None:
         total_before, active_before = await sql_counts(engine)
         vectors_before = await asyncio.to_thread(engine.vectors.total_count, engine.generation)
         generation_before = engine.generation
-        report = await engine.reindex()
-        print(f"engine.reindex(): {report.seconds:.1f} s", flush=True)
+        report = await engine.index.reindex()
+        print(f"engine.index.reindex(): {report.seconds:.1f} s", flush=True)
         total_after, active_after = await sql_counts(engine)
         vectors_after = await asyncio.to_thread(engine.vectors.total_count, engine.generation)
         missing, checked = await missing_vectors(engine, home)
-        status = await engine.status()
+        status = await engine.index.status()
         print(
             f"reindex of {active_before:,} memories: {report.seconds:.1f} s "
             f"({active_before / report.seconds:.0f} rows/s)"
@@ -157,7 +157,7 @@ async def run(quick: bool, live: bool) -> None:
 
 def main() -> None:
     args = parse_args(
-        "engine.reindex() on a copy of the 100k store",
+        "engine.index.reindex() on a copy of the 100k store",
         lambda parser: parser.add_argument("--live-embedder", action="store_true"),
     )
     asyncio.run(run(args.quick, args.live_embedder))

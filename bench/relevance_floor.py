@@ -94,8 +94,8 @@ class Hit:
 async def collect(set_name: str, path: Path, home: Path) -> tuple[list[Hit], int]:
     """Every query's top-5 hits on a fresh bot account (one engine per set), and the number of
     relevant (query, memory) pairs (the denominator of R@5)."""
+    from amrita_plugin_cognition.api import ChatContext
     from amrita_plugin_cognition.cli.evaluation import parse_recall_file, store_memories
-    from amrita_plugin_cognition.domain.records import ChatContext
     from amrita_plugin_cognition.engine.search import matches_keywords, query_keywords
 
     memories, queries = parse_recall_file(path)
@@ -103,7 +103,7 @@ async def collect(set_name: str, path: Path, home: Path) -> tuple[list[Hit], int
     bot_id = f"floor-{set_name.split()[0].lower()}"
     try:
         record_of = await store_memories(engine, bot_id, memories)
-        await engine.drain_outbox()
+        await engine.index.drain()
         eval_ids: dict[int, set[str]] = {}
         for eval_id, record_id in record_of.items():
             eval_ids.setdefault(record_id, set()).add(eval_id)
@@ -113,7 +113,7 @@ async def collect(set_name: str, path: Path, home: Path) -> tuple[list[Hit], int
             relevant = set(query.relevant)
             pairs += len(relevant)
             context = ChatContext(bot_id, query.scope, query.asker[0] or query.scope.id, query.asker[1])
-            result = await engine.recall(context, [query.text], now=query.time, top_k=20)
+            result = await engine.memories.recall(context, [query.text], now=query.time, top_k=20)
             keywords = query_keywords(query.text)
             for rank, hit in enumerate(result.hits[:TOP], start=1):
                 hits.append(
@@ -259,7 +259,7 @@ def main() -> None:
     try:
         init_engine_only(home)
         quiet_cognition_logs()
-        from amrita_plugin_cognition.engine.search import DEFAULT_FLOOR
+        from amrita_plugin_cognition.api import DEFAULT_FLOOR
 
         print(
             f"# bench/relevance_floor.py  {machine_line()}{'  [quick: slices, not comparable]' if args.quick else ''}"

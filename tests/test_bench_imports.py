@@ -1,0 +1,63 @@
+"""The benchmarks use the plugin the way any caller does: through ``amrita_plugin_cognition.api``.
+
+A benchmark that measures a raw floor (a bare SQL insert, a kernel, one pure stage of the
+historian) or needs a harness tool (the standalone boot, the loopback model) may import that one
+module directly; each such import is listed here with its reason, and a listed import no bench
+makes any more is an error too, so the list stays a true account."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = "amrita_plugin_cognition"
+BENCH = Path(__file__).parent.parent / "bench"
+
+#: (bench file, module it imports besides the api): why.
+FLOORS: dict[tuple[str, str], str] = {
+    ("_common.py", f"{PACKAGE}.standalone"): "the harness boots NoneBot engine-only, as the CLI does",
+    ("_common.py", f"{PACKAGE}.cli.runtime"): "the harness creates the schema and the data folder as the CLI does",
+    ("_corpus.py", f"{PACKAGE}.index.embedders"): "the corpus is embedded once with the local model, no engine",
+    ("cache_memory.py", f"{PACKAGE}.bot"): "the hook's own recall_queries is what is measured",
+    ("cache_memory.py", f"{PACKAGE}.engine.caches"): "the report names the caches' own TTL",
+    ("end_latency.py", f"{PACKAGE}.store.models"): "the floor: the same note row committed in a bare session",
+    ("erasure_bytes.py", f"{PACKAGE}.store"): "bulk seeding with bare inserts; the SQLite delete modes compared",
+    ("erasure_bytes.py", f"{PACKAGE}.store.models"): "the outbox rows counted in SQL",
+    ("erasure_bytes.py", f"{PACKAGE}.index.embedders"): "the stored fingerprint of a store seeded without vectors",
+    ("historian_cpu.py", f"{PACKAGE}.domain.timeresolve"): "the resolver's own CPU cost, one stage of a job",
+    ("historian_cpu.py", f"{PACKAGE}.engine"): "the historian's answer handling (historian_facts) without a model",
+    ("historian_cpu.py", f"{PACKAGE}.engine.historian"): "the historian's drafting stage without a model",
+    ("historian_cpu.py", f"{PACKAGE}.engine.historian_sources"): "the prompt's numbered sources, one stage",
+    ("historian_cpu.py", f"{PACKAGE}.store.jobs"): "a lease built by hand for the stages above",
+    ("inert_render.py", f"{PACKAGE}.domain.inert"): "the renderer itself (inert_lines), a pure kernel",
+    ("mmr.py", f"{PACKAGE}.domain.scoring"): "the MMR kernel and its numpy reference",
+    ("profile_merges.py", f"{PACKAGE}.cli.loopback"): "the loopback model server the demo uses",
+    ("profile_merges.py", f"{PACKAGE}.engine.historian"): "the loopback model answers the historian's tool by name",
+    ("profile_merges.py", f"{PACKAGE}.engine.profile_prompt"): "the loopback model answers the merge tool by name",
+    ("reindex.py", f"{PACKAGE}.store.models"): "rows counted in SQL before and after the rebuild",
+    ("reindex.py", f"{PACKAGE}.index.vector"): "the collections of the new generation named and counted",
+    ("relevance_floor.py", f"{PACKAGE}.cli.evaluation"): "the recall eval's corpus loader and seeding",
+    ("relevance_floor.py", f"{PACKAGE}.engine.search"): "the relevance floor's own predicates are what is tuned",
+    ("relevance_floor.py", f"{PACKAGE}.index.embedders"): "similarities of the local model, no engine",
+}
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name == PACKAGE or name.startswith(f"{PACKAGE}.")}
+
+
+def test_benchmarks_import_the_package_through_the_api_only() -> None:
+    made = {
+        (path.name, module)
+        for path in sorted(BENCH.glob("*.py"))
+        for module in _imports(path)
+        if module != f"{PACKAGE}.api"
+    }
+    assert made - FLOORS.keys() == set(), "import these through amrita_plugin_cognition.api (or list the floor)"
+    assert FLOORS.keys() - made == set(), "listed floors no bench imports any more"
