@@ -1,7 +1,7 @@
 """Building (or reusing) a large store through the engine's real write path, plus the peer.
 
 A store is a standalone home (SQLite + embedded Chroma) with ``count`` memories spread over
-``scopes`` group scopes of one bot, written with ``engine.remember`` in per-scope batches and
+``scopes`` group scopes of one bot, written with ``engine.memories.remember`` in per-scope batches and
 indexed with ``engine.index.drain()``. Beside it, ``peer/`` holds what a Chroma-only memory
 plugin keeps: ONE shared collection with the very same vectors and a ``scope`` metadata field.
 Full-scale stores are cached under ``/tmp/cognition-bench-cache``; ``complete.json`` marks a

@@ -1,4 +1,4 @@
-"""Latency of the ``end`` tool's work (``engine.end_turn``): the note and the historian job in
+"""Latency of the ``end`` tool's work (``engine.turns.end``): the note and the historian job in
 one local transaction. Targets: p95 <= 5 ms, and p95 within 2x of the physical floor measured in
 the same run on the same database: one bare insert-and-commit of the same note row (the ORM
 session and the SQLite file the engine uses, nothing else).

@@ -10,7 +10,7 @@ same model + filtered Chroma query), then both again ``warm`` (the query vector 
 search and assembly only). p50/p95 per round, median over rounds, ratios ours/peer.
 Target: ours cold p95 <= 25 ms.
 
-The store is written through the engine's real path (``engine.remember`` per scope, then
+The store is written through the engine's real path (``engine.memories.remember`` per scope, then
 ``engine.index.drain()``); the full-scale stores are cached under /tmp/cognition-bench-cache
 (first build: several minutes; the build time is printed and kept in ``complete.json``).
 
