@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .config import CognitionConfig as CognitionConfig
     from .config import ProfileSettings as ProfileSettings
+    from .domain.admission import AdmissionVerdict as AdmissionVerdict
+    from .domain.admission import SecondOpinion as SecondOpinion
     from .domain.admission import admit as admit
     from .domain.clock import UTC as UTC
     from .domain.clock import as_utc as as_utc
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     from .engine.context import BuiltContext as BuiltContext
     from .engine.erasure import ErasureReport as ErasureReport
     from .engine.factory import build_engine as build_engine
+    from .engine.historian_call import opinion_asker as opinion_asker
     from .engine.indexing import RepairReport as RepairReport
     from .engine.inspection import Inspected as Inspected
     from .engine.inspection import InspectFilter as InspectFilter
@@ -208,6 +211,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "judge_consent": (".domain.consent", "judge"),
     "ACTOR_MAX_CHARS": (".domain.governance", "ACTOR_MAX_CHARS"),
     "admit": (".domain.admission", "admit"),
+    "AdmissionVerdict": (".domain.admission", "AdmissionVerdict"),
+    "SecondOpinion": (".domain.admission", "SecondOpinion"),
+    "opinion_asker": (".engine.historian_call", "opinion_asker"),
     "check_fact": (".domain.gate", "check_fact"),
     "GATE_KIND_LABELS": (".domain.gate", "KIND_LABELS"),
     "first_date": (".domain.timeresolve", "first_date"),
@@ -246,6 +252,7 @@ __all__ = [
     "STORED_DATA_NOTICE",
     "TIMEOUTS",
     "UTC",
+    "AdmissionVerdict",
     "AuditEntry",
     "BackupInfo",
     "BackupInvalid",
@@ -307,6 +314,7 @@ __all__ = [
     "SchemaMissing",
     "Scope",
     "SearchResult",
+    "SecondOpinion",
     "SwitchChange",
     "TurnService",
     "WriteResult",
@@ -329,6 +337,7 @@ __all__ = [
     "judge_consent",
     "memory_document",
     "normalise_text",
+    "opinion_asker",
     "parse_chat_key",
     "part_group",
     "part_name",

@@ -82,7 +82,7 @@ async def jobs_left(engine) -> list[JobRow]:  # type: ignore[no-untyped-def]
 
 async def end(engine, chat, *observations: str, memo: str = "", said: str = "今天聊了些家常"):  # type: ignore[no-untyped-def]
     batch = [InputMessage("m1", chat.user_id, chat.user_name, said, NOW)]
-    return await engine.end_turn(chat, memo, list(observations), batch=batch, now=NOW)
+    return await engine.turns.end(chat, memo, list(observations), batch=batch, now=NOW)
 
 
 async def run_one(engine) -> historian.JobReport:  # type: ignore[no-untyped-def]
@@ -256,7 +256,7 @@ async def test_a_flag_stays_with_its_text_through_an_extraction_retry(tmp_root, 
     chat = group(bot, "30005", "10001", "小明")
     for index, text in enumerate(["我表姐最近在闹离婚", "我明天去北京"]):
         message = InputMessage(f"t{index}", "10001", "小明", text, NOW + timedelta(seconds=index))
-        await engine.record_turn(chat, message, "好的", ended=False)
+        await engine.turns.record(chat, message, "好的", ended=False)
     private_matter = "QQ号10001（昵称小明）的表姐在闹离婚。"
     model.script.append(facts_answer(fact(private_matter, 1, about_someone_else=True), fact("他明天去北京。", 2)))
     model.script.append(facts_answer(fact(private_matter, 1), fact("QQ号10001（昵称小明）计划于2026-12-01去北京。", 2)))
@@ -304,7 +304,7 @@ async def test_a_turn_the_rules_refused_never_reaches_an_extraction_or_a_later_j
     waiting = []
     for index, text in enumerate(said):
         message = InputMessage(f"t{index}", "10001", "小明", text, NOW + timedelta(seconds=index))
-        waiting.append(await engine.record_turn(chat, message, "好的", ended=False))
+        waiting.append(await engine.turns.record(chat, message, "好的", ended=False))
     assert waiting == [True, False, False, True, True]  # the refused turns are not even logged
     model.script.append(facts_answer(fact("QQ号10001（昵称小明）喜欢打羽毛球。", 1)))
     await engine.historian.run_until_idle(NOW + timedelta(minutes=5))

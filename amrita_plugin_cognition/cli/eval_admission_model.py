@@ -19,12 +19,11 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from ..domain.admission import AdmissionVerdict, SecondOpinion, admit
+from ..api import AdmissionVerdict, SecondOpinion, admit
 from .evaluation import EvalInputError, _require, no_cases, read_jsonl
 
 #: Each call's limits (a bot owner's model may be slow; a failed line is reported, not fatal).
@@ -165,22 +164,9 @@ async def score(cases: list[AdmissionCase], ask: Ask, progress: Callable[[int], 
 
 async def run(cases: list[AdmissionCase], preset: Any, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Ask every case of ``cases`` on ``preset`` (an amrita_core ``ModelPreset``) and score."""
-    from ..engine.historian_call import second_opinion
-    from ..llm.gateway import LLMGateway
-    from ..llm.settings import LLMSettings
+    from ..api import opinion_asker
 
-    async def resolve(_: str) -> Any:
-        return preset
-
-    gateway = LLMGateway(
-        LLMSettings(preset=str(preset.name), timeout_seconds=TIMEOUT_SECONDS, max_retries=MAX_RETRIES),
-        resolve_preset=resolve,
-    )
-    zone = ZoneInfo(ZONE)
-
-    async def ask(text: str) -> SecondOpinion:
-        return await second_opinion(gateway, text, datetime.now(timezone.utc), zone)
-
+    ask = opinion_asker(preset, ZoneInfo(ZONE), TIMEOUT_SECONDS, MAX_RETRIES)
     report = await score(cases, ask, progress)
     report["model"] = {"preset": str(preset.name), **report["model"]}
     return report

@@ -8,7 +8,8 @@ runs without a bot or a store.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -16,6 +17,7 @@ from ..domain.admission import NO_OPINION, SecondOpinion
 from ..domain.job_kinds import OBSERVATIONS_JOB
 from ..domain.records import Scope
 from ..llm.gateway import LLMGateway
+from ..llm.settings import LLMSettings
 from .historian_facts import RewriteAnswer
 from .historian_sources import job_sources, prompt_context
 
@@ -69,3 +71,23 @@ async def second_opinion(llm: LLMGateway, text: str, now: datetime, zone: ZoneIn
     Raises ``LLMUnavailable`` when every attempt failed."""
     _, context = one_observation(text, now, zone)
     return opinion_of(await ask(llm, OBSERVATIONS_JOB, context, preset))
+
+
+def opinion_asker(
+    preset: Any, zone: ZoneInfo, timeout_seconds: float, max_retries: int
+) -> Callable[[str], Awaitable[SecondOpinion]]:
+    """``ask(text)`` for the admission harness: the flags of one observation said now, asked of
+    ``preset`` (an amrita_core ``ModelPreset``) through a gateway of its own with these limits."""
+
+    async def resolve(_: str) -> Any:
+        return preset
+
+    gateway = LLMGateway(
+        LLMSettings(preset=str(preset.name), timeout_seconds=timeout_seconds, max_retries=max_retries),
+        resolve_preset=resolve,
+    )
+
+    async def ask_flags(text: str) -> SecondOpinion:
+        return await second_opinion(gateway, text, datetime.now(timezone.utc), zone)
+
+    return ask_flags
