@@ -120,9 +120,9 @@ if TYPE_CHECKING:
     from .errors import NotFound as NotFound
     from .errors import PermissionDenied as PermissionDenied
     from .errors import SchemaMissing as SchemaMissing
+    from .errors import StoreUnavailable as StoreUnavailable
     from .store.audit import AuditEntry as AuditEntry
     from .store.profiles import ProfileFilter as ProfileFilter
-    from .store.unit_of_work import DATABASE_DOWN as DATABASE_DOWN
 
 #: Each public name: (the module that defines it, its name there).
 _EXPORTS: dict[str, tuple[str, str]] = {
@@ -170,7 +170,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "QueuedJob": (".engine.queue", "QueuedJob"),
     "ReindexReport": (".engine.reindex", "ReindexReport"),
     "RepairReport": (".engine.indexing", "RepairReport"),
-    "DATABASE_DOWN": (".store.unit_of_work", "DATABASE_DOWN"),
     # Domain types and pure helpers callers need
     "ChatContext": (".domain.records", "ChatContext"),
     "Scope": (".domain.records", "Scope"),
@@ -232,6 +231,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "EmbedderUnavailable": (".errors", "EmbedderUnavailable"),
     "ConfigurationError": (".errors", "ConfigurationError"),
     "SchemaMissing": (".errors", "SchemaMissing"),
+    "StoreUnavailable": (".errors", "StoreUnavailable"),
     "EngineUnavailable": (".errors", "EngineUnavailable"),
     "LLMUnavailable": (".errors", "LLMUnavailable"),
     "LLMNotConfigured": (".errors", "LLMNotConfigured"),
@@ -240,7 +240,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "ACTOR_MAX_CHARS",
-    "DATABASE_DOWN",
     "DEFAULT_FLOOR",
     "ENTITY_NAMES",
     "GATE_KIND_LABELS",
@@ -315,6 +314,7 @@ __all__ = [
     "Scope",
     "SearchResult",
     "SecondOpinion",
+    "StoreUnavailable",
     "SwitchChange",
     "TurnService",
     "WriteResult",

@@ -140,6 +140,24 @@ class SchemaMissing(CognitionError):
         self.columns = columns
 
 
+class StoreUnavailable(CognitionError):
+    """The database cannot be reached: connection refused, the server gone or the connection
+    closed under a transaction, the SQLite file unopenable or unreadable, a disk I/O error. Raised
+    by the unit of work from the driver's own error (its ``__cause__``), so no caller above the
+    store catches SQLAlchemy's or the socket's exceptions. A missing table is not this
+    (``SchemaMissing``, or the driver's error), nor a busy SQLite database (it waits and retries)."""
+
+    zh_default = "记忆数据库暂时无法连接"
+    en_default = "database unreachable"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"记忆数据库暂时无法连接（{reason}）：请检查数据库地址、文件与服务是否在运行",
+            en=f"database unreachable: {reason}",
+        )
+        self.reason = reason
+
+
 class EngineUnavailable(CognitionError):
     """Memory is off in this process for now (bad configuration, refused startup)."""
 

@@ -14,8 +14,8 @@ from amrita_core import CompletionEvent, on_completion
 from cachetools import TTLCache
 from nonebot.adapters.onebot.v11 import MessageEvent
 
-from ..api import DATABASE_DOWN, InputMessage
-from ..errors import EngineUnavailable
+from ..api import InputMessage
+from ..errors import EngineUnavailable, StoreUnavailable
 from ..runtime import current_engine, warn_limited
 from .batches import turn_events
 from .context import chat_context, message_time, scope_of
@@ -69,11 +69,11 @@ async def _capture(nb_event: MessageEvent, reply: str) -> None:
         await engine.turns.record(context, turn_message(nb_event, context.user_name), reply, ended=ended)
     except EngineUnavailable:
         return
-    except DATABASE_DOWN as error:  # said once a minute while it lasts (the hook says it too)
+    except StoreUnavailable as error:  # said once a minute while it lasts (the hook says it too)
         warn_limited(
             "transcript:database",
             "[cognition] stage=transcript database=unreachable error=%s; turns are not logged meanwhile",
-            f"{type(error).__name__}: {str(error)[:200]}",
+            error.reason,
         )
     except Exception:  # the reply is sent; a lost transcript row is logged, never raised
         logger.exception("[cognition] stage=transcript capture failed")

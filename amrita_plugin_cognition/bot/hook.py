@@ -10,8 +10,8 @@ from amrita_core import PreCompletionEvent, on_precompletion
 from amrita_core.types import TextContent
 from nonebot.adapters.onebot.v11 import MessageEvent
 
-from ..api import DATABASE_DOWN, BuiltContext, ChatContext, CognitionEngine
-from ..errors import TIMEOUTS, EngineUnavailable
+from ..api import BuiltContext, ChatContext, CognitionEngine
+from ..errors import TIMEOUTS, EngineUnavailable, StoreUnavailable
 from ..runtime import current_engine, get_engine, warn_limited
 from .batches import turn_texts
 from .context import chat_context, message_time
@@ -94,12 +94,12 @@ async def inject_memory(event: PreCompletionEvent, nb_event: MessageEvent) -> No
             built.memories,
             built.recall_mode,
         )
-    except DATABASE_DOWN as error:
+    except StoreUnavailable as error:
         warn_limited(
             "hook:database",
             "[cognition] stage=hook available=0 database=unreachable error=%s; turns go on without memory "
             "(logged once a minute while it lasts)",
-            f"{type(error).__name__}: {str(error)[:200]}",
+            error.reason,
         )
     except Exception:  # the reply must go on without memory, but never silently
         logger.exception("[cognition] stage=hook failed; this turn goes on without memory")

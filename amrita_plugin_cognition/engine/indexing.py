@@ -30,7 +30,7 @@ from sqlalchemy.exc import OperationalError
 from ..domain.clock import UTC
 from ..domain.events import IndexWorkQueued
 from ..domain.records import MemoryKind, MemoryStatus, Scope
-from ..errors import EmbedderUnavailable, IndexUnavailable
+from ..errors import EmbedderUnavailable, IndexUnavailable, StoreUnavailable
 from ..index.collections import CARDS_SCOPE
 from ..logs import log_event
 from ..store import meta, outbox, profile_index, repository, turns
@@ -155,7 +155,8 @@ class IndexSync:
         if task.cancelled():
             self._drain_waiting = False
         error = None if task.cancelled() else task.exception()
-        if isinstance(error, OperationalError):  # e.g. SQLite busy under a burst of writes
+        # SQLite busy under a burst of writes (OperationalError), or the database unreachable
+        if isinstance(error, (OperationalError, StoreUnavailable)):
             log_event("outbox", level=logging.WARNING, drain_deferred=str(error)[:200], next="timer or next write")
         elif error is not None:
             log_event("outbox", level=logging.ERROR, drain_failed=repr(error)[:300])

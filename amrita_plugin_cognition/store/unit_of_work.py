@@ -19,31 +19,31 @@ SQLite takes its database write lock *before* the caller reads anything, so a co
 an insert (the per-chat limits) or a read followed by a write (a memo append) is never
 interleaved with another process's (pysqlite starts a transaction only at the first write, so a
 read done earlier would sit outside it).
+
+A database that cannot be reached raises ``StoreUnavailable`` (from the driver's error), whether
+it fails as the unit of work opens, in a statement of its body, or at the commit
+(``store/unreachable.py`` says which errors are that); every other error leaves it as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from types import TracebackType
 
 from cachetools import LRUCache
 from sqlalchemy import text
-from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import aware_or_now
 from ..domain.events import ChangesCounted, Event, counted_changes
 from ..domain.records import Scope
 from . import changes
+from .unreachable import unavailable
 
 logger = logging.getLogger("cognition")
-
-#: The database cannot be reached (refused, gone, file unreadable): callers on a turn's path log
-#: these once a minute and go on without memory, never a traceback per turn.
-DATABASE_DOWN: tuple[type[BaseException], ...] = (OperationalError, InterfaceError, ConnectionError, OSError)
 
 #: Called as ``factory(expire_on_commit=False)`` (``nonebot_plugin_orm.get_session`` or an
 #: ``async_sessionmaker``): records are read after commit, never lazily refreshed.
@@ -68,6 +68,18 @@ class ScopeLocks:
         return lock
 
 
+@contextmanager
+def _mapped() -> Iterator[None]:
+    """An unreachable database's error raised as ``StoreUnavailable`` from it; others unchanged."""
+    try:
+        yield
+    except Exception as error:
+        mapped = unavailable(error)
+        if mapped is None:
+            raise
+        raise mapped from error
+
+
 class UnitOfWork:
     def __init__(self, session_factory: SessionFactory, after_commit: AfterCommit, scope_locks: ScopeLocks) -> None:
         self._session_factory = session_factory
@@ -79,7 +91,8 @@ class UnitOfWork:
         self.session: AsyncSession
 
     async def __aenter__(self) -> UnitOfWork:
-        self.session = await self._stack.enter_async_context(self._session_factory(expire_on_commit=False))
+        with _mapped():
+            self.session = await self._stack.enter_async_context(self._session_factory(expire_on_commit=False))
         return self
 
     async def __aexit__(
@@ -88,7 +101,16 @@ class UnitOfWork:
         # Closing the session rolls back whatever was not committed; the objects read stay
         # usable (detached, not expired), so a read-only unit of work hands its rows out.
         self._events.clear()
-        await self._stack.aclose()
+        mapped = unavailable(error) if isinstance(error, Exception) else None
+        try:
+            with _mapped():
+                await self._stack.aclose()
+        except Exception:
+            if mapped is None:
+                raise
+            # the session of a database that went away may fail to close: the first error tells
+        if mapped is not None:  # a statement of the body found the database unreachable
+            raise mapped from error
 
     def record(self, *events: Event) -> None:
         """Effects to run once this unit of work has committed."""
@@ -105,16 +127,18 @@ class UnitOfWork:
         for key in keys:
             await self._stack.enter_async_context(self._scope_locks.get(bot_id, by_key[key]))
             self._locked.add(key)
-        for key in keys:
-            await take_write_lock(self.session, f"cognition:{key}")
+        with _mapped():
+            for key in keys:
+                await take_write_lock(self.session, f"cognition:{key}")
 
     async def commit(self) -> None:
         events, self._events = list(dict.fromkeys(self._events)), []
         counted = counted_changes(events)
-        if counted:  # the last statement before the commit: other processes learn of the change
-            versions = await changes.bump(self.session, counted, aware_or_now(None))
-            events.append(ChangesCounted(tuple(sorted(versions.items()))))
-        await self.session.commit()
+        with _mapped():
+            if counted:  # the last statement before the commit: other processes learn of the change
+                versions = await changes.bump(self.session, counted, aware_or_now(None))
+                events.append(ChangesCounted(tuple(sorted(versions.items()))))
+            await self.session.commit()
         if events:
             try:
                 self._after_commit(events)
