@@ -1,13 +1,11 @@
 """Registering the LLM tools: schema from the argument model, one validation path, a time limit.
 
-Raw arguments. Amrita validates a tool call's arguments against the tool's schema with lax
-pydantic before a ``custom_run`` tool runs (``_StrategyBase.call_tool`` in
-``amrita_core/agent/strategy.py``, ``validate_arguments`` in ``amrita_core/tools/schema.py``):
-``true``, ``1.0`` and ``"1"`` all reach the tool as the integer 1. The tool therefore reads the
-arguments the model actually wrote: the ``ToolCall`` that ``call_tool`` is executing, found on
-the await chain of this coroutine (``call_tool`` awaits the tool directly), and validates them
-strictly with its own model. If that call cannot be found while Amrita's validation is on, a
-tool that takes a database id refuses to run rather than trust coerced values.
+Raw arguments. Amrita validates a tool call's arguments with lax pydantic before a ``custom_run``
+tool runs: ``true``, ``1.0`` and ``"1"`` all reach the tool as the integer 1. The tool therefore
+reads the arguments the model actually wrote, through ``amrita_core_adapter`` (the one module that
+touches amrita_core's internals, on the versions it was written for), and validates them strictly
+with its own model. If they cannot be read while Amrita's validation is on, a tool that takes a
+database id refuses to run rather than trust coerced values.
 
 What Amrita's own check refuses (a missing required field, a value outside the schema's
 ``minimum``/``maximum`` or ``enum``, a type it cannot coerce) never reaches the tool: Amrita
@@ -19,14 +17,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
-from types import FrameType
 from typing import Any, Generic, TypeVar
 
 from amrita_core import (
@@ -36,13 +32,13 @@ from amrita_core import (
     ToolContext,
     on_tools,
 )
-from amrita_core.types import ToolCall
 from pydantic import ValidationError
 
 from ...api import ChatContext, CognitionEngine, clean_text
 from ...config import CognitionConfig
 from ...errors import TIMEOUTS, CognitionError, InvalidInput
 from ...runtime import get_engine
+from .. import amrita_core_adapter
 from ..context import chat_context, message_time
 from .arguments import COGNITION_ERROR, DATABASE_ID_MAX, TAGS_MAX, ToolArguments
 
@@ -57,8 +53,6 @@ INTERNAL_ERROR_MESSAGE = "记忆服务内部错误，已记录日志；本次操
 UNVERIFIED_MESSAGE = "无法核对本次调用的原始参数，已拒绝执行（编号类操作需要原始参数）"
 #: Fields holding database ids: a tool with one refuses to run on arguments it cannot verify.
 ID_FIELDS = frozenset({"memory_id", "pin_id"})
-#: How far up the await chain the executing tool call is looked for.
-_CALLER_DEPTH = 8
 #: JSON Schema numbers beyond this are not exact in a double; such bounds are not declared.
 _EXACT_NUMBER = 2**53
 
@@ -198,26 +192,6 @@ def parse_arguments(model: type[ArgumentsT], raw: Any, config: CognitionConfig |
 # ----------------------------------------------------------------------------- raw arguments
 
 
-def _executing_tool_call(name: str) -> tuple[ToolCall, Any] | None:
-    """The ``ToolCall`` Amrita is running for tool ``name`` and the strategy running it: the
-    ``tool_call`` and ``self`` locals of a frame on this coroutine's await chain (``call_tool``)."""
-    frame: FrameType | None = sys._getframe(1)
-    for _ in range(_CALLER_DEPTH):
-        if frame is None:
-            return None
-        candidate = frame.f_locals.get("tool_call")
-        if isinstance(candidate, ToolCall) and candidate.function.name == name:
-            return candidate, frame.f_locals.get("self")
-        frame = frame.f_back
-    return None
-
-
-def _amrita_validates(tool_context: ToolContext) -> bool:
-    config = getattr(tool_context.ctx, "config", None)
-    function_config = getattr(config, "function_config", None)
-    return bool(getattr(function_config, "validate_tool_arguments", True))
-
-
 @dataclass(frozen=True, slots=True)
 class RawArguments:
     value: Any
@@ -245,11 +219,11 @@ _warned_unverified = False
 
 def _raw_arguments(name: str, tool_context: ToolContext) -> RawArguments:
     global _warned_unverified
-    found = _executing_tool_call(name)
+    found = amrita_core_adapter.executing_tool_call(name)
     if found is not None:
         call, strategy = found
         return RawArguments(call.function.arguments, verified=True, strategy=strategy)
-    verified = not _amrita_validates(tool_context)
+    verified = not amrita_core_adapter.validates_arguments(tool_context)
     if not verified and not _warned_unverified:
         _warned_unverified = True
         logger.warning("[cognition] stage=tool raw_arguments=missing; using the framework's validated arguments")

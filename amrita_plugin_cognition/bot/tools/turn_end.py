@@ -1,8 +1,8 @@
 """The ``end`` tool: the turn's note and its observations, handed over in one local commit.
 
 Named ``end`` as the seed names it (no Amrita tool has that name). In agent mode a call ends
-the tool loop the way Amrita's ``agent_stop`` does: the strategy switches to answering and the
-reply follows as usual.
+the tool loop the way Amrita's ``agent_stop`` does (``amrita_core_adapter.stop_agent_loop``): the
+strategy switches to answering and the reply follows as usual.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ...api import ChatContext, CognitionEngine
+from ..amrita_core_adapter import stop_agent_loop
 from ..capture import input_messages, mark_ended
 from .arguments import EndArguments
 from .registry import CURRENT_CALL, cognition_tool
@@ -27,19 +28,6 @@ END_DESCRIPTION = (
 )
 STOP_ANSWER = "已记下。现在直接给出最终回复，不要再调用任何工具。"
 WITHHELD_NOTE = "对方要求不要记住，本轮没有记录任何内容（备忘和观察都已丢弃）；也不要用其他工具记下这些内容"
-
-
-def stop_agent_loop(strategy: Any) -> bool:
-    """End an agent strategy's tool loop as ``agent_stop`` does (tool choice back to "auto"
-    and the next round answers). False when no agent strategy runs the call."""
-    if strategy is None or not hasattr(strategy, "_suggested_stop"):
-        return False
-    strategy._suggested_stop = True
-    if hasattr(strategy, "agent_last_step"):
-        strategy.agent_last_step = "Stopped"
-    if hasattr(strategy, "reasoning_pc"):
-        strategy.reasoning_pc = 0
-    return True
 
 
 @cognition_tool("end", END_DESCRIPTION, EndArguments)

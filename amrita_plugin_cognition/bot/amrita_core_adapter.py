@@ -1,0 +1,142 @@
+"""The one module that touches amrita_core's internals, checked against the versions it was
+written for.
+
+Two things the plugin needs are no public API of amrita_core:
+
+* the raw arguments of a tool call. Amrita validates a call's arguments against the tool's schema
+  with lax pydantic before a ``custom_run`` tool runs (``_StrategyBase.call_tool`` in
+  ``amrita_core/agent/strategy.py``, ``validate_arguments`` in ``amrita_core/tools/schema.py``):
+  ``true``, ``1.0`` and ``"1"`` all reach the tool as the integer 1. The tool reads the arguments
+  the model actually wrote: the ``ToolCall`` that ``call_tool`` is executing, its ``tool_call``
+  local, found on the await chain of the tool's coroutine (``call_tool`` awaits the tool
+  directly), and the strategy running it (its ``self``);
+* ending an agent strategy's tool loop as its own ``agent_stop`` does: the private
+  ``_suggested_stop`` flag (tool choice back to "auto"), ``agent_last_step`` and ``reasoning_pc``
+  (``amrita_core/builtins/agent/react_base.py``).
+
+Both depend on how a release happens to be written, so they are used only with an installed
+amrita_core in ``SUPPORTED`` (checked once at import, when the plugin loads). Outside it one
+warning says so and both are off: no raw arguments (a tool that takes a database id then refuses
+to run while Amrita's validation is on, ``tools/registry.py``), no stop hint (the ``end`` tool
+still records the turn; the loop ends as Amrita decides). The bot never fails for it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import re
+import sys
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from amrita_core.types import ToolCall
+
+logger = logging.getLogger("cognition")
+
+#: The amrita_core releases this module was written and tested for: [lowest, first untested).
+#: Keep in step with the ``amrita-core`` dependency in pyproject.toml.
+SUPPORTED: tuple[tuple[int, ...], tuple[int, ...]] = ((1, 2, 0), (1, 4))
+#: How far up the await chain the executing tool call is looked for.
+CALLER_DEPTH = 8
+
+
+def _range_text() -> str:
+    low, high = SUPPORTED
+    return f">={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
+
+
+def installed_version() -> str | None:
+    """The installed amrita-core's version (None when its metadata cannot be read)."""
+    try:
+        return importlib.metadata.version("amrita-core")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def release(version: str) -> tuple[int, ...] | None:
+    """``"1.3.1"`` → ``(1, 3, 1)``; the release part only (``1.4.0rc1`` → ``(1, 4, 0)``)."""
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", version)
+    return tuple(int(part) for part in match.group(1).split(".")) if match else None
+
+
+def supported(version: str | None) -> bool:
+    numbers = release(version) if version else None
+    if numbers is None:
+        return False
+    low, high = SUPPORTED
+    return low <= numbers < high
+
+
+@dataclass(frozen=True, slots=True)
+class Internals:
+    """Whether amrita_core's internals are used in this process, and why."""
+
+    version: str | None
+    enabled: bool
+
+
+def check() -> Internals:
+    """Check the installed amrita_core against ``SUPPORTED``: the internals are used only inside
+    it; outside, one warning (Chinese and English) and the safe fallbacks (module docstring)."""
+    global INTERNALS
+    version = installed_version()
+    INTERNALS = Internals(version, supported(version))
+    if not INTERNALS.enabled:
+        logger.warning(
+            "[cognition] stage=amrita_core version=%s supported=%s internals=off; "
+            "已安装的 amrita-core 版本 %s 不在本插件适配的范围 %s 内：不读取工具调用的原始参数"
+            "（带编号的记忆工具将拒绝执行），end 工具不再提示结束工具循环，其余功能照常。"
+            "The installed amrita-core %s is outside the range %s this plugin was written for: raw tool "
+            "arguments are not read (tools that take an id refuse to run) and the end tool does not stop "
+            "the agent loop; everything else works as usual.",
+            version,
+            _range_text(),
+            version or "(未知)",
+            _range_text(),
+            version or "(unknown)",
+            _range_text(),
+        )
+    return INTERNALS
+
+
+INTERNALS: Internals = Internals(None, False)
+check()
+
+
+def executing_tool_call(name: str) -> tuple[ToolCall, Any] | None:
+    """The ``ToolCall`` Amrita is running for tool ``name`` and the strategy running it: the
+    ``tool_call`` and ``self`` locals of a frame on the caller's await chain (``call_tool``).
+    None when it is not found, or the internals are off."""
+    if not INTERNALS.enabled:
+        return None
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(CALLER_DEPTH):
+        if frame is None:
+            return None
+        candidate = frame.f_locals.get("tool_call")
+        if isinstance(candidate, ToolCall) and candidate.function.name == name:
+            return candidate, frame.f_locals.get("self")
+        frame = frame.f_back
+    return None
+
+
+def validates_arguments(tool_context: Any) -> bool:
+    """Whether Amrita validated (and so may have coerced) the arguments it hands the tool."""
+    config = getattr(getattr(tool_context, "ctx", None), "config", None)
+    function_config = getattr(config, "function_config", None)
+    return bool(getattr(function_config, "validate_tool_arguments", True))
+
+
+def stop_agent_loop(strategy: Any) -> bool:
+    """End an agent strategy's tool loop as ``agent_stop`` does (tool choice back to "auto" and
+    the next round answers). False when no agent strategy runs the call, or the internals are off."""
+    if not INTERNALS.enabled or strategy is None or not hasattr(strategy, "_suggested_stop"):
+        return False
+    strategy._suggested_stop = True
+    if hasattr(strategy, "agent_last_step"):
+        strategy.agent_last_step = "Stopped"
+    if hasattr(strategy, "reasoning_pc"):
+        strategy.reasoning_pc = 0
+    return True
