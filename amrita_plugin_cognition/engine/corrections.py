@@ -39,7 +39,7 @@ from ..domain.records import (
     content_hash,
 )
 from ..domain.sources import source_messages
-from ..domain.visibility import visibility_for
+from ..domain.visibility import ScopePolicy, listing_visibility, visibility_for
 from ..errors import ConcurrentChange, InvalidInput, NotFound
 from ..logs import log_event
 from ..store import jobs, repository, short_term
@@ -65,15 +65,17 @@ async def _lock_for(uow: UnitOfWork, context: ChatContext, memory_id: int) -> No
     await uow.lock_scope(context.bot_id, *scopes)
 
 
-async def _load_visible(uow: UnitOfWork, context: ChatContext, memory_id: int) -> MemoryRow:
-    """The active fact ``memory_id`` if this chat may see it; else why not, in Chinese."""
+async def _load_visible(uow: UnitOfWork, context: ChatContext, memory_id: int, policy: ScopePolicy) -> MemoryRow:
+    """The active fact ``memory_id`` if this chat may see it under the configured ``policy`` (as
+    recall does: what a chat was shown, it may correct or forget, if permitted); else why not,
+    in Chinese."""
     rows = await repository.get_rows(uow.session, context.bot_id, [memory_id])
     row = rows.get(memory_id)
     if row is None:
         if await repository.barrier_for(uow.session, memory_id):
             raise NotFound(f"记忆 #{memory_id} 已被删除")
         raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
-    if not visibility_for(context, "strict").allows(repository.to_record(row)):
+    if not visibility_for(context, policy).allows(repository.to_record(row)):
         raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
     if row.status != MemoryStatus.ACTIVE.value:
         newer = f"，新版本是 #{row.superseded_by}" if row.superseded_by else ""
@@ -118,7 +120,7 @@ async def update_memory(
     switches = await switch_state(engine, context.bot_id)
     async with engine.unit_of_work() as uow:
         await _lock_for(uow, context, memory_id)
-        old = await _load_visible(uow, context, memory_id)
+        old = await _load_visible(uow, context, memory_id, engine.config.scope_policy)
         old_record = repository.to_record(old)
         permissions.check_correct_memory(context, old_record)
         # the new text is new: not in a switched-off chat, nor by or about an opted-out user
@@ -189,7 +191,7 @@ async def forgettable(engine: CognitionEngine, context: ChatContext, memory_id: 
     """The fact ``memory_id`` if this chat's speaker may forget it now (read only: the confirm
     step shows it before ``forget_memory`` runs); else why not, in Chinese."""
     async with engine.unit_of_work() as uow:
-        record = repository.to_record(await _load_visible(uow, context, memory_id))
+        record = repository.to_record(await _load_visible(uow, context, memory_id, engine.config.scope_policy))
     permissions.check_forget_memory(context, record)
     return record
 
@@ -201,7 +203,7 @@ async def forget_memory(
     the short-term traces of the messages they were drawn from (``_remove_traces``)."""
     async with engine.unit_of_work() as uow:
         await _lock_for(uow, context, memory_id)
-        row = await _load_visible(uow, context, memory_id)
+        row = await _load_visible(uow, context, memory_id, engine.config.scope_policy)
         record = repository.to_record(row)
         permissions.check_forget_memory(context, record)
         moment = aware_or_now(now)
@@ -254,9 +256,7 @@ async def list_memories(
         raise InvalidInput("limit 必须在 1 到 50 之间")
     if offset < 0:
         raise InvalidInput("offset 不能为负数")
-    scope = target_scope(context, target)
-    query = repository.visible_memories_query(context.bot_id, [scope], context.user_id if not scope.is_group else None)
-    if target == "user":
-        query = query.where((MemoryRow.speaker_id == context.user_id) | (MemoryRow.subject_id == context.user_id))
+    target_scope(context, target)  # refuses a target that means nothing here
+    query = repository.visible_memories_query(listing_visibility(context, target))
     async with engine.unit_of_work() as uow:
         return await repository.list_visible(uow.session, query, offset, limit)

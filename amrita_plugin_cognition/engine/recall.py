@@ -92,9 +92,7 @@ def emptiness_probe(engine: CognitionEngine, context: ChatContext) -> tuple[str,
     known = engine.caches.chat_sees_known(key)
     if known is not None:
         return key, known, None
-    probe = repository.visibility_probe(
-        visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
-    )
+    probe = repository.visible_memories_query(visibility)
     return key, None, probe
 
 
@@ -206,9 +204,7 @@ async def _keyword_side(
     an ``open`` group may search, and whether nothing at all is visible from here."""
     kw_filter = keyword_filter(visibility)
     keyword_hits = [dict(await keyword.search(session, kw_filter, query_terms(view), limit)) for view in views]
-    if not any(keyword_hits) and not await repository.any_visible(
-        session, visibility.bot_id, visibility.scopes, visibility.person_in_groups, visibility.all_groups
-    ):
+    if not any(keyword_hits) and not await repository.any_visible(session, visibility):
         return keyword_hits, [], [], True
     person_groups = (
         await repository.groups_with_person(session, visibility.bot_id, visibility.person_in_groups)

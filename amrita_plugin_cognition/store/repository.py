@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, delete, func, or_, select, union, union_all, update
+from sqlalchemy import ColumnElement, Select, and_, delete, false, func, or_, select, union, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.clock import UTC, as_utc
@@ -23,6 +23,7 @@ from ..domain.records import (
     normalise_text,
     origin_hashes,
 )
+from ..domain.visibility import Visibility
 from . import keyword, outbox, turns
 from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow, ProfileRow, fit_name
 
@@ -229,36 +230,28 @@ async def barrier_for(session: AsyncSession, memory_id: int) -> bool:
     return found.first() is not None
 
 
-def visible_memories_query(
-    bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, status: str = MemoryStatus.ACTIVE.value
-) -> Select[Any]:
-    clauses = [and_(MemoryRow.scope_kind == scope.kind, MemoryRow.scope_id == scope.id) for scope in scopes]
-    if person_in_groups:
-        clauses.append(
-            and_(
-                MemoryRow.scope_kind == "group",
-                or_(MemoryRow.speaker_id == person_in_groups, MemoryRow.subject_id == person_in_groups),
-            )
-        )
-    return select(MemoryRow).where(MemoryRow.bot_id == bot_id, MemoryRow.status == status, or_(*clauses))
+def visibility_clause(visibility: Visibility) -> ColumnElement[bool]:
+    """``Visibility.allows`` as SQL: the same grants, each one conjunction, no rule of its own
+    (``domain/visibility.py`` decides; ``tests/test_visibility_sql.py`` holds the two together)."""
+    clauses = []
+    for grant in visibility.grants:
+        parts = [MemoryRow.scope_kind == grant.scope_kind]
+        if grant.scope_id is not None:
+            parts.append(MemoryRow.scope_id == grant.scope_id)
+        if grant.person is not None:
+            parts.append(or_(MemoryRow.speaker_id == grant.person, MemoryRow.subject_id == grant.person))
+        clauses.append(and_(*parts))
+    return and_(MemoryRow.bot_id == visibility.bot_id, or_(false(), *clauses))
 
 
-def visibility_probe(
-    bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, all_groups: bool
-) -> Select[Any]:
-    """The active facts visible with this visibility (callers probe it with LIMIT 1)."""
-    if all_groups:
-        return select(MemoryRow).where(
-            MemoryRow.bot_id == bot_id, MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.scope_kind == "group"
-        )
-    return visible_memories_query(bot_id, scopes, person_in_groups)
+def visible_memories_query(visibility: Visibility, status: str = MemoryStatus.ACTIVE.value) -> Select[Any]:
+    """The facts of ``status`` this visibility allows."""
+    return select(MemoryRow).where(MemoryRow.status == status, visibility_clause(visibility))
 
 
-async def any_visible(
-    session: AsyncSession, bot_id: str, scopes: Sequence[Scope], person_in_groups: str | None, all_groups: bool
-) -> bool:
+async def any_visible(session: AsyncSession, visibility: Visibility) -> bool:
     """Whether any active fact is visible with this visibility (one indexed probe)."""
-    probe = visibility_probe(bot_id, scopes, person_in_groups, all_groups)
+    probe = visible_memories_query(visibility)
     result = await session.execute(probe.with_only_columns(MemoryRow.id).limit(1))
     return result.first() is not None
 
