@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from .domain.inert import STORED_DATA_NOTICE as STORED_DATA_NOTICE
     from .domain.inert import inert_line as inert_line
     from .domain.job_kinds import MERGE_JOB as MERGE_JOB
-    from .domain.permissions import check_erase_bot as check_erase_bot
-    from .domain.permissions import check_erase_chat as check_erase_chat
+    from .domain.permissions import Actor as Actor
+    from .domain.permissions import Operator as Operator
+    from .domain.permissions import check_erase as check_erase
     from .domain.profile_access import shown_part as shown_part
     from .domain.profile_document import render_document as render_document
     from .domain.profile_policy import group_part as group_part
@@ -185,8 +186,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "UTC": (".domain.clock", "UTC"),
     "as_utc": (".domain.clock", "as_utc"),
     "ErasureTarget": (".domain.erasure", "ErasureTarget"),
-    "check_erase_chat": (".domain.permissions", "check_erase_chat"),
-    "check_erase_bot": (".domain.permissions", "check_erase_bot"),
+    "Actor": (".domain.permissions", "Actor"),
+    "Operator": (".domain.permissions", "Operator"),
+    "check_erase": (".domain.permissions", "check_erase"),
     "visibility_for": (".domain.visibility", "visibility_for"),
     "describe_source": (".domain.sources", "describe"),
     "Precision": (".domain.happened", "Precision"),
@@ -251,6 +253,7 @@ __all__ = [
     "STORED_DATA_NOTICE",
     "TIMEOUTS",
     "UTC",
+    "Actor",
     "AdmissionVerdict",
     "AuditEntry",
     "BackupInfo",
@@ -295,6 +298,7 @@ __all__ = [
     "MemoryStatus",
     "NotFound",
     "NoteService",
+    "Operator",
     "PermissionDenied",
     "Pin",
     "Precision",
@@ -323,8 +327,7 @@ __all__ = [
     "as_utc",
     "build_engine",
     "card_label",
-    "check_erase_bot",
-    "check_erase_chat",
+    "check_erase",
     "check_fact",
     "clean_text",
     "describe_source",

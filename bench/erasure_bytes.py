@@ -49,6 +49,7 @@ ChatContext: Any = None
 ErasureTarget: Any = None
 InputMessage: Any = None
 MemoryDraft: Any = None
+Operator: Any = None
 OutboxRow: Any = None
 Scope: Any = None
 repository: Any = None
@@ -57,9 +58,9 @@ sqlite: Any = None
 
 
 def _import_after_init() -> None:
-    global ChatContext, ErasureTarget, InputMessage, MemoryDraft, OutboxRow, Scope
+    global ChatContext, ErasureTarget, InputMessage, MemoryDraft, Operator, OutboxRow, Scope
     global repository, short_term, sqlite
-    from amrita_plugin_cognition.api import ChatContext, ErasureTarget, InputMessage, MemoryDraft, Scope
+    from amrita_plugin_cognition.api import ChatContext, ErasureTarget, InputMessage, MemoryDraft, Operator, Scope
     from amrita_plugin_cognition.store import repository, short_term, sqlite
     from amrita_plugin_cognition.store.models import OutboxRow
 
@@ -194,7 +195,7 @@ async def erasure_runs(engine: Any, rounds: int) -> None:
             user = await add_target(engine, round_number * 2 + (mode == "with"))
             sqlite.secure_delete_now, sqlite.scrub_deleted, sqlite.truncate_log = modes[mode]  # type: ignore[assignment]
             started = time.perf_counter()
-            report = await engine.governance.delete_all(ErasureTarget.user(BOT, user), actor="bench", now=NOW)
+            report = await engine.governance.delete_all(ErasureTarget.user(BOT, user), actor=Operator("bench"), now=NOW)
             took[mode].append(ms_since(started))
             sqlite.secure_delete_now, sqlite.scrub_deleted, sqlite.truncate_log = real  # type: ignore[assignment]
             assert report.counts["memories"] == 120 and report.counts["turns"] == 30, report.counts

@@ -161,7 +161,7 @@ async def _search(engine: CognitionEngine, bot: Bot | None, context: ChatContext
 async def _switch(engine: CognitionEngine, context: ChatContext, word: str) -> str:
     """``off``/``on`` for the chat (who may: ``domain/permissions.py``), ``optout``/``optin`` for the speaker."""
     if word in ("optout", "optin"):
-        change = await engine.governance.set_opt_out(context.bot_id, context.user_id, word == "optout")
+        change = await engine.governance.set_opt_out(context.bot_id, context.user_id, word == "optout", context)
         if word == "optin":
             return "已为你恢复记忆：之后关于你的内容会照常记录。" if change.changed else "你没有关闭过记忆，无需恢复。"
         if not change.changed:

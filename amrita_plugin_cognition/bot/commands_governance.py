@@ -20,8 +20,7 @@ from ..api import (
     ErasureTarget,
     Inspected,
     MemoryRecord,
-    check_erase_bot,
-    check_erase_chat,
+    check_erase,
     describe_source,
     visibility_for,
 )
@@ -69,13 +68,22 @@ async def ask_forget(
 
 
 def _erasure_target(context: ChatContext, target: str) -> tuple[ErasureTarget, str]:
+    """The target and its description; refused now, before the question, by the permission the
+    engine asks again when it runs (``check_erase``)."""
     if target == "user":
-        return ErasureTarget.user(context.bot_id, context.user_id), "你在所有会话中的全部记忆、笔记和对话记录"
-    if target == "group":
-        check_erase_chat(context)
-        return ErasureTarget.chat(context.bot_id, context.scope), "本群的全部记忆、备忘录、提醒、笔记和对话记录"
-    check_erase_bot(context)
-    return ErasureTarget.bot(context.bot_id), "机器人在所有会话中的全部记忆"
+        erase, described = (
+            ErasureTarget.user(context.bot_id, context.user_id),
+            "你在所有会话中的全部记忆、笔记和对话记录",
+        )
+    elif target == "group":
+        erase, described = (
+            ErasureTarget.chat(context.bot_id, context.scope),
+            "本群的全部记忆、备忘录、提醒、笔记和对话记录",
+        )
+    else:
+        erase, described = ErasureTarget.bot(context.bot_id), "机器人在所有会话中的全部记忆"
+    check_erase(context, erase)
+    return erase, described
 
 
 async def ask_clear(engine: CognitionEngine, context: ChatContext, message_id: str, target: str) -> str:
@@ -83,7 +91,7 @@ async def ask_clear(engine: CognitionEngine, context: ChatContext, message_id: s
     erase, described = _erasure_target(context, target)
 
     async def run() -> str:
-        report = await engine.governance.delete_all(erase, actor=context.user_id)
+        report = await engine.governance.delete_all(erase, actor=context)
         counts = "，".join(f"{COUNT_NAMES[key]} {value}" for key, value in report.counts.items() if value)
         lines = [f"已删除{described}（{counts or '本来就没有内容'}），已留下审计记录（只记谁、何时、多少条）。"]
         if target == "user":

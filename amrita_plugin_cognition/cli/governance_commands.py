@@ -130,7 +130,7 @@ def delete_all_command(
             raise fail("输入不符，已取消")
 
     async def run() -> dict[str, Any]:
-        from ..api import ErasureTarget
+        from ..api import ErasureTarget, Operator
 
         if chat is not None:
             target = ErasureTarget.chat(bot_id, _scope_argument(chat))
@@ -139,7 +139,7 @@ def delete_all_command(
         else:
             target = ErasureTarget.bot(bot_id)
         engine = await _open_engine()
-        report = await engine.governance.delete_all(target, actor)
+        report = await engine.governance.delete_all(target, Operator(actor))  # the bot's owner
         return {
             "bot_id": bot_id,
             "target": report.target,

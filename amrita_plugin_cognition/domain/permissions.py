@@ -24,12 +24,49 @@ The rules:
 * **Chat switch** (``/memory off|on``). In a group, a group admin, the owner or a bot admin; in a
   private chat, the user (the only person in it). Opting out (``/memory optout|optin``) is each
   user's own choice, for themselves only, from any chat.
+* **The operator.** Whoever runs ``ambot cognition`` holds the bot's database: the bot's owner.
+  They are an ``Operator`` (named in the audit), an actor the policy lets do every governance
+  action on every bot account, never an unchecked path: the engine's use cases ask
+  ``check_erase`` / ``check_set_chat_memory`` / ``check_opt_out`` of every actor, whatever the
+  entry point (``/memory``, a tool, the CLI, the Python API).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import InvalidInput, PermissionDenied
-from .records import ChatContext, MemoryRecord
+from .erasure import ErasureTarget
+from .records import ChatContext, MemoryRecord, Scope
+
+
+@dataclass(frozen=True, slots=True)
+class Operator:
+    """The bot's owner at the command line (or a script on the same database). ``name`` is what
+    the audit records (``--actor``, default ``cli``)."""
+
+    name: str = "cli"
+
+
+#: Who asks for a governance action: someone in a chat (identity and role from the event) or the
+#: operator. Nothing else is an actor: a bare string is refused, so no caller can skip the check.
+Actor = ChatContext | Operator
+
+
+def actor_name(actor: Actor) -> str:
+    """Who the audit and the barriers name: a chat's user by their QQ number, an operator by name."""
+    return actor.user_id if isinstance(actor, ChatContext) else actor.name
+
+
+def _chat_actor(actor: object, bot_id: str) -> ChatContext | None:
+    """None for the operator; the chat for a chat actor of this bot account; else refused."""
+    if isinstance(actor, Operator):
+        return None
+    if not isinstance(actor, ChatContext):
+        raise PermissionDenied("无法确认操作者的身份，已拒绝")
+    if actor.bot_id != bot_id:
+        raise PermissionDenied("不能操作另一个机器人账号的记忆")
+    return actor
 
 
 def _about(context: ChatContext, record: MemoryRecord) -> bool:
@@ -102,3 +139,38 @@ def check_erase_bot(context: ChatContext) -> None:
         raise PermissionDenied("只有机器人管理员可以删除机器人的全部记忆")
     if context.scope.is_group:
         raise InvalidInput("删除机器人的全部记忆请私聊我操作")
+
+
+def check_erase(actor: Actor, target: ErasureTarget) -> None:
+    """Delete-all of ``target`` by ``actor``: the operator any; in chat, a user themselves, a
+    chat's own everything from that chat (``check_erase_chat``), the bot account by a bot admin
+    in a private chat (``check_erase_bot``)."""
+    context = _chat_actor(actor, target.bot_id)
+    if context is None:
+        return
+    if target.kind == "user":
+        if target.user_id != context.user_id or not context.user_id:
+            raise PermissionDenied("只能删除你自己的全部记忆")
+    elif target.kind == "chat":
+        if target.scope != context.scope:
+            raise PermissionDenied("只能在本会话里删除本会话的全部记忆")
+        check_erase_chat(context)
+    else:
+        check_erase_bot(context)
+
+
+def check_set_chat_memory(actor: Actor, bot_id: str, scope: Scope) -> None:
+    """A chat's switch: the operator any chat's; in chat, that chat's by who may (``check_switch_chat``)."""
+    context = _chat_actor(actor, bot_id)
+    if context is None:
+        return
+    if context.scope != scope:
+        raise PermissionDenied("只能开关当前会话的记忆")
+    check_switch_chat(context)
+
+
+def check_opt_out(actor: Actor, bot_id: str, user_id: str) -> None:
+    """Opting out (or back in): the user's own choice; the operator may record it for them."""
+    context = _chat_actor(actor, bot_id)
+    if context is not None and (not context.user_id or context.user_id != user_id):
+        raise PermissionDenied("只能为你自己关闭或恢复记忆")

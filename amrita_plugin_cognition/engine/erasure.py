@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..domain import permissions
 from ..domain.clock import aware_or_now
 from ..domain.erasure import AMRITA_HISTORY, KEPT_BY_DESIGN, ErasureTarget, kept_names_line
 from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, ProfilesChanged, TranscriptChanged
 from ..domain.people import KeptName
+from ..domain.permissions import Actor
 from ..domain.records import Scope
 from ..errors import IndexUnavailable
 from ..logs import log_event
@@ -79,19 +81,23 @@ async def _drop_chat_vectors(engine: CognitionEngine, bot_id: str, scope: Scope)
 
 
 async def delete_all(
-    engine: CognitionEngine, target: ErasureTarget, actor: str, now: datetime | None = None
+    engine: CognitionEngine, target: ErasureTarget, actor: Actor, now: datetime | None = None
 ) -> ErasureReport:
-    """Erase what ``target`` covers; ``actor`` (a QQ number, or "cli") goes into the audit."""
+    """Erase what ``target`` covers, if ``actor`` may (``permissions.check_erase``: asked here, so
+    every entry point is held to it); the actor's name (a QQ number, or the operator's) goes into
+    the audit."""
+    permissions.check_erase(actor, target)
+    name = permissions.actor_name(actor)
     now = aware_or_now(now)
     async with engine.unit_of_work() as uow:
         await sqlite.secure_delete_now(uow.session)
         if target.kind == "chat":
             assert target.scope is not None
             await uow.lock_scope(target.bot_id, target.scope)
-        counts = await erasure_store.erase(uow.session, target, f"{target.action}:{actor}", now)
+        counts = await erasure_store.erase(uow.session, target, f"{target.action}:{name}", now)
         await queue_rebuilds(engine, uow, target.bot_id, counts.memory_ids, now)  # same commit
         await sqlite.scrub_deleted(uow.session)
-        audit.record(uow.session, target.bot_id, target.action, actor, target.label, counts.memories, now)
+        audit.record(uow.session, target.bot_id, target.action, name, target.label, counts.memories, now)
         uow.record(
             IndexWorkQueued(),
             MemoriesChanged(target.bot_id),
@@ -113,5 +119,5 @@ async def delete_all(
     report = ErasureReport(
         target.label, counts.as_dict(), counts.kept_names, log_truncated=truncated, is_user=target.kind == "user"
     )
-    log_event("delete_all", kind=target.kind, actor=actor, log_truncated=int(truncated), **report.counts)
+    log_event("delete_all", kind=target.kind, actor=name, log_truncated=int(truncated), **report.counts)
     return report

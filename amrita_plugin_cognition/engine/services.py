@@ -38,6 +38,7 @@ from .search import DEFAULT_FLOOR
 
 if TYPE_CHECKING:
     from ..domain.erasure import ErasureTarget
+    from ..domain.permissions import Actor
     from ..domain.profiles import Card
     from ..domain.records import ChatContext, MemoryDraft, MemoryRecord, Scope
     from ..index.embedders import Fingerprint
@@ -285,8 +286,9 @@ class GovernanceService(_Service):
         """Forget a still-active fact with every version it replaced (barriers kept)."""
         return await _corrections.forget_memory(self._engine, context, memory_id, now)
 
-    async def delete_all(self, target: ErasureTarget, actor: str, now: datetime | None = None) -> ErasureReport:
-        """Delete everything of a chat, a user or a bot account in one unit of work, audited."""
+    async def delete_all(self, target: ErasureTarget, actor: Actor, now: datetime | None = None) -> ErasureReport:
+        """Delete everything of a chat, a user or a bot account in one unit of work, audited, if
+        ``actor`` (someone in a chat, or the ``Operator``) may: ``permissions.check_erase``."""
         return await _erasure.delete_all(self._engine, target, actor, now)
 
     async def memory_on(self, bot_id: str, scope: Scope) -> bool:
@@ -294,9 +296,9 @@ class GovernanceService(_Service):
         return await _switches.memory_on(self._engine, bot_id, scope)
 
     async def set_chat_memory(
-        self, bot_id: str, scope: Scope, on: bool, actor: str, now: datetime | None = None
+        self, bot_id: str, scope: Scope, on: bool, actor: Actor, now: datetime | None = None
     ) -> SwitchChange:
-        """Switch a chat's memory on or off (an operator's change, audited)."""
+        """Switch a chat's memory on or off, audited, if ``actor`` may (``permissions.check_set_chat_memory``)."""
         return await _switches.set_chat_memory(self._engine, bot_id, scope, on, actor, now)
 
     async def switch_chat_memory(self, context: ChatContext, on: bool, now: datetime | None = None) -> SwitchChange:
@@ -304,9 +306,10 @@ class GovernanceService(_Service):
         return await _switches.switch_chat_memory(self._engine, context, on, now)
 
     async def set_opt_out(
-        self, bot_id: str, user_id: str, out: bool, actor: str = "", now: datetime | None = None
+        self, bot_id: str, user_id: str, out: bool, actor: Actor, now: datetime | None = None
     ) -> SwitchChange:
-        """A user's opt-out (or back in): nothing more is kept about them."""
+        """A user's opt-out (or back in): nothing more is kept about them. ``actor``: the user
+        themselves (their chat) or the operator (``permissions.check_opt_out``)."""
         return await _switches.set_opt_out(self._engine, bot_id, user_id, out, actor, now)
 
     async def inspect(

@@ -60,6 +60,7 @@ from ..domain.events import Event, StoreReplaced, SwitchesChanged
 from ..domain.governance import CHAT_OFF_MESSAGE, OTHER_OPTED_OUT_MESSAGE, SELF_OPTED_OUT_MESSAGE, SwitchState
 from ..domain.job_kinds import EXTRACTION_JOBS
 from ..domain.people import CardText, PersonMatcher
+from ..domain.permissions import Actor
 from ..domain.profiles import SECTIONS, Card
 from ..domain.records import ChatContext, Scope
 from ..errors import InvalidInput
@@ -237,21 +238,23 @@ class SwitchChange:
 
 
 async def set_chat_memory(
-    engine: CognitionEngine, bot_id: str, scope: Scope, on: bool, actor: str, now: datetime | None = None
+    engine: CognitionEngine, bot_id: str, scope: Scope, on: bool, actor: Actor, now: datetime | None = None
 ) -> SwitchChange:
-    """Switch a chat's memory on or off (the CLI and the Python API; chat users go through
-    ``switch_chat_memory``, which checks who asks). Off also calls off the chat's waiting work."""
+    """Switch a chat's memory on or off, if ``actor`` may (``permissions.check_set_chat_memory``).
+    Off also calls off the chat's waiting work."""
+    permissions.check_set_chat_memory(actor, bot_id, scope)
+    actor_id = permissions.actor_name(actor)
     now = aware_or_now(now)
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(bot_id, scope)  # ordered with the historian's writes to this chat
-        if not await store.set_chat(uow.session, bot_id, scope, on, actor, now):
+        if not await store.set_chat(uow.session, bot_id, scope, on, actor_id, now):
             return SwitchChange(False)
         count = 1 if on else 1 + await store.drop_waiting_work(uow.session, bot_id, scope, EXTRACTION_JOBS)
         action = SWITCH_ON if on else SWITCH_OFF
-        audit.record(uow.session, bot_id, action, actor, scope.key, count, now)
+        audit.record(uow.session, bot_id, action, actor_id, scope.key, count, now)
         uow.record(SwitchesChanged(bot_id))
         await uow.commit()
-    log_event("switch", bot=bot_id, action=action, scope=scope.key, actor=actor, count=count)
+    log_event("switch", bot=bot_id, action=action, scope=scope.key, actor=actor_id, count=count)
     return SwitchChange(True, count)
 
 
@@ -259,17 +262,18 @@ async def switch_chat_memory(
     engine: CognitionEngine, context: ChatContext, on: bool, now: datetime | None = None
 ) -> SwitchChange:
     """``/memory off|on`` in the chat it is typed in, by whoever may (``permissions``)."""
-    permissions.check_switch_chat(context)
-    return await set_chat_memory(engine, context.bot_id, context.scope, on, context.user_id, now)
+    return await set_chat_memory(engine, context.bot_id, context.scope, on, context, now)
 
 
 async def set_opt_out(
-    engine: CognitionEngine, bot_id: str, user_id: str, out: bool, actor: str = "", now: datetime | None = None
+    engine: CognitionEngine, bot_id: str, user_id: str, out: bool, actor: Actor, now: datetime | None = None
 ) -> SwitchChange:
-    """Opt a user out of this bot account's memory (or back in). Out also releases their turns
-    waiting for extraction; their existing memories stay."""
+    """Opt a user out of this bot account's memory (or back in), if ``actor`` may
+    (``permissions.check_opt_out``: the user themselves, or the operator). Out also releases their
+    turns waiting for extraction; their existing memories stay."""
+    permissions.check_opt_out(actor, bot_id, user_id)
+    actor_id = permissions.actor_name(actor)
     now = aware_or_now(now)
-    actor = actor or user_id
     async with engine.unit_of_work() as uow:
         await take_write_lock(uow.session, f"cognition:optout:{bot_id}:{user_id}")
         if out:
@@ -281,8 +285,8 @@ async def set_opt_out(
         if not changed:
             return SwitchChange(False)
         action = OPT_OUT if out else OPT_IN
-        audit.record(uow.session, bot_id, action, actor, f"user:{user_id}", count, now)
+        audit.record(uow.session, bot_id, action, actor_id, f"user:{user_id}", count, now)
         uow.record(SwitchesChanged(bot_id))
         await uow.commit()
-    log_event("switch", bot=bot_id, action=action, actor=actor, count=count)
+    log_event("switch", bot=bot_id, action=action, actor=actor_id, count=count)
     return SwitchChange(True, count)
