@@ -15,6 +15,7 @@ import pytest
 from engine_helpers import make_engine, new_bot
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import erasure
 from amrita_plugin_cognition.store.models import AuditRow, BarrierRow
@@ -99,7 +100,7 @@ async def test_an_actor_of_the_longest_allowed_length_is_stored_on_this_database
     scope = Scope("group", "20001")
     await engine.memories.remember(bot, [MemoryDraft(text="小明喜欢吃火锅", scope=scope, speaker_id="10001")])
     actor = "操" * ACTOR_MAX_CHARS
-    report = await erasure.delete_all(engine, ErasureTarget.chat(bot, scope), actor)
+    report = await erasure.delete_all(engine, ErasureTarget.chat(bot, scope), Operator(actor))
     assert report.counts["memories"] == 1
     async with engine.unit_of_work() as uow:
         assert [entry.actor for entry in await audit.entries(uow.session, bot, 5)] == [actor]

@@ -39,6 +39,7 @@ from sqlalchemy import select, text
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.governance import OTHER_OPTED_OUT_MESSAGE, SwitchState
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.profiles import Card
 from amrita_plugin_cognition.engine import erasure, notes, profiles, switches
 from amrita_plugin_cognition.engine.historian import TOOL_NAME as HISTORIAN_TOOL
@@ -325,7 +326,9 @@ async def test_a_user_erased_is_named_nowhere_and_never_extracted_again(
     built = await build_bank(engine, bot, person)
     assert await stored_mentions(engine, bot, person, backend)  # she is everywhere before
 
-    report = await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=person.qq, now=NOW)
+    report = await erasure.delete_all(
+        engine, ErasureTarget.user(bot, person.qq), actor=private(bot, person.qq), now=NOW
+    )
 
     left = only_the_audit(await stored_mentions(engine, bot, person, backend), person)
     assert left == [], left
@@ -399,7 +402,7 @@ async def test_a_job_running_during_the_erasure_commits_nothing_and_runs_again_w
         await uow.commit()
     assert person.named_in(json.dumps(in_flight.payload, ensure_ascii=False))  # her turn is its context
 
-    await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=person.qq, now=NOW)
+    await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=private(bot, person.qq), now=NOW)
     fake_openai.responder = wrong_historian(person)
     report = await historian.process(engine, in_flight, NOW)  # the worker read the job before the erasure
     assert report.outcome == "lost" and report.written == 0
@@ -439,7 +442,7 @@ async def test_erased_text_cannot_be_read_back_from_the_sqlite_file(tmp_root, ch
         return database.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
     assert secret.encode() in raw()
-    await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor="cli", now=NOW)
+    await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=Operator(), now=NOW)
     data = raw()
     assert secret.encode() not in data and secret.upper().encode() not in data
     # her number is left in one place only: the audit record of the erasure ("user:<QQ>"), by design
@@ -475,7 +478,7 @@ async def test_a_card_merge_never_writes_an_opted_out_user_into_any_card(
     await engine.turns.record(her, said("大家好", person.qq, person.name, 1), "你好", ended=False)
     await engine.memories.write(lan, "group", f"{person.name}周末要搬家。", now=NOW)
     await engine.memories.write(lan, "group", f"{person.chinese}是小岚的大学同学。", now=NOW)
-    await switches.set_opt_out(engine, bot, person.qq, out=True, now=NOW)
+    await switches.set_opt_out(engine, bot, person.qq, out=True, actor=private(bot, person.qq), now=NOW)
 
     # a new fact of the group, and a model that writes her into the group's card and 小岚's anyway
     observations = ["QQ号40111（昵称小岚）周六去看展"]

@@ -13,6 +13,7 @@ from fake_openai import FakeOpenAI, tool_call
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.engine import erasure
 from amrita_plugin_cognition.engine.context import build_context
 from amrita_plugin_cognition.engine.freshness import POLL_SECONDS
@@ -66,7 +67,7 @@ async def test_an_erasure_in_another_process_reaches_the_caches_and_the_historia
     assert SECRET in (await build_context(bot_process, other, ["暗号"], now=NOW)).text
     assert any(SECRET in payload for payload in await _payloads(bot_process, bot))
 
-    await erasure.delete_all(cli_process, ErasureTarget.user(bot, "10301"), actor="cli", now=NOW)
+    await erasure.delete_all(cli_process, ErasureTarget.user(bot, "10301"), actor=Operator(), now=NOW)
 
     # past the bound (the caches' own lifetime is 10 s; the recent turns had none): the bot's next
     # end job and its next turn hold nothing of them
@@ -98,7 +99,7 @@ async def test_the_hooks_last_inputs_follow_another_processes_change(tmp_root, c
     assert bot_process.caches.recall_queries(bot, erased.scope, f"我们的暗号是{SECRET}", 8) == [f"我们的暗号是{SECRET}"]
     assert bot_process.caches.recall_queries(bot, other.scope, "谁呢", 8) == [f"我们的暗号是{SECRET}\n谁呢"]
 
-    await erasure.delete_all(cli_process, ErasureTarget.user(bot, "10304"), actor="cli", now=NOW)
+    await erasure.delete_all(cli_process, ErasureTarget.user(bot, "10304"), actor=Operator(), now=NOW)
     await asyncio.sleep(POLL_SECONDS + 0.2)
     await bot_process.refresh_caches(bot)
     assert bot_process.changes.foreign_changes >= 1
@@ -164,12 +165,12 @@ async def test_end_and_capture_see_another_processes_opt_out_and_switch(tmp_root
 
     for chat in (quiet, other):  # both chats' switches cached as on
         assert await end(chat, f"g{chat.user_id}") and await capture(chat, f"h{chat.user_id}")
-    await cli_process.governance.set_opt_out(bot, "10877", True, actor="cli", now=NOW)
+    await cli_process.governance.set_opt_out(bot, "10877", True, actor=Operator(), now=NOW)
     await asyncio.sleep(POLL_SECONDS + 0.2)
     assert not await end(quiet, "g3")  # end first: nothing else has refreshed the caches
     assert not await capture(quiet, "h3")
     assert await capture(other, "h5")  # still on (and its state read again since)
-    await cli_process.governance.set_chat_memory(bot, other.scope, False, actor="cli", now=NOW)
+    await cli_process.governance.set_chat_memory(bot, other.scope, False, actor=Operator(), now=NOW)
     await asyncio.sleep(POLL_SECONDS + 0.2)
     assert not await capture(other, "h4")  # capture first
     assert not await end(other, "g4")

@@ -11,6 +11,7 @@ from engine_helpers import NOW, group, make_engine, new_bot, private
 from sqlalchemy import func, select
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget, scrub_job
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import erasure, inspection, notes
 from amrita_plugin_cognition.engine.turns import InputMessage
@@ -76,7 +77,7 @@ async def test_deleting_a_chat_removes_all_of_it_leaves_barriers_and_an_audit_wi
     await _end(engine, in_b, "群B作业", "QQ号10001（昵称小明）下周一交作业", 3)
     await engine.index.drain()
 
-    report = await erasure.delete_all(engine, ErasureTarget.chat(bot, in_a.scope), actor=U, now=NOW)
+    report = await erasure.delete_all(engine, ErasureTarget.chat(bot, in_a.scope), actor=Operator(U), now=NOW)
 
     assert report.counts["memories"] == 3  # two active facts and the version the correction replaced
     assert report.counts["notes"] == 1 and report.counts["turns"] == 1 and report.counts["jobs"] == 1
@@ -121,7 +122,7 @@ async def test_deleting_a_user_takes_their_data_from_every_chat_and_only_theirs(
     # the scrubbed job carried his words as recent context
     assert any("喜酒" in json.dumps(job, ensure_ascii=False) for job in await _jobs(engine, bot))
 
-    report = await erasure.delete_all(engine, ErasureTarget.user(bot, U), actor="cli", now=NOW)
+    report = await erasure.delete_all(engine, ErasureTarget.user(bot, U), actor=Operator(), now=NOW)
 
     async with engine.session() as session:
         left = await repository.get_rows(session, bot, [theirs.id, about.id, others.id, private_fact.id])
@@ -148,7 +149,7 @@ async def test_deleting_a_bot_account_leaves_other_accounts(tmp_root, chroma_por
     await engine.memories.write(group(bot, "20001", U), "group", "群A周五开会。", now=NOW)
     await engine.memories.write(private(bot, V), "user", "小红养了一只猫。", now=NOW)
     survivor = await engine.memories.write(group(other, "20001", U), "group", "群A周五开会。", now=NOW)
-    report = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli", now=NOW)
+    report = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor=Operator(), now=NOW)
     assert report.counts["memories"] == 2
     assert await _count(engine, MemoryRow, MemoryRow.bot_id == bot) == 0
     assert await _count(engine, BarrierRow, BarrierRow.bot_id == bot) == 2

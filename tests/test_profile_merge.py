@@ -17,6 +17,7 @@ from fake_openai import FakeOpenAI, tool_call
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain import profile_policy
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.profiles import Card
 from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, MemoryRecord, MemoryStatus, Scope
 from amrita_plugin_cognition.engine import profile_merge, profile_queue, profiles
@@ -405,7 +406,7 @@ async def test_an_opted_out_user_gets_no_merge(tmp_root, chroma_port, model) -> 
     bot = new_bot()
     await end(engine, group(bot, "30001", "10001", "小明"), LIKES)
     await engine.historian.run_until_idle(NOW)
-    await set_opt_out(engine, bot, "10001", True, now=NOW)
+    await set_opt_out(engine, bot, "10001", True, actor=Operator("10001"), now=NOW)
     await engine.historian.run_until_idle(LATER)
     # the user's card does not grow; the group's card has nothing left that does not name them
     assert model.merge_requests() == []
@@ -554,7 +555,7 @@ async def test_switching_the_chat_off_after_a_forget_still_takes_the_fact_out_of
     await engine.historian.run_until_idle(NOW)
     await engine.historian.run_until_idle(LATER)
     await engine.governance.forget(chat, await _memory_id(engine, bot, LIKES), now=LATER)
-    assert (await set_chat_memory(engine, bot, chat.scope, False, "10001", now=LATER)).changed
+    assert (await set_chat_memory(engine, bot, chat.scope, False, Operator("10001"), now=LATER)).changed
     assert [job.kind for job in await _merge_jobs(engine, bot)] == [MERGE_JOB]
     await engine.historian.run_until_idle(LATER + timedelta(seconds=WINDOW + 1))
     assert await profiles.get(engine, bot, "user", "10001", "private") is None
@@ -578,7 +579,7 @@ async def test_a_forget_after_an_opt_out_by_a_namesake_rebuilds_the_card_without
     await engine.historian.run_until_idle(LATER)
     card = await profiles.get(engine, bot, "group", "20001")
     assert card is not None and first in card.body
-    await set_opt_out(engine, bot, "10001", True, now=LATER)
+    await set_opt_out(engine, bot, "10001", True, actor=Operator("10001"), now=LATER)
     draft = MemoryDraft(text=second, scope=him.scope, speaker_id="10002", speaker_name="小明", source={"job": 1})
     assert len((await engine.memories.remember(bot, [draft], now=LATER)).written) == 1
     await engine.governance.forget(her, await _memory_id(engine, bot, first), now=LATER)
@@ -665,7 +666,7 @@ async def test_a_delete_all_rebuilds_the_cards_left_that_used_its_facts(tmp_root
     assert card is not None and LIKES in card.body and PRIVATE in card.body
 
     assert await profiles.get(engine, bot, "user", "10001", "group:30001") is not None
-    await delete_all(engine, ErasureTarget.chat(bot, Scope("group", "30001")), "cli", now=LATER)
+    await delete_all(engine, ErasureTarget.chat(bot, Scope("group", "30001")), Operator(), now=LATER)
     assert await profiles.get(engine, bot, "group", "30001") is None  # the chat's own card: erased
     assert await profiles.get(engine, bot, "user", "10001", "group:30001") is None  # and his part in it
     (job,) = await _merge_jobs(engine, bot)

@@ -18,6 +18,7 @@ from engine_helpers import NOW, group, make_engine, new_bot, private
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.profile_access import card_access
 from amrita_plugin_cognition.domain.profiles import Card, in_group_part
 from amrita_plugin_cognition.domain.records import MemoryDraft, Scope
@@ -229,7 +230,7 @@ async def test_a_delete_all_takes_the_card_out_of_both_indices(tmp_root, chroma_
     member_parts = await _ids_of(engine, bot, "user", MEMBER)
     assert len(member_parts) == 4 and member_parts <= await card_vectors(engine, bot)
 
-    await erasure.delete_all(engine, ErasureTarget.user(bot, MEMBER), "cli", now=NOW)
+    await erasure.delete_all(engine, ErasureTarget.user(bot, MEMBER), Operator(), now=NOW)
     assert not member_parts & await keyword_ids(engine)  # gone with the card, same transaction
     await engine.index.drain()
     assert await card_vectors(engine, bot) == before - member_parts
@@ -238,7 +239,7 @@ async def test_a_delete_all_takes_the_card_out_of_both_indices(tmp_root, chroma_
     # the other bot account's cards of the same person stay
     assert len(await card_vectors(engine, other_bot)) == 4
 
-    await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", G1)), "cli", now=NOW)
+    await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", G1)), Operator(), now=NOW)
     await engine.index.drain()
     assert markers(await search_cards(engine, group(bot, G1, SPEAKER), HOBBY, top_k=10)) == set()
     assert await card_vectors(engine, bot) == await card_ids(engine, bot)

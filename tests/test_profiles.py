@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.events import ProfilesChanged
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.profile_document import parse_document, render_document
 from amrita_plugin_cognition.domain.profiles import Card, CardLimits, export_path, validate_card
 from amrita_plugin_cognition.domain.records import ChatContext, Scope
@@ -379,12 +380,14 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
     ]
     assert sorted(exported) == sorted([(bot, U, "group"), (bot, U, "private"), (bot, V, "group"), (other, U, "group")])
 
-    private_chat = await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("private", U)), actor="cli", now=NOW)
+    private_chat = await erasure.delete_all(
+        engine, ErasureTarget.chat(bot, Scope("private", U)), actor=Operator(), now=NOW
+    )
     assert private_chat.counts["profiles"] == 1
     assert [part.part for part in await profiles.get_parts(engine, bot, "user", U)] == ["group"]
     assert await profiles.revisions(engine, bot, "user", U, "private") == []
 
-    user = await erasure.delete_all(engine, ErasureTarget.user(bot, U), actor="cli", now=NOW)
+    user = await erasure.delete_all(engine, ErasureTarget.user(bot, U), actor=Operator(), now=NOW)
     assert user.counts["profiles"] == 2  # his group part and the card that names him
     assert (await profiles.get(engine, bot, "user", U)) is None
     friend = await profiles.get(engine, bot, "user", V)  # the sentence naming him is cut, the rest stays
@@ -395,11 +398,11 @@ async def test_delete_all_takes_the_cards_it_covers_and_export_lists_them(tmp_ro
     assert (await profiles.get(engine, other, "user", U)) is not None
 
     # a group chat takes its card and every user's part in it, built from its facts only
-    chat = await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", "20001")), actor="cli", now=NOW)
+    chat = await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", "20001")), actor=Operator(), now=NOW)
     assert chat.counts["profiles"] == 2 and (await profiles.get(engine, bot, "group", "20001")) is None
     assert (await profiles.get(engine, bot, "user", V, "group:20001")) is None
     assert (await profiles.get(engine, bot, "user", V, "group:20002")) is not None
-    whole = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli", now=NOW)
+    whole = await erasure.delete_all(engine, ErasureTarget.bot(bot), actor=Operator(), now=NOW)
     assert whole.counts["profiles"] == 4  # 10002 (cut, not deleted) and his part in 20002, 10003, 10004
     assert (await profiles.list_cards(engine, profiles.ProfileFilter(bot_id=bot)))[1] == 0
     assert (await profiles.get(engine, other, "user", U)) is not None

@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Scope
 from amrita_plugin_cognition.domain.visibility import ScopePolicy
 from amrita_plugin_cognition.engine import erasure, switches
@@ -248,7 +249,7 @@ class Memory(RuleBasedStateMachine):
     def delete_chat(self, bot: int, chat: str, user: str) -> None:
         bot_id = self.bots[bot]
         scope = context_of(bot_id, chat, user).scope
-        self.run(erasure.delete_all(self.engine, ErasureTarget.chat(bot_id, scope), actor=user, now=NOW))
+        self.run(erasure.delete_all(self.engine, ErasureTarget.chat(bot_id, scope), actor=Operator(user), now=NOW))
         for memory_id, fact in list(self.facts.items()):
             if fact.bot == bot_id and fact.scope == scope:
                 self._forget_lineage(memory_id)
@@ -256,7 +257,7 @@ class Memory(RuleBasedStateMachine):
     @rule(bot=bots, user=users)
     def delete_user(self, bot: int, user: str) -> None:
         bot_id = self.bots[bot]
-        self.run(erasure.delete_all(self.engine, ErasureTarget.user(bot_id, user), actor=user, now=NOW))
+        self.run(erasure.delete_all(self.engine, ErasureTarget.user(bot_id, user), actor=Operator(user), now=NOW))
         mention = f"QQ号{user}（"
         for memory_id, fact in list(self.facts.items()):
             private_chat = fact.scope == Scope("private", user)
@@ -273,7 +274,7 @@ class Memory(RuleBasedStateMachine):
     def switch(self, bot: int, chat: str, user: str, on: bool) -> None:
         bot_id = self.bots[bot]
         scope = context_of(bot_id, chat, user).scope
-        self.run(switches.set_chat_memory(self.engine, bot_id, scope, on, user, now=NOW))
+        self.run(switches.set_chat_memory(self.engine, bot_id, scope, on, Operator(user), now=NOW))
         if on:
             self.off.discard((bot_id, scope))
         else:
@@ -282,7 +283,7 @@ class Memory(RuleBasedStateMachine):
     @rule(bot=bots, user=users, out=st.booleans())
     def opt(self, bot: int, user: str, out: bool) -> None:
         bot_id = self.bots[bot]
-        self.run(switches.set_opt_out(self.engine, bot_id, user, out, now=NOW))
+        self.run(switches.set_opt_out(self.engine, bot_id, user, out, actor=Operator(user), now=NOW))
         if out:
             self.opted_out.add((bot_id, user))
         else:

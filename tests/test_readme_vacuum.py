@@ -16,6 +16,7 @@ from sqlalchemy import event
 from test_erasure_complete import G2, LLM, PRESET, Person, build_bank
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import erasure
 from amrita_plugin_cognition.store import keyword, profile_index, sqlite
@@ -56,9 +57,9 @@ async def test_the_readme_vacuum_statement_names_every_table_a_delete_all_writes
         database = session.get_bind()
     event.listen(database, "before_cursor_execute", watch)
     try:
-        await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=person.qq)
-        await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", G2)), actor="cli")
-        await erasure.delete_all(engine, ErasureTarget.bot(bot), actor="cli")
+        await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=Operator(person.qq))
+        await erasure.delete_all(engine, ErasureTarget.chat(bot, Scope("group", G2)), actor=Operator())
+        await erasure.delete_all(engine, ErasureTarget.bot(bot), actor=Operator())
         await engine.index.drain()  # the vector work they queued, and its outbox rows
     finally:
         event.remove(database, "before_cursor_execute", watch)

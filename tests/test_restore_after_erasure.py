@@ -39,6 +39,7 @@ from test_erasure_complete import (
 
 from amrita_plugin_cognition.domain.clock import UTC, as_utc
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import backup, erasure, notes, profiles, switches
 from amrita_plugin_cognition.errors import InvalidInput
@@ -72,11 +73,11 @@ async def test_a_restore_replays_a_delete_all_made_after_its_backup(
     bot, person = new_bot(), Person()
     built = await build_bank(engine, bot, person)
     info = await backup.create_backup(engine)  # she is all over it
-    await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=person.qq)
+    await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=Operator(person.qq))
     assert only_the_audit(await stored_mentions(engine, bot, person, backend), person) == []
     # after the backup, too: V opts out, the second group switches its memory off
-    await switches.set_opt_out(engine, bot, V, True)
-    await switches.set_chat_memory(engine, bot, Scope("group", G2), False, "cli")
+    await switches.set_opt_out(engine, bot, V, True, actor=Operator(V))
+    await switches.set_chat_memory(engine, bot, Scope("group", G2), False, Operator())
     replays = await delete_alls_since(engine, info.created_at)
 
     report = await backup.restore_backup(engine, info.path)
@@ -115,12 +116,16 @@ async def test_only_the_erasures_since_the_backup_are_replayed(tmp_root, chroma_
     lan, old_in_g1 = group(bot, G1, V, "小岚"), group(bot, G1, old.qq, old.name)
     # erased an hour before the backup, then back in the chat: what she said since is hers to keep
     await engine.memories.write(old_in_g1, "user", "我喜欢喝茶。")
-    await erasure.delete_all(engine, ErasureTarget.user(bot, old.qq), actor=old.qq, now=now - timedelta(hours=1))
+    await erasure.delete_all(
+        engine, ErasureTarget.user(bot, old.qq), actor=Operator(old.qq), now=now - timedelta(hours=1)
+    )
     since = await engine.memories.write(old_in_g1, "user", "我最近在学游泳。")
     kept_pin = await notes.add_pin(engine, lan, f"提醒{old.name}带泳镜")
     # erased five minutes before the backup's time: the backup may have read a table before the
     # erasure reached it (the pin stands for such a page)
-    await erasure.delete_all(engine, ErasureTarget.user(bot, recent.qq), actor="cli", now=now - timedelta(minutes=5))
+    await erasure.delete_all(
+        engine, ErasureTarget.user(bot, recent.qq), actor=Operator(), now=now - timedelta(minutes=5)
+    )
     await notes.add_pin(engine, lan, f"提醒QQ号{recent.qq}还钱")
     info = await backup.create_backup(engine)
     replays = await delete_alls_since(engine, info.created_at)
@@ -137,12 +142,12 @@ async def test_only_the_erasures_since_the_backup_are_replayed(tmp_root, chroma_
 async def test_switches_opt_outs_and_audit_records_travel_in_the_backup_and_merge(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot, first, second = new_bot(), Scope("group", G1), Scope("group", G2)
-    await switches.set_opt_out(engine, bot, W, True)
-    await switches.set_chat_memory(engine, bot, first, False, "cli")
+    await switches.set_opt_out(engine, bot, W, True, actor=Operator(W))
+    await switches.set_chat_memory(engine, bot, first, False, Operator())
     info = await backup.create_backup(engine)
     assert info.counts["optout"] >= 1 and info.counts["chat_switch"] >= 1 and info.counts["audit"] >= 2
-    await switches.set_chat_memory(engine, bot, first, True, "cli")  # on again since: the newer choice
-    await switches.set_opt_out(engine, bot, X, True)
+    await switches.set_chat_memory(engine, bot, first, True, Operator())  # on again since: the newer choice
+    await switches.set_opt_out(engine, bot, X, True, actor=Operator(X))
     # the database lost W's opt-out and the audit records (a new server, a table emptied by hand)
     async with engine.session() as session:
         await session.execute(delete(OptOutRow).where(OptOutRow.bot_id == bot, OptOutRow.user_id == W))
@@ -248,7 +253,7 @@ async def test_an_old_backup_still_restores_and_a_bad_switch_or_opt_out_row_is_r
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     fact = await engine.memories.write(group(bot, G1, V, "小岚"), "group", "群40101每周五打羽毛球。")
-    await switches.set_opt_out(engine, bot, W, True)
+    await switches.set_opt_out(engine, bot, W, True, actor=Operator(W))
     good = (await backup.create_backup(engine, tmp_path / "good.jsonl.gz")).path
     old, twice, newer = tmp_path / "old.jsonl.gz", tmp_path / "twice.jsonl.gz", tmp_path / "newer.jsonl.gz"
     _rewrite(good, old, _as_version_1)
@@ -258,7 +263,7 @@ async def test_an_old_backup_still_restores_and_a_bad_switch_or_opt_out_row_is_r
         with pytest.raises(InvalidInput) as refused:
             await backup.restore_backup(engine, path)
         assert words in refused.value.zh, refused.value.zh
-    await switches.set_chat_memory(engine, bot, Scope("group", G2), False, "cli")
+    await switches.set_chat_memory(engine, bot, Scope("group", G2), False, Operator())
 
     report = await backup.restore_backup(engine, old)
 

@@ -34,6 +34,7 @@ from amrita_plugin_cognition.domain.governance import (
     SELF_OPTED_OUT_MESSAGE,
     SwitchState,
 )
+from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import ChatContext, MemoryDraft, Scope
 from amrita_plugin_cognition.engine import notes, switches
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
@@ -266,7 +267,7 @@ async def test_another_process_sees_a_switch_within_the_cache_lifetime(tmp_root,
     reader.switches = switches.SwitchCache(ttl=0.2)
     assert await switches.memory_on(reader, bot, chat)
     writer = await make_engine(tmp_root, chroma_port)
-    await switches.set_chat_memory(writer, bot, chat, on=False, actor="cli")
+    await switches.set_chat_memory(writer, bot, chat, on=False, actor=Operator())
     import asyncio
 
     await asyncio.sleep(0.3)
@@ -284,9 +285,9 @@ async def test_an_opted_out_user_gets_nothing_new_in_any_chat(tmp_root, chroma_p
     kept = await engine.memories.write(red, "user", "QQ号10002（昵称小红）养了一只猫。")
     await engine.turns.record(red, said("我今天好累", "10002", "小红", "t0"), "辛苦了", ended=False)
 
-    change = await switches.set_opt_out(engine, bot, "10002", out=True, now=NOW)
+    change = await switches.set_opt_out(engine, bot, "10002", out=True, actor=private(bot, "10002"), now=NOW)
     assert change.changed and change.count == 1 + 1  # the opt-out row, the waiting turn released
-    assert not (await switches.set_opt_out(engine, bot, "10002", out=True)).changed
+    assert not (await switches.set_opt_out(engine, bot, "10002", out=True, actor=private(bot, "10002"))).changed
 
     for chat in (red, red_private):
         ended = await engine.turns.end(chat, "小红说她想养狗", ["QQ号10002（昵称小红）想养狗"], batch=[])
@@ -330,8 +331,8 @@ async def test_an_opted_out_user_gets_nothing_new_in_any_chat(tmp_root, chroma_p
     assert [turn.message_id for turn in turns] == ["t0"] and not turns[0].pending  # never extracted
 
     # opting back in: from then on she is remembered again
-    assert (await switches.set_opt_out(engine, bot, "10002", out=False, now=NOW)).changed
-    assert not (await switches.set_opt_out(engine, bot, "10002", out=False)).changed
+    assert (await switches.set_opt_out(engine, bot, "10002", out=False, actor=private(bot, "10002"), now=NOW)).changed
+    assert not (await switches.set_opt_out(engine, bot, "10002", out=False, actor=private(bot, "10002"))).changed
     assert (await engine.turns.end(red, "小红说她想养狗", [], batch=[])).note_written
     assert (await engine.memories.write(red, "user", "QQ号10002（昵称小红）想养狗。")).id
     assert await rows(engine, OptOutRow, OptOutRow.bot_id == bot) == []
@@ -371,7 +372,7 @@ async def test_an_opt_out_does_not_silence_someone_who_shares_her_nickname(tmp_r
     bot = new_bot()
     her, him = group(bot, "30420", "10001", "小明"), group(bot, "30420", "10002", "小明")
     await engine.memories.write(her, "user", "小明周五要去打羽毛球。")
-    assert (await switches.set_opt_out(engine, bot, "10001", out=True, now=NOW)).changed
+    assert (await switches.set_opt_out(engine, bot, "10001", out=True, actor=private(bot, "10001"), now=NOW)).changed
 
     assert (await engine.memories.write(him, "user", "小明第二次说起考研的事。")).id
     draft = MemoryDraft(
@@ -403,7 +404,7 @@ async def test_the_historian_drops_every_fact_about_an_opted_out_user(tmp_root, 
     from amrita_plugin_cognition.engine.turns import flush_transcripts
 
     assert await flush_transcripts(engine, NOW + timedelta(hours=1), everything=True) == 1
-    await switches.set_opt_out(engine, bot, "10002", out=True, now=NOW)
+    await switches.set_opt_out(engine, bot, "10002", out=True, actor=private(bot, "10002"), now=NOW)
 
     # her ``end`` job never reaches the model; the transcript job reaches it without her turn,
     # and of what comes back, the fact that names her is dropped
@@ -433,7 +434,7 @@ async def test_an_opt_out_made_while_the_model_answers_still_drops_her_facts(tmp
         await uow.commit()
     assert await switches.memory_on(engine, bot, ming.scope)  # this engine's cache: nobody opted out
     other_process = await make_engine(tmp_root, chroma_port)
-    await switches.set_opt_out(other_process, bot, "10002", out=True, now=NOW)
+    await switches.set_opt_out(other_process, bot, "10002", out=True, actor=private(bot, "10002"), now=NOW)
 
     from amrita_plugin_cognition.engine import historian
 
