@@ -27,11 +27,12 @@ import os
 import re
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from .domain.records import parse_chat_key
@@ -50,6 +51,83 @@ CONFIG_ENV = f"{ENV_PREFIX}CONFIG"
 logger = logging.getLogger("cognition")
 
 
+@dataclass(frozen=True)
+class RenamedKey:
+    """A key that was renamed: files and environment variables with the old name keep working
+    (the value moves to the new key, converted when the meaning of the number changed), and
+    ``load_config`` logs one warning naming old → new."""
+
+    old: str
+    new: str
+    #: The old value as the new key takes it (None: the same value).
+    convert: Callable[[Any], Any] | None = None
+
+
+def _retries_to_attempts(value: Any) -> Any:
+    """``job_max_retries`` counted the attempts after the first one; ``job_max_attempts`` counts all."""
+    return value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+#: Every renamed key, dotted (issue 21: one queue vocabulary — attempts, lease, dead — and names
+#: that say their unit: ``<thing>_<unit>``, ``<things>_keep`` for how many are kept).
+RENAMED_KEYS: tuple[RenamedKey, ...] = (
+    RenamedKey("embedder.timeout", "embedder.timeout_seconds"),
+    RenamedKey("historian.stale_job_timeout_seconds", "historian.job_lease_seconds"),
+    RenamedKey("historian.job_max_retries", "historian.job_max_attempts", _retries_to_attempts),
+    RenamedKey("historian.failed_jobs_keep", "historian.dead_jobs_keep"),
+    RenamedKey("historian.failed_jobs_keep_days", "historian.dead_jobs_keep_days"),
+    RenamedKey("historian.source_message_max_len", "historian.source_message_max_chars"),
+    RenamedKey("profiles.revision_keep", "profiles.revisions_keep"),
+)
+_RENAMED_BY_OLD = {renamed.old: renamed for renamed in RENAMED_KEYS}
+
+
+def _move_renamed(data: dict[str, Any], source: _Source | None = None) -> dict[str, Any]:
+    """``data`` (a copy, when anything moves) with every old key under its new name. When both
+    are given the new one wins. With a ``source``, each move is logged (one warning per key)."""
+    moved = data
+    for renamed in RENAMED_KEYS:
+        *sections, old = renamed.old.split(".")
+        new = renamed.new.rsplit(".", 1)[-1]
+        holder: Any = moved
+        for section in sections:
+            holder = holder.get(section) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict) or old not in holder:
+            continue
+        if moved is data:  # copy the path down to the section before changing it
+            moved = dict(data)
+        holder = moved
+        for section in sections:
+            holder[section] = dict(holder[section])
+            holder = holder[section]
+        value = holder.pop(old)
+        both = new in holder
+        if not both:
+            holder[new] = renamed.convert(value) if renamed.convert else value
+        if source is not None:
+            _warn_renamed(renamed, source, both, value, holder[new])
+    return moved
+
+
+def _warn_renamed(renamed: RenamedKey, source: _Source, both: bool, old_value: Any, new_value: Any) -> None:
+    if both:
+        logger.warning(
+            "[cognition] stage=config_renamed old=%s new=%s both=1 %s：配置项 %s 已改名为 %s，两者都写了，"
+            "用 %s 的值，%s 被忽略，请删掉它 / %s: config key %s is now %s; both are set, %s wins and %s is "
+            "ignored: remove it",
+            renamed.old, renamed.new, source.zh, renamed.old, renamed.new, renamed.new, renamed.old,
+            source.en, renamed.old, renamed.new, renamed.new, renamed.old,
+        )  # fmt: skip
+        return
+    shown = "" if old_value == new_value else f" ({old_value!r} → {new_value!r})"
+    logger.warning(
+        "[cognition] stage=config_renamed old=%s new=%s both=0 %s：配置项 %s 已改名为 %s，值已沿用%s，"
+        "请改用新名字 / %s: config key %s is now %s, its value is kept%s: please use the new name",
+        renamed.old, renamed.new, source.zh, renamed.old, renamed.new, shown,
+        source.en, renamed.old, renamed.new, shown,
+    )  # fmt: skip
+
+
 class _Settings(BaseModel):
     """Base of every settings section: a key the model does not know is an error, and a value is
     taken only as its own type (strict: ``enable = "yes"`` or ``top_k = "8"`` is refused, naming
@@ -65,7 +143,8 @@ class EmbedderSettings(_Settings):
     model: str = ""
     dimensions: int = Field(0, ge=0)
     batch_size: int = Field(64, ge=1, le=2048)
-    timeout: float = Field(15.0, gt=0)
+    #: One embedding request gives up after this long.
+    timeout_seconds: float = Field(15.0, gt=0)
     #: CPU threads for the local model.
     threads: int = Field(1, ge=1, le=64)
     #: What to do when the stored fingerprint differs from the configured embedder.
@@ -126,17 +205,19 @@ class HistorianSettings(_Settings):
     max_concurrency: int = Field(4, ge=1, le=64)
     #: How often the queue is polled (an enqueue wakes the workers at once as well).
     poll_interval_seconds: float = Field(5.0, ge=0.2, le=3600)
-    #: A job whose lease is older than this (its worker died or hung) is recovered and run again.
-    stale_job_timeout_seconds: float = Field(600.0, ge=10, le=86400)
-    #: A failing job is retried this many times with exponential backoff, then kept as "failed".
-    job_max_retries: int = Field(3, ge=0, le=20)
-    #: Failed jobs kept (newest first) and for how long, for ``ambot cognition jobs``.
-    failed_jobs_keep: int = Field(1000, ge=0)
-    failed_jobs_keep_days: float = Field(30.0, ge=0)
+    #: How long a worker's lease on a job lasts (renewed while it runs); a lease that runs out (its
+    #: worker died or hung) is recovered and the job run again, counting one attempt.
+    job_lease_seconds: float = Field(600.0, ge=10, le=86400)
+    #: Attempts of a job in all (the first one included), with exponential backoff between them;
+    #: after the last one the job is "dead" (kept with its error, revived by ``jobs retry``).
+    job_max_attempts: int = Field(4, ge=1, le=21)
+    #: Dead jobs kept (newest first) and for how long, for ``ambot cognition jobs``.
+    dead_jobs_keep: int = Field(1000, ge=0)
+    dead_jobs_keep_days: float = Field(30.0, ge=0)
     #: Recent messages of the chat a job carries for disambiguation, each clipped to
-    #: ``source_message_max_len`` characters (the current input batch too).
+    #: ``source_message_max_chars`` characters (the current input batch too).
     recent_messages_k: int = Field(10, ge=0, le=100)
-    source_message_max_len: int = Field(500, ge=20, le=10000)
+    source_message_max_chars: int = Field(500, ge=20, le=10000)
     #: Transcript capture: a chat's turns without ``end`` are extracted in one call once this
     #: many wait, or once the chat has been quiet for ``transcript_pause_seconds``.
     transcript_batch_turns: int = Field(8, ge=1, le=100)
@@ -150,7 +231,7 @@ class ProfileSettings(_Settings):
     """Profile cards: the replaced versions kept per card, each section's length limit, the merge."""
 
     #: Replaced versions kept per card (``ambot cognition profile restore``).
-    revision_keep: int = Field(5, ge=0, le=100)
+    revisions_keep: int = Field(5, ge=0, le=100)
     evaluation_max_chars: int = Field(200, ge=20, le=5000)
     body_max_chars: int = Field(800, ge=50, le=20000)
     roast_max_chars: int = Field(80, ge=10, le=1000)
@@ -189,8 +270,8 @@ class CognitionConfig(_Settings):
     vector_budget_share: float = Field(0.6, gt=0, le=1)
     #: Every tool call and chat command of the plugin gives up after this long (answering so).
     tool_timeout_seconds: float = Field(20.0, ge=1, le=600)
-    #: Vector-index work of one fact is retried with backoff this many times, then kept as
-    #: "dead" (counted by ``status``, retried by ``ambot cognition outbox retry``).
+    #: Attempts of one fact's vector-index work in all, with backoff between them; after the last
+    #: one the row is "dead" (counted by ``status``, revived by ``ambot cognition outbox retry``).
     outbox_max_attempts: int = Field(8, ge=1, le=100)
     #: Replaced versions of each chat's pinned memo kept for ``ambot cognition memo restore``.
     memo_revisions_keep: int = Field(5, ge=0, le=100)
@@ -202,6 +283,13 @@ class CognitionConfig(_Settings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     historian: HistorianSettings = Field(default_factory=HistorianSettings)
     profiles: ProfileSettings = Field(default_factory=ProfileSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        """Old key names (``RENAMED_KEYS``) under their new names, silently: ``load_config`` has
+        warned already; this covers the WebUI's class reading the file as written."""
+        return _move_renamed(data) if isinstance(data, dict) else data
 
     @field_validator("timezone")
     @classmethod
@@ -262,9 +350,15 @@ def _all_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
 def _nearest_key(key: str, model: type[BaseModel], prefix: str) -> str | None:
     """The valid key closest to ``key``: a similar one in the same section, else a key of the
     same or a similar name elsewhere (``top_k`` written at the top level → ``recall.top_k``)."""
-    close = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+    #: a misspelt old name (``RENAMED_KEYS``) points to its new name
+    old_names = {
+        renamed.old[len(prefix) :]: renamed.new.rsplit(".", 1)[-1]
+        for renamed in RENAMED_KEYS
+        if renamed.old.startswith(prefix) and "." not in renamed.old[len(prefix) :]
+    }
+    close = difflib.get_close_matches(key, [*model.model_fields, *old_names], n=1, cutoff=0.6)
     if close:
-        return prefix + close[0]
+        return prefix + old_names.get(close[0], close[0])
     elsewhere = _all_keys(CognitionConfig)
     same_name = [dotted for dotted in elsewhere if dotted.rsplit(".", 1)[-1] == key]
     if same_name:
@@ -333,6 +427,9 @@ def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[
         if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
             continue
         path = tuple(name[len(ENV_PREFIX) :].lower().split("__"))
+        renamed = _RENAMED_BY_OLD.get(".".join(path))
+        if renamed is not None:  # an old name: set under the new one, unless that is set as well
+            path = tuple(renamed.new.split("."))
         if path[0] not in CognitionConfig.model_fields:
             logger.debug("[cognition] stage=config env=%s ignored=not_a_config_key", name)
             continue
@@ -354,9 +451,23 @@ def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[
                 nested = target[part] = {}
             target = nested
         raw = _expand_env(environ[name], environ, ".".join(path), _Source.env(name))
-        target[path[-1]] = raw if _holds_text(annotation) else _parse_env_value(raw)
+        value = raw if _holds_text(annotation) else _parse_env_value(raw)
+        if renamed is not None:
+            both = _env_name(renamed.new) in environ
+            converted = renamed.convert(value) if renamed.convert else value
+            _warn_renamed(renamed, _Source.env(name), both, value, converted)
+            if both:
+                continue
+            value = converted
+        target[path[-1]] = value
         origins[path] = name
     return overrides, origins
+
+
+def _env_name(dotted: str) -> str:
+    """The environment variable of a dotted key (``embedder.timeout_seconds`` →
+    ``COGNITION_EMBEDDER__TIMEOUT_SECONDS``)."""
+    return ENV_PREFIX + dotted.upper().replace(".", "__")
 
 
 def _holds_text(annotation: Any) -> bool:
@@ -433,6 +544,7 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
             raise ConfigurationError(
                 f"配置文件 {path} 不是有效的 TOML：{error}", en=f"{path}: not valid TOML: {error}"
             ) from error
+        data = _move_renamed(data, file_source)
         unknown = _unknown_keys(data, CognitionConfig)
         if unknown:
             raise _unknown_key_error(file_source, unknown)

@@ -34,7 +34,7 @@ async def main(database_url: str, home: Path, base_url: str, preset: str) -> Non
     config = CognitionConfig.model_validate(
         {
             "llm": {"preset": preset, "timeout_seconds": 30},
-            "historian": {"max_concurrency": 2, "stale_job_timeout_seconds": 10},
+            "historian": {"max_concurrency": 2, "job_lease_seconds": 10},
             "profiles": {"merge": False},  # the historian alone: merges are tested in test_profile_merge.py
         }
     )

@@ -58,7 +58,7 @@ def fact(text: str, *sources: int, happened_on: str = "", kind: str = "event") -
 async def historian_engine(tmp_root, chroma_port, llm=LLM, **historian: Any):  # type: ignore[no-untyped-def]
     """The historian alone: card merges (their own jobs, tests/test_profile_merge.py) are off."""
     return await make_engine(
-        tmp_root, chroma_port, llm=llm, historian={"job_max_retries": 2, **historian}, profiles={"merge": False}
+        tmp_root, chroma_port, llm=llm, historian={"job_max_attempts": 3, **historian}, profiles={"merge": False}
     )
 
 
@@ -282,7 +282,7 @@ async def test_a_job_whose_lease_was_taken_over_writes_nothing(tmp_root, chroma_
     from amrita_plugin_cognition.engine import historian
     from amrita_plugin_cognition.store import jobs
 
-    engine = await historian_engine(tmp_root, chroma_port, stale_job_timeout_seconds=10)
+    engine = await historian_engine(tmp_root, chroma_port, job_lease_seconds=10)
     bot = new_bot()
     await end(engine, group(bot, "30010", "10001", "小明"), "QQ号10001（昵称小明）喜欢爬山")
     async with engine.unit_of_work() as uow:
@@ -342,7 +342,7 @@ async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
 ) -> None:
     from conftest import STATE
 
-    engine = await historian_engine(tmp_root, chroma_port, stale_job_timeout_seconds=10)
+    engine = await historian_engine(tmp_root, chroma_port, job_lease_seconds=10)
     bot = new_bot()
     chat = group(bot, "30012", "10001", "小明")
     expected = []

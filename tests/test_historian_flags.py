@@ -140,7 +140,7 @@ async def test_a_flagged_fact_is_never_written_nor_merged_into_a_card_nor_a_note
         tmp_root,
         chroma_port,
         llm=LLM,
-        historian={"job_max_retries": 1, "capture": "end"},
+        historian={"job_max_attempts": 2, "capture": "end"},
         profiles={"merge": True, "merge_window_seconds": WINDOW},
     )
     bot = new_bot()
@@ -190,7 +190,7 @@ async def test_a_flagged_fact_is_never_written_nor_merged_into_a_card_nor_a_note
 
 async def test_a_model_that_omits_the_flags_is_written_as_before(tmp_root, chroma_port, model) -> None:
     engine = await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 1}, profiles={"merge": False}
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 2}, profiles={"merge": False}
     )
     bot = new_bot()
     await end(engine, group(bot, "30002", "10001", "小明"), KEPT, SOMEONE_ELSE)
@@ -207,7 +207,7 @@ async def test_a_model_that_omits_the_flags_is_written_as_before(tmp_root, chrom
 
 async def test_a_request_covers_every_fact_of_its_observation(tmp_root, chroma_port, model) -> None:
     engine = await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 1}, profiles={"merge": False}
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 2}, profiles={"merge": False}
     )
     bot = new_bot()
     await end(engine, group(bot, "30003", "10001", "小明"), NOT_AGAIN, KEPT)
@@ -227,7 +227,7 @@ async def test_an_observation_kept_as_said_carries_the_flags_of_its_facts(tmp_ro
     """A fact that loses an id twice is replaced by its observation as said; when another fact of
     that observation was flagged, what was said is flagged too (it holds the flagged matter)."""
     engine = await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 1}, profiles={"merge": False}
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 2}, profiles={"merge": False}
     )
     bot = new_bot()
     said = "QQ号10001（昵称小明）说表姐在闹离婚，自己下周把订单20261130889寄给她"
@@ -249,7 +249,7 @@ async def test_an_observation_kept_as_said_carries_the_flags_of_its_facts(tmp_ro
 
 async def test_a_flag_stays_with_its_text_through_an_extraction_retry(tmp_root, chroma_port, model) -> None:
     engine = await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 1, "transcript_batch_turns": 2},
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 2, "transcript_batch_turns": 2},
         profiles={"merge": False},
     )  # fmt: skip
     bot = new_bot()
@@ -275,7 +275,7 @@ REFUSED_REQUEST = "这个别记下来：我下周要去医院复查"
 
 async def test_an_observation_the_rules_refused_never_reaches_the_model(tmp_root, chroma_port, model) -> None:
     engine = await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 1}, profiles={"merge": False}
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 2}, profiles={"merge": False}
     )
     bot = new_bot()
     chat = group(bot, "30006", "10001", "小明")
@@ -295,7 +295,7 @@ async def test_a_turn_the_rules_refused_never_reaches_an_extraction_or_a_later_j
     tmp_root, chroma_port, model
 ) -> None:
     engine = await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 1, "transcript_batch_turns": 3},
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 2, "transcript_batch_turns": 3},
         profiles={"merge": False},
     )  # fmt: skip
     bot = new_bot()

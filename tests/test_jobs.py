@@ -103,7 +103,7 @@ async def test_failures_back_off_then_fail_and_can_be_retried_or_dropped(tmp_roo
 
 
 async def test_a_lease_that_outlives_its_timeout_is_recovered_while_running(tmp_root, chroma_port) -> None:
-    engine = await make_engine(tmp_root, chroma_port, historian={"stale_job_timeout_seconds": 30})
+    engine = await make_engine(tmp_root, chroma_port, historian={"job_lease_seconds": 30})
     await enqueue(engine, new_bot(), 1)
     async with engine.unit_of_work() as uow:
         (held,) = await jobs.lease(uow.session, NOW, 1, 30)
@@ -140,7 +140,9 @@ async def test_failed_jobs_are_pruned_by_age_and_count(tmp_root, chroma_port) ->
 
 
 async def test_end_writes_the_note_and_one_job_with_everything_the_historian_needs(tmp_root, chroma_port) -> None:
-    engine = await make_engine(tmp_root, chroma_port, historian={"recent_messages_k": 3, "source_message_max_len": 30})
+    engine = await make_engine(
+        tmp_root, chroma_port, historian={"recent_messages_k": 3, "source_message_max_chars": 30}
+    )
     bot = new_bot()
     chat = group(bot, "30001", "10001", "小明")
     for index in range(5):
@@ -269,7 +271,7 @@ async def test_a_turn_with_a_secret_never_reaches_the_transcript(tmp_root, chrom
 
 
 async def test_a_long_turn_is_judged_whole_before_it_is_clipped(tmp_root, chroma_port) -> None:
-    engine = await make_engine(tmp_root, chroma_port, historian={"source_message_max_len": 40})
+    engine = await make_engine(tmp_root, chroma_port, historian={"source_message_max_chars": 40})
     bot = new_bot()
     chat = private(bot, "10001", "小明")
     # the request not to remember comes after the cut; a key straddles it

@@ -128,7 +128,7 @@ def model(fake_openai: FakeOpenAI) -> Model:
 async def merge_engine(tmp_root, chroma_port, **profiles_settings: Any):  # type: ignore[no-untyped-def]
     settings = {"merge": True, "merge_window_seconds": WINDOW, **profiles_settings}
     return await make_engine(
-        tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 1, "capture": "end"}, profiles=settings
+        tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 2, "capture": "end"}, profiles=settings
     )
 
 

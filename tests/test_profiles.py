@@ -192,8 +192,8 @@ def test_the_export_layout_is_the_seeds_one_folder_per_bot() -> None:
 # ---------------------------------------------------------------------------- the engine
 
 
-async def test_saving_keeps_the_replaced_versions_up_to_revision_keep(tmp_root, chroma_port) -> None:
-    engine = await make_engine(tmp_root, chroma_port, profiles={"revision_keep": 2, "roast_max_chars": 10})
+async def test_saving_keeps_the_replaced_versions_up_to_revisions_keep(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port, profiles={"revisions_keep": 2, "roast_max_chars": 10})
     bot = new_bot()
     seen: list[object] = []
     handlers = engine._after_commit
@@ -281,14 +281,14 @@ def _split_documents(text: str) -> list[str]:
 
 
 async def test_restore_snapshots_the_current_version_so_it_can_be_undone(tmp_root, chroma_port) -> None:
-    engine = await make_engine(tmp_root, chroma_port, profiles={"revision_keep": 0})
+    engine = await make_engine(tmp_root, chroma_port, profiles={"revisions_keep": 0})
     bot = new_bot()
     await profiles.save(engine, card(bot, evaluation="v1"), now=NOW)
-    # revision_keep = 0 keeps nothing on a save ...
+    # revisions_keep = 0 keeps nothing on a save ...
     await profiles.save(engine, card(bot, evaluation="v2"), now=NOW + timedelta(hours=1))
     assert await profiles.revisions(engine, bot, "user", U) == []
     engine.config = engine.config.model_copy(
-        update={"profiles": engine.config.profiles.model_copy(update={"revision_keep": 5})}
+        update={"profiles": engine.config.profiles.model_copy(update={"revisions_keep": 5})}
     )
     await profiles.save(engine, card(bot, evaluation="v3"), now=NOW + timedelta(hours=2))
     (v2,) = await profiles.revisions(engine, bot, "user", U)
@@ -312,7 +312,7 @@ async def test_restore_snapshots_the_current_version_so_it_can_be_undone(tmp_roo
         await profiles.revision(engine, new_bot(), "user", U, v2.id)
     # keeping none again prunes what was kept
     engine.config = engine.config.model_copy(
-        update={"profiles": engine.config.profiles.model_copy(update={"revision_keep": 0})}
+        update={"profiles": engine.config.profiles.model_copy(update={"revisions_keep": 0})}
     )
     await profiles.save(engine, card(bot, evaluation="v4"), now=NOW + timedelta(hours=5))
     assert await profiles.revisions(engine, bot, "user", U) == []

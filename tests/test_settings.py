@@ -185,7 +185,7 @@ async def test_a_key_that_needs_a_restart_keeps_its_value_and_the_log_names_it(
 
     def change(data: dict[str, Any]) -> None:
         data["historian"]["poll_interval_seconds"] = 7
-        data["embedder"] = {"timeout": 9.0}
+        data["embedder"] = {"timeout_seconds": 9.0}
         data["recall"] = {"top_k": 4}
 
     _edit(path, change)
@@ -194,7 +194,7 @@ async def test_a_key_that_needs_a_restart_keeps_its_value_and_the_log_names_it(
     assert engine.config.embedder == before.embedder
     notices = cognition_log.lines("restart_needed=", logging.WARNING)
     assert len(notices) == 1, cognition_log.lines("stage=config_reload")
-    assert "embedder.timeout" in notices[0] and "historian.poll_interval_seconds" in notices[0]
+    assert "embedder.timeout_seconds" in notices[0] and "historian.poll_interval_seconds" in notices[0]
     assert "需要重启" in notices[0]
     # the WebUI shows the file (the new values, marked as needing a restart)
     await eventually(lambda: _shown().historian.poll_interval_seconds == 7, "the WebUI shows the file")

@@ -218,7 +218,7 @@ async def test_a_switched_off_chat_writes_nothing_by_any_path(tmp_root, chroma_p
 async def test_switching_off_calls_off_waiting_work_and_a_job_in_flight_writes_nothing(
     tmp_root, chroma_port, model
 ) -> None:
-    engine = await make_engine(tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 2})
+    engine = await make_engine(tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 3})
     bot = new_bot()
     admin = group(bot, "30408", "10001", "群管", role="admin")
     batch = [said("我下周去杭州", "10001", "群管")]
@@ -392,7 +392,7 @@ async def test_the_historian_drops_every_fact_about_an_opted_out_user(tmp_root, 
         tmp_root,
         chroma_port,
         llm=LLM,
-        historian={"job_max_retries": 2, "transcript_batch_turns": 10},
+        historian={"job_max_attempts": 3, "transcript_batch_turns": 10},
         profiles={"merge": False},  # the facts are what this test counts; merges have their own tests
     )
     bot = new_bot()
@@ -424,7 +424,7 @@ async def test_the_historian_drops_every_fact_about_an_opted_out_user(tmp_root, 
 
 
 async def test_an_opt_out_made_while_the_model_answers_still_drops_her_facts(tmp_root, chroma_port, model) -> None:
-    engine = await make_engine(tmp_root, chroma_port, llm=LLM, historian={"job_max_retries": 2})
+    engine = await make_engine(tmp_root, chroma_port, llm=LLM, historian={"job_max_attempts": 3})
     bot = new_bot()
     ming = group(bot, "30412", "10001", "小明")
     observations = ["QQ号10001（昵称小明）喜欢爬山", "QQ号10002（昵称小红）周末去爬山"]

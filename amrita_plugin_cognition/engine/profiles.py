@@ -4,7 +4,7 @@ what a card is, ``domain/profile_document.py`` for its document, ``store/profile
 Every change of a card runs in one unit of work that first takes the entity's write lock
 (``cognition:profile:<bot>:<type>:<id>``, every part of a user under one key), so two writers of
 one card never interleave, in this process or another; the version it replaces is kept as a
-revision first (the newest ``profiles.revision_keep``), and ``ProfilesChanged`` is recorded for
+revision first (the newest ``profiles.revisions_keep``), and ``ProfilesChanged`` is recorded for
 whoever caches cards. The part's keyword row and its vector's outbox row are written in the same
 unit of work (``store/profile_index.py``; ``IndexWorkQueued`` drains it soon). A save that
 changes nothing writes nothing.
@@ -148,7 +148,7 @@ async def save(
         await lock_entity(uow, card.bot_id, card.entity_type, card.entity_id)
         if expected is not ANY_VERSION:
             await _check_expected(uow, card.bot_id, card.entity_type, card.entity_id, card.part, expected)
-        return await _write(uow, card, by, now, engine.config.profiles.revision_keep, keep_replaced)
+        return await _write(uow, card, by, now, engine.config.profiles.revisions_keep, keep_replaced)
 
 
 async def _check_expected(
@@ -218,7 +218,7 @@ async def restore(
     now: datetime | None = None,
 ) -> SavedCard:
     """Make a kept version current again. The current version becomes a revision first (at least
-    one is kept, whatever ``revision_keep`` says), so the restore can itself be undone."""
+    one is kept, whatever ``revisions_keep`` says), so the restore can itself be undone."""
     check_entity(entity_type, entity_id, part)
     now = aware_or_now(now)
     async with engine.unit_of_work() as uow:
@@ -227,7 +227,7 @@ async def restore(
         if row is None or (part is not None and row.part != part):
             raise NotFound(f"{card_label(entity_type, entity_id, part)}没有编号为 {revision_id} 的历史版本")
         card = validate_card(replace(store.revision_card(row), updated_at=now), card_limits(engine))
-        return await _write(uow, card, by, now, max(1, engine.config.profiles.revision_keep))
+        return await _write(uow, card, by, now, max(1, engine.config.profiles.revisions_keep))
 
 
 async def list_cards(

@@ -115,7 +115,7 @@ class RecentTurns:
             cached = deque(maxlen=max(1, settings.recent_messages_k))
             for row in rows:
                 said = as_utc(row.said_at) or row.said_at
-                limit = settings.source_message_max_len
+                limit = settings.source_message_max_chars
                 cached.extend(
                     _turn_messages(row.id, row.user_id, row.user_name, row.input_text, row.reply_text, said, limit)
                 )
@@ -229,7 +229,7 @@ async def end_turn(
         return result
     payload: dict[str, Any] | None = None
     if kept_observations:
-        limit = settings.source_message_max_len
+        limit = settings.source_message_max_chars
         payload = {
             "observations": kept_observations,
             "perspective": clip(redact(perspective), 200),
@@ -293,7 +293,7 @@ async def record_turn(
         return False
     settings = engine.config.historian
     pending = settings.capture == "transcript" or (settings.capture == "both" and not ended)
-    limit = settings.source_message_max_len
+    limit = settings.source_message_max_chars
     input_text, reply_text = normalise_text(message.text), normalise_text(reply)
     if (not input_text and not reply_text) or switches.touches_opted_out(
         texts=(input_text, reply_text), beside=(message.user_name,)

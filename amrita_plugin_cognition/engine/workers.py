@@ -1,14 +1,14 @@
 """The historian's workers: lease jobs from the SQL queue and run them, a few at a time.
 
 A tick (from the bot's scheduler every ``poll_interval_seconds``, and at once after an enqueue
-commits) recovers leases that outlived ``stale_job_timeout_seconds``, turns waiting transcript
+commits) recovers leases that outlived ``job_lease_seconds``, turns waiting transcript
 batches into jobs, and leases as many due jobs as ``max_concurrency`` leaves room for. Each job
 runs in its own task; a failure counts an attempt (backoff, then ``failed``) and never stops the
 workers. Now and then a tick also prunes failed jobs and trims each chat's notes and turns.
 
 A clean shutdown (``stop``) leases nothing more, cancels the jobs still running and gives their
 leases back (``store/jobs.release``): due again at once, the attempt not counted, so the next start
-runs them without waiting out ``stale_job_timeout_seconds``. A job is idempotent (its facts and its
+runs them without waiting out ``job_lease_seconds``. A job is idempotent (its facts and its
 completion are one transaction), so running it again costs one more model call and nothing else.
 """
 
@@ -102,7 +102,7 @@ class HistorianWorkers:
         if room <= 0 or self._stopping:  # stopped while the steps ran
             return 0
         async with engine.unit_of_work() as uow:
-            leased = await jobs.lease(uow.session, moment, room, settings.stale_job_timeout_seconds)
+            leased = await jobs.lease(uow.session, moment, room, settings.job_lease_seconds)
             await uow.commit()
         for held in leased:
             if held.job_id in self._in_flight:  # recovered and leased again while its first run lingers
@@ -121,7 +121,7 @@ class HistorianWorkers:
     async def _recover(self, moment: datetime) -> None:
         async with self._engine.unit_of_work() as uow:
             recovered, gave_up = await jobs.recover_expired(
-                uow.session, moment, self._engine.config.historian.job_max_retries + 1
+                uow.session, moment, self._engine.config.historian.job_max_attempts
             )
             await uow.commit()
         if recovered or gave_up:
@@ -129,9 +129,9 @@ class HistorianWorkers:
 
     async def _heartbeat(self, held: jobs.Lease) -> None:
         """Keep a running job's lease (a slow model must not make it look abandoned): renewed every
-        third of ``stale_job_timeout_seconds``; stops once the lease is lost."""
+        third of ``job_lease_seconds``; stops once the lease is lost."""
         while True:
-            lease_seconds = self._engine.config.historian.stale_job_timeout_seconds
+            lease_seconds = self._engine.config.historian.job_lease_seconds
             await asyncio.sleep(lease_seconds / 3)
             try:
                 async with self._engine.unit_of_work() as uow:
@@ -175,7 +175,7 @@ class HistorianWorkers:
         try:
             async with engine.unit_of_work() as uow:
                 state = await jobs.fail(
-                    uow.session, held, reason, aware_or_now(now), engine.config.historian.job_max_retries + 1
+                    uow.session, held, reason, aware_or_now(now), engine.config.historian.job_max_attempts
                 )
                 await uow.commit()
         except Exception as failure:  # the lease expires and the job is recovered later
@@ -195,9 +195,7 @@ class HistorianWorkers:
         self._last_housekeeping = time.monotonic()
         settings = self._engine.config.historian
         async with self._engine.unit_of_work() as uow:
-            pruned = await jobs.prune_failed(
-                uow.session, now, settings.failed_jobs_keep, settings.failed_jobs_keep_days
-            )
+            pruned = await jobs.prune_failed(uow.session, now, settings.dead_jobs_keep, settings.dead_jobs_keep_days)
             trimmed = 0
             for bot_id, scope in await short_term.chats_over(uow.session, settings.notes_keep, settings.turns_keep):
                 trimmed += await short_term.prune(uow.session, bot_id, scope, settings.notes_keep, settings.turns_keep)

@@ -327,7 +327,7 @@ class CachedQueryEmbedder:
 def build_embedder(settings: EmbedderSettings) -> Embedder:
     """The embedder the configuration asks for."""
     if settings.provider == "local":
-        return LocalUSEEmbedder(threads=settings.threads, timeout=settings.timeout)
+        return LocalUSEEmbedder(threads=settings.threads, timeout=settings.timeout_seconds)
     if settings.provider == "openai":
         return OpenAIEmbedder(
             url=settings.url,
@@ -335,10 +335,10 @@ def build_embedder(settings: EmbedderSettings) -> Embedder:
             api_key=settings.api_key,
             dimensions=settings.dimensions or None,
             batch_size=settings.batch_size,
-            timeout=settings.timeout,
+            timeout=settings.timeout_seconds,
         )
     if settings.provider == "ollama":
         return OllamaEmbedder(
-            url=settings.url, model=settings.model, batch_size=settings.batch_size, timeout=settings.timeout
+            url=settings.url, model=settings.model, batch_size=settings.batch_size, timeout=settings.timeout_seconds
         )
     raise EmbedderUnavailable(en=f"unknown embedder provider: {settings.provider!r}")

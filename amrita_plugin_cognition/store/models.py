@@ -345,7 +345,7 @@ class ProfileRow(Model):
 
 
 class ProfileRevisionRow(Model):
-    """A replaced version of a card part (the last ``profiles.revision_keep`` are kept)."""
+    """A replaced version of a card part (the last ``profiles.revisions_keep`` are kept)."""
 
     __tablename__ = "cognition_profile_revision"
     __table_args__ = (Index("ix_cognition_profile_revision_entity", "bot_id", "entity_type", "entity_id", "part"),)
