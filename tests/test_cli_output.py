@@ -24,7 +24,7 @@ STATUS = {
     "active_total": 5,
     "top_scopes": [{"bot": "123456", "scope": "group:20001", "active": 3}],
     "outbox": {"pending": 2, "oldest": "2026-11-30T01:02:03+00:00", "failing": 0, "dead": 1, "last_error": None},
-    "jobs": {"pending": 0, "processing": 0, "failed": 1, "oldest_pending": None, "last_error": "boom"},
+    "jobs": {"pending": 0, "processing": 0, "dead": 1, "oldest_pending": None, "last_error": "boom"},
     "index": {
         "backend": "embedded /bot/data/chroma",
         "generation": 2,
@@ -81,6 +81,8 @@ def test_status_reads_as_sentences(capsys: pytest.CaptureFixture[str]) -> None:
     assert "嵌入模型：local 模型 universal-sentence-encoder-multilingual-v3（512 维）；与已存向量一致" in out
     assert "缺 1 条" in out and "#7" in out and "repair" in out
     assert "已放弃 1 条" in out and "outbox retry" in out
+    # the job queue says the outbox's word: dead (given up after its last attempt)
+    assert "处理中 0 个，已放弃 1 个" in out and "jobs list --state dead" in out
     assert "group:20001" in out
 
 

@@ -93,8 +93,10 @@ async def test_failures_back_off_then_fail_and_can_be_retried_or_dropped(tmp_roo
     (row,) = await job_rows(engine)
     assert row.state == "failed" and row.attempts == 3 and row.last_error == "boom"
 
-    listed = await queue.list_jobs(engine, "failed")
+    listed = await queue.list_jobs(engine, "dead")
     assert [item["id"] for item in listed] == [row.id]
+    assert [item["state"] for item in listed] == ["dead"]  # stored as 'failed', said as the outbox says it
+    assert [item["id"] for item in await queue.list_jobs(engine, "failed")] == [row.id]  # the old word still works
     assert await queue.retry_jobs(engine) == 1
     (row,) = await job_rows(engine)
     assert row.state == "pending" and row.attempts == 0
@@ -129,7 +131,7 @@ async def test_failed_jobs_are_pruned_by_age_and_count(tmp_root, chroma_port) ->
         await uow.commit()
     async with engine.unit_of_work() as uow:
         # older than 25 days at day 40: n=0,1 go; then only the newest 2 of the rest stay
-        pruned = await jobs.prune_failed(uow.session, NOW + timedelta(days=40), keep=2, max_age_days=25)
+        pruned = await jobs.prune_dead(uow.session, NOW + timedelta(days=40), keep=2, max_age_days=25)
         await uow.commit()
     assert pruned == 3
     remaining = await job_rows(engine)

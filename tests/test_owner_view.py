@@ -259,7 +259,7 @@ async def test_inspect_shows_the_bot_s_zone_and_each_date_at_its_precision_at_80
 def test_jobs_list_keeps_every_column_at_80_columns() -> None:
     job = {
         "id": 98765,
-        "state": "failed",
+        "state": "dead",
         "kind": "observations",
         "bot_id": "1234567890",
         "scope": "group:1234567890",
@@ -275,7 +275,7 @@ def test_jobs_list_keeps_every_column_at_80_columns() -> None:
     flat = out.replace("\n", "").replace(" ", "")
     for header in ("编号", "状态", "类型", "机器人", "会话", "入队时间", "尝试", "最近的错误"):
         assert header in out, header
-    for value in ("#98765", "#98766", "失败", "待处理", "observations", "1234567890", "group:1234567890"):
+    for value in ("#98765", "#98766", "已放弃", "待处理", "observations", "1234567890", "group:1234567890"):
         assert value in out, value
     assert "2026-11-3020:34" in flat and job["last_error"].replace(" ", "") in flat
     assert "Asia/Shanghai" in out

@@ -22,7 +22,12 @@ def _ids(values: tuple[int, ...]) -> list[int] | None:
 
 @jobs_group.command("list")
 @home_option
-@click.option("--state", type=click.Choice(["pending", "processing", "failed"]), default=None, help="只看这一状态")
+@click.option(
+    "--state",
+    type=click.Choice(["pending", "processing", "dead", "failed"]),
+    default=None,
+    help="只看这一状态（dead = 已放弃；failed 是它的旧名）",
+)
 @click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True, help="最多列出条数")
 @json_option
 def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool | None) -> None:
@@ -39,18 +44,23 @@ def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool | 
 @click.argument("job_ids", nargs=-1, type=ROW_ID)
 @home_option
 def jobs_retry(job_ids: tuple[int, ...], home: Path | None) -> None:
-    """把失败的任务（全部，或指定编号）放回队列，重新计数重试次数"""
+    """把已放弃（dead）的任务（全部，或指定编号）放回队列，重新计数尝试次数"""
 
     async def run():  # type: ignore[no-untyped-def]
         engine = await _open_engine()
         return await engine.jobs.retry(_ids(job_ids))
 
-    click.echo(f"已放回队列 {run_engine(run, home)} 个失败任务")
+    click.echo(f"已放回队列 {run_engine(run, home)} 个已放弃的任务")
 
 
 @jobs_group.command("drop")
 @click.argument("job_ids", nargs=-1, type=ROW_ID)
-@click.option("--state", type=click.Choice(["pending", "failed"]), default=None, help="删除这一状态的全部任务")
+@click.option(
+    "--state",
+    type=click.Choice(["pending", "dead", "failed"]),
+    default=None,
+    help="删除这一状态的全部任务（dead = 已放弃；failed 是它的旧名）",
+)
 @home_option
 @click.option("--yes", is_flag=True, help="不询问，直接删除")
 def jobs_drop(job_ids: tuple[int, ...], state: str | None, home: Path | None, yes: bool) -> None:

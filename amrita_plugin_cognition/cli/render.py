@@ -30,7 +30,7 @@ BACKUP_TABLES = {
     "optout": "不被记住",
     "audit": "审计记录",
 }
-JOB_STATES = {"pending": "待处理", "processing": "处理中", "failed": "失败"}
+JOB_STATES = {"pending": "待处理", "processing": "处理中", "dead": "已放弃", "failed": "已放弃"}
 DASH = "—"
 
 
@@ -267,13 +267,13 @@ def status(report: dict[str, Any]) -> None:
     jobs = report.get("jobs", {})
     line = (
         f"史官任务：待处理 {jobs.get('pending', 0)} 个，处理中 {jobs.get('processing', 0)} 个，"
-        f"失败 {jobs.get('failed', 0)} 个"
+        f"已放弃 {jobs.get('dead', 0)} 个"
     )
     if jobs.get("oldest_pending"):
         line += f"，最早一个入队于 {local_time(jobs['oldest_pending'])}（{zone_name()}）"
     out.print(line)
-    if jobs.get("failed"):
-        out.print("  运行 ambot cognition jobs list --state failed 查看，jobs retry 重试")
+    if jobs.get("dead"):
+        out.print("  运行 ambot cognition jobs list --state dead 查看，jobs retry 重试")
 
     llm = report.get("llm") or {}
     if llm:

@@ -25,7 +25,7 @@ async def list_jobs(engine: Transactional, state: str | None = None, limit: int 
         {
             "id": row.id,
             "kind": row.kind,
-            "state": row.state,
+            "state": jobs.public_state(row.state),
             "bot_id": row.bot_id,
             "scope": f"{row.scope_kind}:{row.scope_id}",
             "attempts": row.attempts,

@@ -65,7 +65,7 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         "jobs": {
             "pending": queue.pending,
             "processing": queue.processing,
-            "failed": queue.failed,
+            "dead": queue.dead,
             "oldest_pending": queue.oldest_pending.isoformat() if queue.oldest_pending else None,
             "last_error": queue.last_error or None,
         },

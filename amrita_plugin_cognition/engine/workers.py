@@ -3,8 +3,8 @@
 A tick (from the bot's scheduler every ``poll_interval_seconds``, and at once after an enqueue
 commits) recovers leases that outlived ``job_lease_seconds``, turns waiting transcript
 batches into jobs, and leases as many due jobs as ``max_concurrency`` leaves room for. Each job
-runs in its own task; a failure counts an attempt (backoff, then ``failed``) and never stops the
-workers. Now and then a tick also prunes failed jobs and trims each chat's notes and turns.
+runs in its own task; a failure counts an attempt (backoff, then dead) and never stops the
+workers. Now and then a tick also prunes dead jobs and trims each chat's notes and turns.
 
 A clean shutdown (``stop``) leases nothing more, cancels the jobs still running and gives their
 leases back (``store/jobs.release``): due again at once, the attempt not counted, so the next start
@@ -31,7 +31,7 @@ from .turns import flush_transcripts
 if TYPE_CHECKING:
     from .service import CognitionEngine
 
-#: Housekeeping (pruning failed jobs, trimming notes and turns) at most this often.
+#: Housekeeping (pruning dead jobs, trimming notes and turns) at most this often.
 HOUSEKEEPING_EVERY = timedelta(minutes=10)
 
 
@@ -49,7 +49,7 @@ class HistorianWorkers:
         self.running = False
         self.worker_id = secrets.token_hex(4)
         self.completed = 0
-        self.failed = 0
+        self.dead = 0
 
     # ---------------------------------------------------------------- waking
 
@@ -125,7 +125,7 @@ class HistorianWorkers:
             )
             await uow.commit()
         if recovered or gave_up:
-            log_event("historian", level=logging.WARNING, recovered_leases=recovered, failed=gave_up)
+            log_event("historian", level=logging.WARNING, recovered_leases=recovered, dead=gave_up)
 
     async def _heartbeat(self, held: jobs.Lease) -> None:
         """Keep a running job's lease (a slow model must not make it look abandoned): renewed every
@@ -181,9 +181,9 @@ class HistorianWorkers:
         except Exception as failure:  # the lease expires and the job is recovered later
             log_event("historian", level=logging.ERROR, job=held.job_id, fail_not_recorded=str(failure)[:200])
             return
-        if state == jobs.FAILED:
-            self.failed += 1
-        level = logging.ERROR if state == jobs.FAILED else logging.WARNING
+        if state == jobs.DEAD:
+            self.dead += 1
+        level = logging.ERROR if state == jobs.DEAD else logging.WARNING
         log_event("historian", level=level, job=held.job_id, attempt=held.attempts + 1, state=state, error=reason[:300])
 
     async def _housekeeping(self, now: datetime) -> None:
@@ -195,13 +195,13 @@ class HistorianWorkers:
         self._last_housekeeping = time.monotonic()
         settings = self._engine.config.historian
         async with self._engine.unit_of_work() as uow:
-            pruned = await jobs.prune_failed(uow.session, now, settings.dead_jobs_keep, settings.dead_jobs_keep_days)
+            pruned = await jobs.prune_dead(uow.session, now, settings.dead_jobs_keep, settings.dead_jobs_keep_days)
             trimmed = 0
             for bot_id, scope in await short_term.chats_over(uow.session, settings.notes_keep, settings.turns_keep):
                 trimmed += await short_term.prune(uow.session, bot_id, scope, settings.notes_keep, settings.turns_keep)
             await uow.commit()
         if pruned or trimmed:
-            log_event("historian", pruned_failed_jobs=pruned, trimmed_rows=trimmed)
+            log_event("historian", pruned_dead_jobs=pruned, trimmed_rows=trimmed)
 
     # ---------------------------------------------------------------- stopping
 

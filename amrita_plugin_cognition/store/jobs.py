@@ -8,8 +8,9 @@ expiry; a lease that outlives its expiry (the worker died or hung) is recovered 
 queue runs, counting one attempt. A job's results are written in the same transaction that
 deletes it (``finish``, conditional on the token): a worker whose lease was taken over cannot
 commit, so a job processed twice writes its facts once. Failures retry with the backoff of
-``domain/backoff.py`` (shared with the outbox) and end as ``failed`` with the error. A worker that
-shuts down cleanly gives its leases back (``release``): due at once, no attempt counted.
+``domain/backoff.py`` (shared with the outbox); after the last attempt a job is *dead*, kept with
+its error (the outbox's words: attempts, lease, dead; stored as ``'failed'``, see ``DEAD``). A
+worker that shuts down cleanly gives its leases back (``release``): due at once, no attempt counted.
 """
 
 from __future__ import annotations
@@ -32,8 +33,25 @@ from .models import JobRow
 
 PENDING = "pending"
 PROCESSING = "processing"
-FAILED = "failed"
-STATES = (PENDING, PROCESSING, FAILED)
+#: A job given up after its last attempt. Stored as ``'failed'`` (the column's value since the
+#: first schema; the vocabulary changed, the data did not): ``public_state`` / ``stored_state``
+#: translate between the stored value and the word the CLI, status and the Python API use.
+DEAD = "failed"
+STATES = (PENDING, PROCESSING, DEAD)
+#: Stored state → the word shown and accepted (``dead``, like the outbox's dead rows).
+_PUBLIC = {PENDING: "pending", PROCESSING: "processing", DEAD: "dead"}
+
+
+def public_state(stored: str) -> str:
+    """The word for a stored state: ``'failed'`` is shown as ``dead``."""
+    return _PUBLIC.get(stored, stored)
+
+
+def stored_state(state: str | None) -> str | None:
+    """The stored value of a state asked for by its word (``dead``, or the old ``failed``)."""
+    return DEAD if state in ("dead", DEAD) else state
+
+
 #: A lease recovered from a worker that vanished counts as a failed attempt with this error.
 LEASE_EXPIRED = "lease expired: the worker stopped or hung"
 #: A leasing worker whose candidates were all taken by others looks again, this many times.
@@ -112,7 +130,7 @@ async def replace_payload(session: AsyncSession, job_id: int, payload: dict[str,
 
 def readable_payload(text: str) -> dict[str, Any] | None:
     """A job's payload as stored, or None when it cannot be read (the queue marks such a job
-    failed and never runs it)."""
+    dead and never runs it)."""
     try:
         payload = json.loads(text)
     except ValueError:
@@ -224,11 +242,11 @@ async def _take(session: AsyncSession, job_id: int, now: datetime, expires: date
         scope = Scope(row.scope_kind, row.scope_id)  # type: ignore[arg-type]
         if not isinstance(payload, dict):
             raise ValueError("the payload is not a JSON object")
-    except ValueError as error:  # an unreadable job must not stop the queue: kept as failed, with why
+    except ValueError as error:  # an unreadable job must not stop the queue: kept as dead, with why
         await session.execute(
             update(JobRow)
             .where(JobRow.id == job_id)
-            .values(state=FAILED, last_error=f"unreadable job: {error}"[:1000], lease_token=None, updated_at=now)
+            .values(state=DEAD, last_error=f"unreadable job: {error}"[:1000], lease_token=None, updated_at=now)
             .execution_options(synchronize_session=False)
         )
         return None
@@ -279,11 +297,11 @@ async def finish(session: AsyncSession, held: Lease) -> bool:
 
 
 async def fail(session: AsyncSession, held: Lease, error: str, now: datetime, max_attempts: int) -> str | None:
-    """Count a failed attempt of a held lease: back to pending with backoff, or ``failed``.
+    """Count a failed attempt of a held lease: back to pending with backoff, or dead.
     Returns the new state, or None when the lease was no longer held."""
     attempts = held.attempts + 1
     retry_at = after_failure(now, attempts, max_attempts)
-    state = PENDING if retry_at is not None else FAILED
+    state = PENDING if retry_at is not None else DEAD
     result = await session.execute(
         update(JobRow)
         .where(JobRow.id == held.job_id, JobRow.lease_token == held.token, JobRow.state == PROCESSING)
@@ -302,8 +320,8 @@ async def fail(session: AsyncSession, held: Lease, error: str, now: datetime, ma
 
 
 async def recover_expired(session: AsyncSession, now: datetime, max_attempts: int) -> tuple[int, int]:
-    """Leases past their expiry go back to pending (one attempt counted), or to ``failed`` when
-    that was their last attempt. Returns (recovered, failed)."""
+    """Leases past their expiry go back to pending (one attempt counted), or dead when
+    that was their last attempt. Returns (recovered, dead)."""
     rows = (
         await session.execute(
             select(JobRow.id, JobRow.attempts, JobRow.lease_token)
@@ -311,10 +329,10 @@ async def recover_expired(session: AsyncSession, now: datetime, max_attempts: in
             .order_by(JobRow.id)  # one lock order for every process
         )
     ).all()
-    recovered = failed = 0
+    recovered = dead = 0
     for job_id, attempts, token in rows:
         retry_at = after_failure(now, attempts + 1, max_attempts)
-        state = PENDING if retry_at is not None else FAILED
+        state = PENDING if retry_at is not None else DEAD
         result = await session.execute(
             update(JobRow)
             .where(JobRow.id == job_id, JobRow.lease_token == token, JobRow.state == PROCESSING)
@@ -334,22 +352,22 @@ async def recover_expired(session: AsyncSession, now: datetime, max_attempts: in
             if state == PENDING:
                 recovered += 1
             else:
-                failed += 1
-    return recovered, failed
+                dead += 1
+    return recovered, dead
 
 
-async def prune_failed(session: AsyncSession, now: datetime, keep: int, max_age_days: float) -> int:
-    """Drop failed jobs older than ``max_age_days`` and all but the newest ``keep``."""
+async def prune_dead(session: AsyncSession, now: datetime, keep: int, max_age_days: float) -> int:
+    """Drop dead jobs older than ``max_age_days`` and all but the newest ``keep``."""
     pruned = 0
     result = await session.execute(
         delete(JobRow)
-        .where(JobRow.state == FAILED, JobRow.updated_at < now - timedelta(days=max_age_days))
+        .where(JobRow.state == DEAD, JobRow.updated_at < now - timedelta(days=max_age_days))
         .execution_options(synchronize_session=False)
     )
     pruned += int(result.rowcount or 0)  # type: ignore[attr-defined]
     newest = (
         await session.execute(
-            select(JobRow.id).where(JobRow.state == FAILED).order_by(JobRow.updated_at.desc(), JobRow.id.desc())
+            select(JobRow.id).where(JobRow.state == DEAD).order_by(JobRow.updated_at.desc(), JobRow.id.desc())
         )
     ).scalars()
     surplus = list(newest)[keep:]
@@ -364,13 +382,13 @@ async def prune_failed(session: AsyncSession, now: datetime, keep: int, max_age_
 async def list_jobs(session: AsyncSession, state: str | None = None, limit: int = 50) -> list[JobRow]:
     query = select(JobRow).order_by(JobRow.enqueued_at, JobRow.id).limit(limit)
     if state:
-        query = query.where(JobRow.state == state)
+        query = query.where(JobRow.state == stored_state(state))
     return list((await session.execute(query)).scalars())
 
 
 async def retry(session: AsyncSession, job_ids: Sequence[int] | None, now: datetime) -> int:
-    """Failed jobs (all, or the given ids) back to pending with a fresh set of attempts."""
-    query = update(JobRow).where(JobRow.state == FAILED)
+    """Dead jobs (all, or the given ids) back to pending with a fresh set of attempts."""
+    query = update(JobRow).where(JobRow.state == DEAD)
     if job_ids is not None:
         query = query.where(JobRow.id.in_(list(job_ids)))
     result = await session.execute(
@@ -387,7 +405,7 @@ async def drop(session: AsyncSession, job_ids: Sequence[int] | None, state: str 
     if job_ids is not None:
         query = query.where(JobRow.id.in_(list(job_ids)))
     if state is not None:
-        query = query.where(JobRow.state == state)
+        query = query.where(JobRow.state == stored_state(state))
     result = await session.execute(query.execution_options(synchronize_session=False))
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
@@ -396,7 +414,7 @@ async def drop(session: AsyncSession, job_ids: Sequence[int] | None, state: str 
 class JobSummary:
     pending: int
     processing: int
-    failed: int
+    dead: int
     oldest_pending: datetime | None
     last_error: str
 
@@ -412,7 +430,7 @@ async def summary(session: AsyncSession) -> JobSummary:
     return JobSummary(
         pending=int(counts.get(PENDING, 0)),
         processing=int(counts.get(PROCESSING, 0)),
-        failed=int(counts.get(FAILED, 0)),
+        dead=int(counts.get(DEAD, 0)),
         oldest_pending=as_utc(oldest),
         last_error=last_error or "",
     )

@@ -205,8 +205,9 @@ class JobRow(Model):
     """Durable background work (historian jobs): FIFO by ``enqueued_at``, leased with an expiry.
 
     States: "pending" (due from ``next_attempt_at``), "processing" (leased by ``lease_token``
-    until ``lease_expires_at``), "failed" (gave up after its retries; kept with its error until
-    pruned, revived by ``ambot cognition jobs retry``). A completed job is deleted in the same
+    until ``lease_expires_at``), "failed" (*dead*: given up after ``historian.job_max_attempts``
+    attempts; kept with its error until pruned, revived by ``ambot cognition jobs retry``; the
+    stored value keeps its old name, ``store/jobs.DEAD``). A completed job is deleted in the same
     transaction that writes its results."""
 
     __tablename__ = "cognition_job"
