@@ -109,7 +109,16 @@ def _move_renamed(data: dict[str, Any], source: _Source | None = None) -> dict[s
     return moved
 
 
+#: The renames already logged, by (source, old key, both): a file is read on every reload and
+#: once more for the WebUI, and the owner is told once per process, not on every read.
+_warned_renamed: set[tuple[str, str, bool]] = set()
+
+
 def _warn_renamed(renamed: RenamedKey, source: _Source, both: bool, old_value: Any, new_value: Any) -> None:
+    seen = (source.en, renamed.old, both)
+    if seen in _warned_renamed:
+        return
+    _warned_renamed.add(seen)
     if both:
         logger.warning(
             "[cognition] stage=config_renamed old=%s new=%s both=1 %s：配置项 %s 已改名为 %s，两者都写了，"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import tomli
 
+from amrita_plugin_cognition import config
 from amrita_plugin_cognition.config import RENAMED_KEYS, CognitionConfig, load_config
 from amrita_plugin_cognition.config_form import DESCRIPTIONS, UNITS, default_file_text, settings_document
 from amrita_plugin_cognition.errors import ConfigurationError
@@ -44,7 +45,8 @@ class _Warnings(logging.Handler):
 
 
 @pytest.fixture
-def warnings() -> Iterator[_Warnings]:
+def warnings(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Warnings]:
+    monkeypatch.setattr(config, "_warned_renamed", set())
     handler = _Warnings()
     logger = logging.getLogger("cognition")
     logger.addHandler(handler)
@@ -93,6 +95,8 @@ def test_an_old_name_in_the_file_loads_with_one_warning_and_its_value(
     assert f"old={old} new={new}" in message
     assert f"配置项 {old} 已改名为 {new}" in message and f"config key {old} is now {new}" in message
     assert str(path) in message  # names the file
+    assert _value(load_config(path, environ={}), new) == expected  # read again (a reload, the WebUI): said once
+    assert len(warnings.renamed()) == 1
 
 
 def test_the_retries_to_attempts_conversion_is_said_in_the_warning(tmp_path: Path, warnings: _Warnings) -> None:
