@@ -11,6 +11,7 @@ same answers.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
@@ -97,3 +98,13 @@ def query_terms(text: str, limit: int = 256) -> list[str]:
     for token in sorted(tokens, key=lambda tok: 0 if len(tok) >= 2 else 1):
         seen.setdefault(token, None)
     return list(seen)[:limit]
+
+
+_WIDE = re.compile(r"[\u3000-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (the block's budget): one per CJK or full-width character, one per four
+    other characters."""
+    wide = len(_WIDE.findall(text))
+    return wide + math.ceil((len(text) - wide) / 4)

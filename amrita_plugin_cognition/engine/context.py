@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,6 +39,7 @@ from ..domain.inert import LINE_MAX_CHARS, inert_line, inert_lines, inert_name, 
 from ..domain.profile_access import chat_card_keys
 from ..domain.profiles import SECTION_NAMES, Card
 from ..domain.records import ChatContext, MemoryRecord
+from ..domain.tokenize import estimate_tokens
 from ..errors import TIMEOUTS
 from ..logs import log_event
 from ..store import notes as notes_store
@@ -56,13 +55,6 @@ if TYPE_CHECKING:
 TEMPLATE_NAME = "memory_block.jinja"
 #: Share of the turn's budget recall may use; the rest is the margin for rendering the block.
 RECALL_BUDGET_SHARE = 0.9
-_CJK = re.compile(r"[\u3000-\u9fff\uf900-\ufaff\uff00-\uffef]")
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count: one per CJK character, one per four other characters."""
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 @lru_cache(maxsize=1)

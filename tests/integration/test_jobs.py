@@ -216,7 +216,7 @@ async def test_notes_give_way_first_when_the_block_is_over_budget(tmp_root, chro
         note = f"第{index}条笔记：" + "内容" * 20
         await engine.turns.end(chat, note, [], batch=[], now=NOW + timedelta(minutes=index))
     built = await build_context(engine, chat, ["你好"], now=NOW + timedelta(hours=1))
-    from amrita_plugin_cognition.engine.context import estimate_tokens
+    from amrita_plugin_cognition.domain.tokenize import estimate_tokens
 
     assert estimate_tokens(built.text) <= 300
     assert "第19条笔记" in built.text and "第0条笔记" not in built.text

@@ -28,9 +28,8 @@ from amrita_plugin_cognition.domain.scoring import (
     recency_factor,
     score_fusion,
 )
-from amrita_plugin_cognition.domain.tokenize import keyword_tokens, query_terms, stem
+from amrita_plugin_cognition.domain.tokenize import estimate_tokens, keyword_tokens, query_terms, stem
 from amrita_plugin_cognition.domain.visibility import visibility_for
-from amrita_plugin_cognition.engine.context import estimate_tokens
 
 
 def test_chinese_text_is_indexed_as_unigrams_and_bigrams() -> None:

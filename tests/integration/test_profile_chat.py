@@ -13,9 +13,10 @@ from nonebug import App
 
 from amrita_plugin_cognition.domain.profile_access import chat_card_keys
 from amrita_plugin_cognition.domain.profiles import Card, in_group_part
+from amrita_plugin_cognition.domain.tokenize import estimate_tokens
 from amrita_plugin_cognition.engine import profiles
 from amrita_plugin_cognition.engine.caches import card_key
-from amrita_plugin_cognition.engine.context import build_context, estimate_tokens
+from amrita_plugin_cognition.engine.context import build_context
 
 BOT = str(SELF_ID)
 
