@@ -1,205 +1,40 @@
-"""Test session: NoneBot + OneBot V11 + the Amrita chat flow + this plugin, on real storage.
+"""The test suite's three folders:
 
-Default: SQLite (temp file) and embedded Chroma (temp folder). With
-``COGNITION_TEST_BACKEND=server``: a fresh PostgreSQL database (``COGNITION_TEST_PG``, default
-``postgresql+asyncpg://postgres@127.0.0.1:5432``) and a Chroma server started here with
-``chroma run`` on a free 127.0.0.1 port. The LLM and API embedders are a fake
-OpenAI-compatible server on 127.0.0.1. NoneBot is initialised here (before test modules are
-imported) so that tests may import the plugin package directly.
+- ``unit``: pure functions (the domain's policies, rules and documents): nothing is booted.
+- ``integration``: stores, engine, recall, the chat flow driven by nonebug; NoneBot, Amrita's chat,
+  the fake model and the database are booted once per process (``booting.py``).
+- ``e2e``: subprocesses (``ambot``, the CLI, other processes on one database), the demo, the
+  benchmarks' smoke runs and the packaging; marked ``slow``, outside the default run (``uv run
+  pytest -m slow`` runs them; CI runs both).
+
+With pytest-xdist each worker is its own process: its own database, data folder, fake model and
+Chroma server (``booting.py``), so workers and parallel runs on one machine never share state.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import uuid
 from pathlib import Path
 
 import pytest
-from nonebug import NONEBOT_INIT_KWARGS
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_openai import FakeOpenAI, chat_preset
-
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))  # the helper modules beside this file
 BACKEND = os.environ.get("COGNITION_TEST_BACKEND", "embedded")
-PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
-FAKE = FakeOpenAI()
-TMP = Path(tempfile.mkdtemp(prefix="cognition-test-"))
-STATE: dict[str, object] = {}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-async def _pg_admin(statement: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(PG_BASE.replace("postgresql+asyncpg", "postgresql") + "/postgres")
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
-def _start_chroma_server() -> int:
-    port = _free_port()
-    chroma = Path(sys.executable).with_name("chroma")
-    log = open(TMP / "chroma-server.log", "w")  # noqa: SIM115 - closed with the process
-    process = subprocess.Popen(
-        [str(chroma), "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(TMP / "chroma-server")],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )
-    STATE["chroma_process"] = process
-    deadline = time.monotonic() + 60
-    import httpx
-
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
-                return port
-        except httpx.HTTPError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.3)
-    raise RuntimeError(f"chroma server did not start; see {TMP / 'chroma-server.log'}")
-
-
-def _write_configs(config_dir: Path, chroma_port: int | None) -> None:
-    chat = config_dir / "chat"
-    (chat / "models").mkdir(parents=True, exist_ok=True)
-    (chat / "config.toml").write_text(
-        'enable = true\npreset = "fake"\n[llm.tools]\nenable_report = false\n'
-        "[core.llm]\nmax_retries = 0\nmax_fallbacks = 1\nllm_timeout = 20\n",
-        encoding="utf-8",
-    )
-    preset = chat_preset("fake", "fake-model", FAKE.base_url, "sk-test", stream=False)
-    (chat / "models" / "fake.json").write_text(json.dumps(preset), encoding="utf-8")
-    cognition = config_dir / "amrita_plugin_cognition"
-    cognition.mkdir(parents=True, exist_ok=True)
-    lines = ["outbox_interval_seconds = 3600"]
-    if chroma_port:
-        lines += ["[chroma]", 'mode = "server"', 'host = "127.0.0.1"', f"port = {chroma_port}"]
-    # chat-flow tests run the historian by hand (engine.historian.run_until_idle), never by timer
-    lines += ["[historian]", "poll_interval_seconds = 3600", "transcript_batch_turns = 100"]
-    (cognition / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    os.environ["ANONYMIZED_TELEMETRY"] = "False"
-    FAKE.start()
-    config_dir, data_dir, cache_dir = TMP / "config", TMP / "data", TMP / "cache"
-    for folder in (config_dir, data_dir, cache_dir):
-        folder.mkdir(parents=True, exist_ok=True)
-    chroma_port = None
-    if BACKEND == "server":
-        database = f"cognition_test_{uuid.uuid4().hex[:8]}"
-        asyncio.run(_pg_admin(f'CREATE DATABASE "{database}"'))
-        STATE["pg_database"] = database
-        database_url = f"{PG_BASE}/{database}"
-        chroma_port = _start_chroma_server()
-    else:
-        database_url = f"sqlite+aiosqlite:///{TMP / 'bot.sqlite3'}"
-    STATE["database_url"] = database_url
-    STATE["chroma_port"] = chroma_port
-    _write_configs(config_dir, chroma_port)
-    kwargs = {
-        "driver": "~fastapi",
-        "localstore_config_dir": str(config_dir),
-        "localstore_data_dir": str(data_dir),
-        "localstore_cache_dir": str(cache_dir),
-        "sqlalchemy_database_url": database_url,
-        "alembic_startup_check": True,
-        "webui_enable": False,
-        "superusers": {"90001"},
-        "command_start": {"/"},
-        "log_level": "WARNING",
-    }
-    config.stash[NONEBOT_INIT_KWARGS] = kwargs
-
-    import nonebot
-    from nonebot.adapters.onebot.v11 import Adapter
-
-    if BACKEND == "server":
-        # Storage and recall only: Amrita's own chat migrations do not apply on PostgreSQL
-        # (its suggarchat foreign keys), so the chat flow is tested on SQLite.
-        os.environ["COGNITION_ENGINE_ONLY"] = "1"
-    # fake_openai imported the package's loopback server before NoneBot existed, so the package
-    # declared no plugin then: forget that import, the plugin load below imports it for real
-    from amrita_plugin_cognition.standalone import forget_early_import
-
-    forget_early_import()
-    nonebot.init(**kwargs)
-    nonebot.get_driver().register_adapter(Adapter)
-    if BACKEND != "server":
-        nonebot.require("amrita.plugins.chat")
-    nonebot.load_plugin("amrita_plugin_cognition")
-    from nonebot_plugin_orm.__main__ import main as orm_main
-
-    orm_main(["upgrade"], prog_name="orm", standalone_mode=False)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    FAKE.stop()
-    process = STATE.get("chroma_process")
-    if isinstance(process, subprocess.Popen):
-        process.terminate()
-        process.wait(timeout=30)
-    if STATE.get("pg_database"):
-        asyncio.run(_pg_admin(f'DROP DATABASE IF EXISTS "{STATE["pg_database"]}" WITH (FORCE)'))
-    shutil.rmtree(TMP, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The chat-flow tests need the Amrita chat plugin, which the server backend does not load;
-    tests that do not touch the storage backend (benchmark smoke) run once, on the embedded one."""
+    """e2e tests are ``slow``. The chat-flow tests need the Amrita chat plugin, which the server
+    backend does not load; tests that do not touch the storage backend (unit tests, benchmark
+    smoke) run once, on the embedded one."""
+    unit, e2e = HERE / "unit", HERE / "e2e"
+    for item in items:
+        if e2e in Path(item.path).parents:
+            item.add_marker(pytest.mark.slow)
     if BACKEND != "server":
         return
     skip = pytest.mark.skip(reason="runs on the embedded backend only")
     for item in items:
-        if "chatflow" in item.keywords or "embedded_only" in item.keywords:
+        if "chatflow" in item.keywords or "embedded_only" in item.keywords or unit in Path(item.path).parents:
             item.add_marker(skip)
-
-
-@pytest.fixture(autouse=True)
-async def _settle_engines():  # type: ignore[no-untyped-def]
-    """After each test, wait for the background work of the engines it built."""
-    yield
-    from engine_helpers import settle_engines
-
-    await settle_engines()
-
-
-@pytest.fixture
-def fake_openai() -> FakeOpenAI:
-    FAKE.reset()
-    return FAKE
-
-
-@pytest.fixture
-def tmp_root() -> Path:
-    return TMP
-
-
-@pytest.fixture
-def backend() -> str:
-    return BACKEND
-
-
-@pytest.fixture
-def chroma_port() -> int | None:
-    port = STATE.get("chroma_port")
-    return int(port) if isinstance(port, int) else None

@@ -1,4 +1,4 @@
-"""A historian worker in a process of its own (tests/test_historian.py kills it with SIGKILL
+"""A historian worker in a process of its own (tests/integration/test_historian.py kills it with SIGKILL
 mid-job). It polls the shared queue until it is killed.
 
 Usage: python process_historian.py DATABASE_URL HOME MODEL_BASE_URL PRESET

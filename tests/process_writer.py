@@ -1,4 +1,4 @@
-"""A second process writing into one chat (tests/test_concurrency.py): the per-chat limits and
+"""A second process writing into one chat (tests/e2e/test_concurrency.py): the per-chat limits and
 memo appends must hold across processes. Prints one JSON line with what was acknowledged.
 
 Usage: python process_writer.py DATABASE_URL HOME BOT TAG COUNT

@@ -7,7 +7,7 @@ starts at the same place and runs longer, wins, which is how "爱上周杰伦" e
 escapes 当天 and "日本人" escapes 本人. Some problem entries carry a *rule*, a context check the
 gate runs afterwards (an anaphor such as 当天 is fine once an absolute date came before it).
 
-Decisions on the ambiguous cases (tests/test_gate.py pins them):
+Decisions on the ambiguous cases (tests/unit/test_gate.py pins them):
 
 * 家里 / 老家 / 公司 are anchored to the fact's subject: fine. 附近 / 楼下 / 隔壁 / 对面 / 旁边 are
   fine after a named anchor ("春熙路附近", "公司楼下"), flagged when bare ("住在附近").

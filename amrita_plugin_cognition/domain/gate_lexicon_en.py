@@ -3,7 +3,7 @@
 
 The entries take part in the same leftmost-longest segmentation as the Chinese ones, bounded by
 letters (``here`` is not in ``where``, ``he`` not in ``the``). Decisions on the ambiguous cases
-(tests/test_gate_english.py pins them):
+(tests/unit/test_gate_english.py pins them):
 
 * First and second person (I, me, my, we, us, our, you, your …) are always flagged: the fact must
   name who. ``US`` in capitals is the country; ``I`` after War, Part, Chapter … is a numeral.

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import tomli
 
-ROOT = Path(__file__).parent.parent
-DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).parents[2]
+DATA = Path(__file__).parents[1] / "data"
 AMBOT = Path(sys.executable).with_name("ambot")
 
 PYPROJECT = """

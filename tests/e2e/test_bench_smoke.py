@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.embedded_only
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 NUMBER = r"\d+(?:\.\d+)?"
 
 
@@ -69,3 +69,16 @@ def test_cache_memory_quick_prints_rss_table_ratio_and_cache_sizes() -> None:
     sizes = re.search(r"len\(engine.caches.chat_sees\) = (\d+)/(\d+), len\(engine.caches.notes\) = (\d+)/(\d+)", output)
     assert sizes and int(sizes.group(1)) <= int(sizes.group(2)) and int(sizes.group(3)) <= int(sizes.group(4)), output
     assert re.search(rf"new-chat turn: median {NUMBER} ms\s+p95 {NUMBER} ms", output), output
+
+
+def test_the_bench_of_the_historians_cpu_stages_runs() -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
+    env["ANONYMIZED_TELEMETRY"] = "False"
+    completed = subprocess.run(
+        [sys.executable, str(BENCH / "historian_cpu.py"), "--quick"],
+        cwd=BENCH.parent, capture_output=True, text=True, timeout=300, env=env, check=False,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    for stage in ("resolver", "gate", "admission"):
+        assert stage in completed.stdout
+    assert "total at 100,000 characters" in completed.stdout, completed.stdout

@@ -4,42 +4,12 @@ Each process that opens the engine costs seconds: assertions are batched into fe
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-DATA = Path(__file__).parent / "data"
+from processes import one_line_error, only_json, run_cli
+
+DATA = Path(__file__).parents[1] / "data"
 CONFIG_PARTS = ("config", "amrita_plugin_cognition", "config.toml")
-
-
-def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-    for key in [key for key in base if key.startswith("COGNITION_")]:
-        base.pop(key)
-    return subprocess.run(
-        [sys.executable, "-m", "amrita_plugin_cognition", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**base, **(env or {})},
-        cwd=cwd,
-    )
-
-
-def only_json(output: str) -> dict:  # type: ignore[type-arg]
-    """``--json`` output is one JSON document and nothing else (migration messages go to stderr)."""
-    return json.loads(output)
-
-
-def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
-    """A failed command ends with one ``错误:`` line on stderr, no traceback, nothing on stdout."""
-    assert result.stdout.strip() == "", result.stdout
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("错误:")]
-    assert len(errors) == 1 and result.stderr.strip().splitlines()[-1] == errors[0], result.stderr[-3000:]
-    return errors[0]
 
 
 def eval_folders(tmp: Path) -> list[str]:
@@ -168,11 +138,11 @@ def test_a_bad_configuration_fails_in_one_line_naming_the_file(tmp_path: Path) -
 def test_reindex_beside_a_process_holding_the_embedded_index_refuses_and_status_says_who(tmp_path: Path) -> None:
     """`ambot cognition reindex --yes` while the bot runs: the embedded folder is the bot's; the
     command says so and leaves it alone instead of dropping the bot's collections."""
-    from test_index_owner import _start_holder
+    from processes import start_index_holder
 
     home = tmp_path / "home"
     folder = home / "data" / "amrita_plugin_cognition" / "chroma"
-    holder = _start_holder(folder)
+    holder = start_index_holder(folder)
     try:
         result = run_cli("reindex", "--yes", "--home", str(home))
         assert result.returncode == 1, result.stdout + result.stderr[-2000:]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import tomli
 
-ROOT = Path(__file__).parent.parent
-DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).parents[2]
+DATA = Path(__file__).parents[1] / "data"
 
 PROBE = r"""
 import importlib, json, sys

@@ -14,7 +14,7 @@ from engine_helpers import NOW, group, make_engine, new_bot, private
 from amrita_plugin_cognition.domain.records import MemoryStatus, Scope
 from amrita_plugin_cognition.errors import ConcurrentChange, InvalidInput, NotFound
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # the helper scripts beside tests/conftest.py
 
 
 async def _active_versions(engine, bot: str, scope: Scope) -> list[str]:  # type: ignore[no-untyped-def]
@@ -125,7 +125,7 @@ async def test_text_typed_in_a_private_chat_never_corrects_a_group_fact(tmp_root
 
 
 async def test_limits_and_memo_appends_hold_across_two_processes(tmp_root, chroma_port) -> None:
-    from conftest import STATE
+    from booting import STATE
 
     from amrita_plugin_cognition.engine import notes
 

@@ -6,67 +6,29 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import start_index_holder
 
 from amrita_plugin_cognition.config import ChromaSettings
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.index.owner import LOCK_FILE_NAME, OWNER_FILE_NAME
 from amrita_plugin_cognition.index.vector import ChromaVectorIndex, IndexLocked, IndexUnavailable
 
-REPO = Path(__file__).resolve().parents[1]
 SCOPE = Scope("group", "20001")
 WHAT_TO_DO = "请先停止机器人，或在机器人运行时使用不需要向量索引的命令"
-
-HOLDER = textwrap.dedent(
-    """
-    import sys
-    sys.path.insert(0, {repo!r})
-    from pathlib import Path
-    import numpy as np
-    from amrita_plugin_cognition.config import ChromaSettings
-    from amrita_plugin_cognition.domain.records import Scope
-    from amrita_plugin_cognition.index.vector import ChromaVectorIndex
-
-    folder = Path({folder!r})
-    index = ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(folder)), folder)
-    vectors = np.eye(3, 8, dtype=np.float32)
-    index.upsert(1, "b1", Scope("group", "20001"), [1, 2, 3], vectors, [{{"kind": "fact"}}] * 3)
-    print("holding", flush=True)
-    sys.stdin.readline()  # until the test says so
-    """
-)
 
 
 def _index(folder: Path) -> ChromaVectorIndex:
     return ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(folder)), folder)
 
 
-def _start_holder(folder: Path) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-c", HOLDER.format(repo=str(REPO), folder=str(folder))],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()  # blocks until the holder wrote its vectors
-    if line.strip() != "holding":
-        process.kill()
-        pytest.fail(f"the holder process did not start (exit {process.wait(30)})")
-    return process
-
-
 def test_a_second_process_is_refused_with_the_holder_s_pid_and_the_data_stays_intact(tmp_path: Path) -> None:
     folder = tmp_path / "chroma"
-    holder = _start_holder(folder)
+    holder = start_index_holder(folder)
     try:
         second = _index(folder)
         started = time.monotonic()
@@ -96,7 +58,7 @@ def test_a_second_process_is_refused_with_the_holder_s_pid_and_the_data_stays_in
 
 def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
     folder = tmp_path / "chroma"
-    holder = _start_holder(folder)
+    holder = start_index_holder(folder)
     holder.send_signal(signal.SIGKILL)
     holder.wait(30)
     assert (folder / OWNER_FILE_NAME).exists()  # stale: the kernel dropped the lock itself

@@ -234,7 +234,7 @@ async def test_export_of_a_user_holds_their_data_and_nobody_else(tmp_root, chrom
 
 
 def test_the_cli_deletes_with_confirmation_audits_and_exports(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from test_cli import one_line_error, only_json, run_cli
+    from processes import one_line_error, only_json, run_cli
 
     home = str(tmp_path / "home")
     refused = run_cli("delete-all", "--home", home, "--bot", "90001", "--user", "10001")
@@ -314,7 +314,7 @@ def test_inspect_and_audit_tables_show_source_and_lineage(capsys) -> None:  # ty
 
 def test_the_chat_and_the_cli_describe_a_source_with_the_same_words() -> None:
     """``/memory ... show`` and ``inspect`` describe where a fact came from with one function
-    (``domain/sources.describe``; the chat's lines are checked in tests/test_governance_chat.py):
+    (``domain/sources.describe``; the chat's lines are checked in tests/integration/test_governance_chat.py):
     the same words, the CLI naming the messages where the chat counts them. A correction says who
     corrected it in both."""
     from amrita_plugin_cognition.cli import render_governance

@@ -27,7 +27,7 @@ from amrita_plugin_cognition.engine import queue
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
 from amrita_plugin_cognition.store.models import JobRow, MemoryRow
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # the helper scripts beside tests/conftest.py
 PRESET = "cognition-historian-test"
 #: Retries of the gateway are kept short: each test counts the model's calls.
 LLM = historian_llm(PRESET)
@@ -56,7 +56,7 @@ def fact(text: str, *sources: int, happened_on: str = "", kind: str = "event") -
 
 
 async def historian_engine(tmp_root, chroma_port, llm=LLM, **historian: Any):  # type: ignore[no-untyped-def]
-    """The historian alone: card merges (their own jobs, tests/test_profile_merge.py) are off."""
+    """The historian alone: card merges (their own jobs, tests/integration/test_profile_merge.py) are off."""
     return await make_engine(
         tmp_root, chroma_port, llm=llm, historian={"job_max_attempts": 3, **historian}, profiles={"merge": False}
     )
@@ -340,7 +340,7 @@ def echo_facts(body: dict[str, Any]) -> dict[str, Any] | None:
 async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
     tmp_root, chroma_port, model, backend
 ) -> None:
-    from conftest import STATE
+    from booting import STATE
 
     engine = await historian_engine(tmp_root, chroma_port, job_lease_seconds=10)
     bot = new_bot()

@@ -53,7 +53,7 @@ async def _empty_database(tmp_path: Path, backend: str) -> tuple[str, dict[str, 
     """A database without the plugin's tables: an SQLite file, or a fresh PostgreSQL schema."""
     if backend != "server":
         return f"sqlite+aiosqlite:///{tmp_path / 'empty.sqlite3'}", {}, None
-    from conftest import STATE
+    from booting import STATE
     from sqlalchemy import text
     from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -310,10 +310,10 @@ async def test_status_counts_the_llm_calls_of_every_process(tmp_root, chroma_por
 def test_status_beside_the_running_bot_says_once_who_holds_the_index(tmp_path: Path) -> None:
     """The bot holds the embedded index: status names the holder in its report, and no warning line
     on stderr says it again."""
-    from test_index_owner import _start_holder
+    from processes import start_index_holder
 
     home = tmp_path / "home"
-    holder = _start_holder(home / "data" / "amrita_plugin_cognition" / "chroma")
+    holder = start_index_holder(home / "data" / "amrita_plugin_cognition" / "chroma")
     try:
         env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
         result = subprocess.run(

@@ -429,7 +429,7 @@ async def _seed_home(database: Path, bot: str) -> None:
 
 @pytest.mark.embedded_only
 def test_the_cli_shows_and_exports_cards(tmp_path: Path) -> None:
-    from test_cli import one_line_error, run_cli
+    from processes import one_line_error, run_cli
 
     home, output = tmp_path / "home", tmp_path / "out"
     missing = run_cli("profile", "show", "90001", "user", U, "--home", str(home))

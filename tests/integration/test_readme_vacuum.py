@@ -21,7 +21,7 @@ from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import erasure
 from amrita_plugin_cognition.store import keyword, profile_index, sqlite
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 _WRITE = re.compile(r"^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+\"?(\w+)", re.IGNORECASE)
 #: SQLite's keyword tables are PostgreSQL's under another name (``store/keyword.py``, ``store/profile_index.py``).
 SAME_TABLE = {keyword.FTS_TABLE: keyword.PG_TABLE, profile_index.FTS_TABLE: profile_index.PG_TABLE}

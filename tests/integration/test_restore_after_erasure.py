@@ -199,7 +199,7 @@ def _delete_alls_since(database: Path, start: datetime) -> int:
 
 
 async def test_the_cli_restore_replays_a_cli_delete_all_and_says_so(tmp_root, chroma_port, tmp_path: Path) -> None:
-    from test_cli import only_json, run_cli
+    from processes import only_json, run_cli
 
     engine = await make_engine(tmp_root, chroma_port, profiles={"merge": False})
     bot, person = str(random.randint(10**8, 10**9 - 1)), Person()  # the CLI takes a QQ number

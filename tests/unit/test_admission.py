@@ -12,7 +12,7 @@ from amrita_plugin_cognition.domain.admission import PLACEHOLDER, AdmissionVerdi
 
 pytestmark = pytest.mark.embedded_only
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def _refused(text: str, reason: str) -> AdmissionVerdict:

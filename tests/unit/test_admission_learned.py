@@ -31,7 +31,7 @@ from amrita_plugin_cognition.domain.admission.requests import without_quotes
 
 pytestmark = pytest.mark.embedded_only
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 

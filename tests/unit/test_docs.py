@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from amrita_plugin_cognition.config import CognitionConfig, tomllib
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 
 
 def _keys(model: type[BaseModel], prefix: str = "") -> list[str]:

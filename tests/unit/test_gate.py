@@ -14,7 +14,7 @@ from amrita_plugin_cognition.domain.gate import GateProblem, check_fact, explici
 
 pytestmark = pytest.mark.embedded_only
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 USER = "QQ号10001（昵称小明）"
 
 

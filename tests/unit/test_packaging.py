@@ -12,7 +12,7 @@ from packaging.specifiers import SpecifierSet
 
 from amrita_plugin_cognition.config import tomllib
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 

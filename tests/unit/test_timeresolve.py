@@ -15,7 +15,7 @@ from amrita_plugin_cognition.domain.timeresolve import TimeMention, anchor_hints
 
 pytestmark = pytest.mark.embedded_only
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 MONDAY = datetime.fromisoformat("2026-11-30T12:00:00+08:00")
 SUNDAY = datetime.fromisoformat("2026-11-29T21:00:00+08:00")
 NEW_YEARS_EVE = datetime.fromisoformat("2026-12-31T23:00:00+08:00")

@@ -3,11 +3,7 @@ stay linear in the length of a text, and still find what lies far into it, at it
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
@@ -58,17 +54,3 @@ def test_admission_reads_every_window_of_a_long_text() -> None:
     assert "Xq7#pLm29vT" not in redact(with_secret)
     assert verdict.text.startswith(long)  # the rest is kept as said
     assert admit(long + "这件事别记下来，我下周二要去面试。").reason == "do_not_remember"
-
-
-def test_the_bench_of_the_historians_cpu_stages_runs() -> None:
-    bench = Path(__file__).resolve().parent.parent / "bench"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
-    env["ANONYMIZED_TELEMETRY"] = "False"
-    completed = subprocess.run(
-        [sys.executable, str(bench / "historian_cpu.py"), "--quick"],
-        cwd=bench.parent, capture_output=True, text=True, timeout=300, env=env, check=False,
-    )  # fmt: skip
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    for stage in ("resolver", "gate", "admission"):
-        assert stage in completed.stdout
-    assert "total at 100,000 characters" in completed.stdout, completed.stdout
