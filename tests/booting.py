@@ -181,11 +181,13 @@ def shut_down() -> None:
 
 @pytest.fixture(autouse=True)
 async def _settle_engines():  # type: ignore[no-untyped-def]
-    """After each test, wait for the background work of the engines it built."""
-    yield
-    from engine_helpers import settle_engines
+    """After each test, wait for the background work of the engines it built, and close them."""
+    from engine_helpers import OPEN, close_engines_from, settle_engines
 
+    first = len(OPEN)
+    yield
     await settle_engines()
+    await close_engines_from(first)
 
 
 @pytest.fixture

@@ -18,6 +18,9 @@ _LOCAL = LocalUSEEmbedder()
 #: Every engine a test built: their background work is awaited after each test (conftest), so
 #: that no drain of one test's engine applies another test's index work (they share one database).
 ENGINES: list[CognitionEngine] = []
+#: Every engine still open, in the order built: each test closes the ones built during it
+#: (``close_engines_from``), so a worker does not keep hundreds of embedded Chroma systems alive.
+OPEN: list[CognitionEngine] = []
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
@@ -36,6 +39,18 @@ async def settle_engines() -> None:
         await ENGINES.pop().settle()
 
 
+async def close_engines_from(first: int) -> None:
+    """Close the engines built since ``OPEN`` held ``first`` of them (a module's engine, built
+    before its first test started, stays open for the module's other tests)."""
+    from amrita_plugin_cognition.errors import IndexUnavailable
+
+    while len(OPEN) > first:
+        try:
+            await OPEN.pop().close()
+        except IndexUnavailable:  # a test that broke its engine's index on purpose
+            pass
+
+
 async def make_engine(
     tmp_root: Path, chroma_port: int | None, embedder: Embedder | None = None, **overrides: Any
 ) -> CognitionEngine:
@@ -47,6 +62,7 @@ async def make_engine(
     engine = build_engine(config, folder, get_session, embedder=embedder or _LOCAL)
     await engine.start()
     ENGINES.append(engine)
+    OPEN.append(engine)
     return engine
 
 
