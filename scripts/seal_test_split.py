@@ -1,5 +1,5 @@
 """Seal the test split: ``tests/data/test/SEALED.json`` records each file's SHA-256, line count and
-the day it was added, and ``tests/test_sealed_split.py`` fails when a file there is added, changed
+the day it was added, and ``tests/unit/test_sealed_split.py`` fails when a file there is added, changed
 or removed without it.
 
     uv run python scripts/seal_test_split.py --add tests/data/test/admission_zh_sealed_a.jsonl

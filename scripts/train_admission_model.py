@@ -33,7 +33,7 @@ check is read at its own cut points, ``intent.RULES_OVERRULED_BELOW``).
 
 Next to the models the script writes ``training.json``: the chosen hyper-parameters, the
 cross-validation table, and a hash of its inputs (this script, ``domain/admission/*.py`` and the
-training files); ``tests/test_admission_learned.py`` retrains only when that hash changes.
+training files); ``tests/unit/test_admission_learned.py`` retrains only when that hash changes.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_openai import FakeOpenAI, chat_preset, tool_call
-from test_cli import one_line_error, run_cli
+from processes import one_line_error, run_cli
 
 from amrita_plugin_cognition.cli.eval_admission_model import AdmissionCase, score
 from amrita_plugin_cognition.domain.admission import SecondOpinion

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.embedded_only
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 

@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = "amrita_plugin_cognition"
-BENCH = Path(__file__).parent.parent / "bench"
+BENCH = Path(__file__).parents[2] / "bench"
 
 #: (bench file, module it imports besides the api): why.
 FLOORS: dict[tuple[str, str], str] = {
