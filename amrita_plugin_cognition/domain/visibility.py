@@ -4,7 +4,7 @@ The one decision: ``visibility_for`` (and ``listing_visibility``, what ``/memory
 always within it) says what a chat sees as a short list of ``Grant`` s. ``Visibility.allows`` is
 that list read in Python (recall's final check, ``/memory … show``, corrections); the store's
 ``repository.visibility_clause`` is the same list written as SQL (listing, the emptiness probe).
-Neither side has a rule of its own, so they cannot drift (``tests/test_visibility_sql.py``
+Neither side has a rule of its own, so they cannot drift (``tests/integration/test_visibility_sql.py``
 compares them over generated facts and chats on the suite's backend).
 """
 

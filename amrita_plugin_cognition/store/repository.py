@@ -232,7 +232,7 @@ async def barrier_for(session: AsyncSession, memory_id: int) -> bool:
 
 def visibility_clause(visibility: Visibility) -> ColumnElement[bool]:
     """``Visibility.allows`` as SQL: the same grants, each one conjunction, no rule of its own
-    (``domain/visibility.py`` decides; ``tests/test_visibility_sql.py`` holds the two together)."""
+    (``domain/visibility.py`` decides; ``tests/integration/test_visibility_sql.py`` holds the two together)."""
     clauses = []
     for grant in visibility.grants:
         parts = [MemoryRow.scope_kind == grant.scope_kind]

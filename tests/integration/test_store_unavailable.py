@@ -10,7 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from conftest import BACKEND
+from booting import BACKEND
 from engine_helpers import make_engine
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError

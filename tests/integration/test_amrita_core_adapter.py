@@ -1,6 +1,6 @@
 """The one module touching amrita_core's internals (``bot/amrita_core_adapter.py``): against the
 installed release, and switched off with one warning on a release outside the range it was
-written for. The real call path through Amrita's tool layer is ``tests/test_tool_arguments.py``."""
+written for. The real call path through Amrita's tool layer is ``tests/integration/test_tool_arguments.py``."""
 
 from __future__ import annotations
 
