@@ -5,7 +5,8 @@
   the fake model and the database are booted once per process (``booting.py``).
 - ``e2e``: subprocesses (``ambot``, the CLI, other processes on one database), the demo, the
   benchmarks' smoke runs and the packaging; marked ``slow``, outside the default run (``uv run
-  pytest -m slow`` runs them; CI runs both).
+  pytest -m slow`` runs them; CI runs both). A test of an integration file that starts another
+  process (the CLI beside a bot, a killed worker) is marked ``slow`` where it stands.
 
 With pytest-xdist each worker is its own process: its own database, data folder, fake model and
 Chroma server (``booting.py``), so workers and parallel runs on one machine never share state.

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fake_openai import FakeOpenAI, chat_preset, tool_call
 from processes import one_line_error, run_cli
 
@@ -80,6 +81,7 @@ async def test_the_score_counts_the_model_alone_and_with_the_rules_and_reports_f
     assert combined["false_rejection_rate"] == 0.5
 
 
+@pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
 def test_the_command_asks_the_model_with_the_historians_prompt(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     preset = tmp_path / "flags-model.json"
     preset.write_text(json.dumps(chat_preset("flags-model", "flags-model", fake_openai.base_url, "sk", False)), "utf-8")
@@ -120,6 +122,7 @@ def test_the_command_asks_the_model_with_the_historians_prompt(tmp_path: Path, f
     assert "规则+模型" in shown.stdout and "flags-model" in shown.stdout
 
 
+@pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
 def test_a_bad_preset_or_model_for_another_kind_is_a_usage_error(tmp_path: Path) -> None:
     cases = write_lines(tmp_path / "cases.jsonl", LINES[:1])
     missing = run_cli("eval", "admission", str(cases), "--model", "no-such-preset", "--json")

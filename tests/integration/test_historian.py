@@ -337,6 +337,7 @@ def echo_facts(body: dict[str, Any]) -> dict[str, Any] | None:
     return facts_answer(*(fact(f"{text.strip()}（已核实）", int(number)) for number, text in found))
 
 
+@pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
 async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
     tmp_root, chroma_port, model, backend
 ) -> None:

@@ -427,6 +427,7 @@ async def _seed_home(database: Path, bot: str) -> None:
         await sql.dispose()
 
 
+@pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
 @pytest.mark.embedded_only
 def test_the_cli_shows_and_exports_cards(tmp_path: Path) -> None:
     from processes import one_line_error, run_cli

@@ -198,6 +198,7 @@ def _delete_alls_since(database: Path, start: datetime) -> int:
     return sum(1 for (at,) in times if (as_utc(datetime.fromisoformat(at)) or start) >= start)
 
 
+@pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
 async def test_the_cli_restore_replays_a_cli_delete_all_and_says_so(tmp_root, chroma_port, tmp_path: Path) -> None:
     from processes import only_json, run_cli
 
