@@ -98,6 +98,14 @@ def _write_configs(config_dir: Path, chroma_port: int | None) -> None:
     (cognition / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    boot(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shut_down()
+
+
 def boot(config: pytest.Config) -> None:
     """Start the fake model (and the Chroma server), make the database, boot NoneBot with Amrita's chat
     and this plugin, and upgrade the schema: once per process, whichever conftest asks first."""
@@ -181,13 +189,38 @@ def shut_down() -> None:
 
 @pytest.fixture(autouse=True)
 async def _settle_engines():  # type: ignore[no-untyped-def]
-    """After each test, wait for the background work of the engines it built, and close them."""
+    """After each test, wait for the background work of the engines it built, and close them
+    (a unit test's process booted nothing, and built none)."""
+    if not STATE.get("booted"):
+        yield
+        return
     from engine_helpers import OPEN, close_engines_from, settle_engines
 
     first = len(OPEN)
     yield
     await settle_engines()
     await close_engines_from(first)
+
+
+@pytest.fixture
+async def clean_job_queue():  # type: ignore[no-untyped-def]
+    """The job queue and the transcript are one table each for every bot: a test of them starts
+    and ends with both empty (``pytestmark = pytest.mark.usefixtures("clean_job_queue")``)."""
+    from engine_helpers import empty_job_queue
+
+    await empty_job_queue()
+    yield
+    await empty_job_queue()
+
+
+@pytest.fixture
+def model(request: pytest.FixtureRequest, fake_openai: FakeOpenAI) -> FakeOpenAI:
+    """The fake model, known to amrita_core as the test module's ``PRESET`` (the preset its
+    engines' historian calls)."""
+    from engine_helpers import register_preset
+
+    register_preset(request.module.PRESET, fake_openai.base_url)
+    return fake_openai
 
 
 @pytest.fixture

@@ -24,6 +24,19 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))  # the helper modules beside this file
 BACKEND = os.environ.get("COGNITION_TEST_BACKEND", "embedded")
 
+# The fixtures of the booted folders (integration, e2e); unit tests use none of them.
+from booting import (  # noqa: E402
+    _settle_engines,
+    backend,
+    chroma_port,
+    clean_job_queue,
+    fake_openai,
+    model,
+    tmp_root,
+)
+
+__all__ = ["_settle_engines", "backend", "chroma_port", "clean_job_queue", "fake_openai", "model", "tmp_root"]
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """e2e tests are ``slow``. The chat-flow tests need the Amrita chat plugin, which the server

@@ -31,7 +31,7 @@ from chat_helpers import (
     private_message,
     tool_results,
 )
-from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, private, register_preset
+from engine_helpers import NOW, group, historian_llm, make_engine, new_bot, private, register_preset
 from fake_openai import FakeOpenAI, tool_call
 from nonebot_plugin_orm import Model
 from nonebug import App
@@ -66,11 +66,8 @@ _FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 _CHINESE = str.maketrans("0123456789", "零一二三四五六七八九")
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 class Person:

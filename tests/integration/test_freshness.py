@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, register_preset
+from engine_helpers import NOW, group, historian_llm, make_engine, new_bot
 from fake_openai import FakeOpenAI, tool_call
 from sqlalchemy import select
 
@@ -25,17 +25,8 @@ PRESET = "cognition-freshness-test"
 SECRET = "蓝色海豚"
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
-
-
-@pytest.fixture
-def model(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    register_preset(PRESET, fake_openai.base_url)
-    return fake_openai
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 async def _payloads(engine, bot: str) -> list[str]:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from datetime import date
 from zoneinfo import ZoneInfo
 
 import pytest
-from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, register_preset
+from engine_helpers import NOW, group, historian_llm, make_engine, new_bot, register_preset
 from fake_openai import FakeOpenAI, tool_call
 from sqlalchemy import select
 
@@ -28,11 +28,8 @@ MENTIONS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 def _dated(row: MemoryRow) -> tuple[date | None, str | None]:

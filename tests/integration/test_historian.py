@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, private, register_preset
-from fake_openai import FakeOpenAI, tool_call
+from engine_helpers import NOW, group, historian_llm, make_engine, new_bot, private
+from fake_openai import tool_call
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.clock import UTC
@@ -34,17 +34,8 @@ LLM = historian_llm(PRESET)
 SAID = "我昨晚在春熙路吃了火锅，下周五要去成都出差"
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
-
-
-@pytest.fixture
-def model(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    register_preset(PRESET, fake_openai.base_url)
-    return fake_openai
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 def facts_answer(*facts: dict[str, Any]) -> dict[str, Any]:

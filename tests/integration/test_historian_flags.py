@@ -11,8 +11,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, register_preset
-from fake_openai import FakeOpenAI, tool_call
+from engine_helpers import NOW, group, historian_llm, make_engine, new_bot
+from fake_openai import tool_call
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.admission import FLAGGED_REASONS, SecondOpinion, admit, judge
@@ -37,17 +37,8 @@ DOOR_CODE = "QQ号10001（昵称小明）家里的门禁是井号后面加上他
 NOT_AGAIN = "QQ号10001（昵称小明）说体检结果的事他不想以后再被提起"
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
-
-
-@pytest.fixture
-def model(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    register_preset(PRESET, fake_openai.base_url)
-    return fake_openai
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 def facts_answer(*facts: dict[str, Any]) -> dict[str, Any]:

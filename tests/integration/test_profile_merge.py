@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, private, register_preset
+from engine_helpers import NOW, group, historian_llm, make_engine, new_bot, private, register_preset
 from fake_openai import FakeOpenAI, tool_call
 from sqlalchemy import select
 
@@ -36,11 +36,8 @@ _OBSERVATION = re.compile(r"\[观察#(\d+)\] [^：\n]*：(.+)")
 _ENTITY = re.compile(r"entity_type=(\w+)，entity_id=(\d+)，部分=(\w+)")
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 def user_prompt(body: dict[str, Any]) -> str:

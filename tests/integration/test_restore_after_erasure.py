@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import empty_job_queue, group, make_engine, new_bot, register_preset
+from engine_helpers import group, make_engine, new_bot, register_preset
 from fake_openai import FakeOpenAI
 from sqlalchemy import delete, select
 from test_erasure_complete import (
@@ -50,11 +50,8 @@ from amrita_plugin_cognition.store.models import AuditRow, MemoRow, MemoryRow, O
 OVERLAP = timedelta(minutes=10)
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 async def delete_alls_since(engine: Any, created_at: str) -> int:

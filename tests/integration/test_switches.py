@@ -23,8 +23,8 @@ from chat_helpers import (
     system_text,
     tool_results,
 )
-from engine_helpers import NOW, empty_job_queue, group, historian_llm, make_engine, new_bot, private, register_preset
-from fake_openai import FakeOpenAI, tool_call
+from engine_helpers import NOW, group, historian_llm, make_engine, new_bot, private
+from fake_openai import tool_call
 from nonebug import App
 from sqlalchemy import select
 
@@ -56,17 +56,8 @@ PRESET = "cognition-switches-test"
 LLM = historian_llm(PRESET)
 
 
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
-
-
-@pytest.fixture
-def model(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    register_preset(PRESET, fake_openai.base_url)
-    return fake_openai
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 def said(text: str, user: str, name: str, message_id: str = "m1", at=NOW) -> InputMessage:  # type: ignore[no-untyped-def]

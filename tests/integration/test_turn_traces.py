@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from engine_helpers import NOW, empty_job_queue, group, make_engine, new_bot
+from engine_helpers import NOW, group, make_engine, new_bot
 from sqlalchemy import select
 
 from amrita_plugin_cognition.engine.context import build_context
@@ -16,12 +16,8 @@ from amrita_plugin_cognition.engine.turns import InputMessage
 from amrita_plugin_cognition.errors import InvalidInput
 from amrita_plugin_cognition.store.models import JobRow, NoteRow, TranscriptRow
 
-
-@pytest.fixture(autouse=True)
-async def _clean_queue():  # type: ignore[no-untyped-def]
-    await empty_job_queue()
-    yield
-    await empty_job_queue()
+#: The job queue and the transcript are one table each for every bot: empty before and after.
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
 
 
 async def _rows(engine, model, bot: str) -> list:  # type: ignore[no-untyped-def]
