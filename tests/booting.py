@@ -170,6 +170,12 @@ def _xdist_controller(config: pytest.Config) -> bool:
     return "PYTEST_XDIST_WORKER" not in os.environ and config.getoption("dist", "no") != "no"
 
 
+def discard_unused_folder() -> None:
+    """A process that booted nothing (unit tests alone, the xdist controller) leaves no folder."""
+    if not STATE.get("booted"):
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
 def shut_down() -> None:
     if not STATE.pop("booted", False):
         return

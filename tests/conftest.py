@@ -30,12 +30,17 @@ from booting import (  # noqa: E402
     backend,
     chroma_port,
     clean_job_queue,
+    discard_unused_folder,
     fake_openai,
     model,
     tmp_root,
 )
 
 __all__ = ["_settle_engines", "backend", "chroma_port", "clean_job_queue", "fake_openai", "model", "tmp_root"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    discard_unused_folder()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
