@@ -114,3 +114,28 @@ def register_preset(preset: str, base_url: str) -> None:
         manager.add_preset(
             ModelPreset.model_validate(chat_preset(preset, "historian-model", base_url, "sk", stream=False))
         )
+
+
+async def facts_of(engine: CognitionEngine, bot: str) -> list[Any]:
+    """A bot account's active facts (SQL rows), in the order written."""
+    from sqlalchemy import select
+
+    from amrita_plugin_cognition.domain.records import MemoryStatus
+    from amrita_plugin_cognition.store.models import MemoryRow
+
+    async with engine.session() as session:
+        rows = await session.execute(
+            select(MemoryRow).where(MemoryRow.bot_id == bot, MemoryRow.status == MemoryStatus.ACTIVE.value)
+            .order_by(MemoryRow.id)
+        )  # fmt: skip
+        return list(rows.scalars())
+
+
+async def jobs_left(engine: CognitionEngine) -> list[Any]:
+    """Every job row still in the queue (of every bot: tests of the queue empty it first)."""
+    from sqlalchemy import select
+
+    from amrita_plugin_cognition.store.models import JobRow
+
+    async with engine.session() as session:
+        return list((await session.execute(select(JobRow))).scalars())

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import SELF_ID, attach, deliver, group_message, private_message
+from log_capture import CognitionLog, capturing
 from nonebug import App
 
 from amrita_plugin_cognition.config import load_config
@@ -109,14 +110,7 @@ def test_an_invalid_value_names_where_it_came_from(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- availability
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
+class _Records(CognitionLog):
     def warnings(self, text: str) -> list[logging.LogRecord]:
         return [r for r in self.records if r.levelno == logging.WARNING and text in r.getMessage()]
 
@@ -126,13 +120,8 @@ class _Records(logging.Handler):
 
 @pytest.fixture
 def cognition_log() -> Iterator[_Records]:
-    handler = _Records()
-    logger = logging.getLogger("cognition")
-    logger.addHandler(handler)
-    try:
+    with capturing(_Records()) as handler:
         yield handler
-    finally:
-        logger.removeHandler(handler)
 
 
 _GLOBALS = ("_engine", "_pending", "_failure", "_start_task")

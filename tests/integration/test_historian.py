@@ -17,15 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, group, historian_llm, make_engine, new_bot, private
+from engine_helpers import NOW, facts_of, group, historian_llm, jobs_left, make_engine, new_bot, private
 from fake_openai import tool_call
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.clock import UTC
-from amrita_plugin_cognition.domain.records import MemoryStatus
 from amrita_plugin_cognition.engine import queue
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
-from amrita_plugin_cognition.store.models import JobRow, MemoryRow
+from amrita_plugin_cognition.store.models import JobRow
 
 HERE = Path(__file__).parents[1]  # the helper scripts beside tests/conftest.py
 PRESET = "cognition-historian-test"
@@ -51,20 +50,6 @@ async def historian_engine(tmp_root, chroma_port, llm=LLM, **historian: Any):  #
     return await make_engine(
         tmp_root, chroma_port, llm=llm, historian={"job_max_attempts": 3, **historian}, profiles={"merge": False}
     )
-
-
-async def facts_of(engine, bot: str) -> list[MemoryRow]:  # type: ignore[no-untyped-def]
-    async with engine.session() as session:
-        rows = await session.execute(
-            select(MemoryRow).where(MemoryRow.bot_id == bot, MemoryRow.status == MemoryStatus.ACTIVE.value)
-            .order_by(MemoryRow.id)
-        )  # fmt: skip
-        return list(rows.scalars())
-
-
-async def jobs_left(engine) -> list[JobRow]:  # type: ignore[no-untyped-def]
-    async with engine.session() as session:
-        return list((await session.execute(select(JobRow))).scalars())
 
 
 def user_prompt(body: dict[str, Any]) -> str:

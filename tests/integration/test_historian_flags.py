@@ -11,19 +11,16 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, group, historian_llm, make_engine, new_bot
+from engine_helpers import NOW, facts_of, group, historian_llm, jobs_left, make_engine, new_bot
 from fake_openai import tool_call
-from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.admission import FLAGGED_REASONS, SecondOpinion, admit, judge
-from amrita_plugin_cognition.domain.records import MemoryStatus
 from amrita_plugin_cognition.engine import historian, profiles
 from amrita_plugin_cognition.engine.historian import TOOL_NAME
 from amrita_plugin_cognition.engine.historian_facts import RewriteAnswer
 from amrita_plugin_cognition.engine.profile_prompt import TOOL_NAME as MERGE_TOOL
 from amrita_plugin_cognition.engine.turns import InputMessage
 from amrita_plugin_cognition.store import jobs, short_term
-from amrita_plugin_cognition.store.models import JobRow, MemoryRow
 
 PRESET = "cognition-historian-test"
 LLM = historian_llm(PRESET)
@@ -55,20 +52,6 @@ def user_prompt(body: dict[str, Any]) -> str:
 
 def tool_of(body: dict[str, Any]) -> str:
     return next((tool["function"]["name"] for tool in body.get("tools", [])), "")
-
-
-async def facts_of(engine, bot: str) -> list[MemoryRow]:  # type: ignore[no-untyped-def]
-    async with engine.session() as session:
-        rows = await session.execute(
-            select(MemoryRow).where(MemoryRow.bot_id == bot, MemoryRow.status == MemoryStatus.ACTIVE.value)
-            .order_by(MemoryRow.id)
-        )  # fmt: skip
-        return list(rows.scalars())
-
-
-async def jobs_left(engine) -> list[JobRow]:  # type: ignore[no-untyped-def]
-    async with engine.session() as session:
-        return list((await session.execute(select(JobRow))).scalars())
 
 
 async def end(engine, chat, *observations: str, memo: str = "", said: str = "今天聊了些家常"):  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from chat_helpers import SELF_ID, connect_bot, deliver, group_message, memory_engine, private_message
+from log_capture import CognitionLog, capturing
 from nonebot.adapters.onebot.v11 import Message
 from nonebug import App
 
@@ -30,27 +31,15 @@ PNG = b"\x89PNG\r\n\x1a\n"
 JPEG = b"\xff\xd8\xff"
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
+class _Records(CognitionLog):
     def warnings(self) -> list[logging.LogRecord]:
         return [r for r in self.records if r.levelno >= logging.WARNING and "action=profile_image" in r.getMessage()]
 
 
 @pytest.fixture
 def cognition_log() -> Iterator[_Records]:
-    handler = _Records()
-    logger = logging.getLogger("cognition")
-    logger.addHandler(handler)
-    try:
+    with capturing(_Records()) as handler:
         yield handler
-    finally:
-        logger.removeHandler(handler)
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from engine_helpers import NOW, group, historian_llm, make_engine, new_bot, private, register_preset
+from engine_helpers import NOW, group, historian_llm, jobs_left, make_engine, new_bot, private, register_preset
 from fake_openai import FakeOpenAI, tool_call
 from sqlalchemy import select
 
@@ -134,11 +134,6 @@ async def end(engine, chat, *observations: str, at=NOW):  # type: ignore[no-unty
 
     batch = [InputMessage(f"m{at.timestamp():.0f}", chat.user_id, chat.user_name, observations[0], at)]
     return await engine.turns.end(chat, "", list(observations), batch=batch, now=at)
-
-
-async def jobs_left(engine) -> list[JobRow]:  # type: ignore[no-untyped-def]
-    async with engine.session() as session:
-        return list((await session.execute(select(JobRow))).scalars())
 
 
 LIKES = "QQ号10001（昵称小明）喜欢打羽毛球。"

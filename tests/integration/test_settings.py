@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import tomli_w
+from log_capture import CognitionLog, capturing
 from pydantic import BaseModel
 
 from amrita_plugin_cognition import runtime
@@ -36,14 +37,7 @@ pytestmark = pytest.mark.embedded_only
 WAIT_SECONDS = 30.0
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
+class _Records(CognitionLog):
     def lines(self, text: str, level: int | None = None) -> list[str]:
         return [
             record.getMessage()
@@ -54,13 +48,8 @@ class _Records(logging.Handler):
 
 @pytest.fixture
 def cognition_log() -> Iterator[_Records]:
-    handler = _Records()
-    logger = logging.getLogger("cognition")
-    logger.addHandler(handler)
-    try:
+    with capturing(_Records()) as handler:
         yield handler
-    finally:
-        logger.removeHandler(handler)
 
 
 async def eventually(check: Callable[[], object], what: str) -> None:

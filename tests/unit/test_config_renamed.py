@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import tomli
+from log_capture import CognitionLog, capturing
 
 from amrita_plugin_cognition import config
 from amrita_plugin_cognition.config import RENAMED_KEYS, CognitionConfig, load_config
@@ -32,28 +33,19 @@ OLD_FILES = [
 ]
 
 
-class _Warnings(logging.Handler):
+class _Warnings(CognitionLog):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
 
     def renamed(self) -> list[str]:
-        return [message for message in self.messages if "stage=config_renamed" in message]
+        return [message for record in self.records if "stage=config_renamed" in (message := record.getMessage())]
 
 
 @pytest.fixture
 def warnings(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Warnings]:
     monkeypatch.setattr(config, "_warned_renamed", set())
-    handler = _Warnings()
-    logger = logging.getLogger("cognition")
-    logger.addHandler(handler)
-    try:
+    with capturing(_Warnings()) as handler:
         yield handler
-    finally:
-        logger.removeHandler(handler)
 
 
 def _value(config: CognitionConfig, dotted: str) -> Any:
@@ -89,7 +81,7 @@ def test_an_old_name_in_the_file_loads_with_one_warning_and_its_value(
     config = load_config(path, environ={})
     assert _value(config, new) == expected
     renamed = warnings.renamed()
-    assert len(renamed) == 1, warnings.messages
+    assert len(renamed) == 1, [record.getMessage() for record in warnings.records]
     old = next(item.old for item in RENAMED_KEYS if item.new == new)
     message = renamed[0]
     assert f"old={old} new={new}" in message
