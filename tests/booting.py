@@ -83,7 +83,10 @@ def _write_configs(config_dir: Path, chroma_port: int | None) -> None:
     (chat / "models").mkdir(parents=True, exist_ok=True)
     (chat / "config.toml").write_text(
         'enable = true\npreset = "fake"\n[llm.tools]\nenable_report = false\n'
-        "[core.llm]\nmax_retries = 0\nmax_fallbacks = 1\nllm_timeout = 20\n",
+        "[core.llm]\nmax_retries = 0\nmax_fallbacks = 1\nllm_timeout = 20\n"
+        # Amrita's "natural" style waits 1–3 s after each part of a reply, like a person typing:
+        # two thirds of every chat-flow test's time, and nothing these tests look at
+        "[function]\nnature_chat_style = false\n",
         encoding="utf-8",
     )
     preset = chat_preset("fake", "fake-model", FAKE.base_url, "sk-test", stream=False)

@@ -75,15 +75,26 @@ class FakeQQ:
         if api == "get_friend_list":
             return []
         if api in ("send_msg", "send_group_msg", "send_private_msg"):
-            self.sent.append(str(data.get("message")))
+            self.sent.append(_as_read(data.get("message")))
             self._message_id += 1
             return {"message_id": self._message_id}
         return {}
 
     async def send(self, event: Any, message: Any, **kwargs: Any) -> dict[str, int]:
-        self.sent.append(str(message))
+        self.sent.append(_as_read(message))
         self._message_id += 1
         return {"message_id": self._message_id}
+
+
+def _as_read(message: Any) -> str:
+    """A sent message as the chat shows it: the quote of the message it answers is no text of its own."""
+    from nonebot.adapters.onebot.v11 import Message
+
+    if isinstance(message, str) or not (isinstance(message, Message) or hasattr(message, "type")):
+        return str(message)
+    return "".join(
+        segment.data["text"] if segment.is_text() else str(segment) for segment in Message(message).exclude("reply")
+    )
 
 
 class _OpenBucket:
