@@ -45,7 +45,7 @@ class IndexCalls:
         self.workers = max(1, workers)
         self._name = name
         self._label = label
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._local = threading.local()
         self._state = threading.Lock()
@@ -96,7 +96,8 @@ class IndexCalls:
         if stalled is not None:
             raise IndexUnavailable(en=stalled)
         future: Future[object] = Future()
-        self._jobs.put((operation, call, future))
+        with self._state:  # never behind the end of a stopped generation of threads
+            self._jobs.put((operation, call, future))
         self._ensure_threads()
         return future
 
@@ -126,14 +127,23 @@ class IndexCalls:
         with self._state:
             while len(self._threads) < self.workers:
                 name = self._name if self.workers == 1 else f"{self._name}-{len(self._threads) + 1}"
-                thread = threading.Thread(target=self._serve, name=name, daemon=True)
+                thread = threading.Thread(target=self._serve, args=(self._jobs,), name=name, daemon=True)
                 thread.start()
                 self._threads.append(thread)
 
-    def _serve(self) -> None:
+    def stop(self) -> None:
+        """Let the index threads end once the calls queued before now have run (a stuck call's
+        thread ends when it returns); a later call starts new threads on a new queue."""
+        with self._state:
+            threads, self._threads = self._threads, []
+            jobs, self._jobs = self._jobs, queue.SimpleQueue()
+        for _ in threads:
+            jobs.put(None)
+
+    def _serve(self, jobs: queue.SimpleQueue[_Job | None]) -> None:
         self._local.serving = True
-        while True:
-            operation, call, future = self._jobs.get()
+        while (job := jobs.get()) is not None:
+            operation, call, future = job
             if not future.set_running_or_notify_cancel():
                 continue
             with self._state:

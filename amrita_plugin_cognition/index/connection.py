@@ -171,6 +171,7 @@ class ChromaConnection:
             self._close_client()
         else:
             self.calls.run("close", self._close_client)
+            self.calls.stop()
         if self._hold is not None:
             self._hold.release()
             self._hold = None

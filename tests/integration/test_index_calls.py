@@ -130,6 +130,48 @@ def _metadatas(count: int) -> list[dict[str, str | int | float | bool]]:
     return [{"kind": "fact"} for _ in range(count)]
 
 
+def _index_threads(prefix: str) -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name.startswith(prefix)}
+
+
+async def test_a_stopped_index_ends_its_threads_after_the_queued_calls_and_a_later_call_starts_new_ones() -> None:
+    calls = IndexCalls(timeout=5, workers=2, name="cognition-test-stop")
+    started = threading.Event()
+    ran: list[str] = []
+
+    def slow() -> None:
+        started.set()
+        time.sleep(0.2)
+        ran.append("slow")
+
+    running = asyncio.ensure_future(calls.run_async("slow", slow))
+    await asyncio.to_thread(started.wait, 5)
+    queued = asyncio.ensure_future(calls.run_async("queued", lambda: ran.append("queued")))
+    await asyncio.sleep(0)
+    threads = _index_threads("cognition-test-stop")
+    assert len(threads) == 2
+    calls.stop()
+    await asyncio.gather(running, queued)  # what was queued before the stop still runs
+    for thread in threads:
+        thread.join(5)
+        assert not thread.is_alive()
+    assert sorted(ran) == ["queued", "slow"]
+    assert await calls.run_async("after", lambda: threading.current_thread().name) == "cognition-test-stop-1"
+    calls.stop()
+
+
+def test_closing_an_index_ends_its_thread(tmp_path: Path, chroma_port: int | None) -> None:
+    before = _index_threads("cognition-chroma")
+    index = _index(tmp_path, chroma_port)
+    index.upsert(1, "b1", Scope("group", "20001"), [1], _vectors(1), _metadatas(1))
+    mine = _index_threads("cognition-chroma") - before
+    assert mine
+    index.close()
+    for thread in mine:
+        thread.join(5)
+        assert not thread.is_alive(), thread.name
+
+
 def test_a_dropped_collection_raises_collection_missing(tmp_path: Path, chroma_port: int | None) -> None:
     generation = random.randrange(10**6, 10**7)  # the server is shared by the whole session
     bot, scope = f"b{uuid.uuid4().hex[:8]}", Scope("group", "20001")
