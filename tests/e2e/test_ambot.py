@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 import tomli
 
+# A bot project on its own embedded defaults: the server run skips it.
+pytestmark = pytest.mark.embedded_only
+
 ROOT = Path(__file__).parents[2]
 DATA = Path(__file__).parents[1] / "data"
 AMBOT = Path(sys.executable).with_name("ambot")

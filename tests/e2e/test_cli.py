@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from processes import one_line_error, only_json, run_cli
+
+# Every process here makes its own home (SQLite and embedded Chroma in tmp_path): the server run skips them.
+pytestmark = pytest.mark.embedded_only
 
 DATA = Path(__file__).parents[1] / "data"
 CONFIG_PARTS = ("config", "amrita_plugin_cognition", "config.toml")

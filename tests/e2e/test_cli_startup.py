@@ -13,7 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tomli
+
+# Nothing here opens storage: the server run skips it.
+pytestmark = pytest.mark.embedded_only
 
 ROOT = Path(__file__).parents[2]
 DATA = Path(__file__).parents[1] / "data"

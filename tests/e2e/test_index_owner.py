@@ -18,6 +18,9 @@ from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.index.owner import LOCK_FILE_NAME, OWNER_FILE_NAME
 from amrita_plugin_cognition.index.vector import ChromaVectorIndex, IndexLocked, IndexUnavailable
 
+# The lock of an embedded Chroma folder, in folders of its own: the server run skips it.
+pytestmark = pytest.mark.embedded_only
+
 SCOPE = Scope("group", "20001")
 WHAT_TO_DO = "请先停止机器人，或在机器人运行时使用不需要向量索引的命令"
 
