@@ -70,7 +70,7 @@ def problems(text: str, required: tuple[str, ...] = ()) -> list[tuple[str, str]]
         f"{USER}关注独立歌手“李明天”，于2027-06-20在南京看了李明天的专场演出。",
         "QQ号21002112（昵称当年明月）最喜欢的书是当年明月写的《明朝那些事儿》。",
         f"{USER}在自己的电脑上本地训练了一个LoRA模型。",
-        f"{USER}玩过迷你世界，也常刷今日头条。",
+        f"{USER}玩过迷你世界。",
         f"{USER}在群123456789里分享了 https://example.com/ta/today 的链接。",
     ],
 )

@@ -228,7 +228,6 @@ def test_mentions_are_ordered_and_do_not_overlap() -> None:
         "如今年轻人压力大",
         "除去年费还剩两百",
         "后天形成的习惯",
-        "明日方舟抽卡又歪了",
         "五月天演唱会",
         "我在三号楼等你",
         "你几号走",

@@ -52,8 +52,7 @@ Conventions for the ambiguous cases:
   names after 网名叫/猫叫/取名 or right after 叫 (同事叫周末, but 叫小王明天来 is a time), a festival
   after a surname (李中秋) or before 礼盒/店, 周 as a surname (周一鸣), a weekday in a sentence with a
   weekday range (周一到周五七点开门 周末八点), an @mention, a door, seat, queue or jersey number
-  (门牌是十五号, 12排15号, 号码选了23号), a festival in digits before a unit (618块), idioms (日新月异) and the few
-  brands the dev split shows recurring (明日方舟),
+  (门牌是十五号, 12排15号, 号码选了23号), a festival in digits before a unit (618块), idioms (日新月异),
   and words that only contain time characters (以前|天真, 如今|年轻人, 日本|月饼, 这周边).
   Nor shops, firms and buildings named with a time word where the grammar wants a name (星期五餐厅的牛排,
   去周三咖啡馆, 在八月照相馆, 他跳槽去了明天科技, 今日资本领投, 三月兔甜品店, 初一文创; ``names``), while a day and a
@@ -67,6 +66,8 @@ Conventions for the ambiguous cases:
   (过年必吃的菜, 元宵节少不了猜灯谜), a saying (冬至大如年), a general statement about one (过年回家最怕亲戚问工资) or
   about the years (小时候过年最开心, 以前过年, 年味越来越淡; ``festival_talk``), a work named after one (春节序曲), a
   habit adverb anywhere in the clause (中秋月饼一般什么馅最好吃), a number worn (穿23号的).
+* Limit: no title, brand, person or line of a poem is listed by name, so one that holds a time word and stands
+  outside 《》 or quotes is read as a date (明日方舟新活动, 今日头条上说, 周一围演的剧, 五月花的抽纸, 明日复明日).
 """
 
 from __future__ import annotations
