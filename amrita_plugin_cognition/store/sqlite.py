@@ -113,18 +113,32 @@ TRUNCATE_PAUSE_SECONDS = 0.1
 async def truncate_log(session: AsyncSession) -> bool:
     """Copy the write-ahead log into the database and truncate it to zero bytes, so that no old
     page image of an erased row stays in the ``-wal`` file. Tried again for a while when another
-    connection is reading; returns whether it was done (True on PostgreSQL and without WAL)."""
+    connection is reading or writing; returns whether it was done (True on PostgreSQL and without WAL).
+
+    Each try answers at once: a checkpoint that finds a reader waits the connection's whole busy
+    timeout (5 s) before it says busy, so twenty tries beside one long reader held an erasure's
+    answer for 100 s. The busy timeout is 0 during each try, on that try's connection."""
     if not _is_sqlite(session):
         return True
     for _ in range(TRUNCATE_ATTEMPTS):
-        try:
-            busy, _log, _done = (await session.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))).one()
-            await session.commit()
-        except OperationalError as error:  # locked past the busy timeout: the erasure itself is committed
-            logger.warning("[cognition] stage=sqlite wal_truncate=failed error=%s", str(error)[:200])
-            return False
-        if not busy:
+        if await _truncate_now(session):
             return True
         await asyncio.sleep(TRUNCATE_PAUSE_SECONDS)
     logger.warning("[cognition] stage=sqlite wal_truncate=busy attempts=%s", TRUNCATE_ATTEMPTS)
     return False
+
+
+async def _truncate_now(session: AsyncSession) -> bool:
+    """One checkpoint with truncation that does not wait: whether it was done. (A commit hands the
+    connection back to the pool, so the busy timeout is set and restored before it.)"""
+    waited = int((await session.execute(text("PRAGMA busy_timeout"))).scalar_one())
+    await session.execute(text("PRAGMA busy_timeout = 0"))
+    try:
+        busy, _log, _done = (await session.execute(text("PRAGMA wal_checkpoint(TRUNCATE)"))).one()
+    except OperationalError as error:  # a writer holds the lock: busy too (the erasure itself is committed)
+        logger.info("[cognition] stage=sqlite wal_truncate=locked error=%s", str(error)[:200])
+        busy = 1
+    finally:
+        await session.execute(text(f"PRAGMA busy_timeout = {waited}"))
+    await session.commit()
+    return not busy

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import sqlite3
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,7 @@ from amrita_plugin_cognition.engine import erasure, notes, profiles, switches
 from amrita_plugin_cognition.engine.historian import TOOL_NAME as HISTORIAN_TOOL
 from amrita_plugin_cognition.engine.profile_prompt import TOOL_NAME as MERGE_TOOL
 from amrita_plugin_cognition.engine.turns import InputMessage, flush_transcripts
+from amrita_plugin_cognition.store import sqlite as sqlite_store
 from amrita_plugin_cognition.store.models import (
     AuditRow,
     JobRow,
@@ -445,6 +448,30 @@ async def test_erased_text_cannot_be_read_back_from_the_sqlite_file(tmp_root, ch
     # her number is left in one place only: the audit record of the erasure ("user:<QQ>"), by design
     places = [data[max(0, at - 40) : at + 20] for at in (m.start() for m in re.finditer(person.qq.encode(), data))]
     assert places and all(f"user:{person.qq}".encode() in place for place in places), places
+
+
+@pytest.mark.embedded_only
+async def test_a_reader_holding_the_log_delays_an_erasure_by_seconds_not_minutes(tmp_root, chroma_port) -> None:
+    """The log is truncated after the erasure is committed; a reader that holds it (another
+    process's open read) makes each try say busy at once, not after the 5 s busy timeout."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot, person = new_bot(), Person()
+    await engine.memories.write(private(bot, person.qq, person.name), "user", "我在学吉他", now=NOW)
+    reader = sqlite3.connect(_database_file(engine))
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a read snapshot, held
+        started = time.monotonic()
+        report = await erasure.delete_all(engine, ErasureTarget.user(bot, person.qq), actor=Operator(), now=NOW)
+        took = time.monotonic() - started
+    finally:
+        reader.close()
+    assert not report.log_truncated and report.counts["memories"] == 1
+    assert took < 15, took  # 20 tries of 0.1 s and the erasure; it was 20 × 5 s
+    async with engine.session() as session:  # the connection's busy timeout is back
+        assert (await session.execute(text("PRAGMA busy_timeout"))).scalar_one() > 0
+    async with engine.unit_of_work() as uow:  # and with the reader gone, the log truncates
+        assert await sqlite_store.truncate_log(uow.session)
 
 
 # ----------------------------------------------------------------------------- opt-out: card merges
