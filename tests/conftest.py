@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 
 # numpy's OpenBLAS starts a thread per core that spins after each product: one spinning thread per
-# xdist worker took 40–55 s of CPU of a 3-minute run on 2 cores and starved the thread hand-offs of
-# the tests that run a state machine beside the event loop. One worker per core needs no BLAS threads
-# (set before numpy is first imported; subprocesses inherit it).
+# xdist worker took 40–55 s of CPU of a 3-minute run on 2 cores. One worker per core needs no BLAS
+# threads (set before numpy is first imported; subprocesses inherit it).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 HERE = Path(__file__).parent
