@@ -282,6 +282,9 @@ class CognitionConfig(_Settings):
     #: Attempts of one fact's vector-index work in all, with backoff between them; after the last
     #: one the row is "dead" (counted by ``status``, revived by ``ambot cognition outbox retry``).
     outbox_max_attempts: int = Field(8, ge=1, le=100)
+    #: How long a drain holds the outbox rows it took: other processes pass them by meanwhile, and
+    #: rows of a drain that died are due again after it (as ``historian.job_lease_seconds``).
+    outbox_lease_seconds: float = Field(300.0, ge=10, le=86400)
     #: Replaced versions of each chat's pinned memo kept for ``ambot cognition memo restore``.
     memo_revisions_keep: int = Field(5, ge=0, le=100)
     #: The chat's last short-term notes (the ``end`` tool's memos) injected each turn.

@@ -186,21 +186,33 @@ class IndexSync:
                 generation = await self.current_generation(force=True)
                 moment = now or datetime.now(UTC)
                 async with self._engine.unit_of_work() as uow:
-                    pending = await outbox.due(uow.session, moment, OUTBOX_BATCH)
+                    pending = await outbox.claim(
+                        uow.session, moment, OUTBOX_BATCH, self._engine.config.outbox_lease_seconds
+                    )
                     if not pending:
                         break
+                    await uow.commit()
+                async with self._engine.unit_of_work() as uow:
                     ids = [entry.memory_id for entry in pending if not outbox.is_card(entry)]
                     rows = {row.id: row for row in await repository.rows_by_ids(uow.session, ids)}
                     card_ids = [entry.memory_id for entry in pending if outbox.is_card(entry)]
                     cards = {row.id: row for row in await profile_store.rows_by_ids(uow.session, card_ids)}
-                done, failures = await self._apply(pending, rows, cards, generation)
-                if await self.current_generation(force=True) != generation:
-                    continue  # switched meanwhile by another process: apply again to the new one
+                try:
+                    done, failures = await self._apply(pending, rows, cards, generation)
+                    switched = await self.current_generation(force=True) != generation
+                except BaseException:
+                    await self._release(pending)
+                    raise
+                if switched:  # by another process meanwhile: apply again to the new one
+                    await self._release(pending)
+                    continue
                 async with self._engine.unit_of_work() as uow:
                     await outbox.complete(uow.session, done)
                     retried, dead = await outbox.fail(
                         uow.session, failures, moment, self._engine.config.outbox_max_attempts
                     )
+                    finished = {*done, *failures}
+                    await outbox.release(uow.session, [entry for entry in pending if entry.id not in finished])
                     await uow.commit()
                 applied += len(done)
                 if failures:
@@ -216,6 +228,15 @@ class IndexSync:
                 if not done:
                     break  # nothing went through: the index (or embedder) is down; backoff decides
         return applied
+
+    async def _release(self, claimed: Sequence[OutboxRow]) -> None:
+        """Give back claimed rows unfinished (best effort: their lease ends by itself)."""
+        try:
+            async with self._engine.unit_of_work() as uow:
+                await outbox.release(uow.session, claimed)
+                await uow.commit()
+        except (StoreUnavailable, OperationalError) as error:
+            log_event("outbox", level=logging.WARNING, release_failed=str(error)[:200])
 
     async def _apply(
         self,

@@ -4,15 +4,20 @@ An outbox row is written in the same transaction as the fact (or profile card pa
 its own schedule: a failure counts an attempt and sets the next one with exponential backoff
 (``domain/backoff.py``); after ``max_attempts`` it is "dead": kept with its error, counted by
 ``status``, revived by ``retry_dead``. A failing row never holds back the others.
+
+A drain leases the rows it takes, as the job queue's workers do (``claim``): for
+``outbox_lease_seconds`` their next attempt is the lease's end, so a drain in another process
+passes them by; a drain that dies leaves them due again when the lease ends, no attempt counted.
+A drain that cannot finish its rows gives them back (``release``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.backoff import after_failure
@@ -67,15 +72,51 @@ def is_card(row: OutboxRow) -> bool:
     return row.scope_kind == CARD
 
 
-async def due(session: AsyncSession, now: datetime, limit: int) -> list[OutboxRow]:
-    """Pending rows whose next attempt is due, oldest first."""
-    result = await session.execute(
-        select(OutboxRow)
-        .where(OutboxRow.state == PENDING, or_(OutboxRow.next_attempt_at.is_(None), OutboxRow.next_attempt_at <= now))
-        .order_by(OutboxRow.id)
-        .limit(limit)
+def _due(now: datetime):  # type: ignore[no-untyped-def]
+    return and_(OutboxRow.state == PENDING, or_(OutboxRow.next_attempt_at.is_(None), OutboxRow.next_attempt_at <= now))
+
+
+async def claim(session: AsyncSession, now: datetime, limit: int, lease_seconds: float) -> list[OutboxRow]:
+    """Lease the oldest due rows (at most ``limit``) until ``now + lease_seconds``; the caller
+    commits. The update checks again that each row is still due, so of two drains racing for a
+    row one gets it: PostgreSQL evaluates the condition again on a row another claim changed and
+    committed, SQLite runs one writer at a time."""
+    candidates = (
+        await session.execute(select(OutboxRow.id).where(_due(now)).order_by(OutboxRow.id).limit(limit))
+    ).scalars()
+    ids = list(candidates)
+    if not ids:
+        return []
+    lease_end = now + timedelta(seconds=lease_seconds)
+    taken = await session.execute(
+        update(OutboxRow)
+        .where(OutboxRow.id.in_(ids), _due(now))
+        .values(next_attempt_at=lease_end)
+        .returning(OutboxRow.id)
+        .execution_options(synchronize_session=False)
     )
-    return list(result.scalars())
+    claimed = list(taken.scalars())
+    if not claimed:
+        return []
+    rows = await session.execute(
+        select(OutboxRow)
+        .where(OutboxRow.id.in_(claimed))
+        .order_by(OutboxRow.id)
+        .execution_options(populate_existing=True)
+    )
+    return list(rows.scalars())
+
+
+async def release(session: AsyncSession, claimed: Sequence[OutboxRow]) -> None:
+    """Give back rows this drain claimed and did not finish: due at once, no attempt counted
+    (a row whose lease ended meanwhile, and maybe another drain's now, is left alone)."""
+    for row in claimed:
+        await session.execute(
+            update(OutboxRow)
+            .where(OutboxRow.id == row.id, OutboxRow.state == PENDING, OutboxRow.next_attempt_at == row.next_attempt_at)
+            .values(next_attempt_at=None)
+            .execution_options(synchronize_session=False)
+        )
 
 
 async def complete(session: AsyncSession, outbox_ids: Sequence[int]) -> None:
