@@ -27,14 +27,13 @@ import os
 import re
 import sys
 import types
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
+from .config_renames import _RENAMED_BY_OLD, RENAMED_KEYS, RenamedKey, _move_renamed, _Source, _warn_renamed
 from .domain.records import parse_chat_key
 from .errors import ConfigurationError
 
@@ -48,93 +47,22 @@ ENV_PREFIX = "COGNITION_"
 #: The one prefixed variable that is not an override: where the file is.
 CONFIG_ENV = f"{ENV_PREFIX}CONFIG"
 
+__all__ = [
+    "CONFIG_ENV",
+    "ENV_PREFIX",
+    "RENAMED_KEYS",
+    "ChromaSettings",
+    "CognitionConfig",
+    "EmbedderSettings",
+    "HistorianSettings",
+    "LLMSettings",
+    "ProfileSettings",
+    "RecallSettings",
+    "RenamedKey",
+    "load_config",
+]
+
 logger = logging.getLogger("cognition")
-
-
-@dataclass(frozen=True)
-class RenamedKey:
-    """A key that was renamed: files and environment variables with the old name keep working
-    (the value moves to the new key, converted when the meaning of the number changed), and
-    ``load_config`` logs one warning naming old → new."""
-
-    old: str
-    new: str
-    #: The old value as the new key takes it (None: the same value).
-    convert: Callable[[Any], Any] | None = None
-
-
-def _retries_to_attempts(value: Any) -> Any:
-    """``job_max_retries`` counted the attempts after the first one; ``job_max_attempts`` counts all."""
-    return value + 1 if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-#: Every renamed key, dotted (issue 21: one queue vocabulary — attempts, lease, dead — and names
-#: that say their unit: ``<thing>_<unit>``, ``<things>_keep`` for how many are kept).
-RENAMED_KEYS: tuple[RenamedKey, ...] = (
-    RenamedKey("embedder.timeout", "embedder.timeout_seconds"),
-    RenamedKey("historian.stale_job_timeout_seconds", "historian.job_lease_seconds"),
-    RenamedKey("historian.job_max_retries", "historian.job_max_attempts", _retries_to_attempts),
-    RenamedKey("historian.failed_jobs_keep", "historian.dead_jobs_keep"),
-    RenamedKey("historian.failed_jobs_keep_days", "historian.dead_jobs_keep_days"),
-    RenamedKey("historian.source_message_max_len", "historian.source_message_max_chars"),
-    RenamedKey("profiles.revision_keep", "profiles.revisions_keep"),
-)
-_RENAMED_BY_OLD = {renamed.old: renamed for renamed in RENAMED_KEYS}
-
-
-def _move_renamed(data: dict[str, Any], source: _Source | None = None) -> dict[str, Any]:
-    """``data`` (a copy, when anything moves) with every old key under its new name. When both
-    are given the new one wins. With a ``source``, each move is logged (one warning per key)."""
-    moved = data
-    for renamed in RENAMED_KEYS:
-        *sections, old = renamed.old.split(".")
-        new = renamed.new.rsplit(".", 1)[-1]
-        holder: Any = moved
-        for section in sections:
-            holder = holder.get(section) if isinstance(holder, dict) else None
-        if not isinstance(holder, dict) or old not in holder:
-            continue
-        if moved is data:  # copy the path down to the section before changing it
-            moved = dict(data)
-        holder = moved
-        for section in sections:
-            holder[section] = dict(holder[section])
-            holder = holder[section]
-        value = holder.pop(old)
-        both = new in holder
-        if not both:
-            holder[new] = renamed.convert(value) if renamed.convert else value
-        if source is not None:
-            _warn_renamed(renamed, source, both, value, holder[new])
-    return moved
-
-
-#: The renames already logged, by (source, old key, both): a file is read on every reload and
-#: once more for the WebUI, and the owner is told once per process, not on every read.
-_warned_renamed: set[tuple[str, str, bool]] = set()
-
-
-def _warn_renamed(renamed: RenamedKey, source: _Source, both: bool, old_value: Any, new_value: Any) -> None:
-    seen = (source.en, renamed.old, both)
-    if seen in _warned_renamed:
-        return
-    _warned_renamed.add(seen)
-    if both:
-        logger.warning(
-            "[cognition] stage=config_renamed old=%s new=%s both=1 %s：配置项 %s 已改名为 %s，两者都写了，"
-            "用 %s 的值，%s 被忽略，请删掉它 / %s: config key %s is now %s; both are set, %s wins and %s is "
-            "ignored: remove it",
-            renamed.old, renamed.new, source.zh, renamed.old, renamed.new, renamed.new, renamed.old,
-            source.en, renamed.old, renamed.new, renamed.new, renamed.old,
-        )  # fmt: skip
-        return
-    shown = "" if old_value == new_value else f" ({old_value!r} → {new_value!r})"
-    logger.warning(
-        "[cognition] stage=config_renamed old=%s new=%s both=0 %s：配置项 %s 已改名为 %s，值已沿用%s，"
-        "请改用新名字 / %s: config key %s is now %s, its value is kept%s: please use the new name",
-        renamed.old, renamed.new, source.zh, renamed.old, renamed.new, shown,
-        source.en, renamed.old, renamed.new, shown,
-    )  # fmt: skip
 
 
 class _Settings(BaseModel):
@@ -323,22 +251,6 @@ class CognitionConfig(_Settings):
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-@dataclass(frozen=True)
-class _Source:
-    """Where a value came from, as named in error messages."""
-
-    zh: str
-    en: str
-
-    @classmethod
-    def file(cls, path: Path) -> _Source:
-        return cls(f"配置文件 {path}", str(path))
-
-    @classmethod
-    def env(cls, name: str) -> _Source:
-        return cls(f"环境变量 {name}", f"environment variable {name}")
 
 
 def _section_model(field: FieldInfo) -> type[BaseModel] | None:

@@ -15,7 +15,7 @@ import pytest
 import tomli
 from log_capture import CognitionLog, capturing
 
-from amrita_plugin_cognition import config
+from amrita_plugin_cognition import config_renames
 from amrita_plugin_cognition.config import RENAMED_KEYS, CognitionConfig, load_config
 from amrita_plugin_cognition.config_form import DESCRIPTIONS, UNITS, default_file_text, settings_document
 from amrita_plugin_cognition.errors import ConfigurationError
@@ -43,7 +43,7 @@ class _Warnings(CognitionLog):
 
 @pytest.fixture
 def warnings(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Warnings]:
-    monkeypatch.setattr(config, "_warned_renamed", set())
+    monkeypatch.setattr(config_renames, "_warned_renamed", set())
     with capturing(_Warnings()) as handler:
         yield handler
 
