@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class LLMSettings(BaseModel):
-    #: Strict like every section of the configuration (``config._Settings``): a value of another type is refused.
+    #: Strict like every section of the configuration (``config_schema._Settings``): a value of another type is refused.
     model_config = ConfigDict(extra="forbid", strict=True)
 
     #: Name of the amrita_core model preset every background LLM call uses; empty = the chat's

@@ -1,0 +1,204 @@
+"""The typed schema of the configuration: every key, its type, its range and its default,
+documented in one place.
+
+One pydantic model per section (``embedder``, ``chroma``, ``recall``, ``llm``, ``historian``,
+``profiles``) under ``CognitionConfig``, each strict (a key takes only its own type) and closed
+(an unknown key is an error). The models validate values only: where they come from (the file,
+the environment, ``${NAME}`` references) and how errors name them is the loader's (``config``);
+old key names are moved to their new ones by ``config_renames``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .config_renames import _move_renamed
+from .domain.records import parse_chat_key
+from .llm.settings import LLMSettings
+
+
+class _Settings(BaseModel):
+    """Base of every settings section: a key the model does not know is an error, and a value is
+    taken only as its own type (strict: ``enable = "yes"`` or ``top_k = "8"`` is refused, naming
+    the key, instead of being read as true or 8; a whole number is a valid float)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class EmbedderSettings(_Settings):
+    provider: Literal["local", "openai", "ollama"] = "local"
+    url: str = ""
+    api_key: str = ""
+    model: str = ""
+    dimensions: int = Field(0, ge=0)
+    batch_size: int = Field(64, ge=1, le=2048)
+    #: One embedding request gives up after this long.
+    timeout_seconds: float = Field(15.0, gt=0)
+    #: CPU threads for the local model.
+    threads: int = Field(1, ge=1, le=64)
+    #: What to do when the stored fingerprint differs from the configured embedder.
+    on_mismatch: Literal["auto", "ask", "never"] = "auto"
+    query_cache_seconds: float = Field(300.0, ge=0)
+
+
+class ChromaSettings(_Settings):
+    mode: Literal["embedded", "server"] = "embedded"
+    #: Embedded: folder (relative paths are under the data folder).
+    path: str = "chroma"
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    ssl: bool = False
+    headers: dict[str, str] = Field(default_factory=dict)
+    tenant: str = "default_tenant"
+    database: str = "default_database"
+    #: Both modes: a call that takes longer is given up and vector search is off until it returns
+    #: (a hung server degrades like a dead one).
+    call_timeout_seconds: float = Field(120.0, ge=1, le=3600)
+
+
+class RecallSettings(_Settings):
+    top_k: int = Field(8, ge=1, le=50)
+    candidates: int = Field(50, ge=5, le=500)
+    #: "score": weighted sum of normalised scores (measured best); "rrf": reciprocal-rank fusion.
+    fusion: Literal["score", "rrf"] = "score"
+    dense_normalisation: Literal["minmax", "ratio"] = "minmax"
+    vector_weight: float = Field(0.6, ge=0)
+    keyword_weight: float = Field(0.4, ge=0)
+    rrf_k: float = Field(60.0, gt=0)
+    #: Added to the relevance of facts said by someone the query names.
+    speaker_boost: float = Field(0.3, ge=0, le=5)
+    recency_floor: float = Field(0.85, ge=0, le=1)
+    recency_min_similarity: float = Field(0.3, ge=-1, le=1)
+    mmr_lambda: float = Field(0.7, ge=0, le=1)
+    #: Pseudo-relevance feedback: candidates close to the best few keep more of their score (0 = off).
+    feedback_weight: float = Field(2.0, ge=0, le=10)
+    feedback_docs: int = Field(3, ge=1, le=20)
+    #: Queries this short (in characters) get the previous message as context.
+    short_query_chars: int = Field(20, ge=0)
+    #: Token budget of the injected memory block.
+    token_budget: int = Field(1200, ge=100, le=32000)
+    current_group_boost: float = Field(1.15, ge=1)
+    current_private_boost: float = Field(1.25, ge=1)
+
+
+class HistorianSettings(_Settings):
+    """The historian: the ``end`` tool's jobs and transcript capture, turned into absolute facts."""
+
+    #: Which turns reach the historian: "end" (only what the model hands to the ``end`` tool),
+    #: "transcript" (turns are extracted from the transcript, ``end`` only writes notes), or
+    #: "both" (``end`` when the model calls it; otherwise the turn is extracted from the transcript).
+    capture: Literal["end", "transcript", "both"] = "both"
+    #: amrita_core model preset of the historian's calls; empty = ``llm.preset`` (the chat's default).
+    preset: str = ""
+    #: Jobs in flight at once in this process.
+    max_concurrency: int = Field(4, ge=1, le=64)
+    #: How often the queue is polled (an enqueue wakes the workers at once as well).
+    poll_interval_seconds: float = Field(5.0, ge=0.2, le=3600)
+    #: How long a worker's lease on a job lasts (renewed while it runs); a lease that runs out (its
+    #: worker died or hung) is recovered and the job run again, counting one attempt.
+    job_lease_seconds: float = Field(600.0, ge=10, le=86400)
+    #: Attempts of a job in all (the first one included), with exponential backoff between them;
+    #: after the last one the job is "dead" (kept with its error, revived by ``jobs retry``).
+    job_max_attempts: int = Field(4, ge=1, le=21)
+    #: Dead jobs kept (newest first) and for how long, for ``ambot cognition jobs``.
+    dead_jobs_keep: int = Field(1000, ge=0)
+    dead_jobs_keep_days: float = Field(30.0, ge=0)
+    #: Recent messages of the chat a job carries for disambiguation, each clipped to
+    #: ``source_message_max_chars`` characters (the current input batch too).
+    recent_messages_k: int = Field(10, ge=0, le=100)
+    source_message_max_chars: int = Field(500, ge=20, le=10000)
+    #: Transcript capture: a chat's turns without ``end`` are extracted in one call once this
+    #: many wait, or once the chat has been quiet for ``transcript_pause_seconds``.
+    transcript_batch_turns: int = Field(8, ge=1, le=100)
+    transcript_pause_seconds: float = Field(120.0, ge=1, le=86400)
+    #: Short-term notes and transcript turns kept per chat (older ones are trimmed while idle).
+    notes_keep: int = Field(200, ge=1, le=100000)
+    turns_keep: int = Field(200, ge=1, le=100000)
+
+
+class ProfileSettings(_Settings):
+    """Profile cards: the replaced versions kept per card, each section's length limit, the merge."""
+
+    #: Replaced versions kept per card (``ambot cognition profile restore``).
+    revisions_keep: int = Field(5, ge=0, le=100)
+    evaluation_max_chars: int = Field(200, ge=20, le=5000)
+    body_max_chars: int = Field(800, ge=50, le=20000)
+    roast_max_chars: int = Field(80, ge=10, le=1000)
+    #: The historian's merge step: after a job writes facts, each card they touch is merged by
+    #: the model (off: cards change only by restore, the CLI and the Python API).
+    merge: bool = True
+    #: A merge waits this long after the first job that asks for it; the jobs for the same card
+    #: within the window become one merge (one model call).
+    merge_window_seconds: float = Field(600.0, ge=0, le=86400)
+    #: amrita_core model preset of the merge calls; empty = ``historian.preset``.
+    merge_preset: str = ""
+    #: Past facts of the entity (the closest to the new observations) shown to each merge.
+    merge_top_k: int = Field(20, ge=1, le=200)
+
+
+class CognitionConfig(_Settings):
+    #: Master switch of the plugin (hook, tools, commands).
+    enable: bool = True
+    #: "strict": each group sees only its own memories; "open": groups see each other's too.
+    scope_policy: Literal["strict", "open"] = "strict"
+    #: Time zone used to show times to the model and to users.
+    timezone: str = "Asia/Shanghai"
+    #: Data folder; empty = the plugin folder nonebot-plugin-localstore assigns.
+    data_dir: str = ""
+    memo_max_chars: int = Field(1000, ge=50, le=20000)
+    memory_max_chars: int = Field(500, ge=20, le=5000)
+    pins_max_per_scope: int = Field(50, ge=1, le=1000)
+    memories_max_per_scope: int = Field(100000, ge=10)
+    #: Chats where the plugin is off, e.g. ["group:20001", "private:10001"].
+    disabled_scopes: list[str] = Field(default_factory=list)
+    outbox_interval_seconds: float = Field(30.0, ge=1)
+    #: The per-turn memory lookup gives up after this long and the reply goes on without memory.
+    hook_timeout_seconds: float = Field(5.0, ge=0.1, le=120)
+    #: Within a turn's memory lookup, the vector side (embedding + Chroma) gets at most this
+    #: share of ``hook_timeout_seconds``; when it misses, the turn keeps the keyword results.
+    vector_budget_share: float = Field(0.6, gt=0, le=1)
+    #: Every tool call and chat command of the plugin gives up after this long (answering so).
+    tool_timeout_seconds: float = Field(20.0, ge=1, le=600)
+    #: Attempts of one fact's vector-index work in all, with backoff between them; after the last
+    #: one the row is "dead" (counted by ``status``, revived by ``ambot cognition outbox retry``).
+    outbox_max_attempts: int = Field(8, ge=1, le=100)
+    #: How long a drain holds the outbox rows it took: other processes pass them by meanwhile, and
+    #: rows of a drain that died are due again after it (as ``historian.job_lease_seconds``).
+    outbox_lease_seconds: float = Field(300.0, ge=10, le=86400)
+    #: Replaced versions of each chat's pinned memo kept for ``ambot cognition memo restore``.
+    memo_revisions_keep: int = Field(5, ge=0, le=100)
+    #: The chat's last short-term notes (the ``end`` tool's memos) injected each turn.
+    recent_notes_inject_k: int = Field(30, ge=0, le=500)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    chroma: ChromaSettings = Field(default_factory=ChromaSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    historian: HistorianSettings = Field(default_factory=HistorianSettings)
+    profiles: ProfileSettings = Field(default_factory=ProfileSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: Any) -> Any:
+        """Old key names (``RENAMED_KEYS``) under their new names, silently: ``load_config`` has
+        warned already; this covers the WebUI's class reading the file as written."""
+        return _move_renamed(data) if isinstance(data, dict) else data
+
+    @field_validator("timezone")
+    @classmethod
+    def _check_timezone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as error:
+            raise ValueError(f"unknown time zone {value!r}") from error
+        return value
+
+    @field_validator("disabled_scopes")
+    @classmethod
+    def _check_scopes(cls, value: list[str]) -> list[str]:
+        for key in value:
+            parse_chat_key(key)  # 'group:<QQ number>' or 'private:<QQ number>', else a ValueError
+        return value
