@@ -8,6 +8,7 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -37,19 +38,29 @@ async def test_run_async_runs_on_the_index_thread_and_nested_calls_do_not_wait_f
     assert await calls.run_async("outer", outer) == ("cognition-chroma", "cognition-chroma")
 
 
-async def test_a_cancelled_caller_s_queued_call_never_runs() -> None:
-    calls = EmbeddedCalls(timeout=5)
-    release, busy = threading.Event(), threading.Event()
+async def _running_and_queued(
+    calls: IndexCalls, hold: Callable[[], object]
+) -> tuple[asyncio.Future[object], asyncio.Future[object], list[str]]:
+    """A call that runs ``hold`` on an index thread, and a call queued behind it (once the first
+    has started); each adds its name ("running", "queued") to the list returned when it runs."""
+    started = threading.Event()
     ran: list[str] = []
 
-    def blocker() -> None:
-        busy.set()
-        release.wait(5)
-        ran.append("blocker")
+    def running() -> None:
+        started.set()
+        hold()
+        ran.append("running")
 
-    first = asyncio.ensure_future(calls.run_async("blocker", blocker))
-    await asyncio.to_thread(busy.wait, 5)
+    first = asyncio.ensure_future(calls.run_async("running", running))
+    await asyncio.to_thread(started.wait, 5)
     second = asyncio.ensure_future(calls.run_async("queued", lambda: ran.append("queued")))
+    return first, second, ran
+
+
+async def test_a_cancelled_caller_s_queued_call_never_runs() -> None:
+    calls = EmbeddedCalls(timeout=5)
+    release = threading.Event()
+    first, second, ran = await _running_and_queued(calls, lambda: release.wait(5))
     await asyncio.sleep(0.05)
     second.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -57,7 +68,7 @@ async def test_a_cancelled_caller_s_queued_call_never_runs() -> None:
     release.set()
     await first
     assert await calls.run_async("after", lambda: "done") == "done"  # the queue moved past it
-    assert ran == ["blocker"]
+    assert ran == ["running"]
 
 
 async def test_run_async_gives_up_at_the_deadline_and_fails_fast_until_the_call_returns() -> None:
@@ -136,17 +147,7 @@ def _index_threads(prefix: str) -> set[threading.Thread]:
 
 async def test_a_stopped_index_ends_its_threads_after_the_queued_calls_and_a_later_call_starts_new_ones() -> None:
     calls = IndexCalls(timeout=5, workers=2, name="cognition-test-stop")
-    started = threading.Event()
-    ran: list[str] = []
-
-    def slow() -> None:
-        started.set()
-        time.sleep(0.2)
-        ran.append("slow")
-
-    running = asyncio.ensure_future(calls.run_async("slow", slow))
-    await asyncio.to_thread(started.wait, 5)
-    queued = asyncio.ensure_future(calls.run_async("queued", lambda: ran.append("queued")))
+    running, queued, ran = await _running_and_queued(calls, lambda: time.sleep(0.2))
     await asyncio.sleep(0)
     threads = _index_threads("cognition-test-stop")
     assert len(threads) == 2
@@ -155,7 +156,7 @@ async def test_a_stopped_index_ends_its_threads_after_the_queued_calls_and_a_lat
     for thread in threads:
         thread.join(5)
         assert not thread.is_alive()
-    assert sorted(ran) == ["queued", "slow"]
+    assert sorted(ran) == ["queued", "running"]
     assert await calls.run_async("after", lambda: threading.current_thread().name) == "cognition-test-stop-1"
     calls.stop()
 
