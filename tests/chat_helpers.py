@@ -88,9 +88,9 @@ class FakeQQ:
 
 def _as_read(message: Any) -> str:
     """A sent message as the chat shows it: the quote of the message it answers is no text of its own."""
-    from nonebot.adapters.onebot.v11 import Message
+    from nonebot.adapters.onebot.v11 import Message, MessageSegment
 
-    if isinstance(message, str) or not (isinstance(message, Message) or hasattr(message, "type")):
+    if not isinstance(message, (Message, MessageSegment)):
         return str(message)
     return "".join(
         segment.data["text"] if segment.is_text() else str(segment) for segment in Message(message).exclude("reply")

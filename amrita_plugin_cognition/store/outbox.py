@@ -81,30 +81,15 @@ async def claim(session: AsyncSession, now: datetime, limit: int, lease_seconds:
     commits. The update checks again that each row is still due, so of two drains racing for a
     row one gets it: PostgreSQL evaluates the condition again on a row another claim changed and
     committed, SQLite runs one writer at a time."""
-    candidates = (
-        await session.execute(select(OutboxRow.id).where(_due(now)).order_by(OutboxRow.id).limit(limit))
-    ).scalars()
-    ids = list(candidates)
-    if not ids:
-        return []
-    lease_end = now + timedelta(seconds=lease_seconds)
+    oldest = select(OutboxRow.id).where(_due(now)).order_by(OutboxRow.id).limit(limit)
     taken = await session.execute(
         update(OutboxRow)
-        .where(OutboxRow.id.in_(ids), _due(now))
-        .values(next_attempt_at=lease_end)
-        .returning(OutboxRow.id)
-        .execution_options(synchronize_session=False)
+        .where(OutboxRow.id.in_(oldest.scalar_subquery()), _due(now))
+        .values(next_attempt_at=now + timedelta(seconds=lease_seconds))
+        .returning(OutboxRow)
+        .execution_options(synchronize_session=False, populate_existing=True)
     )
-    claimed = list(taken.scalars())
-    if not claimed:
-        return []
-    rows = await session.execute(
-        select(OutboxRow)
-        .where(OutboxRow.id.in_(claimed))
-        .order_by(OutboxRow.id)
-        .execution_options(populate_existing=True)
-    )
-    return list(rows.scalars())
+    return sorted(taken.scalars(), key=lambda row: row.id)
 
 
 async def release(session: AsyncSession, claimed: Sequence[OutboxRow]) -> None:
