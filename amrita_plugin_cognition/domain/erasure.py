@@ -15,7 +15,8 @@ Three targets, each within one bot account:
   reason when that was them;
 * the **bot** account: everything it holds.
 
-Profile cards: a chat takes the group's card (a private chat: its user's private part); a user takes
+Profile cards: a chat takes the group's card (a private chat: its user's private part, and of the
+user's queued merge job only that part: ``merge_job_without_part``); a user takes
 every part of their card (cross-group, private, one per group under ``strict``), and from every
 other card of the bot the sentences (and tags, names) that name them; a card left with nothing is
 deleted, a kept version naming them too; the cards built from an erased fact are rebuilt from the
@@ -145,6 +146,21 @@ def scrub_job(payload: dict[str, Any], user_id: str, matcher: PersonMatcher | No
     if payload.get("turns") and not scrubbed.get("turns"):
         return None
     return scrubbed if scrubbed != payload else payload
+
+
+def merge_job_without_part(payload: dict[str, Any], part: str) -> dict[str, Any] | None:
+    """A card's queued merge job (``profile_queue``: new fact ids per part, the parts to rebuild)
+    without ``part``, which an erasure deleted: ``None`` when it names no other part. A user's
+    merge job lives in their private chat's scope, yet a delete-all of that chat takes only the
+    card's private part: the job stays for the others, above all their rebuild after a forget,
+    which alone takes a forgotten fact off the text they still show."""
+    parts = payload.get("parts")
+    kept_parts = {name: ids for name, ids in parts.items() if name != part} if isinstance(parts, dict) else {}
+    rebuild = payload.get("rebuild")
+    kept_rebuild = [name for name in rebuild if name != part] if isinstance(rebuild, list) else []
+    if not kept_parts and not kept_rebuild:
+        return None
+    return {**payload, "parts": kept_parts, "rebuild": kept_rebuild}
 
 
 #: What a delete-all of a user leaves by design, and how to remove it (chat and CLI answers).

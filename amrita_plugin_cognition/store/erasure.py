@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.erasure import ErasureTarget, scrub_job
+from ..domain.erasure import ErasureTarget, merge_job_without_part, scrub_job
+from ..domain.job_kinds import MERGE_JOB
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
 from . import jobs, keyword, outbox, people, profile_erasure, repository, turns
@@ -217,6 +218,8 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget, matcher: Per
     what it read before the erasure (its lease is gone) and the job runs again on what is left."""
     if target.kind != "user":
         clause = _whole_chats(JobRow, target)
+        if target.kind == "chat" and target.scope is not None and not target.scope.is_group:
+            clause = and_(clause, JobRow.id.not_in(await _keep_card_merge_job(session, clause)))
         result = await session.execute(delete(JobRow).where(clause).execution_options(synchronize_session=False))
         return int(result.rowcount or 0)  # type: ignore[attr-defined]
     chat = target.private_chat
@@ -248,6 +251,23 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget, matcher: Per
     for chunk in _chunks(dropped):
         await session.execute(delete(JobRow).where(JobRow.id.in_(chunk)).execution_options(synchronize_session=False))
     return len(dropped)
+
+
+async def _keep_card_merge_job(session: AsyncSession, in_chat: Any) -> list[int]:
+    """A private chat's erasure takes its user's private card part, not the card: their queued
+    merge job (in this chat's scope) is kept for the other parts (``merge_job_without_part``),
+    handed back to the queue if it was running. Returns the ids of the jobs kept."""
+    result = await session.execute(
+        select(JobRow.id, JobRow.payload, JobRow.state).where(in_chat, JobRow.kind == MERGE_JOB)
+    )
+    kept: list[int] = []
+    for job_id, text, state in result.all():
+        payload = jobs.readable_payload(text)
+        left = None if payload is None else merge_job_without_part(payload, "private")
+        if left is not None:
+            await session.execute(update(JobRow).where(JobRow.id == job_id).values(**jobs.rewritten(left, state)))
+            kept.append(job_id)
+    return kept
 
 
 async def _erase_memos(

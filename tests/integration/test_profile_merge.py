@@ -670,6 +670,40 @@ async def test_a_delete_all_rebuilds_the_cards_left_that_used_its_facts(tmp_root
     assert await profiles.get_parts(engine, bot, "user", "10001") == [private_part]
 
 
+async def test_erasing_a_users_private_chat_keeps_the_rebuild_a_forget_asked_for_their_group_part(
+    tmp_root, chroma_port, model
+) -> None:
+    """A user's merge job lives in their private chat's scope. Erasing that chat takes the card's
+    private part, not the job's other parts: the rebuild a forget asked for the group part still
+    runs, and the group part no longer says the forgotten fact."""
+    from amrita_plugin_cognition.domain.erasure import ErasureTarget
+    from amrita_plugin_cognition.engine.erasure import delete_all
+
+    engine = await merge_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    in_group = group(bot, "30001", "10001", "小明")
+    await end(engine, in_group, LIKES, PLAYS)
+    await end(engine, private(bot, "10001", "小明"), PRIVATE)
+    await engine.historian.run_until_idle(NOW)
+    await engine.historian.run_until_idle(LATER)
+    (group_part,) = [part for part in await profiles.get_parts(engine, bot, "user", "10001") if part.part != "private"]
+    assert LIKES in group_part.body
+
+    await engine.governance.forget(in_group, await _memory_id(engine, bot, LIKES), now=LATER)
+    report = await delete_all(engine, ErasureTarget.chat(bot, Scope("private", "10001")), Operator(), now=LATER)
+    assert report.counts["jobs"] == 0  # the merge job was kept, for the group part
+    (job,) = [job for job in await _merge_jobs(engine, bot) if job.scope_kind == "private"]  # and the group's card
+    payload = profile_queue.payload_of(job.payload)
+    assert payload["rebuild"] == [group_part.part] and "private" not in payload["parts"]
+
+    model.merges = [rebuild_card, rebuild_card]  # the group's card and his part in the group
+    await engine.historian.run_until_idle(LATER)
+    assert await profiles.get(engine, bot, "user", "10001", "private") is None
+    rebuilt = await profiles.get(engine, bot, "user", "10001", group_part.part)
+    assert rebuilt is not None and LIKES not in rebuilt.body and PLAYS in rebuilt.body
+    assert await _merge_jobs(engine, bot) == []
+
+
 def unchanged_card(request: dict[str, Any]) -> dict[str, Any]:
     """A rebuild that returns the current card as the prompt shows it, word for word."""
     prompt = user_prompt(request)
