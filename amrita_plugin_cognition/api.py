@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from .domain.visibility import visibility_for as visibility_for
     from .engine.backup import BackupInfo as BackupInfo
     from .engine.context import BuiltContext as BuiltContext
+    from .engine.decay import SweepReport as SweepReport
     from .engine.erasure import ErasureReport as ErasureReport
     from .engine.factory import build_engine as build_engine
     from .engine.historian_call import opinion_asker as opinion_asker
@@ -94,6 +95,7 @@ if TYPE_CHECKING:
     from .engine.search import RelevanceFloor as RelevanceFloor
     from .engine.search import SearchResult as SearchResult
     from .engine.service import CognitionEngine as CognitionEngine
+    from .engine.services import DecayService as DecayService
     from .engine.services import GovernanceService as GovernanceService
     from .engine.services import IndexService as IndexService
     from .engine.services import JobService as JobService
@@ -137,6 +139,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "IndexService": (".engine.services", "IndexService"),
     "JobService": (".engine.services", "JobService"),
     "TurnService": (".engine.services", "TurnService"),
+    "DecayService": (".engine.services", "DecayService"),
     "CognitionConfig": (".config", "CognitionConfig"),
     "ProfileSettings": (".config", "ProfileSettings"),
     # What the services return
@@ -150,6 +153,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CardHit": (".engine.profile_search", "CardHit"),
     "CardSearchResult": (".engine.profile_search", "CardSearchResult"),
     "BuiltContext": (".engine.context", "BuiltContext"),
+    "SweepReport": (".engine.decay", "SweepReport"),
     "EndResult": (".engine.turns", "EndResult"),
     "InputMessage": (".engine.turns", "InputMessage"),
     "Pin": (".engine.notes", "Pin"),
@@ -271,6 +275,7 @@ __all__ = [
     "ConfigurationError",
     "ConsentAnswer",
     "ConsentVerdict",
+    "DecayService",
     "EmbedderUnavailable",
     "EndResult",
     "EngineUnavailable",
@@ -319,6 +324,7 @@ __all__ = [
     "SearchResult",
     "SecondOpinion",
     "StoreUnavailable",
+    "SweepReport",
     "SwitchChange",
     "TurnService",
     "WriteResult",

@@ -115,6 +115,12 @@ DESCRIPTIONS: dict[str, str] = {
     "profiles.merge_window_seconds": "同一张画像在这段时间内的多次更新合并为一次模型调用",
     "profiles.merge_preset": "更新画像使用的 Amrita 模型预设；空 = historian.preset",
     "profiles.merge_top_k": "每次更新画像时参考的该对象的历史记忆条数",
+    "consolidation": "空闲时整理记忆库",
+    "consolidation.sweep_interval_hours": "记忆衰减扫描的间隔（从上一轮扫完算起）；0 = 只由 ambot cognition sweep 运行",
+    "consolidation.short_term_days": "低重要度记忆的寿命，到期即过期（可在 expired_keep_days 内恢复）",
+    "consolidation.long_term_days": "高重要度记忆的寿命，到期降为中；中等的寿命是两者的几何平均，到期降为低",
+    "consolidation.expired_keep_days": "过期记忆可恢复的天数，之后永久删除",
+    "consolidation.sweep_batch_size": "衰减扫描每批（一个事务）读取的记忆条数",
 }
 
 
@@ -167,6 +173,11 @@ UNITS: dict[str, str] = {
     "profiles.roast_max_chars": "字",
     "profiles.merge_window_seconds": "秒",
     "profiles.merge_top_k": "条",
+    "consolidation.sweep_interval_hours": "小时",
+    "consolidation.short_term_days": "天",
+    "consolidation.long_term_days": "天",
+    "consolidation.expired_keep_days": "天",
+    "consolidation.sweep_batch_size": "条",
 }
 #: Numeric keys that are plain numbers on purpose (no unit to name).
 UNITLESS = frozenset(

@@ -138,6 +138,30 @@ class ProfileSettings(_Settings):
     merge_top_k: int = Field(20, ge=1, le=200)
 
 
+class ConsolidationSettings(_Settings):
+    """Tidying the memory bank while the chats are quiet."""
+
+    # The decay sweep (``domain/decay.py``)
+    #: The sweep runs every this many hours, counted from the last finished pass (kept in SQL, so
+    #: restarts do not postpone it); 0 = only by ``ambot cognition sweep``.
+    sweep_interval_hours: float = Field(24.0, ge=0, le=8760)
+    #: Days a low-importance memory lives; then it expires.
+    short_term_days: float = Field(7.0, gt=0, le=36500)
+    #: Days a high-importance memory lives; then it becomes medium. Medium lives the geometric
+    #: mean of the two (about 25 days at the defaults), then becomes low.
+    long_term_days: float = Field(90.0, gt=0, le=36500)
+    #: Days an expired memory can be restored (``ambot cognition expired restore``); then it is purged.
+    expired_keep_days: float = Field(30.0, ge=0, le=36500)
+    #: Memories read per batch (one transaction) of the sweep.
+    sweep_batch_size: int = Field(1000, ge=10, le=20000)
+
+    @model_validator(mode="after")
+    def _lifetimes_ordered(self) -> ConsolidationSettings:
+        if self.short_term_days > self.long_term_days:
+            raise ValueError("short_term_days must not exceed long_term_days")
+        return self
+
+
 class CognitionConfig(_Settings):
     #: Master switch of the plugin (hook, tools, commands).
     enable: bool = True
@@ -177,6 +201,7 @@ class CognitionConfig(_Settings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     historian: HistorianSettings = Field(default_factory=HistorianSettings)
     profiles: ProfileSettings = Field(default_factory=ProfileSettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
 
     @model_validator(mode="before")
     @classmethod

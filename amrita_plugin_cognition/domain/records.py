@@ -43,6 +43,9 @@ class MemoryStatus(StrEnum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     FORGOTTEN = "forgotten"
+    #: Retired by the decay sweep (``domain/decay.py``): out of both indices, never recalled or
+    #: listed as active; restorable until it is purged ``consolidation.expired_keep_days`` later.
+    EXPIRED = "expired"
 
 
 class MemoryKind(StrEnum):

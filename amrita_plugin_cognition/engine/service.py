@@ -68,6 +68,7 @@ from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
 from .services import (
+    DecayService,
     GovernanceService,
     IndexService,
     JobService,
@@ -132,6 +133,7 @@ class CognitionEngine:
         self.index = IndexService(self)
         self.jobs = JobService(self)
         self.turns = TurnService(self)
+        self.decay = DecayService(self)
 
     @property
     def config(self) -> CognitionConfig:
