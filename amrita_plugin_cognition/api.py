@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .domain.consent import Answer as ConsentAnswer
     from .domain.consent import Verdict as ConsentVerdict
     from .domain.consent import judge as judge_consent
+    from .domain.decay import purge_date as expired_purge_date
     from .domain.erasure import ErasureTarget as ErasureTarget
     from .domain.gate import KIND_LABELS as GATE_KIND_LABELS
     from .domain.gate import check_fact as check_fact
@@ -190,6 +191,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "UTC": (".domain.clock", "UTC"),
     "as_utc": (".domain.clock", "as_utc"),
     "ErasureTarget": (".domain.erasure", "ErasureTarget"),
+    "expired_purge_date": (".domain.decay", "purge_date"),
     "Actor": (".domain.permissions", "Actor"),
     "Operator": (".domain.permissions", "Operator"),
     "check_erase": (".domain.permissions", "check_erase"),
@@ -337,6 +339,7 @@ __all__ = [
     "check_fact",
     "clean_text",
     "describe_source",
+    "expired_purge_date",
     "first_date",
     "group_part",
     "happened_label",

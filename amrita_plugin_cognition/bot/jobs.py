@@ -1,5 +1,5 @@
-"""Background work of the bot: the periodic vector-index catch-up, the startup repair and the
-historian's queue poll.
+"""Background work of the bot: the periodic vector-index catch-up, the startup repair, the
+historian's queue poll and the decay sweep's check.
 
 Drains after each write are started by the engine itself (the unit of work's after-commit
 handler), whoever made the write."""
@@ -39,3 +39,22 @@ async def historian_tick(engine: CognitionEngine) -> None:
     """The queue poll: recover stale leases, batch transcripts, start due jobs (an enqueue also
     wakes the workers at once)."""
     engine.jobs.wake()
+
+
+#: How often the bot asks whether the decay sweep is due (``consolidation.sweep_interval_hours``
+#: counts from the last finished pass, kept in SQL: a restart neither postpones nor repeats it).
+SWEEP_CHECK_MINUTES = 10
+
+
+async def decay_sweep(engine: CognitionEngine) -> None:
+    """The scheduled decay sweep: a pass when one is due (or one left unfinished), else nothing."""
+    report = await engine.decay.sweep_if_due()
+    if report is not None:
+        logger.info(
+            "[cognition] stage=decay_sweep_job scanned=%d demoted=%d expired=%d purged=%d finished=%s",
+            report.scanned,
+            report.demoted,
+            report.expired,
+            report.purged,
+            report.finished,
+        )

@@ -187,6 +187,8 @@ class MemoryRecord:
     superseded_by: int | None
     invalid_at: datetime | None
     content_hash: str
+    #: The user asked to keep it: the decay sweep never demotes or retires it.
+    keep: bool = False
 
     @property
     def when(self) -> datetime:

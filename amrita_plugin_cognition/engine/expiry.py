@@ -57,14 +57,17 @@ async def list_expired(
 
 
 async def restore_expired(
-    engine: CognitionEngine, actor: Actor, bot_id: str, memory_id: int, now: datetime | None = None
+    engine: CognitionEngine, actor: Actor, bot_id: str | None, memory_id: int, now: datetime | None = None
 ) -> MemoryRecord:
-    """Bring an expired memory back (who may: ``check_manage_expired``); else why not, in Chinese."""
+    """Bring an expired memory back (who may: ``check_manage_expired``); else why not, in Chinese.
+    ``bot_id`` None: the memory's own bot account (the operator, who names only the id)."""
     moment = aware_or_now(now)
     async with engine.unit_of_work() as uow:
-        row = (await repository.get_rows(uow.session, bot_id, [memory_id])).get(memory_id)
+        found = await repository.rows_by_ids(uow.session, [memory_id])
+        row = found[0] if found and bot_id in (None, found[0].bot_id) else None
         if row is None:
             raise NotFound(f"没有找到编号为 {memory_id} 的记忆（可能已过了保留期被永久删除）")
+        bot_id = row.bot_id
         scope = repository.to_record(row).scope
         permissions.check_manage_expired(actor, bot_id, scope)
         await uow.session.rollback()  # nothing read before the lock may be trusted

@@ -497,8 +497,11 @@ class DecayService(_Service):
         """One page of this chat's expired memories (its admins) and their total."""
         return await _expiry.list_expired(self._engine, context, offset, limit)
 
-    async def restore(self, actor: Actor, bot_id: str, memory_id: int, now: datetime | None = None) -> MemoryRecord:
-        """Bring an expired memory back to active (refused under a forget barrier)."""
+    async def restore(
+        self, actor: Actor, bot_id: str | None, memory_id: int, now: datetime | None = None
+    ) -> MemoryRecord:
+        """Bring an expired memory back to active (refused under a forget barrier); ``bot_id``
+        None: the memory's own bot account."""
         return await _expiry.restore_expired(self._engine, actor, bot_id, memory_id, now)
 
 

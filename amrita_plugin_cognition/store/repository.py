@@ -51,6 +51,7 @@ def to_record(row: Any) -> MemoryRecord:
         superseded_by=row.superseded_by,
         invalid_at=as_utc(row.invalid_at),
         content_hash=row.content_hash,
+        keep=bool(row.keep),
     )
 
 
