@@ -28,8 +28,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import numpy as np
 from _common import (
+    FlatEmbedder,
     init_engine_only,
     machine_line,
     median,
@@ -73,20 +73,6 @@ BATCH = 2_000
 #: Calls per block of ordinary writes (blocks alternate secure_delete on and off).
 BLOCK = 20
 _CHINESE = str.maketrans("0123456789", "零一二三四五六七八九")
-
-
-class FlatEmbedder:
-    """Vectors are not measured here: every text gets the same unit vector, at once."""
-
-    def __init__(self) -> None:
-        from amrita_plugin_cognition.index.embedders import Fingerprint
-
-        self.fingerprint = Fingerprint("bench", "flat", "", 8)
-
-    async def embed(self, texts: Any) -> np.ndarray:
-        vectors = np.zeros((len(texts), 8), dtype=np.float32)
-        vectors[:, 0] = 1.0
-        return vectors
 
 
 def chat(index: int) -> Any:

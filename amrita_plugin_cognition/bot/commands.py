@@ -122,6 +122,13 @@ def parse_number(text: str, *, what: str, example: str, maximum: int) -> int:
     return number
 
 
+def memory_number(text: str, example: str) -> int:
+    """The memory's number a command names (``parse_number``); asked for when missing."""
+    if not text:
+        raise InvalidInput(f"请提供记忆编号，例如 {example}")
+    return parse_number(text, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
+
+
 async def _lines(
     engine: CognitionEngine, bot: Bot | None, context: ChatContext, records: list[MemoryRecord]
 ) -> list[str]:
@@ -196,10 +203,7 @@ async def _decay(engine: CognitionEngine, bot: Bot | None, context: ChatContext,
     if word == "expired":
         page = parse_number(number, what="页码", example="/memory expired 2", maximum=PAGE_MAX) if number else 1
         return await decay.expired(engine, bot, context, page)
-    example = f"/memory {word} 12"
-    if not number:
-        return f"请提供记忆编号，例如 {example}"
-    memory_id = parse_number(number, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
+    memory_id = memory_number(number, f"/memory {word} 12")
     if word == "restore":
         return await decay.restore(engine, context, memory_id)
     return await decay.keep(engine, context, memory_id, word == "keep")
@@ -260,10 +264,7 @@ async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: 
     message_id = str(getattr(event, "message_id", ""))
     if action == "clear":
         return await governance.ask_clear(engine, context, message_id, target)
-    example = f"/memory {target} {action} 12"
-    if not rest:
-        return f"请提供记忆编号，例如 {example}"
-    memory_id = parse_number(rest, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
+    memory_id = memory_number(rest, f"/memory {target} {action} 12")
     if action == "show":
         return await governance.show(engine, context, target, memory_id)
     return await governance.ask_forget(engine, context, message_id, target, memory_id)
