@@ -201,6 +201,20 @@ async def restore(session: AsyncSession, row: MemoryRow, now: datetime) -> bool:
     return True
 
 
+async def renew(session: AsyncSession, ids: Sequence[int], now: datetime) -> int:
+    """Active memories said again (a write found them as duplicates): their clock restarts at
+    ``now`` (never backwards: a replayed old message leaves it). Returns how many."""
+    if not ids:
+        return 0
+    result = await session.execute(
+        update(MemoryRow)
+        .where(MemoryRow.id.in_(list(ids)), MemoryRow.status == MemoryStatus.ACTIVE.value, MemoryRow.updated_at < now)
+        .values(updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
 async def set_keep(session: AsyncSession, row: MemoryRow, keep: bool) -> bool:
     """Mark an active or expired memory kept (or not). False when it is neither any more."""
     result = await session.execute(

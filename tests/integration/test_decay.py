@@ -218,3 +218,17 @@ async def test_a_restarted_sweep_resumes_after_its_cursor_and_rescans_nothing(tm
     # the next pass is due only after the interval
     assert await engine.decay.sweep_if_due(now=NOW + 23 * timedelta(hours=1)) is None
     assert (await engine.decay.sweep_if_due(now=NOW + 24 * timedelta(hours=1))).scanned == swept  # type: ignore[union-attr]
+
+
+async def test_a_fact_said_again_restarts_its_clock(engine) -> None:  # type: ignore[no-untyped-def]
+    bot = new_bot()
+    chat = group(bot, "20001", U, "小明")
+    draft = MemoryDraft("小明每天早上喝一杯美式咖啡。", chat.scope, speaker_id=U, importance=Importance.LOW)
+    (first,) = (await engine.memories.remember(bot, [draft], now=NOW)).record_ids.values()
+    again = await engine.memories.remember(bot, [draft], now=NOW + 5 * DAY)  # said again: a duplicate
+    assert again.record_ids == {0: first} and again.refused[0][2] == "duplicate"
+    await engine.memories.remember(bot, [draft], now=NOW + DAY)  # an older message never winds it back
+    await engine.decay.sweep(now=NOW + 8 * DAY)
+    assert (await _rows(engine, bot))[draft.text].status == "active"  # 3 days since it was said again
+    await engine.decay.sweep(now=NOW + 12 * DAY + timedelta(minutes=1))
+    assert (await _rows(engine, bot))[draft.text].status == "expired"
