@@ -5,8 +5,9 @@ A memory's **tier** is its importance (``records.Importance``). Each tier has a 
 geometric mean (about 25 days at the defaults: the middle of the two on a log scale, as medium is
 the middle tier between a week and a season).
 
-**The clock** of a memory starts at its ``updated_at``: when it was written, restored, or last
-demoted (a demotion restarts it). A memory about the future (a plan, an appointment: a
+**The clock** of a memory starts at its ``updated_at``: when it was written, said again (a write
+that finds it as a duplicate renews it: the historian's path, off the per-turn hook), restored,
+or last demoted (a demotion restarts it). A memory about the future (a plan, an appointment: a
 ``happened_at`` after ``updated_at``) starts its clock when it happens, so a plan never expires
 before its day. The memory's use in recall does not reset the clock: recall reads up to
 ``3·top_k`` candidates per turn and would need a write per turn on the hot path (Amrita runs the

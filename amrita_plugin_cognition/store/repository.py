@@ -125,8 +125,7 @@ async def leave_indices(session: AsyncSession, rows: Sequence[MemoryRow], now: d
     """``rows``, no longer active (superseded, expired), out of both indices: their keyword rows
     now, their vectors through the outbox; the conversation turns next to them get new windows."""
     await keyword.remove_documents(session, [row.id for row in rows])
-    for row in rows:
-        outbox.enqueue(session, row, "delete", now)
+    await outbox.enqueue_many(session, rows, "delete", now)
     await turns.refresh_turn_windows(session, turns.turn_places(rows), now)
 
 
