@@ -75,3 +75,17 @@ async def test_admins_list_and_restore_expired_memories_and_the_speaker_keeps_on
         await deliver(bot, private_message("/memory expired", 10091, "小陈"))
         assert qq.sent[-1] == "本会话没有过期的记忆"  # the group's are listed in the group
     assert not fake_openai.chat_requests
+
+
+async def test_the_bot_checks_every_ten_minutes_whether_a_pass_is_due(app: App) -> None:
+    from nonebot_plugin_apscheduler import scheduler
+
+    from amrita_plugin_cognition.bot.jobs import decay_sweep
+
+    engine = await memory_engine()
+    job = scheduler.get_job("cognition_decay_sweep")
+    assert job is not None and job.trigger.interval == timedelta(minutes=10) and job.args == (engine,)
+    await engine.decay.sweep()  # a pass just finished: the scheduled check does nothing now
+    before = await engine.decay.status()
+    await decay_sweep(engine)
+    assert await engine.decay.status() == before
