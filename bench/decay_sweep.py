@@ -9,6 +9,8 @@ drain, timed apart), tiers in equal thirds (low, medium, high), all recorded at 
    times; median seconds and rows/s; peak RSS (VmHWM, reset before each pass) and the tracemalloc
    peak of one pass (a separate run: tracing slows it), first at a fifth of the bank and again at
    the whole bank: memory stays flat while the bank grows (a batch holds ``sweep_batch_size`` rows);
+   and one pass run batch by batch: the median batch of the first tenth of the table against the
+   last (full) ones, flat if a batch reads only its own rows wherever the cursor stands;
 2. **busy passes**: a pass 30 days later (every low retired: status, keyword rows out, an outbox
    row each; every medium demoted), ``--rounds`` times, the bank reset between them; median
    seconds, and the drain of the queued vector deletes timed apart once;
@@ -145,6 +147,14 @@ async def idle_passes(engine: Any, rows: int, rounds: int) -> None:
         seconds.append(time.perf_counter() - started)
         peaks.append(peak_rss_mb() - before)
         assert report.finished and report.scanned == rows and report.demoted == report.expired == 0, report
+    batch_ms = []  # one more pass, batch by batch: a batch far into the table costs what the first did
+    while True:
+        started = time.perf_counter()
+        step = await engine.decay.sweep(now=NOW + timedelta(days=1), max_batches=1)
+        batch_ms.append((time.perf_counter() - started) * 1000)
+        if step.finished:
+            break
+    tenth = max(1, len(batch_ms) // 10)
     gc.collect()
     tracemalloc.start()
     await engine.decay.sweep(now=NOW + timedelta(days=1))
@@ -153,7 +163,9 @@ async def idle_passes(engine: Any, rows: int, rounds: int) -> None:
     print(
         f"  {rows:>7,} rows: {median(seconds):6.2f} s per pass (median of {rounds}; "
         f"{rows / median(seconds):,.0f} rows/s; {report.batches} batches), "
-        f"peak RSS +{median(peaks):.1f} MB over {before:.0f} MB, tracemalloc peak {traced / 2**20:.1f} MB"
+        f"peak RSS +{median(peaks):.1f} MB over {before:.0f} MB, tracemalloc peak {traced / 2**20:.1f} MB; "
+        f"a batch in the first tenth {median(batch_ms[:tenth]):.1f} ms, "
+        f"in the last {median(batch_ms[-tenth - 1 : -1]):.1f} ms"
     )
 
 
