@@ -171,3 +171,14 @@ class FlatEmbedder:
         vectors = np.zeros((len(texts), 8), dtype=np.float32)
         vectors[:, 0] = 1.0
         return vectors
+
+
+async def drop_outbox(engine: Any) -> None:
+    """Empty the outbox (benches that seed facts without vectors: no drain should embed them)."""
+    from sqlalchemy import delete
+
+    from amrita_plugin_cognition.store.models import OutboxRow
+
+    async with engine.unit_of_work() as uow:
+        await uow.session.execute(delete(OutboxRow))
+        await uow.commit()

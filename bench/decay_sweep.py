@@ -35,6 +35,7 @@ from typing import Any
 
 from _common import (
     FlatEmbedder,
+    drop_outbox,
     init_engine_only,
     machine_line,
     median,
@@ -51,15 +52,14 @@ Importance: Any = None
 MemoryDraft: Any = None
 Scope: Any = None
 MemoryRow: Any = None
-OutboxRow: Any = None
 repository: Any = None
 
 
 def _import_after_init() -> None:
-    global Importance, MemoryDraft, Scope, MemoryRow, OutboxRow, repository
+    global Importance, MemoryDraft, Scope, MemoryRow, repository
     from amrita_plugin_cognition.api import Importance, MemoryDraft, Scope
     from amrita_plugin_cognition.store import repository
-    from amrita_plugin_cognition.store.models import MemoryRow, OutboxRow
+    from amrita_plugin_cognition.store.models import MemoryRow
 
 
 BOT = "bench-bot"
@@ -91,12 +91,6 @@ async def add_rows(engine: Any, start: int, stop: int) -> None:
             await repository.insert_memories(uow.session, BOT, drafts, NOW)
             await uow.commit()
     await drop_outbox(engine)
-
-
-async def drop_outbox(engine: Any) -> None:
-    async with engine.unit_of_work() as uow:
-        await uow.session.execute(delete(OutboxRow))
-        await uow.commit()
 
 
 async def reset(engine: Any) -> None:
