@@ -28,6 +28,63 @@ def test_the_cli_sweeps_lists_and_refuses_to_restore_what_is_not_there(tmp_path)
     assert decay["cursor"] == 0 and decay["last_pass"]["scanned"] == 0 and decay["last_finished_at"]
 
 
+SEED = """
+import asyncio, sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+sys.path.insert(0, {bench!r})
+from _common import init_engine_only, open_engine
+
+async def main() -> None:
+    home = Path({home!r})
+    init_engine_only(home)
+    from amrita_plugin_cognition.api import Importance, MemoryDraft, Scope
+
+    engine = await open_engine(home)
+    draft = MemoryDraft(
+        "小明把伞落在了羽毛球馆。", Scope("group", "20001"), speaker_id="10001", importance=Importance.LOW
+    )
+    now = datetime.now(timezone.utc)
+    (memory_id,) = (await engine.memories.remember("90001", [draft], now=now - timedelta(days=8))).record_ids.values()
+    report = await engine.decay.sweep(now=now)
+    print("seeded", memory_id, report.expired)
+    await engine.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.slow  # starts other processes: runs with tests/e2e (-m slow)
+def test_the_cli_lists_and_restores_an_expired_memory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from processes import REPO, only_json, run_cli
+
+    home = tmp_path / "home"
+    seeded = subprocess.run(
+        [sys.executable, "-c", SEED.format(bench=str(REPO / "bench"), home=str(home))],
+        capture_output=True, text=True, timeout=300, cwd=Path(tmp_path),
+    )  # fmt: skip
+    assert seeded.returncode == 0, seeded.stderr[-3000:]
+    memory_id = int(seeded.stdout.split("seeded")[1].split()[0])
+    listed = run_cli("expired", "list", "--home", str(home), "--chat", "group:20001", "--json")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    (memory,) = only_json(listed.stdout)["memories"]
+    assert (memory["id"], memory["status"], memory["text"]) == (memory_id, "expired", "小明把伞落在了羽毛球馆。")
+    assert memory["purge_at"] > memory["invalid_at"]
+    table = run_cli("expired", "list", "--home", str(home), "--table", env={"COLUMNS": "200"})
+    assert f"#{memory_id}" in table.stdout and "小明把伞落在了羽毛球馆" in table.stdout
+    restored = run_cli("expired", "restore", str(memory_id), "--home", str(home), "--json")
+    assert restored.returncode == 0, restored.stderr[-2000:]
+    assert only_json(restored.stdout)["chat"] == "group:20001"
+    again = run_cli("expired", "restore", str(memory_id), "--home", str(home))
+    assert again.returncode != 0 and "没有过期" in again.stderr
+    status = only_json(run_cli("status", "--home", str(home), "--json").stdout)
+    assert status["memories"]["group"] == {"active": 1} and status["decay"]["last_pass"]["expired"] == 1
+
+
 def test_sweep_expired_and_status_read_as_sentences_and_tables(capsys: pytest.CaptureFixture[str]) -> None:
     render_decay.swept(
         {
