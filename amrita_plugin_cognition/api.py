@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .domain.inert import STORED_DATA_NOTICE as STORED_DATA_NOTICE
     from .domain.inert import inert_line as inert_line
     from .domain.job_kinds import MERGE_JOB as MERGE_JOB
+    from .domain.knowledge import KnowledgeEntry as KnowledgeEntry
     from .domain.permissions import Actor as Actor
     from .domain.permissions import Operator as Operator
     from .domain.permissions import check_erase as check_erase
@@ -76,6 +77,13 @@ if TYPE_CHECKING:
     from .engine.inspection import InspectFilter as InspectFilter
     from .engine.inspection import json_lines as json_lines
     from .engine.inspection import memory_document as memory_document
+    from .engine.knowledge import ListedEntry as ListedEntry
+    from .engine.knowledge import SavedEntry as SavedEntry
+    from .engine.knowledge_search import KnowledgeHit as KnowledgeHit
+    from .engine.knowledge_search import KnowledgeSearchResult as KnowledgeSearchResult
+    from .engine.knowledge_service import KnowledgeService as KnowledgeService
+    from .engine.knowledge_suggestions import FiledSuggestion as FiledSuggestion
+    from .engine.knowledge_suggestions import Suggestion as Suggestion
     from .engine.notes import PIN_MAX_CHARS as PIN_MAX_CHARS
     from .engine.notes import MemoRevision as MemoRevision
     from .engine.notes import Pin as Pin
@@ -171,6 +179,14 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "QueuedJob": (".engine.queue", "QueuedJob"),
     "ReindexReport": (".engine.reindex", "ReindexReport"),
     "RepairReport": (".engine.indexing", "RepairReport"),
+    "KnowledgeService": (".engine.knowledge_service", "KnowledgeService"),
+    "KnowledgeEntry": (".domain.knowledge", "KnowledgeEntry"),
+    "KnowledgeHit": (".engine.knowledge_search", "KnowledgeHit"),
+    "KnowledgeSearchResult": (".engine.knowledge_search", "KnowledgeSearchResult"),
+    "ListedEntry": (".engine.knowledge", "ListedEntry"),
+    "SavedEntry": (".engine.knowledge", "SavedEntry"),
+    "Suggestion": (".engine.knowledge_suggestions", "Suggestion"),
+    "FiledSuggestion": (".engine.knowledge_suggestions", "FiledSuggestion"),
     # Domain types and pure helpers callers need
     "ChatContext": (".domain.records", "ChatContext"),
     "Scope": (".domain.records", "Scope"),
@@ -277,6 +293,7 @@ __all__ = [
     "ErasureReport",
     "ErasureTarget",
     "ExportReport",
+    "FiledSuggestion",
     "GovernanceService",
     "Importance",
     "IndexLocked",
@@ -287,10 +304,15 @@ __all__ = [
     "Inspected",
     "InvalidInput",
     "JobService",
+    "KnowledgeEntry",
+    "KnowledgeHit",
+    "KnowledgeSearchResult",
+    "KnowledgeService",
     "LLMNotConfigured",
     "LLMUnavailable",
     "LimitExceeded",
     "ListedCard",
+    "ListedEntry",
     "MemoRevision",
     "MemoryDraft",
     "MemoryRecord",
@@ -314,11 +336,13 @@ __all__ = [
     "RelevanceFloor",
     "RepairReport",
     "SavedCard",
+    "SavedEntry",
     "SchemaMissing",
     "Scope",
     "SearchResult",
     "SecondOpinion",
     "StoreUnavailable",
+    "Suggestion",
     "SwitchChange",
     "TurnService",
     "WriteResult",

@@ -115,6 +115,10 @@ DESCRIPTIONS: dict[str, str] = {
     "profiles.merge_window_seconds": "同一张画像在这段时间内的多次更新合并为一次模型调用",
     "profiles.merge_preset": "更新画像使用的 Amrita 模型预设；空 = historian.preset",
     "profiles.merge_top_k": "每次更新画像时参考的该对象的历史记忆条数",
+    "consolidation": "空闲整理与知识库",
+    "consolidation.knowledge_max_chars": "知识库条目正文的字数上限（标题最多 60 字，摘要最多 200 字）",
+    "consolidation.knowledge_revisions_keep": "每个知识库条目保留的历史版本数",
+    "consolidation.knowledge_suggestions_per_day": "每个用户 24 小时内可提交的知识库建议条数（0 = 不接受建议）",
 }
 
 
@@ -167,6 +171,9 @@ UNITS: dict[str, str] = {
     "profiles.roast_max_chars": "字",
     "profiles.merge_window_seconds": "秒",
     "profiles.merge_top_k": "条",
+    "consolidation.knowledge_max_chars": "字",
+    "consolidation.knowledge_revisions_keep": "个",
+    "consolidation.knowledge_suggestions_per_day": "条",
 }
 #: Numeric keys that are plain numbers on purpose (no unit to name).
 UNITLESS = frozenset(

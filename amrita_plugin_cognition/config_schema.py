@@ -138,6 +138,18 @@ class ProfileSettings(_Settings):
     merge_top_k: int = Field(20, ge=1, le=200)
 
 
+class ConsolidationSettings(_Settings):
+    """Consolidation in each chat's quiet hours, and the knowledge base it keeps."""
+
+    # --- knowledge base
+    #: Longest body of a knowledge entry (its title is at most 60, its summary 200 characters).
+    knowledge_max_chars: int = Field(2000, ge=200, le=20000)
+    #: Replaced versions kept per knowledge entry.
+    knowledge_revisions_keep: int = Field(5, ge=0, le=100)
+    #: Suggestions one user may file per bot account in 24 hours (0: the suggest tool refuses).
+    knowledge_suggestions_per_day: int = Field(3, ge=0, le=100)
+
+
 class CognitionConfig(_Settings):
     #: Master switch of the plugin (hook, tools, commands).
     enable: bool = True
@@ -177,6 +189,7 @@ class CognitionConfig(_Settings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     historian: HistorianSettings = Field(default_factory=HistorianSettings)
     profiles: ProfileSettings = Field(default_factory=ProfileSettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
 
     @model_validator(mode="before")
     @classmethod

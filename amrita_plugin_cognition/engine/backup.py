@@ -35,6 +35,7 @@ from ..logs import log_event
 from ..store import backup as store_backup
 from ..store import restore_erasures, sqlite
 from ..store.backup_check import BackupCheck, RowLimits, is_time
+from .knowledge import sources_removed as knowledge_sources_removed
 from .notes import PIN_MAX_CHARS
 from .profile_queue import queue_part_rebuilds, queue_rebuilds
 from .reindex import reindex
@@ -235,6 +236,7 @@ async def restore_backup(
         replayed = await restore_erasures.replay(uow.session, backup_time, restore.forgotten_names, now)
         for erased in replayed:  # the cards built from a fact the replay removed: as after a delete-all
             await queue_rebuilds(engine, uow, erased.target.bot_id, erased.counts.memory_ids, now)
+            await knowledge_sources_removed(uow, erased.target.bot_id, erased.counts.memory_ids, now)
         if replayed:
             await sqlite.scrub_deleted(uow.session)
         uow.record(StoreReplaced(), IndexWorkQueued())

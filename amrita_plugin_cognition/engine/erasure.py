@@ -30,6 +30,7 @@ from ..errors import IndexUnavailable
 from ..logs import log_event
 from ..store import audit, sqlite
 from ..store import erasure as erasure_store
+from .knowledge import sources_removed as knowledge_sources_removed
 from .profile_queue import queue_rebuilds
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ async def delete_all(
             await uow.lock_scope(target.bot_id, target.scope)
         counts = await erasure_store.erase(uow.session, target, f"{target.action}:{name}", now)
         await queue_rebuilds(engine, uow, target.bot_id, counts.memory_ids, now)  # same commit
+        await knowledge_sources_removed(uow, target.bot_id, counts.memory_ids, now)
         await sqlite.scrub_deleted(uow.session)
         audit.record(uow.session, target.bot_id, target.action, name, target.label, counts.memories, now)
         uow.record(

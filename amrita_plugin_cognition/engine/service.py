@@ -58,12 +58,13 @@ from ..errors import IndexUnavailable, SchemaMissing
 from ..index.embedders import CachedQueryEmbedder, Embedder
 from ..index.vector import ChromaVectorIndex
 from ..logs import log_event
-from ..store import keyword, meta, profile_index, repository, schema, sqlite
+from ..store import keyword, knowledge_index, meta, profile_index, repository, schema, sqlite
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import llm_usage as _llm_usage
 from .caches import TurnCaches
 from .freshness import ChangeWatch
 from .indexing import IndexSync, RepairReport
+from .knowledge_service import KnowledgeService
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
@@ -128,6 +129,7 @@ class CognitionEngine:
         self.memories = MemoryService(self)
         self.notes = NoteService(self)
         self.profiles = ProfileService(self)
+        self.knowledge = KnowledgeService(self)
         self.governance = GovernanceService(self)
         self.index = IndexService(self)
         self.jobs = JobService(self)
@@ -193,6 +195,7 @@ class CognitionEngine:
         async with self.unit_of_work() as uow:
             await keyword.ensure_schema(uow.session)
             await profile_index.ensure_schema(uow.session)
+            await knowledge_index.ensure_schema(uow.session)
             if await meta.get(uow.session, meta.GENERATION) is None:
                 await meta.put(uow.session, meta.GENERATION, "1")
             await uow.commit()

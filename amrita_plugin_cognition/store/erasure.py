@@ -21,7 +21,7 @@ from ..domain.erasure import ErasureTarget, merge_job_without_part, scrub_job
 from ..domain.job_kinds import MERGE_JOB
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
-from . import jobs, keyword, outbox, people, profile_erasure, repository, turns
+from . import jobs, keyword, knowledge_erasure, outbox, people, profile_erasure, repository, turns
 from .models import BarrierRow, JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
@@ -40,6 +40,8 @@ class ErasureCounts:
     pins: int = 0
     #: Profile card parts deleted or cut (a user's two parts count two).
     profiles: int = 0
+    #: Knowledge entries and suggestions deleted (``store/knowledge_erasure.py``).
+    knowledge: int = 0
     #: Chats whose memo, pins or notes changed (their per-turn caches are stale).
     chats: set[Scope] = field(default_factory=set)
     #: The ids of the facts removed (the cards built from them are rebuilt; never in the audit).
@@ -56,6 +58,7 @@ class ErasureCounts:
             "memos": self.memos,
             "pins": self.pins,
             "profiles": self.profiles,
+            "knowledge": self.knowledge,
         }
 
 
@@ -344,6 +347,8 @@ async def erase(
         await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
         counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
         counts.profiles = await profile_erasure.erase(session, target, now)
+        if not restored_only:  # the knowledge base is not in backups: a restore leaves it as it is
+            counts.knowledge = await knowledge_erasure.erase(session, target, now)
         return counts
     matcher = matcher or await people.person_matcher(session, target.bot_id, target.user_id)
     counts.kept_names = matcher.kept(target.user_id)
@@ -365,5 +370,7 @@ async def erase(
     pin_ids = await _naming_ids(session, PinRow, target, [PinRow.content], [PinRow.created_by], names)
     counts.pins = await _delete_ids(session, PinRow, pin_ids, counts)
     counts.profiles = await profile_erasure.erase(session, target, now, matcher)
+    if not restored_only:
+        counts.knowledge = await knowledge_erasure.erase(session, target, now, matcher)
     await _erase_barrier_reasons(session, target)
     return counts
