@@ -41,7 +41,7 @@ REJECTED = "rejected"
 REVIEW_OUTCOMES = (ACCEPTED, REJECTED)
 
 _QQ_CUE = re.compile(
-    r"(?:qq|ＱＱ|q号|扣扣|企鹅号?)\s*(?:号码?|号|账号|帐号)?\s*(?:是|为|:|：|=)?\s*[\(（]?\s*(\d{5,11})(?!\d)",
+    r"(?:qq|ＱＱ|q号|扣扣|企鹅号?)(?:号码?|账号|帐号)?[\s是为:：=（(]{0,4}(\d{5,11})(?!\d)",
     re.IGNORECASE,
 )
 _MOBILE = re.compile(r"(?<!\d)(?:\+?86[\s-]?)?1[3-9]\d(?:[\s-]?\d){8}(?!\d)")
