@@ -82,6 +82,20 @@ class KnowledgeEntry:
         """Whether chat users may read it (a stale entry waits to be re-derived)."""
         return self.state == ACTIVE
 
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "bot_id": self.bot_id,
+            "title": self.title,
+            "summary": self.summary,
+            "body": self.body,
+            "source_ids": list(self.source_ids),
+            "state": self.state,
+            "version": self.version,
+            "updated_at": self.updated_at.isoformat(),
+            "updated_by": self.updated_by,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class KnowledgeVerdict:
