@@ -1,6 +1,7 @@
 """The engine's use cases, one small service per area, reached from the facade as attributes:
 ``engine.memories``, ``engine.notes``, ``engine.profiles``, ``engine.governance``,
-``engine.index``, ``engine.jobs`` and ``engine.turns``.
+``engine.index``, ``engine.jobs`` and ``engine.turns`` (and ``engine.knowledge``, in
+``knowledge_service.py``).
 
 Each method is the one way callers (the bot, the CLI, the benchmarks) reach a use case; it
 delegates to the module function that does the work (``writes.remember``, ``notes.add_pin`` …),

@@ -16,29 +16,22 @@ import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ..domain.knowledge import ACTIVE
 from ..domain.tokenize import keyword_tokens
 from . import outbox
-from .keyword import _bounded, _dialect, _fts_quote, _pg_quote, _pg_tsvector_literal
+from .keyword_table import KeywordRow, KeywordTable
 from .models import KnowledgeRow
 
-FTS_TABLE = "cognition_knowledge_fts"
-PG_TABLE = "cognition_knowledge_kw"
-PG_INDEX = "ix_cognition_knowledge_kw_doc"
+TABLE = KeywordTable(
+    "cognition_knowledge_fts", "cognition_knowledge_kw", "ix_cognition_knowledge_kw_doc", "entry_id", "bot"
+)
+FTS_TABLE, PG_TABLE, PG_INDEX = TABLE.fts_table, TABLE.pg_table, TABLE.pg_index
 #: Objects autogenerate must not see (``store/orm_hooks.py``).
-RAW_TABLE_PREFIXES = (FTS_TABLE, PG_TABLE)
+RAW_TABLE_PREFIXES = TABLE.raw_table_prefixes
 RAW_INDEXES = frozenset({PG_INDEX})
-SQLITE_DDL = (
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-    "bot, tokens, tokenize = 'unicode61 remove_diacritics 0')",
-)
-POSTGRES_DDL = (
-    f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (entry_id BIGINT PRIMARY KEY, doc TSVECTOR NOT NULL)",
-    f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {PG_TABLE} USING gin (doc)",
-)
 PAGE = 500
 
 
@@ -54,51 +47,16 @@ def entry_text(row: KnowledgeRow) -> str:
 
 async def ensure_schema(connection: AsyncConnection | AsyncSession) -> None:
     """Create the keyword objects if missing (idempotent; the migration creates them first)."""
-    for statement in SQLITE_DDL if _dialect(connection) == "sqlite" else POSTGRES_DDL:
-        await connection.execute(text(statement))
+    await TABLE.ensure_schema(connection)
 
 
 async def index_rows(session: AsyncSession, rows: Sequence[KnowledgeRow]) -> None:
     """Insert or replace the keyword rows of the active ``rows`` (the others lose theirs)."""
-    if not rows:
-        return
-    await remove_keywords(session, [row.id for row in rows])
+    await TABLE.remove(session, [row.id for row in rows])
     active = [row for row in rows if row.state == ACTIVE]
-    if not active:
-        return
-    if _dialect(session) == "sqlite":
-        values = [
-            {"id": row.id, "bot": bot_token(row.bot_id), "tokens": " ".join(keyword_tokens(entry_text(row)))}
-            for row in active
-        ]
-        await session.execute(text(f"INSERT INTO {FTS_TABLE}(rowid, bot, tokens) VALUES (:id, :bot, :tokens)"), values)
-        return
-    values = [
-        {
-            "id": row.id,
-            "words": _pg_tsvector_literal(keyword_tokens(entry_text(row))),
-            "bot": _pg_quote(bot_token(row.bot_id)),
-        }
-        for row in active
-    ]
-    await session.execute(
-        text(
-            f"INSERT INTO {PG_TABLE}(entry_id, doc) VALUES (:id, "
-            "setweight(CAST(:words AS tsvector), 'A') || setweight(CAST(:bot AS tsvector), 'D')) "
-            "ON CONFLICT (entry_id) DO UPDATE SET doc = EXCLUDED.doc"
-        ),
-        values,
+    await TABLE.write(
+        session, [KeywordRow(row.id, bot_token(row.bot_id), keyword_tokens(entry_text(row))) for row in active]
     )
-
-
-async def remove_keywords(session: AsyncSession, entry_ids: Sequence[int]) -> None:
-    if not entry_ids:
-        return
-    values = [{"id": entry_id} for entry_id in entry_ids]
-    if _dialect(session) == "sqlite":
-        await session.execute(text(f"DELETE FROM {FTS_TABLE} WHERE rowid = :id"), values)
-    else:
-        await session.execute(text(f"DELETE FROM {PG_TABLE} WHERE entry_id = :id"), values)
 
 
 async def changed(session: AsyncSession, rows: Sequence[KnowledgeRow], now: datetime) -> None:
@@ -111,15 +69,14 @@ async def changed(session: AsyncSession, rows: Sequence[KnowledgeRow], now: date
 
 async def removed(session: AsyncSession, entries: Sequence[tuple[int, str]], now: datetime) -> None:
     """Entry rows ((id, bot account)) were deleted: keyword rows now, vectors through the outbox."""
-    await remove_keywords(session, [entry_id for entry_id, _ in entries])
+    await TABLE.remove(session, [entry_id for entry_id, _ in entries])
     for entry_id, bot_id in entries:
         outbox.enqueue_knowledge(session, entry_id, bot_id, now)
 
 
 async def rebuild(session: AsyncSession) -> int:
     """Every keyword row again from the entry rows (a reindex). Returns how many were indexed."""
-    table = FTS_TABLE if _dialect(session) == "sqlite" else PG_TABLE
-    await session.execute(text(f"DELETE FROM {table}"))
+    await TABLE.clear(session)
     count = 0
     last_id = 0
     while True:
@@ -134,34 +91,9 @@ async def rebuild(session: AsyncSession) -> int:
 
 async def indexed_ids(session: AsyncSession) -> set[int]:
     """The entries the keyword index holds (tests, checks)."""
-    if _dialect(session) == "sqlite":
-        result = await session.execute(text(f"SELECT rowid FROM {FTS_TABLE}"))
-    else:
-        result = await session.execute(text(f"SELECT entry_id FROM {PG_TABLE}"))
-    return {int(row[0]) for row in result}
+    return await TABLE.indexed_ids(session)
 
 
 async def search(session: AsyncSession, bot_id: str, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
     """Best ``limit`` (entry id, score) pairs of the bot account's active entries, higher = better."""
-    terms = _bounded(terms)
-    if not terms:
-        return []
-    if _dialect(session) == "sqlite":
-        match = f"bot : {_fts_quote(bot_token(bot_id))} AND tokens : ({' OR '.join(map(_fts_quote, terms))})"
-        result = await session.execute(
-            text(
-                f"SELECT rowid, bm25({FTS_TABLE}, 0.0, 1.0) AS rank FROM {FTS_TABLE} "
-                f"WHERE {FTS_TABLE} MATCH :match ORDER BY rank LIMIT :limit"
-            ),
-            {"match": match, "limit": limit},
-        )
-        return [(int(row[0]), -float(row[1])) for row in result]
-    words = " | ".join(map(_pg_quote, terms))
-    result = await session.execute(
-        text(
-            f"SELECT entry_id, ts_rank('{{0, 0, 0, 1}}', doc, words) AS rank FROM {PG_TABLE}, "
-            "CAST(:words AS tsquery) AS words WHERE doc @@ CAST(:query AS tsquery) ORDER BY rank DESC LIMIT :limit"
-        ),
-        {"words": words, "query": f"{_pg_quote(bot_token(bot_id))} & ({words})", "limit": limit},
-    )
-    return [(int(row[0]), float(row[1])) for row in result]
+    return await TABLE.search(session, [bot_token(bot_id)], terms, limit)
