@@ -72,3 +72,13 @@ async def review(session: AsyncSession, bot_id: str, suggestion_id: int, state: 
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def of_user(session: AsyncSession, bot_id: str, user_id: str) -> list[KnowledgeSuggestionRow]:
+    """Every suggestion the user filed to this bot account, oldest first (their export)."""
+    query = (
+        select(KnowledgeSuggestionRow)
+        .where(KnowledgeSuggestionRow.bot_id == bot_id, KnowledgeSuggestionRow.user_id == user_id)
+        .order_by(KnowledgeSuggestionRow.id)
+    )
+    return list((await session.execute(query)).scalars())

@@ -178,6 +178,8 @@ async def test_delete_all_covers_entries_revisions_and_suggestions(tmp_root, chr
     await engine.knowledge.suggest(other, "建议加一条：群文件里有新手教程。", now=NOW)
     await engine.knowledge.suggest(other, "建议写明10404负责组织羽毛球。", now=NOW)  # names the erased user
 
+    exported = await engine.governance.export_user("10404", bot)
+    assert [doc["text"] for doc in exported if doc["type"] == "knowledge_suggestion"] == ["建议把周五开黑写进群规。"]
     # a user's delete-all: the entry built only from their fact goes, their suggestions and those naming them
     await erasure.delete_all(engine, ErasureTarget.user(bot, "10404"), Operator("test"), now=NOW)
     assert [item.content for item in await engine.knowledge.suggestions(bot)] == ["建议加一条：群文件里有新手教程。"]
