@@ -8,13 +8,17 @@ pre-tokenised text (``domain/tokenize.py``); ranking is BM25 (SQLite) or ``ts_ra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from .keyword import _bounded, _dialect, _fts_quote, _pg_quote, _pg_tsvector_literal
+
+#: Rows per page when a whole table is re-indexed.
+PAGE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +100,23 @@ class KeywordTable:
     async def clear(self, session: AsyncSession) -> None:
         table = self.fts_table if _dialect(session) == "sqlite" else self.pg_table
         await session.execute(text(f"DELETE FROM {table}"))
+
+    async def rebuild(
+        self, session: AsyncSession, model: Any, index_rows: Callable[[AsyncSession, list[Any]], Awaitable[None]]
+    ) -> int:
+        """Every keyword row again from the rows of ``model`` (read in id pages, written by
+        ``index_rows``). Returns how many rows were read."""
+        await self.clear(session)
+        count = 0
+        last_id = 0
+        while True:
+            query = select(model).where(model.id > last_id).order_by(model.id).limit(PAGE)
+            rows = list((await session.execute(query)).scalars())
+            if not rows:
+                return count
+            await index_rows(session, rows)
+            count += len(rows)
+            last_id = rows[-1].id
 
     async def indexed_ids(self, session: AsyncSession) -> set[int]:
         """The row ids the table holds (checks, repair, tests)."""

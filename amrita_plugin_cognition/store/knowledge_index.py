@@ -16,7 +16,6 @@ import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ..domain.knowledge import ACTIVE
@@ -32,7 +31,6 @@ FTS_TABLE, PG_TABLE, PG_INDEX = TABLE.fts_table, TABLE.pg_table, TABLE.pg_index
 #: Objects autogenerate must not see (``store/orm_hooks.py``).
 RAW_TABLE_PREFIXES = TABLE.raw_table_prefixes
 RAW_INDEXES = frozenset({PG_INDEX})
-PAGE = 500
 
 
 def bot_token(bot_id: str) -> str:
@@ -75,18 +73,9 @@ async def removed(session: AsyncSession, entries: Sequence[tuple[int, str]], now
 
 
 async def rebuild(session: AsyncSession) -> int:
-    """Every keyword row again from the entry rows (a reindex). Returns how many were indexed."""
-    await TABLE.clear(session)
-    count = 0
-    last_id = 0
-    while True:
-        query = select(KnowledgeRow).where(KnowledgeRow.id > last_id).order_by(KnowledgeRow.id).limit(PAGE)
-        rows = list((await session.execute(query)).scalars())
-        if not rows:
-            return count
-        await index_rows(session, rows)
-        count += sum(1 for row in rows if row.state == ACTIVE)
-        last_id = rows[-1].id
+    """Every keyword row again from the entry rows (a reindex; a stale entry gets none). Returns
+    how many entries were read."""
+    return await TABLE.rebuild(session, KnowledgeRow, index_rows)
 
 
 async def indexed_ids(session: AsyncSession) -> set[int]:

@@ -21,7 +21,6 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ..domain.tokenize import keyword_tokens
@@ -36,8 +35,6 @@ FTS_TABLE, PG_TABLE, PG_INDEX = TABLE.fts_table, TABLE.pg_table, TABLE.pg_index
 #: Objects autogenerate must not see (``store/orm_hooks.py``).
 RAW_TABLE_PREFIXES = TABLE.raw_table_prefixes
 RAW_INDEXES = frozenset({PG_INDEX})
-#: Card rows per page when the whole table is re-indexed.
-PAGE = 500
 
 
 def card_token(bot_id: str, entity_type: str, entity_id: str, part: str) -> str:
@@ -104,17 +101,7 @@ async def removed(session: AsyncSession, cards: Sequence[tuple[int, str]], now: 
 
 async def rebuild(session: AsyncSession) -> int:
     """Every keyword row again from the card rows (a restore; a reindex). Returns how many."""
-    await TABLE.clear(session)
-    count = 0
-    last_id = 0
-    while True:
-        query = select(ProfileRow).where(ProfileRow.id > last_id).order_by(ProfileRow.id).limit(PAGE)
-        rows = list((await session.execute(query)).scalars())
-        if not rows:
-            return count
-        await index_rows(session, rows)
-        count += len(rows)
-        last_id = rows[-1].id
+    return await TABLE.rebuild(session, ProfileRow, index_rows)
 
 
 async def indexed_ids(session: AsyncSession) -> set[int]:
