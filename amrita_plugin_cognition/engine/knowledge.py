@@ -12,7 +12,7 @@ nothing is overwritten silently.
 
 A forget or a delete-all that removes a source calls ``sources_removed`` in its own transaction:
 the entry is hidden until re-derived (``stale``), or deleted when no source is left
-(``store/knowledge.py``).
+(``store/knowledge.py``); a correction calls ``source_superseded``: hidden, citing the correction.
 """
 
 from __future__ import annotations
@@ -195,3 +195,13 @@ async def sources_removed(uow: UnitOfWork, bot_id: str, removed: Sequence[int], 
             revisions=result.revisions,
         )
     return KnowledgeRemoval(tuple(result.stale), tuple(result.deleted))
+
+
+async def source_superseded(uow: UnitOfWork, bot_id: str, old_id: int, new_id: int, now: datetime) -> None:
+    """In the caller's transaction (a correction of ``old_id`` by ``new_id``): the entries built
+    from the old fact cite the correction and are hidden until the cycle re-derives them."""
+    await _lock(uow, bot_id)
+    hidden = await store.source_superseded(uow.session, bot_id, old_id, new_id, now)
+    if hidden:
+        uow.record(IndexWorkQueued())
+        log_event("knowledge_source_superseded", bot=bot_id, old=old_id, new=new_id, stale=len(hidden))

@@ -209,17 +209,15 @@ async def sources_removed(
     if not memory_ids:
         return result
     gone = set(memory_ids)
-    changed: list[KnowledgeRow] = []
+    changed: dict[KnowledgeRow, list[int]] = {}
     for row in await rows_citing(session, KnowledgeRow, bot_id, memory_ids):
         left = [item for item in source_list(row.source_ids) if item not in gone]
         if not left:
             result.deleted.append(row.id)
             continue
-        row.source_ids, row.state = json.dumps(left), STALE
+        changed[row] = left
         result.stale.append(row.id)
-        changed.append(row)
-    await session.flush()
-    await knowledge_index.changed(session, changed, now)
+    await _mark_stale(session, changed, now)
     if result.deleted:
         await delete_entries(session, KnowledgeRow.id.in_(result.deleted), now)
     cited = await rows_citing(session, KnowledgeRevisionRow, bot_id, memory_ids)
@@ -228,3 +226,25 @@ async def sources_removed(
         await session.execute(delete(KnowledgeRevisionRow).where(KnowledgeRevisionRow.id.in_(chunk)))
     result.revisions = len(cited)
     return result
+
+
+async def _mark_stale(session: AsyncSession, rows: dict[KnowledgeRow, list[int]], now: datetime) -> None:
+    """Hide ``rows`` until re-derived, with their new sources: out of both indices (keyword row
+    now, vector through the outbox)."""
+    for row, sources in rows.items():
+        row.source_ids, row.state = json.dumps(sorted(set(sources))), STALE
+    await session.flush()
+    await knowledge_index.changed(session, list(rows), now)
+
+
+async def source_superseded(session: AsyncSession, bot_id: str, old_id: int, new_id: int, now: datetime) -> list[int]:
+    """The fact ``old_id`` was corrected by ``new_id``: every entry citing it now cites the
+    correction and is hidden until re-derived (its text may say what the correction changed).
+    Kept versions stay: they are history, and the old fact is superseded, not forgotten. Returns
+    the entries hidden."""
+    changed = {
+        row: [new_id if item == old_id else item for item in source_list(row.source_ids)]
+        for row in await rows_citing(session, KnowledgeRow, bot_id, [old_id])
+    }
+    await _mark_stale(session, changed, now)
+    return [row.id for row in changed]

@@ -166,6 +166,23 @@ async def test_a_forget_hides_the_entry_until_rederived_or_deletes_it(tmp_root, 
     assert await _vectors(engine, bot) == {rule.id}
 
 
+async def test_a_correction_of_a_source_hides_the_entry_citing_the_correction(tmp_root, chroma_port) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    first, second, _ = await _seed(engine, bot)
+    rule = await engine.knowledge.create(bot, RULE_TITLE, "", RULE_BODY, [first, second], now=NOW)
+    admin = group(bot, GROUP, "10409", role="admin")
+    corrected = await corrections.update_memory(engine, admin, first, "群30401每周六晚上八点组织开黑。", now=NOW)
+    entry = await engine.knowledge.get(bot, rule.id)
+    assert entry.state == "stale" and entry.source_ids == tuple(sorted((corrected.id, second)))
+    assert RULE_TITLE not in await _titles(engine, bot, "开黑")
+    # the cycle re-derives it from the correction (a source the policy accepts: an active fact)
+    rederived = await engine.knowledge.update(
+        bot, rule.id, "群规：周六开黑", "", RULE_BODY.replace("周五", "周六"), entry.source_ids, now=NOW
+    )
+    assert rederived.entry.shown and (await _titles(engine, bot, "周六开黑"))[0] == "群规：周六开黑"
+
+
 async def test_delete_all_covers_entries_revisions_and_suggestions(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
