@@ -347,8 +347,7 @@ async def erase(
         await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
         counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
         counts.profiles = await profile_erasure.erase(session, target, now)
-        if not restored_only:  # the knowledge base is not in backups: a restore leaves it as it is
-            counts.knowledge = await knowledge_erasure.erase(session, target, now)
+        counts.knowledge = await knowledge_erasure.erase(session, target, now)
         return counts
     matcher = matcher or await people.person_matcher(session, target.bot_id, target.user_id)
     counts.kept_names = matcher.kept(target.user_id)
@@ -370,7 +369,6 @@ async def erase(
     pin_ids = await _naming_ids(session, PinRow, target, [PinRow.content], [PinRow.created_by], names)
     counts.pins = await _delete_ids(session, PinRow, pin_ids, counts)
     counts.profiles = await profile_erasure.erase(session, target, now, matcher)
-    if not restored_only:
-        counts.knowledge = await knowledge_erasure.erase(session, target, now, matcher)
+    counts.knowledge = await knowledge_erasure.erase(session, target, now, matcher)
     await _erase_barrier_reasons(session, target)
     return counts

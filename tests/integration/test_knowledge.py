@@ -260,3 +260,45 @@ async def test_reindex_and_repair_bring_the_vectors_back(tmp_root, chroma_port) 
     assert await _vectors(engine, bot) == {rule.id, faq.id}
     assert {rule.id, faq.id} <= await _keyword_ids(engine)
     assert (await _titles(engine, bot, "服务器维护"))[0] == FAQ_TITLE
+
+
+async def test_a_backup_restores_the_knowledge_base_as_a_forget_left_it(tmp_root, chroma_port, tmp_path) -> None:
+    """Entries, versions and suggestions travel in backups; a restore keeps what was forgotten
+    since out: an entry that lost one of two sources comes back hidden, one that lost its only
+    source and the versions citing a forgotten fact do not come back; a delete-all since is
+    replayed on the suggestions."""
+    from amrita_plugin_cognition.engine import backup
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    first, second, third = await _seed(engine, bot)
+    rule = await engine.knowledge.create(bot, RULE_TITLE, "", RULE_BODY, [first, second], now=NOW)
+    await engine.knowledge.update(bot, rule.id, RULE_TITLE, "", RULE_BODY + "！", [first, second], now=NOW)
+    faq = await engine.knowledge.create(bot, FAQ_TITLE, "", FAQ_BODY, [third], now=NOW)
+    await engine.knowledge.suggest(group(bot, GROUP, "10410"), "建议写明新人教程在群文件。", now=NOW)
+    await engine.knowledge.suggest(group(bot, GROUP, "10411"), "建议补充服务器维护公告。", now=NOW)
+    info = await backup.create_backup(engine, tmp_path / "knowledge.jsonl.gz")
+    # the file holds every bot account of the store (other tests' too): this one's are checked by reading them back
+    assert info.counts["knowledge"] >= 2 and info.counts["knowledge_revision"] >= 1
+    assert info.counts["knowledge_suggestion"] >= 2
+
+    admin = group(bot, GROUP, "10409", role="admin")
+    await corrections.forget_memory(engine, admin, second, now=NOW)
+    await corrections.forget_memory(engine, admin, third, now=NOW)
+    # recorded at the real time: a restore replays the delete-alls made after its file was written
+    await erasure.delete_all(engine, ErasureTarget.user(bot, "10410"), Operator("test"))
+    later = await engine.knowledge.create(bot, "后来的条目", "", "备份之后写的内容。", [first], now=NOW)
+
+    report = await backup.restore_backup(engine, info.path)
+    assert report["knowledge_hidden"] >= 1 and report["knowledge_dropped"] >= 2  # the FAQ, the version citing it
+    restored = await engine.knowledge.get(bot, rule.id)
+    assert restored.state == "stale" and restored.source_ids == (first,)
+    assert await engine.knowledge.revisions(bot, rule.id) == []
+    for gone in (faq.id, later.id):
+        with pytest.raises(NotFound):
+            await engine.knowledge.get(bot, gone)
+    assert [item.user_id for item in await engine.knowledge.suggestions(bot)] == ["10411"]
+    assert RULE_TITLE not in await _titles(engine, bot, "开黑") and await _vectors(engine, bot) == set()
+    await engine.knowledge.update(bot, rule.id, RULE_TITLE, "", RULE_BODY, [first], now=NOW)
+    await engine.index.drain()
+    assert (await _titles(engine, bot, "开黑"))[0] == RULE_TITLE and await _vectors(engine, bot) == {rule.id}
