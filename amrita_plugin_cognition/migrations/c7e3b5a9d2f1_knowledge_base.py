@@ -1,6 +1,6 @@
 """knowledge_base: knowledge entries, their revisions, suggestions and the entries' keyword index
 
-迁移 ID: a4c2e8f6b1d9
+迁移 ID: c7e3b5a9d2f1
 父迁移: d5e1a9c3f7b4
 创建时间: 2026-12-06 01:00:00.000000
 
@@ -14,7 +14,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision: str = "a4c2e8f6b1d9"
+revision: str = "c7e3b5a9d2f1"
 down_revision: str | Sequence[str] | None = "d5e1a9c3f7b4"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
