@@ -117,7 +117,7 @@ DESCRIPTIONS: dict[str, str] = {
     "profiles.merge_top_k": "每次更新画像时参考的该对象的历史记忆条数",
     "consolidation": "整理（在每个会话的空闲时段整理记忆）",
     "consolidation.use_idle_window_planner": "按会话的活跃热度图挑选空闲时段；关闭则按指数退避安排",
-    "consolidation.idle_timezone": "热度图时段与目标时刻所用的时区；空 = timezone；无效时回退到 timezone（再不行用 UTC）并警告一次",
+    "consolidation.idle_timezone": "热度图时段与目标时刻的时区；空 = timezone；无效则回退到 timezone（或 UTC）并警告",
     "consolidation.idle_target_hour": "还没有活跃记录（不足一天）的会话在每天这个整点整理",
     "consolidation.idle_window_minutes": "一次整理窗口的最长时长",
     "consolidation.idle_short_window_minutes": "值得安排的最短窗口；也是全天都活跃的会话得到的短窗口",

@@ -16,8 +16,8 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 from ..api import CognitionEngine  # noqa: E402
 from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
-from . import capture, commands, commands_profile, hook, tools  # noqa: E402,F401
-from .jobs import historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
+from . import activity, capture, commands, commands_profile, hook, tools  # noqa: E402,F401
+from .jobs import activity_flush, historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
 from .settings import bind_settings  # noqa: E402
 
 #: How long shutdown waits for scheduled index work and bank checks.
@@ -43,7 +43,8 @@ async def _confirm_on_terminal(message: str) -> bool:
 
 async def _prepare_engine(engine: CognitionEngine) -> None:
     """Startup step of every engine start: the embedding fingerprint check, a repair pass of the
-    vector index in the background (missing vectors re-queued by id), then the catch-up job."""
+    vector index in the background (missing vectors re-queued by id), then the catch-up job, the
+    historian's poll and the activity flush (the engine's close flushes a last time)."""
     outcome = await engine.index.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
     logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
     engine.index.repair_soon()
@@ -69,6 +70,16 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
         coalesce=True,
     )
     engine.jobs.wake()  # jobs left from the last run
+    scheduler.add_job(
+        activity_flush,
+        "interval",
+        seconds=engine.config.consolidation.activity_flush_seconds,
+        args=[engine],
+        id="cognition_activity_flush",
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
 
 
 @get_driver().on_startup

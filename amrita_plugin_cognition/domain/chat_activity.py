@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Literal
 
-from .clock import as_utc
+from .clock import UTC, as_utc
 
 WEEKDAYS = 7
 SLOTS_PER_DAY = 12
@@ -114,8 +114,7 @@ def add_counts(
     count = sum(cells.values())
     if count <= 0:
         return activity
-    first_at, last_at = as_utc(first_at), as_utc(last_at)
-    assert first_at is not None and last_at is not None
+    first_at, last_at = first_at.astimezone(UTC), last_at.astimezone(UTC)
     reference = activity.decayed_at or last_at
     moved_to = max(reference, last_at)
     fine_keep = decay_factor(moved_to - reference, policy.fine_half_life_days)

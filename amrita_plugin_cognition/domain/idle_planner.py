@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
-from typing import Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .chat_activity import SLOT_HOURS, SLOTS_PER_DAY, ChatActivity, HeatPolicy, SlotRates, Tier, slot_rates
@@ -77,7 +77,7 @@ class IdleWindow:
     #: The quiet run required after the relaxations, in minutes (0 when no run was looked for).
     required_minutes: int = 0
 
-    def fields(self) -> dict[str, object]:
+    def fields(self) -> dict[str, Any]:
         """The window as log fields (``log_event``)."""
         return {
             "start": self.start.isoformat(timespec="minutes"),
