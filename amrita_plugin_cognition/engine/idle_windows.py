@@ -4,8 +4,8 @@ cycle (the idle-window planner: ``domain/idle_planner.py`` over ``domain/chat_ac
 The hot path stays hot: ``observe`` is a dict increment in this process (``ActivityTally``), no
 SQL, no await; the bot calls it for every message of every chat it sees. The counts are written
 to SQL by ``flush`` on a timer (``consolidation.activity_flush_seconds``, 60 s) and when the engine
-closes, per bot account in units of work of at most ``FLUSH_CHATS_PER_UNIT`` chats, under those
-chats' write locks (so a cycle's reset in another process is never lost). What a crash can lose:
+closes, per bot account in units of work of at most ``FLUSH_CHATS_PER_UNIT`` chats, under the bot
+account's activity lock (so a cycle's reset in another process is never lost). What a crash can lose:
 the counts of at most one flush interval (the messages since the last flush), nothing else. A
 flush that fails gives its counts back to the tally for the next one. Memory is bounded: at most
 ``MAX_PENDING_CHATS`` chats wait between flushes; messages of further chats are not counted until
@@ -227,7 +227,7 @@ async def _write(
         return 0
     policy = planner_policy(engine.config).heat
     async with engine.unit_of_work() as uow:
-        await uow.lock_scope(bot_id, *scopes)
+        await store.lock_activity(uow.session, bot_id)
         stored = await store.load(uow.session, bot_id, scopes)
         for scope, cells, pending in kept:
             assert pending.first_at is not None and pending.last_at is not None
@@ -235,8 +235,7 @@ async def _write(
             stored[scope.key] = add_counts(before, cells, pending.first_at, pending.last_at, policy)
         if cycle_of is not None:
             stored[cycle_of.key] = cycle_done(stored.get(cycle_of.key, ChatActivity()), now)
-        for scope in scopes:
-            await store.save(uow.session, bot_id, scope, stored[scope.key], now)
+        await store.save(uow.session, bot_id, {scope: stored[scope.key] for scope in scopes}, now)
         await uow.commit()
     return len(kept)
 
