@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 
 from nonebot import get_driver, require
 from nonebot.adapters import Bot
@@ -41,6 +42,22 @@ async def _confirm_on_terminal(message: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+def _every(
+    seconds: float, job: Callable[[CognitionEngine], Awaitable[object]], engine: CognitionEngine, job_id: str
+) -> None:
+    """Run ``job(engine)`` every ``seconds`` (one at a time; missed runs coalesce into one)."""
+    scheduler.add_job(
+        job,
+        "interval",
+        seconds=seconds,
+        args=[engine],
+        id=job_id,
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
+
+
 async def _prepare_engine(engine: CognitionEngine) -> None:
     """Startup step of every engine start: the embedding fingerprint check, a repair pass of the
     vector index in the background (missing vectors re-queued by id), then the catch-up job, the
@@ -48,38 +65,11 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
     outcome = await engine.index.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
     logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
     engine.index.repair_soon()
-    scheduler.add_job(
-        outbox_catch_up,
-        "interval",
-        seconds=engine.config.outbox_interval_seconds,
-        args=[engine],
-        id="cognition_outbox_catch_up",
-        replace_existing=True,
-        max_instances=1,
-        coalesce=True,
-    )
+    _every(engine.config.outbox_interval_seconds, outbox_catch_up, engine, "cognition_outbox_catch_up")
     engine.jobs.resume()
-    scheduler.add_job(
-        historian_tick,
-        "interval",
-        seconds=engine.config.historian.poll_interval_seconds,
-        args=[engine],
-        id="cognition_historian",
-        replace_existing=True,
-        max_instances=1,
-        coalesce=True,
-    )
+    _every(engine.config.historian.poll_interval_seconds, historian_tick, engine, "cognition_historian")
     engine.jobs.wake()  # jobs left from the last run
-    scheduler.add_job(
-        activity_flush,
-        "interval",
-        seconds=engine.config.consolidation.activity_flush_seconds,
-        args=[engine],
-        id="cognition_activity_flush",
-        replace_existing=True,
-        max_instances=1,
-        coalesce=True,
-    )
+    _every(engine.config.consolidation.activity_flush_seconds, activity_flush, engine, "cognition_activity_flush")
 
 
 @get_driver().on_startup

@@ -99,16 +99,18 @@ class PendingActivity:
     def add(self, cell: int, user_id: str, at: datetime, messages: int = 1) -> None:
         key = (cell, user_id)
         self.counts[key] = self.counts.get(key, 0) + messages
-        self.first_at = at if self.first_at is None or at < self.first_at else self.first_at
-        self.last_at = at if self.last_at is None or at > self.last_at else self.last_at
+        self._span(at)
 
     def merge(self, other: PendingActivity) -> None:
         for key, messages in other.counts.items():
             self.counts[key] = self.counts.get(key, 0) + messages
         for moment in (other.first_at, other.last_at):
             if moment is not None:
-                self.first_at = moment if self.first_at is None or moment < self.first_at else self.first_at
-                self.last_at = moment if self.last_at is None or moment > self.last_at else self.last_at
+                self._span(moment)
+
+    def _span(self, moment: datetime) -> None:
+        self.first_at = moment if self.first_at is None or moment < self.first_at else self.first_at
+        self.last_at = moment if self.last_at is None or moment > self.last_at else self.last_at
 
     def cells(self, leave_out: Iterable[str] = ()) -> dict[int, int]:
         """Messages per cell, without those of the users in ``leave_out``."""

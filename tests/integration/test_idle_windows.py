@@ -41,6 +41,12 @@ async def stored(engine, bot: str, scope: Scope) -> ChatActivityRow | None:  # t
         return await session.get(ChatActivityRow, (bot, scope.kind, scope.id))
 
 
+async def stored_penalty(engine, bot: str, scope: Scope) -> int | None:  # type: ignore[no-untyped-def]
+    """The chat's stored messages since the last cycle (None: no row)."""
+    row = await stored(engine, bot, scope)
+    return None if row is None else row.messages_since_cycle
+
+
 async def test_counts_are_kept_in_memory_until_a_flush_and_survive_a_restart(tmp_root: Path, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot, scope = new_bot(), Scope("group", "70001")
@@ -51,8 +57,7 @@ async def test_counts_are_kept_in_memory_until_a_flush_and_survive_a_restart(tmp
     window = await engine.idle_windows.plan(bot, scope, now)  # the waiting counts are read too
     assert window.reason == "quiet_run" and window.tier in ("mid", "fine")
     assert await engine.idle_windows.flush(now) == 1
-    row = await stored(engine, bot, scope)
-    assert row is not None and row.messages_since_cycle == counted
+    assert await stored_penalty(engine, bot, scope) == counted
     # a new engine (a restart) plans from the row alone, to the same window
     fresh = await make_engine(tmp_root, chroma_port)
     assert await fresh.idle_windows.plan(bot, scope, now) == window
@@ -95,8 +100,7 @@ async def test_a_cycle_resets_the_penalty_and_later_messages_count_again(tmp_roo
     assert sum(state.fine) > 0  # the counts stay: only the penalty starts again
     engine.idle_windows.observe(bot, scope, "10001", SHANGHAI_START + timedelta(days=7, hours=4))
     await engine.idle_windows.flush()
-    row = await stored(engine, bot, scope)
-    assert row is not None and row.messages_since_cycle == 1
+    assert await stored_penalty(engine, bot, scope) == 1
 
 
 async def test_switched_off_chats_and_opted_out_users_are_not_counted(tmp_root: Path, chroma_port) -> None:
@@ -111,8 +115,7 @@ async def test_switched_off_chats_and_opted_out_users_are_not_counted(tmp_root: 
         engine.idle_windows.observe(bot, scope, "20002", at)  # opted out
     assert await engine.idle_windows.flush() == 1
     assert await stored(engine, bot, off) is None
-    row = await stored(engine, bot, on)
-    assert row is not None and row.messages_since_cycle == 1
+    assert await stored_penalty(engine, bot, on) == 1
 
 
 async def test_a_delete_all_takes_the_chats_counts_stored_and_waiting(tmp_root: Path, chroma_port) -> None:
@@ -152,8 +155,7 @@ async def test_a_flush_that_fails_keeps_its_counts_for_the_next_one(tmp_root: Pa
     monkeypatch.setattr(idle_windows.store, "save", real)
     engine.idle_windows.observe(bot, scope, "3", at + timedelta(minutes=1))
     assert await engine.idle_windows.flush() == 1
-    row = await stored(engine, bot, scope)
-    assert row is not None and row.messages_since_cycle == 3
+    assert await stored_penalty(engine, bot, scope) == 3
 
 
 async def test_the_tally_is_bounded(tmp_root: Path, chroma_port) -> None:
