@@ -25,7 +25,9 @@ occurrences seen (``weight = occurrences / (occurrences + shrinkage_prior_occurr
 A cell is cold when its rate is at most ``cold_slot_max_share_percent`` of the mean cell's rate
 (its share of the week's messages is that far under an even share) and at most
 ``cold_slot_max_messages`` (so in a chat of hundreds of messages a night, the night's twenty are
-not "cold"). Both tests compare the same rate, so the cold cells are always the least busy ones.
+not "cold"); a cell expecting at most ``QUIET_RATE`` (0.1) messages is cold whatever its share (a
+chat once busy at every hour and silent for months is quiet at every hour). The tests compare the
+same rate, so the cold cells are always the least busy ones.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ SLOT_HOURS = 2
 CELLS = WEEKDAYS * SLOTS_PER_DAY
 #: Monday..Friday are workdays (the mid tier's two kinds of day).
 WORKDAYS = frozenset(range(5))
+#: A slot expecting at most this many messages is cold whatever its share (a chat as busy at every
+#: hour as at any other, months ago, is quiet at every hour now).
+QUIET_RATE = 0.1
 #: Less than this many days since the first message is no history (the fixed window applies).
 MIN_HISTORY_DAYS = 1.0
 
@@ -186,7 +191,7 @@ def slot_rates(activity: ChatActivity, now: datetime, policy: HeatPolicy) -> Slo
             own = fine[day * SLOTS_PER_DAY + slot] / fine_occurrences
             rates.append(fine_weight * own + (1 - fine_weight) * mid)
     mean = sum(rates) / CELLS
-    ceiling = min(mean * policy.cold_slot_max_share_percent / 100, policy.cold_slot_max_messages)
+    ceiling = max(min(mean * policy.cold_slot_max_share_percent / 100, policy.cold_slot_max_messages), QUIET_RATE)
     cold = tuple(rate <= ceiling for rate in rates)
     tier: Tier = "fine" if fine_weight >= 0.5 else "mid" if mid_weights[True] >= 0.5 else "coarse"
     return SlotRates(tuple(rates), cold, tier, fine_days)

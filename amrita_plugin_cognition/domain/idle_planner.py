@@ -224,15 +224,16 @@ def plan_window(activity: ChatActivity, now: datetime, policy: PlannerPolicy, zo
         return fixed_window(now, policy, zone)
     required = required_slots(activity.messages_since_cycle, policy)
     horizon = now + timedelta(hours=policy.idle_horizon_hours)
-    slots = _timeline(now, zone, required, horizon)
+    # a run starting inside the horizon is measured whole: the timeline goes on past its end
+    slots = _timeline(now, zone, required, horizon + timedelta(hours=SLOT_HOURS * required))
     runs = _runs(slots, rates.cold)
     for step in range(MAX_RELAXATIONS + 2):
         need = 1 if step > MAX_RELAXATIONS else max(1, math.ceil(required / 2**step))
         for first, after in runs:
-            if after - first < need or slots[after - 1].end <= now:
+            if after - first < need or slots[after - 1].end <= now or slots[first].start >= horizon:
                 continue
             window = _inside(slots[first].start, slots[after - 1].end, now, policy)
-            if window is None:
+            if window is None or window[0] >= horizon:
                 continue
             reason: Reason = "rest_of_run" if slots[first].start <= now else "quiet_run"
             if step > MAX_RELAXATIONS:

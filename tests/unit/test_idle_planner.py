@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from amrita_plugin_cognition.domain.chat_activity import (
@@ -110,6 +110,7 @@ def test_inside_a_quiet_run_already_begun_the_rest_of_it_is_used(
     left = (run_end - now).total_seconds() / 60  # minutes of the run after now
     window = plan_window(activity, now, POLICY, zone)
     if run_slots >= needed and left - POLICY.idle_buffer_minutes - 1 >= POLICY.idle_short_window_minutes and busy:
+        event("the rest of a long enough run is left")
         assert window.reason == "rest_of_run", window
         assert window.start == ceil_minute(now)
         assert window.relaxations == 0
@@ -165,6 +166,7 @@ def test_never_in_the_past_and_never_in_a_busy_slot_when_a_cold_one_is_in_the_ho
             cold_ahead = True
             break
         moment += timedelta(hours=1)
+    event(f"a cold slot ahead: {cold_ahead}")
     if cold_ahead:
         assert window.reason != "busy_chat"
         assert all(predicted.cold[cell] for cell in slots_of(window.start, window.end, zone)), window
@@ -329,3 +331,25 @@ def test_without_the_planner_the_backoff_grows_with_the_penalty_up_to_its_cap() 
     assert delays[1] == 45 and math.isclose(delays[2], 67.5, abs_tol=1)
     assert delays == sorted(delays)
     assert delays[-1] == policy.rethink_max_delay_minutes
+
+
+def test_a_chat_silent_for_months_is_quiet_at_every_hour() -> None:
+    """Busy at every hour once: no slot has a small share, but none expects a message now."""
+    now = START + HISTORY
+    long_ago = history([20.0] * CELLS, now - timedelta(days=300))  # about 0.01 a slot now
+    predicted = slot_rates(long_ago, now, POLICY.heat)
+    assert predicted is not None and all(predicted.cold)
+    window = plan_window(long_ago, now, POLICY, UTC)
+    assert window.reason == "rest_of_run" and window.start == now
+
+
+def test_a_run_that_starts_inside_the_horizon_is_measured_whole() -> None:
+    zone = UTC
+    now = START + HISTORY + timedelta(hours=9)  # quiet 00:00-08:00 every day
+    activity = ChatActivity(
+        **{**_fields(history(daily({4, 5, 6, 7, 8, 9, 10, 11}), now)), "messages_since_cycle": 10_000}
+    )
+    policy = PlannerPolicy(idle_horizon_hours=16)  # the four-slot run starts at hour 15 of it
+    window = plan_window(activity, now, policy, zone)
+    assert (window.reason, window.relaxations) == ("quiet_run", 0)
+    assert window.start == START + HISTORY + timedelta(days=1, minutes=policy.idle_buffer_minutes)
