@@ -37,6 +37,7 @@ from ..domain.idle_planner import IdleWindow, PlannerPolicy, plan_window, resolv
 from ..domain.records import Scope
 from ..logs import log_event
 from ..store import chat_activity as store
+from . import switches as _switches
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -185,23 +186,35 @@ class ActivityTally:
 
 
 async def flush(engine: CognitionEngine, now: datetime | None = None) -> int:
-    """Write what the tally holds to SQL; the number of chats written."""
+    """Write what the tally holds to SQL; the number of chats written. When a unit of work fails,
+    what it and the ones after it held goes back to the tally for the next flush."""
     started = time.perf_counter()
     now = aware_or_now(now)
     tally = engine.activity_tally
     dropped, tally.dropped = tally.dropped, 0
+    units = [
+        (bot_id, entries[first : first + FLUSH_CHATS_PER_UNIT])
+        for bot_id, entries in tally.take().items()
+        for first in range(0, len(entries), FLUSH_CHATS_PER_UNIT)
+    ]
     written = 0
-    for bot_id, entries in tally.take().items():
-        for first in range(0, len(entries), FLUSH_CHATS_PER_UNIT):
-            chunk = entries[first : first + FLUSH_CHATS_PER_UNIT]
-            try:
-                written += await _write(engine, bot_id, chunk, now)
-            except BaseException:
-                tally.give_back(bot_id, entries[first:])
-                raise
+    for index, (bot_id, chunk) in enumerate(units):
+        try:
+            written += await _write(engine, bot_id, chunk, now)
+        except BaseException:
+            for left_bot, left in units[index:]:
+                tally.give_back(left_bot, left)
+            raise
     if written or dropped:
         log_event("activity_flush", started, chats=written, dropped_messages=dropped)
     return written
+
+
+async def _countable(engine: CognitionEngine, bot_id: str, scope: Scope, pending: PendingActivity) -> dict[int, int]:
+    """What of a chat's waiting counts may be kept: nothing while its memory is off, and never the
+    messages of an opted-out user."""
+    switches = await _switches.chat_switches(engine, bot_id, scope)
+    return pending.cells(switches.opted_out) if switches is not None else {}
 
 
 async def _write(
@@ -214,12 +227,9 @@ async def _write(
     """Add the counts of ``entries`` to their chats' rows in one unit of work (the chats' memory
     on, the opted-out users' messages left out); with ``cycle_of``, that chat's penalty is reset
     after its counts are added (a successful cycle at ``now``)."""
-    from . import switches
-
     kept: list[tuple[Scope, dict[int, int], PendingActivity]] = []
     for scope, pending in entries:
-        state = await switches.chat_switches(engine, bot_id, scope)
-        cells = pending.cells(state.opted_out) if state is not None else {}
+        cells = await _countable(engine, bot_id, scope, pending)
         if cells:
             kept.append((scope, cells, pending))
     scopes = list(
@@ -249,7 +259,8 @@ async def state(engine: CognitionEngine, bot_id: str, scope: Scope) -> ChatActiv
     pending = engine.activity_tally.peek(bot_id, scope)
     if pending is None or pending.first_at is None or pending.last_at is None:
         return activity
-    return add_counts(activity, pending.cells(), pending.first_at, pending.last_at, planner_policy(engine.config).heat)
+    cells = await _countable(engine, bot_id, scope, pending)
+    return add_counts(activity, cells, pending.first_at, pending.last_at, planner_policy(engine.config).heat)
 
 
 async def plan(engine: CognitionEngine, bot_id: str, scope: Scope, now: datetime | None = None) -> IdleWindow:

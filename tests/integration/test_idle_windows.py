@@ -140,10 +140,11 @@ async def test_a_flush_that_fails_keeps_its_counts_for_the_next_one(tmp_root: Pa
     from amrita_plugin_cognition.errors import StoreUnavailable
 
     engine = await make_engine(tmp_root, chroma_port)
-    bot, scope = new_bot(), Scope("group", "70008")
+    bots, scope = [new_bot(), new_bot()], Scope("group", "70008")  # two bot accounts: two units of work
     at = datetime(2026, 12, 6, 12, tzinfo=UTC)
-    engine.idle_windows.observe(bot, scope, "1", at)
-    engine.idle_windows.observe(bot, scope, "2", at)
+    for bot in bots:
+        engine.idle_windows.observe(bot, scope, "1", at)
+        engine.idle_windows.observe(bot, scope, "2", at)
     real = idle_windows.store.save
 
     async def unreachable(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -153,9 +154,9 @@ async def test_a_flush_that_fails_keeps_its_counts_for_the_next_one(tmp_root: Pa
     with pytest.raises(StoreUnavailable):
         await engine.idle_windows.flush()
     monkeypatch.setattr(idle_windows.store, "save", real)
-    engine.idle_windows.observe(bot, scope, "3", at + timedelta(minutes=1))
-    assert await engine.idle_windows.flush() == 1
-    assert await stored_penalty(engine, bot, scope) == 3
+    engine.idle_windows.observe(bots[0], scope, "3", at + timedelta(minutes=1))
+    assert await engine.idle_windows.flush() == 2
+    assert [await stored_penalty(engine, bot, scope) for bot in bots] == [3, 2]
 
 
 async def test_the_tally_is_bounded(tmp_root: Path, chroma_port) -> None:
