@@ -18,9 +18,10 @@ next window (start, end) and why, for logs and ``status``:
    in the least busy slot of the next 24 hours, never one a week out.
 
 Minute-level refinement inside the chosen run: the window starts now (inside a run already
-begun) or ``idle_buffer_minutes`` after the run begins, lasts ``idle_window_minutes`` at most and
-ends at least ``idle_buffer_minutes`` before the run ends (the next expected message); a run with
-less room than a short window is passed over.
+begun) or ``idle_buffer_minutes`` after the run begins, and never sooner than that buffer after the
+last message seen (a chat talking in a slot that is usually quiet is let finish); it lasts
+``idle_window_minutes`` at most and ends at least ``idle_buffer_minutes`` before the run ends (the
+next expected message); a run with less room than a short window is passed over.
 
 ``use_idle_window_planner = false``: exponential back-off instead (``backoff_window``).
 """
@@ -182,10 +183,13 @@ def _runs(slots: list[_Slot], cold: tuple[bool, ...]) -> list[tuple[int, int]]:
     return runs
 
 
-def _inside(start: datetime, end: datetime, now: datetime, policy: PlannerPolicy) -> tuple[datetime, datetime] | None:
-    """Minute-level refinement of a run [start, end): the window inside it, or None when too short."""
+def _inside(
+    start: datetime, end: datetime, now: datetime, settled: datetime, policy: PlannerPolicy
+) -> tuple[datetime, datetime] | None:
+    """Minute-level refinement of a run [start, end): the window inside it, not before ``settled``
+    (a buffer after the last message seen), or None when too short."""
     buffer = timedelta(minutes=policy.idle_buffer_minutes)
-    begin = ceil_minute(now) if start <= now else start + buffer
+    begin = max(ceil_minute(now) if start <= now else start + buffer, settled)
     finish = min(begin + timedelta(minutes=policy.idle_window_minutes), end - buffer)
     if finish - begin < timedelta(minutes=policy.idle_short_window_minutes):
         return None
@@ -223,6 +227,8 @@ def plan_window(activity: ChatActivity, now: datetime, policy: PlannerPolicy, zo
     if rates is None:
         return fixed_window(now, policy, zone)
     required = required_slots(activity.messages_since_cycle, policy)
+    last = activity.last_observed_at
+    settled = ceil_minute(last + timedelta(minutes=policy.idle_buffer_minutes)) if last else now
     horizon = now + timedelta(hours=policy.idle_horizon_hours)
     # a run starting inside the horizon is measured whole: the timeline goes on past its end
     slots = _timeline(now, zone, required, horizon + timedelta(hours=SLOT_HOURS * required))
@@ -232,7 +238,7 @@ def plan_window(activity: ChatActivity, now: datetime, policy: PlannerPolicy, zo
         for first, after in runs:
             if after - first < need or slots[after - 1].end <= now or slots[first].start >= horizon:
                 continue
-            window = _inside(slots[first].start, slots[after - 1].end, now, policy)
+            window = _inside(slots[first].start, slots[after - 1].end, now, settled, policy)
             if window is None or window[0] >= horizon:
                 continue
             reason: Reason = "rest_of_run" if slots[first].start <= now else "quiet_run"

@@ -89,12 +89,14 @@ def slots_of(start: datetime, end: datetime, zone: ZoneInfo) -> set[int]:
     into=st.integers(min_value=0, max_value=9),
     minutes_in=st.integers(min_value=0, max_value=119),
     messages=st.integers(min_value=0, max_value=50),
+    silent=st.integers(min_value=0, max_value=600),
 )
 def test_inside_a_quiet_run_already_begun_the_rest_of_it_is_used(
-    now: datetime, zone: ZoneInfo, run_slots: int, into: int, minutes_in: int, messages: int
+    now: datetime, zone: ZoneInfo, run_slots: int, into: int, minutes_in: int, messages: int, silent: int
 ) -> None:
     """The seed's planner measured the run from now, found the rest too short and jumped a week
-    ahead; a run is measured from where it began."""
+    ahead; a run is measured from where it began. The window waits a buffer after the last message
+    (``silent`` minutes ago), no more."""
     into = min(into, run_slots - 1)
     local = now.astimezone(zone)
     slot_now = local.hour // 2
@@ -105,16 +107,19 @@ def test_inside_a_quiet_run_already_begun_the_rest_of_it_is_used(
     run_end = (slot_start + timedelta(hours=2 * (run_slots - into))).astimezone(UTC)
     now = slot_start.astimezone(UTC) + timedelta(minutes=minutes_in)
     activity = history(daily(busy), now)
-    activity = ChatActivity(**{**_fields(activity), "messages_since_cycle": messages})
+    last = now - timedelta(minutes=silent)
+    activity = ChatActivity(**{**_fields(activity), "messages_since_cycle": messages, "last_observed_at": last})
     needed = required_slots(messages, POLICY)
-    left = (run_end - now).total_seconds() / 60  # minutes of the run after now
+    buffer = timedelta(minutes=POLICY.idle_buffer_minutes)
+    start = max(ceil_minute(now), ceil_minute(last + buffer))
+    left = (run_end - buffer - start).total_seconds() / 60  # minutes the window could have
     window = plan_window(activity, now, POLICY, zone)
-    if run_slots >= needed and left - POLICY.idle_buffer_minutes - 1 >= POLICY.idle_short_window_minutes and busy:
+    if run_slots >= needed and left >= POLICY.idle_short_window_minutes and busy:
         event("the rest of a long enough run is left")
         assert window.reason == "rest_of_run", window
-        assert window.start == ceil_minute(now)
+        assert window.start == start
         assert window.relaxations == 0
-    assert window.start >= now
+    assert window.start >= now and window.start >= ceil_minute(last + buffer)
 
 
 @settings(max_examples=200, deadline=None)
