@@ -154,7 +154,8 @@ class ConsolidationSettings(_Settings):
     idle_window_minutes: int = Field(60, ge=10, le=600)
     #: The shortest window worth planning, and the window of a chat busy at every hour.
     idle_short_window_minutes: int = Field(20, ge=5, le=90)
-    #: Kept free between a window and the busy slots around it (the next expected message).
+    #: Kept free between a window and the busy slots around it (the next expected message), and
+    #: after the chat's last message.
     idle_buffer_minutes: int = Field(15, ge=0, le=60)
     #: How far ahead a quiet run is looked for.
     idle_horizon_hours: int = Field(48, ge=24, le=168)
