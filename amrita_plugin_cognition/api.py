@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .domain.chat_activity import SlotRates as SlotRates
     from .domain.chat_activity import add_counts as add_activity_counts
     from .domain.chat_activity import cell_of as activity_cell_of
+    from .domain.chat_activity import cycle_done as activity_cycle_done
     from .domain.chat_activity import slot_rates as slot_rates
     from .domain.clock import UTC as UTC
     from .domain.clock import as_utc as as_utc
@@ -239,6 +240,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SlotRates": (".domain.chat_activity", "SlotRates"),
     "add_activity_counts": (".domain.chat_activity", "add_counts"),
     "activity_cell_of": (".domain.chat_activity", "cell_of"),
+    "activity_cycle_done": (".domain.chat_activity", "cycle_done"),
     "slot_rates": (".domain.chat_activity", "slot_rates"),
     "PlannerPolicy": (".domain.idle_planner", "PlannerPolicy"),
     "plan_window": (".domain.idle_planner", "plan_window"),
@@ -351,6 +353,7 @@ __all__ = [
     "TurnService",
     "WriteResult",
     "activity_cell_of",
+    "activity_cycle_done",
     "add_activity_counts",
     "admit",
     "anchor_hints",

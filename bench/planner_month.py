@@ -43,6 +43,7 @@ from amrita_plugin_cognition.api import (
     IdleWindow,
     PlannerPolicy,
     activity_cell_of,
+    activity_cycle_done,
     add_activity_counts,
     plan_window,
 )
@@ -127,7 +128,7 @@ def simulate(rhythm: Rhythm, days: int, seed: int) -> Outcome:
             if running:
                 outcome.interrupted += 1
                 running = False  # the cycle finishes its step and yields; the next one is planned
-                activity = _cycle_done(activity, now)
+                activity = activity_cycle_done(activity, now)
                 activity = add_activity_counts(activity, {activity_cell_of(now, ZONE): messages}, now, now, POLICY.heat)
                 replan(now)
             elif window is None or window.start <= now + timedelta(minutes=POLICY.idle_buffer_minutes):
@@ -144,15 +145,9 @@ def simulate(rhythm: Rhythm, days: int, seed: int) -> Outcome:
                 outcome.busy_after_first_day += busy
         if running and now >= window.end:
             running = False
-            activity = _cycle_done(activity, now)
+            activity = activity_cycle_done(activity, now)
             window = None  # the next cycle is planned at the next message
     return outcome
-
-
-def _cycle_done(activity: ChatActivity, at: datetime) -> ChatActivity:
-    from dataclasses import replace
-
-    return replace(activity, messages_since_cycle=0, last_cycle_at=at)
 
 
 def _poisson(rng: random.Random, mean: float) -> int:
