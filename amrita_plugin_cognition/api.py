@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from .domain.admission import AdmissionVerdict as AdmissionVerdict
     from .domain.admission import SecondOpinion as SecondOpinion
     from .domain.admission import admit as admit
+    from .domain.chat_activity import ChatActivity as ChatActivity
+    from .domain.chat_activity import HeatPolicy as HeatPolicy
+    from .domain.chat_activity import SlotRates as SlotRates
+    from .domain.chat_activity import add_counts as add_activity_counts
+    from .domain.chat_activity import cell_of as activity_cell_of
+    from .domain.chat_activity import cycle_done as activity_cycle_done
+    from .domain.chat_activity import slot_rates as slot_rates
     from .domain.clock import UTC as UTC
     from .domain.clock import as_utc as as_utc
     from .domain.consent import JUDGED_MAX_CHARS as JUDGED_MAX_CHARS
@@ -35,6 +42,9 @@ if TYPE_CHECKING:
     from .domain.happened import Precision as Precision
     from .domain.happened import label as happened_label
     from .domain.happened import precision_of as precision_of
+    from .domain.idle_planner import IdleWindow as IdleWindow
+    from .domain.idle_planner import PlannerPolicy as PlannerPolicy
+    from .domain.idle_planner import plan_window as plan_window
     from .domain.inert import NAME_MAX_CHARS as NAME_MAX_CHARS
     from .domain.inert import STORED_DATA_NOTICE as STORED_DATA_NOTICE
     from .domain.inert import inert_line as inert_line
@@ -72,6 +82,7 @@ if TYPE_CHECKING:
     from .engine.erasure import ErasureReport as ErasureReport
     from .engine.factory import build_engine as build_engine
     from .engine.historian_call import opinion_asker as opinion_asker
+    from .engine.idle_windows import planner_policy as planner_policy
     from .engine.indexing import RepairReport as RepairReport
     from .engine.inspection import Inspected as Inspected
     from .engine.inspection import InspectFilter as InspectFilter
@@ -103,6 +114,7 @@ if TYPE_CHECKING:
     from .engine.search import SearchResult as SearchResult
     from .engine.service import CognitionEngine as CognitionEngine
     from .engine.services import GovernanceService as GovernanceService
+    from .engine.services import IdleWindowService as IdleWindowService
     from .engine.services import IndexService as IndexService
     from .engine.services import JobService as JobService
     from .engine.services import MemoryService as MemoryService
@@ -145,6 +157,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "IndexService": (".engine.services", "IndexService"),
     "JobService": (".engine.services", "JobService"),
     "TurnService": (".engine.services", "TurnService"),
+    "IdleWindowService": (".engine.services", "IdleWindowService"),
     "CognitionConfig": (".config", "CognitionConfig"),
     "ProfileSettings": (".config", "ProfileSettings"),
     # What the services return
@@ -179,6 +192,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "QueuedJob": (".engine.queue", "QueuedJob"),
     "ReindexReport": (".engine.reindex", "ReindexReport"),
     "RepairReport": (".engine.indexing", "RepairReport"),
+    "IdleWindow": (".domain.idle_planner", "IdleWindow"),
+    "planner_policy": (".engine.idle_windows", "planner_policy"),
     "KnowledgeService": (".engine.knowledge_service", "KnowledgeService"),
     "KnowledgeEntry": (".domain.knowledge", "KnowledgeEntry"),
     "KnowledgeHit": (".engine.knowledge_search", "KnowledgeHit"),
@@ -236,6 +251,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "first_date": (".domain.timeresolve", "first_date"),
     "anchor_hints": (".domain.timeresolve", "anchor_hints"),
     "MERGE_JOB": (".domain.job_kinds", "MERGE_JOB"),
+    "ChatActivity": (".domain.chat_activity", "ChatActivity"),
+    "HeatPolicy": (".domain.chat_activity", "HeatPolicy"),
+    "SlotRates": (".domain.chat_activity", "SlotRates"),
+    "add_activity_counts": (".domain.chat_activity", "add_counts"),
+    "activity_cell_of": (".domain.chat_activity", "cell_of"),
+    "activity_cycle_done": (".domain.chat_activity", "cycle_done"),
+    "slot_rates": (".domain.chat_activity", "slot_rates"),
+    "PlannerPolicy": (".domain.idle_planner", "PlannerPolicy"),
+    "plan_window": (".domain.idle_planner", "plan_window"),
     # Errors (``errors``)
     "CognitionError": (".errors", "CognitionError"),
     "InvalidInput": (".errors", "InvalidInput"),
@@ -279,6 +303,7 @@ __all__ = [
     "CardHit",
     "CardRevision",
     "CardSearchResult",
+    "ChatActivity",
     "ChatContext",
     "CognitionConfig",
     "CognitionEngine",
@@ -295,6 +320,9 @@ __all__ = [
     "ExportReport",
     "FiledSuggestion",
     "GovernanceService",
+    "HeatPolicy",
+    "IdleWindow",
+    "IdleWindowService",
     "Importance",
     "IndexLocked",
     "IndexService",
@@ -323,6 +351,7 @@ __all__ = [
     "Operator",
     "PermissionDenied",
     "Pin",
+    "PlannerPolicy",
     "Precision",
     "ProfileFilter",
     "ProfileService",
@@ -341,11 +370,15 @@ __all__ = [
     "Scope",
     "SearchResult",
     "SecondOpinion",
+    "SlotRates",
     "StoreUnavailable",
     "Suggestion",
     "SwitchChange",
     "TurnService",
     "WriteResult",
+    "activity_cell_of",
+    "activity_cycle_done",
+    "add_activity_counts",
     "admit",
     "anchor_hints",
     "as_utc",
@@ -368,9 +401,12 @@ __all__ = [
     "parse_chat_key",
     "part_group",
     "part_name",
+    "plan_window",
+    "planner_policy",
     "precision_of",
     "render_document",
     "shown_part",
+    "slot_rates",
     "visibility_for",
 ]
 

@@ -114,6 +114,8 @@ async def delete_all(
         if counts.profiles:
             uow.record(ProfilesChanged(target.bot_id))
         await uow.commit()
+    # what waits to be counted for the erased chats goes too (their rows went in the transaction)
+    engine.activity_tally.drop(target.bot_id, None if target.kind == "bot" else target.private_chat)
     if target.private_chat is not None and not target.private_chat.is_group:
         await _drop_chat_vectors(engine, target.bot_id, target.private_chat)
     async with engine.unit_of_work() as uow:

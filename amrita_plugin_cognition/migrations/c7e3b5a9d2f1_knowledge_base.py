@@ -1,7 +1,7 @@
 """knowledge_base: knowledge entries, their revisions, suggestions and the entries' keyword index
 
 迁移 ID: c7e3b5a9d2f1
-父迁移: d5e1a9c3f7b4
+父迁移: a4c2e8f1b6d9
 创建时间: 2026-12-06 01:00:00.000000
 
 """
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 
 revision: str = "c7e3b5a9d2f1"
-down_revision: str | Sequence[str] | None = "d5e1a9c3f7b4"
+down_revision: str | Sequence[str] | None = "a4c2e8f1b6d9"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -22,7 +22,17 @@ from ..domain.job_kinds import MERGE_JOB
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
 from . import jobs, keyword, knowledge_erasure, outbox, people, profile_erasure, repository, turns
-from .models import BarrierRow, JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
+from .models import (
+    BarrierRow,
+    ChatActivityRow,
+    JobRow,
+    MemoRevisionRow,
+    MemoRow,
+    MemoryRow,
+    NoteRow,
+    PinRow,
+    TranscriptRow,
+)
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
 CHUNK = 500
@@ -337,6 +347,12 @@ async def erase(
     back (a restore replaying a delete-all, ``store/restore_erasures.py``): the notes, transcript
     and queued jobs were erased at the time and are newer than it since."""
     counts = ErasureCounts()
+    # the chats erased whole lose their activity counts too (a private chat's are its user's rhythm)
+    await session.execute(
+        delete(ChatActivityRow)
+        .where(_whole_chats(ChatActivityRow, target))
+        .execution_options(synchronize_session=False)
+    )
     if target.kind != "user":
         counts.memories = await _erase_memories(session, target, None, reason, now, counts)
         if not restored_only:

@@ -394,6 +394,31 @@ class LLMUsageRow(Model):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+class ChatActivityRow(Model):
+    """When a chat is busy (``domain/chat_activity.py``): its decayed heat maps and the penalty the
+    idle-window planner reads. Counts of messages by time of day, never their content; written by
+    the activity flush (``store/chat_activity.py``), deleted with the chat's or its user's data."""
+
+    __tablename__ = "cognition_chat_activity"
+
+    bot_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    scope_kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    scope_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: JSON list of 84 decayed counts, index ``weekday * 12 + slot`` in the planner's zone.
+    fine_counts: Mapped[str] = mapped_column(Text)
+    #: JSON list of 12 decayed counts, index ``slot``.
+    coarse_counts: Mapped[str] = mapped_column(Text)
+    #: The moment the counts are valued at (the decay reference); None before the first message.
+    decayed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    #: The first message seen: the days of history are counted from it.
+    first_observed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    last_observed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    #: The penalty: messages since the last successful consolidation cycle.
+    messages_since_cycle: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_cycle_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class KnowledgeRow(Model):
     """One entry of a bot account's knowledge base (``domain/knowledge.py``): general knowledge
     written by the consolidation cycle, read by chat users who hold ``cognition.knowledge``. The
