@@ -1,5 +1,6 @@
 """Background work of the bot: the periodic vector-index catch-up, the startup repair, the
-historian's queue poll and the decay sweep's check.
+historian's queue poll, the activity flush (each chat's message counts into SQL) and the decay
+sweep's check.
 
 Drains after each write are started by the engine itself (the unit of work's after-commit
 handler), whoever made the write."""
@@ -9,6 +10,8 @@ from __future__ import annotations
 import logging
 
 from ..api import CognitionEngine
+from ..errors import StoreUnavailable
+from ..runtime import warn_limited
 
 logger = logging.getLogger("cognition")
 
@@ -39,6 +42,19 @@ async def historian_tick(engine: CognitionEngine) -> None:
     """The queue poll: recover stale leases, batch transcripts, start due jobs (an enqueue also
     wakes the workers at once)."""
     engine.jobs.wake()
+
+
+async def activity_flush(engine: CognitionEngine) -> None:
+    """Write the messages counted for the idle-window planner (a failure keeps them for the next
+    flush; said once a minute while the database is unreachable)."""
+    try:
+        await engine.idle_windows.flush()
+    except StoreUnavailable as error:
+        warn_limited(
+            "activity:database",
+            "[cognition] stage=activity_flush database=unreachable error=%s; counts are kept for the next flush",
+            error.reason,
+        )
 
 
 #: How often the bot asks whether the decay sweep is due (``consolidation.sweep_interval_hours``

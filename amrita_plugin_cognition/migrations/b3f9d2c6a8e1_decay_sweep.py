@@ -1,7 +1,7 @@
 """decay_sweep: a memory the user asked to keep (never decays)
 
 迁移 ID: b3f9d2c6a8e1
-父迁移: d5e1a9c3f7b4
+父迁移: c7e3b5a9d2f1
 创建时间: 2026-12-06 01:00:00.000000
 
 """
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 
 revision: str = "b3f9d2c6a8e1"
-down_revision: str | Sequence[str] | None = "d5e1a9c3f7b4"
+down_revision: str | Sequence[str] | None = "c7e3b5a9d2f1"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -64,7 +64,7 @@ def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> Non
                     " subject_name, text, kind, tags, importance, provenance, source, recorded_at, updated_at, status,"
                     " content_hash) VALUES ('b', 'group', '1', '', '', '', '', ?, 'fact', '[]', 'low', 'user_stated',"
                     " '{{}}', '2026-01-01', '2026-01-01', ?, ?)", (text, status, text))
-        run("downgrade", "d5e1a9c3f7b4")
+        run("downgrade", "c7e3b5a9d2f1")
         print("down", rows("SELECT text FROM cognition_memory"),
               "keep" in [row[1] for row in rows("PRAGMA table_info(cognition_memory)")],
               "AUTOINCREMENT" in rows("SELECT sql FROM sqlite_master WHERE name = 'cognition_memory'")[0][0],
