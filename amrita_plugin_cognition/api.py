@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from .domain.consent import Answer as ConsentAnswer
     from .domain.consent import Verdict as ConsentVerdict
     from .domain.consent import judge as judge_consent
+    from .domain.duplicates import DuplicateVerdict as DuplicateVerdict
+    from .domain.duplicates import judge_pair as judge_duplicate
     from .domain.erasure import ErasureTarget as ErasureTarget
     from .domain.gate import KIND_LABELS as GATE_KIND_LABELS
     from .domain.gate import check_fact as check_fact
@@ -122,6 +124,7 @@ if TYPE_CHECKING:
     from .errors import PermissionDenied as PermissionDenied
     from .errors import SchemaMissing as SchemaMissing
     from .errors import StoreUnavailable as StoreUnavailable
+    from .index.embedders import build_embedder as build_embedder
     from .store.audit import AuditEntry as AuditEntry
     from .store.profiles import ProfileFilter as ProfileFilter
 
@@ -216,6 +219,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SecondOpinion": (".domain.admission", "SecondOpinion"),
     "opinion_asker": (".engine.historian_call", "opinion_asker"),
     "check_fact": (".domain.gate", "check_fact"),
+    "judge_duplicate": (".domain.duplicates", "judge_pair"),
+    "DuplicateVerdict": (".domain.duplicates", "DuplicateVerdict"),
+    "build_embedder": (".index.embedders", "build_embedder"),
     "GATE_KIND_LABELS": (".domain.gate", "KIND_LABELS"),
     "first_date": (".domain.timeresolve", "first_date"),
     "anchor_hints": (".domain.timeresolve", "anchor_hints"),
@@ -271,6 +277,7 @@ __all__ = [
     "ConfigurationError",
     "ConsentAnswer",
     "ConsentVerdict",
+    "DuplicateVerdict",
     "EmbedderUnavailable",
     "EndResult",
     "EngineUnavailable",
@@ -325,6 +332,7 @@ __all__ = [
     "admit",
     "anchor_hints",
     "as_utc",
+    "build_embedder",
     "build_engine",
     "card_label",
     "check_erase",
@@ -338,6 +346,7 @@ __all__ = [
     "is_qq_number",
     "json_lines",
     "judge_consent",
+    "judge_duplicate",
     "memory_document",
     "normalise_text",
     "opinion_asker",
