@@ -12,8 +12,8 @@ exactly the part that matters, and each such class of difference is a rule here,
 * ``plan_vs_done``: one fact is an intention (要/打算/准备/计划/will…), the other is not;
 * ``wording``: after those parts, punctuation, particles and the everyday synonyms of
   ``fact_parts`` are taken out, the words that remain differ on both sides (a different place,
-  name, object: 成都 vs 重庆, 小明 vs 小红, 火锅 vs 烧烤), or one side adds more than one
-  content character (它多说了一件事);
+  name, object: 成都 vs 重庆, 小明 vs 小红, 火锅 vs 烧烤), or one side adds more than
+  ``MAX_EXTRA`` content characters, or any after "with" (和小红, 跟朋友: someone added);
 * ``far``: the vectors are too far apart for a paraphrase.
 
 What stays is a paraphrase: reordering (the wordings are compared as bags of tokens), dropped
@@ -22,6 +22,7 @@ filler, a different writing of the same date, number or person, a synonym.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -34,6 +35,9 @@ MIN_SIMILARITY = 0.55
 #: when the vectors are this close.
 MAX_EXTRA = 2
 EXTRA_SIMILARITY = 0.85
+
+#: "With someone": what follows one of these on one side only is a person added, never filler.
+_COMPANION = re.compile(r"(?:和|跟|与|同|陪|带着)(\w)")
 
 EXACT = "exact"
 SAME = "same_parts"
@@ -97,6 +101,13 @@ def _wording(first: FactParts, second: FactParts, similarity: float) -> str | No
     size = sum(extra.values())
     if size and (size > MAX_EXTRA or similarity < EXTRA_SIMILARITY):
         return f"+{''.join(sorted(extra.elements()))}"
+    longer = first if only_first else second
+    if (
+        size
+        and _COMPANION.search(longer.text)
+        and any(marker.group(1)[:1] in extra for marker in _COMPANION.finditer(longer.text))
+    ):
+        return f"+with {''.join(sorted(extra.elements()))}"
     return None
 
 
@@ -141,6 +152,15 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
     if difference is not None:
         return DuplicateVerdict(False, WORDING, tuple(matched), difference)
     return DuplicateVerdict(True, SAME, (*matched, WORDING))
+
+
+def hard_key(parts: FactParts) -> int:
+    """A hash of parts ``judge_parts`` requires equal before it looks at the wording: who, the
+    days and clock times, negations, plan. Two facts whose keys differ are not duplicates (the
+    numbers are left out: a nickname such as 七七 reads as a number until the pair's nicknames are
+    known, and a pair is re-read with them)."""
+    days = frozenset((month, day) for _year, month, day in parts.dates)
+    return hash((parts.qq_numbers, days, parts.clock_times, parts.negations, parts.plan))
 
 
 def shared_nicknames(first: FactParts, second: FactParts) -> frozenset[str]:

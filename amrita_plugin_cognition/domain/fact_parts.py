@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import cn2an
 
@@ -94,6 +95,8 @@ MEASURE_WORDS = (
     "寸|尺|码|届|轮|局|球|站|班|项|笔|单|万|亿|千|百|GB|MB|TB|G|K|kg|km|cm|mm|m|h|min"
 )
 _UNIT = re.compile(rf"\s*个?({MEASURE_WORDS})?")
+#: 半 as an amount (半小时, 一个半月), not as the half hour of a clock time (3点半).
+_HALF = re.compile(rf"(?<!点)半(?=个?(?:{MEASURE_WORDS}))")
 
 
 # --- whether -----------------------------------------------------------------------------------
@@ -196,15 +199,32 @@ class FactParts:
     residue: tuple[str, ...]
 
 
+_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+_NUMERAL_RUN = re.compile(f"[{_NUMERALS}]+")
+_PERCENT = re.compile(rf"百分之([{_NUMERALS}\d.]+)")
+
+
+@lru_cache(maxsize=4096)
+def _numeral(run: str) -> str:
+    """A run of Chinese numerals as cn2an reads it (二〇二六 → 2026, 三千五 → 3500, 两 → 2); a run
+    it cannot read (十几, a lone 百) stays as written."""
+    try:
+        value = cn2an.cn2an(run, "smart")
+    except (ValueError, KeyError, IndexError):
+        return run
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def fold(text: str) -> str:
     """NFKC (full-width digits and brackets to their plain forms), units said one way, Chinese
-    numerals as digits (两 read as 二 first: cn2an leaves 两点 and 两颗 alone)."""
+    numerals as digits (run by run, each read by cn2an: 十一月二十九日 → 11月29日, 百分之二十 → 20%)."""
     folded = _UNIT_WORD.sub(lambda match: _UNIT_CANONICAL[match.group(0)], unicodedata.normalize("NFKC", text))
-    folded = folded.replace("两", "二")
-    try:
-        return str(cn2an.transform(folded, "cn2an"))
-    except (ValueError, KeyError, IndexError):  # cn2an refuses some odd numeral runs
+    if "半" in folded:
+        folded = _HALF.sub("0.5", folded)
+    if not _NUMERAL_RUN.search(folded):
         return folded
+    folded = _PERCENT.sub(lambda match: _numeral(match.group(1)) + "%", folded)
+    return _NUMERAL_RUN.sub(lambda match: _numeral(match.group(0)), folded)
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -363,17 +383,19 @@ def _without_people(text: str, known_nicknames: frozenset[str]) -> tuple[str, se
     return rest, qq_numbers, nicknames
 
 
-def read_parts(text: str, known_nicknames: frozenset[str] = frozenset()) -> FactParts:
+def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording: bool = True) -> FactParts:
     """The parts of one fact. ``known_nicknames``: names that stand for a QQ number the fact
     names (from either fact of a pair), taken out of the wording so that ``小明（QQ号10001）``
-    and ``QQ号10001（昵称小明）`` leave the same wording."""
+    and ``QQ号10001（昵称小明）`` leave the same wording. ``wording=False`` reads only who, the
+    days, clock times, negations and plan (weekdays, numbers and the residue left empty: a
+    fraction of the work, for blocking on those parts)."""
     rest, qq_numbers, nicknames = _without_people(unicodedata.normalize("NFKC", text), known_nicknames)
     folded = fold(rest)
     spans: list[tuple[int, int]] = []
     dates = _dates(folded, spans)
-    weekdays = _weekdays(folded, spans)
+    weekdays = _weekdays(folded, spans) if wording else set()
     clock_times = _clock_times(folded, spans)
-    numbers = _numbers(folded, spans)
+    numbers = _numbers(folded, spans) if wording else Counter()
     rest = _masked(folded, spans)
     plan, done = _plan_and_done(rest)
     return FactParts(
@@ -387,5 +409,5 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset()) -> Fact
         negations=_negations(rest),
         plan=plan,
         done=done,
-        residue=_residue(rest),
+        residue=_residue(rest) if wording else (),
     )
