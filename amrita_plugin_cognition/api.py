@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from .domain.admission import admit as admit
     from .domain.clock import UTC as UTC
     from .domain.clock import as_utc as as_utc
+    from .domain.clusters import DuplicateCluster as DuplicateCluster
+    from .domain.clusters import DuplicateLink as DuplicateLink
     from .domain.consent import JUDGED_MAX_CHARS as JUDGED_MAX_CHARS
     from .domain.consent import Answer as ConsentAnswer
     from .domain.consent import Verdict as ConsentVerdict
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
     from .domain.visibility import visibility_for as visibility_for
     from .engine.backup import BackupInfo as BackupInfo
     from .engine.context import BuiltContext as BuiltContext
+    from .engine.duplicates import DuplicateClusters as DuplicateClusters
     from .engine.erasure import ErasureReport as ErasureReport
     from .engine.factory import build_engine as build_engine
     from .engine.historian_call import opinion_asker as opinion_asker
@@ -221,6 +224,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "check_fact": (".domain.gate", "check_fact"),
     "judge_duplicate": (".domain.duplicates", "judge_pair"),
     "DuplicateVerdict": (".domain.duplicates", "DuplicateVerdict"),
+    "DuplicateCluster": (".domain.clusters", "DuplicateCluster"),
+    "DuplicateLink": (".domain.clusters", "DuplicateLink"),
+    "DuplicateClusters": (".engine.duplicates", "DuplicateClusters"),
     "build_embedder": (".index.embedders", "build_embedder"),
     "GATE_KIND_LABELS": (".domain.gate", "KIND_LABELS"),
     "first_date": (".domain.timeresolve", "first_date"),
@@ -277,6 +283,9 @@ __all__ = [
     "ConfigurationError",
     "ConsentAnswer",
     "ConsentVerdict",
+    "DuplicateCluster",
+    "DuplicateClusters",
+    "DuplicateLink",
     "DuplicateVerdict",
     "EmbedderUnavailable",
     "EndResult",

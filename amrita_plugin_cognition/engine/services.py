@@ -20,6 +20,7 @@ from ..domain.records import Importance
 from . import backup as _backup
 from . import context as _context
 from . import corrections as _corrections
+from . import duplicates as _duplicates
 from . import erasure as _erasure
 from . import inspection as _inspection
 from . import notes as _notes
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from ..store.profiles import ProfileFilter
     from .backup import BackupInfo
     from .context import BuiltContext
+    from .duplicates import DuplicateClusters
     from .erasure import ErasureReport
     from .indexing import RepairReport
     from .inspection import Inspected, InspectFilter
@@ -92,6 +94,11 @@ class MemoryService(_Service):
         return await _writes.write_memory(
             self._engine, context, target, text, importance, tags, now, message_id=message_id, said=said
         )
+
+    async def duplicate_clusters(self, bot_id: str, scope: Scope) -> DuplicateClusters:
+        """Near-duplicate clusters of one chat's active facts, from the stored vectors and the
+        keyword tokens (no model, no embedding); exact ones marked. Changes nothing."""
+        return await _duplicates.duplicate_clusters(self._engine, bot_id, scope)
 
     async def supersede(self, bot_id: str, old_id: int, new_id: int, now: datetime | None = None) -> None:
         """Mark ``old_id`` as replaced by ``new_id`` (an importer's or the harness's correction)."""

@@ -20,6 +20,10 @@ FLOORS: dict[tuple[str, str], str] = {
     ("_corpus.py", f"{PACKAGE}.index.embedders"): "the corpus is embedded once with the local model, no engine",
     ("cache_memory.py", f"{PACKAGE}.bot"): "the hook's own recall_queries is what is measured",
     ("cache_memory.py", f"{PACKAGE}.engine.caches"): "the report names the caches' own TTL",
+    (
+        "dedup_clusters.py",
+        f"{PACKAGE}.domain.clusters",
+    ): "the candidate search kernel alone, against Chroma's neighbours",
     ("end_latency.py", f"{PACKAGE}.store.models"): "the floor: the same note row committed in a bare session",
     ("erasure_bytes.py", f"{PACKAGE}.store"): "bulk seeding with bare inserts; the SQLite delete modes compared",
     ("erasure_bytes.py", f"{PACKAGE}.store.models"): "the outbox rows counted in SQL",
