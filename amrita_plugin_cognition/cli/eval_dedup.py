@@ -21,7 +21,7 @@ import numpy as np
 
 from ..api import build_embedder, judge_duplicate
 from ..config import EmbedderSettings
-from .evaluation import EvalInputError, _require, no_cases, read_jsonl, stderr_progress, wilson
+from .evaluation import EvalInputError, _require, _share, no_cases, read_jsonl, stderr_progress, wilson
 
 MAX_FAILURE_DETAILS = 20
 #: Texts embedded per call (progress is reported after each).
@@ -75,10 +75,6 @@ def similarities(pairs: list[DedupPair], progress: Callable[[int], None] | None 
     vectors = asyncio.run(embed_all())
     row = {text: index for index, text in enumerate(texts)}
     return [float(vectors[row[pair.first]] @ vectors[row[pair.second]]) for pair in pairs]
-
-
-def _share(numerator: int, denominator: int) -> float:
-    return round(numerator / denominator, 4) if denominator else 0.0
 
 
 def cosine_at_recall(scored: list[tuple[float, bool]], recall: float) -> dict[str, Any]:

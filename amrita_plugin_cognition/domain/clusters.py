@@ -107,6 +107,13 @@ def close_pairs(
         firsts.append(rows + start)
         seconds.append(columns + start)
         similarities.append(products[rows, columns])
+    return _joined(firsts, seconds, similarities)
+
+
+def _joined(
+    firsts: list[np.ndarray], seconds: list[np.ndarray], similarities: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of several blocks as one (first, second, cosine) triple of arrays."""
     if not firsts:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0, dtype=np.float32)
@@ -205,10 +212,7 @@ def _vector_candidates(
             firsts.append(members[block_firsts])
             seconds.append(members[block_seconds])
             similarities.append(block_similarities)
-    if not firsts:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, np.zeros(0, dtype=np.float32)
-    return np.concatenate(firsts), np.concatenate(seconds), np.concatenate(similarities)
+    return _joined(firsts, seconds, similarities)
 
 
 def _keyword_candidates(folded: Sequence[str], exact: set[tuple[int, int]]) -> list[tuple[int, int]]:
