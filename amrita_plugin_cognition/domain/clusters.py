@@ -85,9 +85,22 @@ def exact_key(text: str) -> str:
     return _NOT_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
-def fact_keys(facts: Sequence[StoredFact]) -> list[int]:
-    """Each fact's ``hard_key``, read without its wording (the blocking of ``find_clusters``)."""
-    return [hard_key(read_parts(fact.text, wording=False)) for fact in facts]
+@dataclass(frozen=True, slots=True)
+class Blocking:
+    """What the search needs of the facts before any vector: each fact's ``hard_key`` (read
+    without its wording), the exact pairs, and the pairs with the same words (keyword pairs)."""
+
+    keys: list[int]
+    exact: set[tuple[int, int]]
+    keyword_pairs: list[tuple[int, int]]
+
+
+def blocking(facts: Sequence[StoredFact]) -> Blocking:
+    """The ``Blocking`` of ``facts`` (text work only: it runs while the vectors are read)."""
+    folded = [exact_key(fact.text) for fact in facts]
+    exact = _exact_pairs(facts, folded)
+    keys = [hard_key(read_parts(fact.text, wording=False)) for fact in facts]
+    return Blocking(keys, exact, _keyword_candidates(folded, exact))
 
 
 def close_pairs(
@@ -146,21 +159,19 @@ def _groups(keys: Iterable[tuple[int, object]]) -> list[list[int]]:
 
 def find_clusters(
     facts: Sequence[StoredFact],
-    keys: Sequence[int],
+    blocks: Blocking,
     vectors: np.ndarray | None,
     vector_rows: Sequence[int | None],
     threshold: float = VECTOR_THRESHOLD,
 ) -> ClusterSearch:
-    """Near-duplicate clusters of ``facts``. ``keys``: their ``fact_keys``; ``vector_rows[i]``:
+    """Near-duplicate clusters of ``facts``. ``blocks``: their ``blocking``; ``vector_rows[i]``:
     the row of ``vectors`` holding fact i's stored vector, or None when it has none (yet).
 
     Blocking first: vectors are compared only within a block of equal keys (who, when, whether,
     plan: a pair across blocks cannot be a duplicate), so the cost is the sum of the blocks'
     squares, not the bank's."""
-    folded = [exact_key(fact.text) for fact in facts]
-    exact = _exact_pairs(facts, folded)
-    firsts, seconds, similarities = _vector_candidates(keys, vectors, vector_rows, threshold)
-    keyword_pairs = _keyword_candidates(folded, exact)
+    exact, keyword_pairs = blocks.exact, blocks.keyword_pairs
+    firsts, seconds, similarities = _vector_candidates(blocks.keys, vectors, vector_rows, threshold)
     judged: dict[tuple[int, int], float | None] = {
         (first, second): similarity
         for first, second, similarity in zip(firsts.tolist(), seconds.tolist(), similarities.tolist(), strict=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..domain.clusters import VECTOR_THRESHOLD, DuplicateCluster, StoredFact, fact_keys, find_clusters
+from ..domain.clusters import VECTOR_THRESHOLD, DuplicateCluster, StoredFact, blocking, find_clusters
 from ..domain.records import Scope
 from ..logs import log_event
 from ..store import repository
@@ -61,15 +61,20 @@ async def duplicate_clusters(
         rows = await repository.active_texts(session, bot_id, scope)
     facts = [StoredFact(memory_id, text, content_hash) for memory_id, text, content_hash in rows]
     generation = await engine.index_sync.current_generation()
-    # The vectors are read on the index's thread while the facts' parts are read on another.
-    (stored_ids, vectors), keys = await asyncio.gather(
+    # The vectors are read on the index's thread while the facts' texts are read on another.
+    (stored_ids, vectors), blocks = await asyncio.gather(
         engine.vectors.off_loop("stored_vectors", partial(engine.vectors.stored_vectors, generation, bot_id, scope)),
-        asyncio.to_thread(fact_keys, facts),
+        asyncio.to_thread(blocking, facts),
     )
     row_of = {memory_id: row for row, memory_id in enumerate(stored_ids)}
     vector_rows = [row_of.get(fact.id) for fact in facts]
     found = await asyncio.to_thread(
-        find_clusters, facts, keys, vectors if len(stored_ids) else np.zeros((0, 0), np.float32), vector_rows, threshold
+        find_clusters,
+        facts,
+        blocks,
+        vectors if len(stored_ids) else np.zeros((0, 0), np.float32),
+        vector_rows,
+        threshold,
     )
     result = DuplicateClusters(
         bot_id=bot_id,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from amrita_plugin_cognition.domain.clusters import StoredFact, close_pairs, fact_keys, find_clusters
+from amrita_plugin_cognition.domain.clusters import StoredFact, blocking, close_pairs, find_clusters
 
 
 def _unit_rows(count: int, seed: int) -> np.ndarray:
@@ -41,7 +41,7 @@ def test_clusters_mark_exact_duplicates_and_join_rewordings_only() -> None:
         "小红喜欢猫！",  # 105: the same text, other punctuation
     )
     vectors = np.tile(_unit_rows(1, 2), (len(facts), 1))  # every vector alike: only the parts decide
-    search = find_clusters(facts, fact_keys(facts), vectors, list(range(len(facts))))
+    search = find_clusters(facts, blocking(facts), vectors, list(range(len(facts))))
     assert [cluster.member_ids for cluster in search.clusters] == [(100, 101), (104, 105)]
     near, exact = search.clusters
     assert not near.exact and exact.exact
@@ -53,7 +53,7 @@ def test_clusters_mark_exact_duplicates_and_join_rewordings_only() -> None:
 
 def test_a_fact_without_a_stored_vector_is_matched_by_its_words() -> None:
     facts = _facts("小明在成都吃了火锅，觉得很开心。", "小明觉得很开心，在成都吃了火锅。", "小明在成都吃了烤肉。")
-    search = find_clusters(facts, fact_keys(facts), None, [None, None, None])
+    search = find_clusters(facts, blocking(facts), None, [None, None, None])
     assert [cluster.member_ids for cluster in search.clusters] == [(100, 101)]
     assert search.clusters[0].links[0].similarity is None
 
@@ -61,9 +61,9 @@ def test_a_fact_without_a_stored_vector_is_matched_by_its_words() -> None:
 def test_chains_become_one_cluster_and_far_vectors_none() -> None:
     facts = _facts("小明喜欢吃火锅。", "小明很喜欢吃火锅。", "小明非常喜欢吃火锅。", "小明喜欢吃火锅！！")
     vectors = np.tile(_unit_rows(1, 3), (len(facts), 1))
-    search = find_clusters(facts, fact_keys(facts), vectors, [0, 1, 2, 3])
+    search = find_clusters(facts, blocking(facts), vectors, [0, 1, 2, 3])
     assert [cluster.member_ids for cluster in search.clusters] == [(100, 101, 102, 103)]
     far = _unit_rows(4, 4) * np.array([[1.0], [-1.0], [1.0], [-1.0]], dtype=np.float32)
     far[2] = -far[0]
-    apart = find_clusters(facts[:3], fact_keys(facts[:3]), far[:3], [0, 1, 2])
+    apart = find_clusters(facts[:3], blocking(facts[:3]), far[:3], [0, 1, 2])
     assert apart.clusters == ()  # no vector pair is close, and the words differ
