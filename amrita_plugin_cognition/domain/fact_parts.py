@@ -103,7 +103,8 @@ _HALF = re.compile(rf"(?<!点)半(?=个?(?:{MEASURE_WORDS}))")
 #: Words that hold a negation character without denying the fact (masked before counting).
 _NOT_NEGATION = re.compile(
     "(?<![\u3400-\u9fff])不过|不过(?=[，,])|不错|不仅|不只|不但|不少|不久|不同|不断|不管|不论|差不多|不得不|要不|不然|不如|不一定|"
-    "了不起|忍不住|对不起|未来|无论|毫不犹豫|非常|并非常|没想到|不久前|无聊|非要"
+    "了不起|忍不住|对不起|未来|无论|毫不犹豫|非常|并非常|没想到|不久前|无聊|非要|"
+    "别人|别的|特别|区别|分别|告别|性别|级别|识别|差别|个别|类别|辨别|否则|是否|能否|可否|无比|未必"
 )
 _NEGATION_ZH = re.compile("没有|从没|从不|并不|并没|不|没|别|未|无|勿|莫|甭|非|否")
 _NEGATION_EN = re.compile(r"(?i)\b(?:not|never|no|none|nobody|nothing|neither|nor|without|cannot)\b|n't\b")

@@ -76,6 +76,8 @@ def test_a_rewording_is_the_same_fact(other: str) -> None:
         ("小明每周三晚上去健身房。", "小明每个星期三晚上去健身房。"),
         ("小明喜欢吃火锅。", "小明很爱吃火锅。"),
         ("小明养了三只猫。", "小明养了3只猫。"),
+        ("小明特别喜欢吃火锅。", "小明很喜欢吃火锅。"),  # 别 in 特别 denies nothing
+        ("小薇讨厌别人迟到。", "小薇讨厌他人迟到。"),
         (
             "Tom (QQ 70001) ate hotpot in Chengdu on 2026-11-29.",
             "On Nov 29, 2026, Tom (QQ 70001) ate hotpot in Chengdu.",
