@@ -8,7 +8,10 @@ COGNITION_TEST_BACKEND=server.
 
 from __future__ import annotations
 
-from engine_helpers import NOW, make_engine, new_bot
+from collections.abc import Sequence
+
+import numpy as np
+from engine_helpers import NOW, make_engine, new_bot, shared_local_embedder
 
 from amrita_plugin_cognition.domain.records import MemoryDraft, Scope
 
@@ -28,6 +31,23 @@ FILLER = [
 ]
 
 
+class CountingEmbedder:
+    """The bundled local model, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.inner = shared_local_embedder()
+        self.fingerprint = self.inner.fingerprint
+        self.texts = 0
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return await self.inner.embed(texts)
+
+    async def embed_queries(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
+        self.texts += len(texts)
+        return await self.inner.embed_queries(texts, timeout)
+
+
 async def _remember(engine, bot: str, scope: Scope, *texts: str) -> list[int]:  # type: ignore[no-untyped-def]
     drafts = [MemoryDraft(text=text, scope=scope, speaker_id="10001", speaker_name="小明") for text in texts]
     result = await engine.memories.remember(bot, drafts, now=NOW)
@@ -36,7 +56,8 @@ async def _remember(engine, bot: str, scope: Scope, *texts: str) -> list[int]:  
 
 
 async def test_clusters_of_one_chat_from_its_stored_vectors(tmp_root, chroma_port) -> None:
-    engine = await make_engine(tmp_root, chroma_port)
+    embedder = CountingEmbedder()
+    engine = await make_engine(tmp_root, chroma_port, embedder=embedder)
     bot = new_bot()
     chat, elsewhere = Scope("group", "20001"), Scope("group", "20002")
     ids = dict(
@@ -51,8 +72,11 @@ async def test_clusters_of_one_chat_from_its_stored_vectors(tmp_root, chroma_por
     ids["cats"], ids["cats_again"] = await _remember(engine, bot, chat, CATS, CATS_AGAIN)
     await _remember(engine, bot, chat, *FILLER)
     (copy_elsewhere,) = await _remember(engine, bot, elsewhere, REWORDED)
+    embedded = embedder.texts
+    assert embedded == 13
 
     found = await engine.memories.duplicate_clusters(bot, chat)
+    assert embedder.texts == embedded  # the stored vectors were read, nothing embedded again
 
     assert found.memories == 12 and found.without_vector == 0
     members = [cluster.member_ids for cluster in found.clusters]
