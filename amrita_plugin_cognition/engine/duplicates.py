@@ -6,12 +6,15 @@ index as stored (``ChromaVectorIndex.stored_vectors``); the candidate pairs, the
 (the facts' parts) and the clusters are pure (``domain/clusters.py``) and run on a worker thread.
 A vector the index still holds for a fact that is no longer active is ignored; a fact whose vector
 is not written yet is still compared by its keyword signature and its exact text. Nothing is
-changed: the caller (the cycle) decides what to merge.
+changed: the caller (the cycle) decides what to merge. When the vector index cannot be read, the
+clusters come from the exact texts and keyword signatures alone (``without_vector`` is then every
+fact), as recall goes on keyword-only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -21,11 +24,15 @@ import numpy as np
 
 from ..domain.clusters import VECTOR_THRESHOLD, DuplicateCluster, StoredFact, blocking, find_clusters
 from ..domain.records import Scope
+from ..errors import TIMEOUTS, IndexUnavailable
 from ..logs import log_event
 from ..store import repository
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
+
+#: What makes the pre-pass go on without vectors (as recall goes on keyword-only).
+_INDEX_FAILURES: tuple[type[BaseException], ...] = (IndexUnavailable, *TIMEOUTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +67,9 @@ async def duplicate_clusters(
     async with engine.session() as session:
         rows = await repository.active_texts(session, bot_id, scope)
     facts = [StoredFact(memory_id, text, content_hash) for memory_id, text, content_hash in rows]
-    generation = await engine.index_sync.current_generation()
     # The vectors are read on the index's thread while the facts' texts are read on another.
     (stored_ids, vectors), blocks = await asyncio.gather(
-        engine.vectors.off_loop("stored_vectors", partial(engine.vectors.stored_vectors, generation, bot_id, scope)),
-        asyncio.to_thread(blocking, facts),
+        _stored_vectors(engine, bot_id, scope), asyncio.to_thread(blocking, facts)
     )
     row_of = {memory_id: row for row, memory_id in enumerate(stored_ids)}
     vector_rows = [row_of.get(fact.id) for fact in facts]
@@ -98,3 +103,18 @@ async def duplicate_clusters(
         exact=len(result.exact),
     )
     return result
+
+
+async def _stored_vectors(engine: CognitionEngine, bot_id: str, scope: Scope) -> tuple[list[int], np.ndarray]:
+    """The chat's vectors as stored in the active generation; none when the index cannot be
+    read (logged): the clusters then come from exact texts and keyword signatures alone."""
+    started = time.perf_counter()
+    try:
+        generation = await engine.index_sync.current_generation()
+        return await engine.vectors.off_loop(
+            "stored_vectors", partial(engine.vectors.stored_vectors, generation, bot_id, scope)
+        )
+    except _INDEX_FAILURES as error:
+        reason = type(error).__name__
+        log_event("duplicate_clusters_keyword_only", started, logging.WARNING, scope=scope.key, reason=reason)
+        return [], np.zeros((0, 0), np.float32)

@@ -14,6 +14,7 @@ import numpy as np
 from engine_helpers import NOW, make_engine, new_bot, shared_local_embedder
 
 from amrita_plugin_cognition.domain.records import MemoryDraft, Scope
+from amrita_plugin_cognition.errors import IndexUnavailable
 
 HOTPOT = "QQ号10001（昵称小明）于2026-11-29在成都吃了火锅。"
 REWORDED = "小明（QQ号10001）2026年11月29日在成都吃火锅。"
@@ -117,3 +118,21 @@ async def test_only_active_facts_are_clustered(tmp_root, chroma_port) -> None:
     await engine.index.drain()
     after = await engine.memories.duplicate_clusters(bot, chat)
     assert after.memories == 2 and after.clusters == ()
+
+
+async def test_without_the_vector_index_the_same_words_still_cluster(tmp_root, chroma_port, monkeypatch) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = Scope("group", "20003")
+    likes = "QQ号10002（昵称小红）喜欢猫，也喜欢狗。"
+    reordered = "QQ号10002（昵称小红）喜欢狗，也喜欢猫。"
+    first, second, _reworded, _other = await _remember(engine, bot, chat, likes, reordered, HOTPOT, REWORDED)
+
+    def unavailable(*_args: object) -> None:
+        raise IndexUnavailable(en="chroma is down (test)")
+
+    monkeypatch.setattr(engine.vectors, "stored_vectors", unavailable)
+    found = await engine.memories.duplicate_clusters(bot, chat)
+    assert found.without_vector == found.memories == 4
+    # the same words reordered are still found; a rewording needs the vectors, and waits for them
+    assert [cluster.member_ids for cluster in found.clusters] == [(first, second)]
