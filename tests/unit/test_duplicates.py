@@ -147,3 +147,14 @@ def test_facts_with_different_blocking_keys_are_never_judged_duplicates() -> Non
         blocked_apart += 1
         assert not judge_pair(first, second, 1.0).duplicate, (first, second)
     assert blocked_apart > 50  # the key does separate facts
+
+
+def test_cosine_alone_is_read_at_the_recall_the_parts_reached() -> None:
+    from amrita_plugin_cognition.cli.eval_dedup import cosine_at_recall
+
+    scored = [(0.95, True), (0.93, False), (0.90, True), (0.88, False), (0.85, False), (0.70, True), (0.60, True)]
+    half = cosine_at_recall(scored, 0.5)  # two of the four duplicates: the threshold is the second one's cosine
+    assert (half["threshold"], half["precision"], half["recall"]) == (0.9, round(2 / 3, 4), 0.5)
+    everything = cosine_at_recall(scored, 1.0)
+    assert (everything["threshold"], everything["precision"], everything["recall"]) == (0.6, round(4 / 7, 4), 1.0)
+    assert cosine_at_recall(scored, 0.0)["threshold"] is None
