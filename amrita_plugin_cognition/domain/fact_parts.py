@@ -209,6 +209,10 @@ class FactParts:
 
 _NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 _NUMERAL_RUN = re.compile(f"[{_NUMERALS}]+")
+#: Words written with a numeral that count nothing (一点 only where it is no clock time: 一点半).
+_NOT_A_NUMBER = re.compile(
+    "一起|一直|一下|一些|一共|一定|一样|一般|一边|一切|一旦|一致|统一|唯一|万一|一会|一点(?![半钟0-9零一二三四五六七八九十])"
+)
 _PERCENT = re.compile(rf"百分之([{_NUMERALS}\d.]+)")
 
 
@@ -232,7 +236,18 @@ def fold(text: str) -> str:
     if not _NUMERAL_RUN.search(folded):
         return folded
     folded = _PERCENT.sub(lambda match: _numeral(match.group(1)) + "%", folded)
-    return _NUMERAL_RUN.sub(lambda match: _numeral(match.group(0)), folded)
+    return _NUMERAL_RUN.sub(lambda match: _numeral_beside_digits(match, folded), folded)
+
+
+def _numeral_beside_digits(match: re.Match[str], text: str) -> str:
+    """A run read as a number, unless digits touch it (in 丁一2025年 the 一 ends a name, and read
+    as 1 it would make the year 12025) or it is part of a word that counts nothing (一起, 一直)."""
+    start, end = match.span()
+    if (start and text[start - 1].isdigit()) or (end < len(text) and text[end].isdigit()):
+        return match.group(0)
+    if any(word.start() <= start < word.end() for word in _NOT_A_NUMBER.finditer(text, max(0, start - 2), end + 2)):
+        return match.group(0)
+    return _numeral(match.group(0))
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:

@@ -110,6 +110,8 @@ def test_differences_in_short_facts(first: str, second: str, reason: str) -> Non
 def test_a_nickname_made_of_numerals_is_a_name_not_a_number() -> None:
     verdict = judge_pair("QQ号25252（昵称七七）从来没有去过新疆。", "七七（QQ号25252）从来没去过新疆。", CLOSE)
     assert verdict.duplicate, verdict
+    # a name ending in a numeral right before a date: the year stays 2025
+    assert judge_pair("丁一2025年6月12日在杭州喝了咖啡。", "丁一2025-06-12在杭州喝了咖啡。", CLOSE).duplicate
 
 
 def test_the_same_text_is_an_exact_duplicate_and_far_vectors_are_not_compared() -> None:
