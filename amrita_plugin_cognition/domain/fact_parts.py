@@ -114,7 +114,12 @@ _NOT_PLAN = re.compile(
     "需要|重要|主要|要求|要是|只要|不要|想法|想起|想到|理想|感想|思想|回想|将军|将近|即将到来|准备好了|计划好了|"
     "想念|梦想|幻想|联想|猜想|要素|纪要|摘要|必要|要紧|想象"
 )
-_PLAN_ZH = re.compile("打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|要去|要在|想|即将")
+_PLAN_ZH = re.compile(
+    "打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|想|即将|"
+    # a bare 要 before a verb, but not a habit or a need (都要, 还要, 总要, 只要) nor an amount it
+    # takes (要40分钟, masked to 要|) nor something ordered (要了一杯)
+    "(?<![都也还总就只需])要(?![了求是紧素点|\\d零一二三四五六七八九十几两半])"
+)
 _PLAN_EN = re.compile(r"(?i)\b(?:will|plan|plans|planning|planned to|going to|intend|intends|want to|wants to|shall)\b")
 _DONE_ZH = re.compile("已经|已|曾经|曾|了|过")
 

@@ -78,6 +78,8 @@ def test_a_rewording_is_the_same_fact(other: str) -> None:
         ("小明养了三只猫。", "小明养了3只猫。"),
         ("小明特别喜欢吃火锅。", "小明很喜欢吃火锅。"),  # 别 in 特别 denies nothing
         ("小薇讨厌别人迟到。", "小薇讨厌他人迟到。"),
+        ("小芳每天都要喝两杯咖啡。", "小芳每天喝两杯咖啡。"),  # 都要: a habit, not a plan
+        ("阿明开车上班单程要四十分钟。", "阿明开车上班单程40分钟。"),  # 要 + an amount: it takes
         (
             "Tom (QQ 70001) ate hotpot in Chengdu on 2026-11-29.",
             "On Nov 29, 2026, Tom (QQ 70001) ate hotpot in Chengdu.",
@@ -100,6 +102,7 @@ def test_other_writings_of_the_same_time_number_or_word(first: str, second: str)
         ("小明喜欢吃火锅。", "小红喜欢吃火锅。", WORDING),
         ("Tom (QQ 70001) does not drink coffee.", "Tom (QQ 70001) drinks coffee.", WHETHER),
         ("Amy (QQ 88001) moved to Shanghai.", "Amy (QQ 88001) will move to Shanghai.", PLAN_VS_DONE),
+        ("小明下个月要搬到杭州。", "小明下个月搬到了杭州。", PLAN_VS_DONE),
     ],
 )
 def test_differences_in_short_facts(first: str, second: str, reason: str) -> None:
