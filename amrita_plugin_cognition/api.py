@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from .domain.admission import AdmissionVerdict as AdmissionVerdict
     from .domain.admission import SecondOpinion as SecondOpinion
     from .domain.admission import admit as admit
+    from .domain.chat_activity import ChatActivity as ChatActivity
+    from .domain.chat_activity import HeatPolicy as HeatPolicy
+    from .domain.chat_activity import SlotRates as SlotRates
+    from .domain.chat_activity import add_counts as add_activity_counts
+    from .domain.chat_activity import cell_of as activity_cell_of
+    from .domain.chat_activity import cycle_done as activity_cycle_done
+    from .domain.chat_activity import slot_rates as slot_rates
     from .domain.clock import UTC as UTC
     from .domain.clock import as_utc as as_utc
     from .domain.clusters import DuplicateCluster as DuplicateCluster
@@ -39,10 +46,14 @@ if TYPE_CHECKING:
     from .domain.happened import Precision as Precision
     from .domain.happened import label as happened_label
     from .domain.happened import precision_of as precision_of
+    from .domain.idle_planner import IdleWindow as IdleWindow
+    from .domain.idle_planner import PlannerPolicy as PlannerPolicy
+    from .domain.idle_planner import plan_window as plan_window
     from .domain.inert import NAME_MAX_CHARS as NAME_MAX_CHARS
     from .domain.inert import STORED_DATA_NOTICE as STORED_DATA_NOTICE
     from .domain.inert import inert_line as inert_line
     from .domain.job_kinds import MERGE_JOB as MERGE_JOB
+    from .domain.knowledge import KnowledgeEntry as KnowledgeEntry
     from .domain.permissions import Actor as Actor
     from .domain.permissions import Operator as Operator
     from .domain.permissions import check_erase as check_erase
@@ -76,11 +87,19 @@ if TYPE_CHECKING:
     from .engine.erasure import ErasureReport as ErasureReport
     from .engine.factory import build_engine as build_engine
     from .engine.historian_call import opinion_asker as opinion_asker
+    from .engine.idle_windows import planner_policy as planner_policy
     from .engine.indexing import RepairReport as RepairReport
     from .engine.inspection import Inspected as Inspected
     from .engine.inspection import InspectFilter as InspectFilter
     from .engine.inspection import json_lines as json_lines
     from .engine.inspection import memory_document as memory_document
+    from .engine.knowledge import ListedEntry as ListedEntry
+    from .engine.knowledge import SavedEntry as SavedEntry
+    from .engine.knowledge_search import KnowledgeHit as KnowledgeHit
+    from .engine.knowledge_search import KnowledgeSearchResult as KnowledgeSearchResult
+    from .engine.knowledge_service import KnowledgeService as KnowledgeService
+    from .engine.knowledge_suggestions import FiledSuggestion as FiledSuggestion
+    from .engine.knowledge_suggestions import Suggestion as Suggestion
     from .engine.notes import PIN_MAX_CHARS as PIN_MAX_CHARS
     from .engine.notes import MemoRevision as MemoRevision
     from .engine.notes import Pin as Pin
@@ -100,6 +119,7 @@ if TYPE_CHECKING:
     from .engine.search import SearchResult as SearchResult
     from .engine.service import CognitionEngine as CognitionEngine
     from .engine.services import GovernanceService as GovernanceService
+    from .engine.services import IdleWindowService as IdleWindowService
     from .engine.services import IndexService as IndexService
     from .engine.services import JobService as JobService
     from .engine.services import MemoryService as MemoryService
@@ -143,6 +163,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "IndexService": (".engine.services", "IndexService"),
     "JobService": (".engine.services", "JobService"),
     "TurnService": (".engine.services", "TurnService"),
+    "IdleWindowService": (".engine.services", "IdleWindowService"),
     "CognitionConfig": (".config", "CognitionConfig"),
     "ProfileSettings": (".config", "ProfileSettings"),
     # What the services return
@@ -177,6 +198,16 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "QueuedJob": (".engine.queue", "QueuedJob"),
     "ReindexReport": (".engine.reindex", "ReindexReport"),
     "RepairReport": (".engine.indexing", "RepairReport"),
+    "IdleWindow": (".domain.idle_planner", "IdleWindow"),
+    "planner_policy": (".engine.idle_windows", "planner_policy"),
+    "KnowledgeService": (".engine.knowledge_service", "KnowledgeService"),
+    "KnowledgeEntry": (".domain.knowledge", "KnowledgeEntry"),
+    "KnowledgeHit": (".engine.knowledge_search", "KnowledgeHit"),
+    "KnowledgeSearchResult": (".engine.knowledge_search", "KnowledgeSearchResult"),
+    "ListedEntry": (".engine.knowledge", "ListedEntry"),
+    "SavedEntry": (".engine.knowledge", "SavedEntry"),
+    "Suggestion": (".engine.knowledge_suggestions", "Suggestion"),
+    "FiledSuggestion": (".engine.knowledge_suggestions", "FiledSuggestion"),
     # Domain types and pure helpers callers need
     "ChatContext": (".domain.records", "ChatContext"),
     "Scope": (".domain.records", "Scope"),
@@ -232,6 +263,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "first_date": (".domain.timeresolve", "first_date"),
     "anchor_hints": (".domain.timeresolve", "anchor_hints"),
     "MERGE_JOB": (".domain.job_kinds", "MERGE_JOB"),
+    "ChatActivity": (".domain.chat_activity", "ChatActivity"),
+    "HeatPolicy": (".domain.chat_activity", "HeatPolicy"),
+    "SlotRates": (".domain.chat_activity", "SlotRates"),
+    "add_activity_counts": (".domain.chat_activity", "add_counts"),
+    "activity_cell_of": (".domain.chat_activity", "cell_of"),
+    "activity_cycle_done": (".domain.chat_activity", "cycle_done"),
+    "slot_rates": (".domain.chat_activity", "slot_rates"),
+    "PlannerPolicy": (".domain.idle_planner", "PlannerPolicy"),
+    "plan_window": (".domain.idle_planner", "plan_window"),
     # Errors (``errors``)
     "CognitionError": (".errors", "CognitionError"),
     "InvalidInput": (".errors", "InvalidInput"),
@@ -275,6 +315,7 @@ __all__ = [
     "CardHit",
     "CardRevision",
     "CardSearchResult",
+    "ChatActivity",
     "ChatContext",
     "CognitionConfig",
     "CognitionEngine",
@@ -293,7 +334,11 @@ __all__ = [
     "ErasureReport",
     "ErasureTarget",
     "ExportReport",
+    "FiledSuggestion",
     "GovernanceService",
+    "HeatPolicy",
+    "IdleWindow",
+    "IdleWindowService",
     "Importance",
     "IndexLocked",
     "IndexService",
@@ -303,10 +348,15 @@ __all__ = [
     "Inspected",
     "InvalidInput",
     "JobService",
+    "KnowledgeEntry",
+    "KnowledgeHit",
+    "KnowledgeSearchResult",
+    "KnowledgeService",
     "LLMNotConfigured",
     "LLMUnavailable",
     "LimitExceeded",
     "ListedCard",
+    "ListedEntry",
     "MemoRevision",
     "MemoryDraft",
     "MemoryRecord",
@@ -317,6 +367,7 @@ __all__ = [
     "Operator",
     "PermissionDenied",
     "Pin",
+    "PlannerPolicy",
     "Precision",
     "ProfileFilter",
     "ProfileService",
@@ -330,14 +381,20 @@ __all__ = [
     "RelevanceFloor",
     "RepairReport",
     "SavedCard",
+    "SavedEntry",
     "SchemaMissing",
     "Scope",
     "SearchResult",
     "SecondOpinion",
+    "SlotRates",
     "StoreUnavailable",
+    "Suggestion",
     "SwitchChange",
     "TurnService",
     "WriteResult",
+    "activity_cell_of",
+    "activity_cycle_done",
+    "add_activity_counts",
     "admit",
     "anchor_hints",
     "as_utc",
@@ -362,9 +419,12 @@ __all__ = [
     "parse_chat_key",
     "part_group",
     "part_name",
+    "plan_window",
+    "planner_policy",
     "precision_of",
     "render_document",
     "shown_part",
+    "slot_rates",
     "visibility_for",
 ]
 

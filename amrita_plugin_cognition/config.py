@@ -39,6 +39,7 @@ from .config_renames import _RENAMED_BY_OLD, RENAMED_KEYS, RenamedKey, _move_ren
 from .config_schema import (
     ChromaSettings,
     CognitionConfig,
+    ConsolidationSettings,
     EmbedderSettings,
     HistorianSettings,
     ProfileSettings,
@@ -62,6 +63,7 @@ __all__ = [
     "RENAMED_KEYS",
     "ChromaSettings",
     "CognitionConfig",
+    "ConsolidationSettings",
     "EmbedderSettings",
     "HistorianSettings",
     "LLMSettings",

@@ -5,8 +5,9 @@ use), except the ones read only while the engine is built and started:
 
 * ``embedder.*``: the embedding model (and its query cache) is created once;
 * ``chroma.*`` and ``data_dir``: the vector index client and folder are opened once;
-* ``outbox_interval_seconds`` and ``historian.poll_interval_seconds``: the periods of the
-  scheduler's jobs, set when the bot starts.
+* ``outbox_interval_seconds``, ``historian.poll_interval_seconds`` and
+  ``consolidation.activity_flush_seconds``: the periods of the scheduler's jobs, set when the bot
+  starts.
 
 A reload keeps the running values of these (a restart applies them) and names the ones that
 differ, so that the log can say what waits for a restart.
@@ -27,6 +28,7 @@ RESTART_KEYS: tuple[str, ...] = (
     "embedder",
     "chroma",
     "historian.poll_interval_seconds",
+    "consolidation.activity_flush_seconds",
 )
 
 

@@ -2,7 +2,7 @@
 documented in one place.
 
 One pydantic model per section (``embedder``, ``chroma``, ``recall``, ``llm``, ``historian``,
-``profiles``) under ``CognitionConfig``, each strict (a key takes only its own type) and closed
+``profiles``, ``consolidation``) under ``CognitionConfig``, each strict (a key takes only its own type) and closed
 (an unknown key is an error). The models validate values only: where they come from (the file,
 the environment, ``${NAME}`` references) and how errors name them is the loader's (``config``);
 old key names are moved to their new ones by ``config_renames``.
@@ -138,6 +138,56 @@ class ProfileSettings(_Settings):
     merge_top_k: int = Field(20, ge=1, le=200)
 
 
+class ConsolidationSettings(_Settings):
+    """Consolidation in each chat's quiet hours: when a chat's cycle runs (the idle-window planner
+    of ``domain/idle_planner.py``), and the knowledge base it keeps."""
+
+    #: The idle-window planner (a chat's heat maps) picks each cycle's window; off: exponential
+    #: back-off from the last cycle (the ``rethink_*`` keys).
+    use_idle_window_planner: bool = True
+    #: The zone of the heat maps' slots and of ``idle_target_hour``; empty = ``timezone``. An unknown
+    #: zone falls back to ``timezone`` (else UTC) with one warning.
+    idle_timezone: str = ""
+    #: A chat without history (less than a day of messages) gets its window at this hour.
+    idle_target_hour: int = Field(3, ge=0, le=23)
+    #: A cycle's window at most this long.
+    idle_window_minutes: int = Field(60, ge=10, le=600)
+    #: The shortest window worth planning, and the window of a chat busy at every hour.
+    idle_short_window_minutes: int = Field(20, ge=5, le=90)
+    #: Kept free between a window and the busy slots around it (the next expected message), and
+    #: after the chat's last message.
+    idle_buffer_minutes: int = Field(15, ge=0, le=60)
+    #: How far ahead a quiet run is looked for.
+    idle_horizon_hours: int = Field(48, ge=24, le=168)
+    #: The quiet run required: base + penalty × log2(1 + messages since the last cycle), at most max
+    #: (a max under the base wins).
+    quiet_run_base_hours: float = Field(2.0, ge=2, le=24)
+    quiet_run_penalty_hours: float = Field(0.5, ge=0, le=12)
+    quiet_run_max_hours: float = Field(8.0, ge=2, le=48)
+    #: A slot is cold at most this share of an even slot's messages and at most this many messages.
+    cold_slot_max_share_percent: float = Field(50.0, ge=0, le=100)
+    cold_slot_max_messages: float = Field(2.0, ge=0, le=10000)
+    #: Half-lives of the weekday × slot map and of the slot-of-day map.
+    heat_half_life_days: float = Field(28.0, ge=1, le=365)
+    coarse_heat_half_life_days: float = Field(7.0, ge=1, le=365)
+    #: Each tier is shrunk toward the coarser one by occurrences / (occurrences + this).
+    shrinkage_prior_occurrences: float = Field(2.0, ge=0, le=100)
+    #: Messages are counted in memory and written to SQL this often (and at shutdown).
+    activity_flush_seconds: float = Field(60.0, ge=5, le=3600)
+    #: Back-off without the planner: base × multiplier^(messages since the last cycle), at most max.
+    rethink_base_delay_minutes: float = Field(30.0, ge=1, le=10080)
+    rethink_penalty_multiplier: float = Field(1.5, ge=1, le=10)
+    rethink_max_delay_minutes: float = Field(1440.0, ge=1, le=10080)
+
+    # --- knowledge base
+    #: Longest body of a knowledge entry (its title is at most 60, its summary 200 characters).
+    knowledge_max_chars: int = Field(2000, ge=200, le=20000)
+    #: Replaced versions kept per knowledge entry.
+    knowledge_revisions_keep: int = Field(5, ge=0, le=100)
+    #: Suggestions one user may file per bot account in 24 hours (0: the suggest tool refuses).
+    knowledge_suggestions_per_day: int = Field(3, ge=0, le=100)
+
+
 class CognitionConfig(_Settings):
     #: Master switch of the plugin (hook, tools, commands).
     enable: bool = True
@@ -177,6 +227,7 @@ class CognitionConfig(_Settings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     historian: HistorianSettings = Field(default_factory=HistorianSettings)
     profiles: ProfileSettings = Field(default_factory=ProfileSettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
 
     @model_validator(mode="before")
     @classmethod

@@ -157,3 +157,16 @@ async def connect_bot(ctx: Any, monkeypatch: Any, self_id: str) -> tuple[Bot, Fa
     bot = ctx.create_bot(base=Bot, adapter=adapter, self_id=self_id)
     (await memory_engine()).historian.running = False
     return bot, attach(bot, monkeypatch)
+
+
+async def grant_node(user_id: str, node: str) -> None:
+    """Give a user an Amrita LitePerm permission node (``/lp.user.permission <QQ> set <node> true``)."""
+    from amrita.plugins.perm.models import PermissionStorage
+    from amrita.plugins.perm.nodelib import Permissions
+
+    store = PermissionStorage()
+    data = await store.get_member_permission(user_id, "user")
+    permissions = Permissions(data.permissions)
+    permissions.set_permission(node, True)
+    data.permissions = permissions.dump_data()
+    await store.update_member_permission(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 
 from nonebot import get_driver, require
 from nonebot.adapters import Bot
@@ -16,8 +17,8 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 from ..api import CognitionEngine  # noqa: E402
 from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
-from . import capture, commands, commands_profile, hook, tools  # noqa: E402,F401
-from .jobs import historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
+from . import activity, capture, commands, commands_profile, hook, tools  # noqa: E402,F401
+from .jobs import activity_flush, historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
 from .settings import bind_settings  # noqa: E402
 
 #: How long shutdown waits for scheduled index work and bank checks.
@@ -41,34 +42,34 @@ async def _confirm_on_terminal(message: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+def _every(
+    seconds: float, job: Callable[[CognitionEngine], Awaitable[object]], engine: CognitionEngine, job_id: str
+) -> None:
+    """Run ``job(engine)`` every ``seconds`` (one at a time; missed runs coalesce into one)."""
+    scheduler.add_job(
+        job,
+        "interval",
+        seconds=seconds,
+        args=[engine],
+        id=job_id,
+        replace_existing=True,
+        max_instances=1,
+        coalesce=True,
+    )
+
+
 async def _prepare_engine(engine: CognitionEngine) -> None:
     """Startup step of every engine start: the embedding fingerprint check, a repair pass of the
-    vector index in the background (missing vectors re-queued by id), then the catch-up job."""
+    vector index in the background (missing vectors re-queued by id), then the catch-up job, the
+    historian's poll and the activity flush (the engine's close flushes a last time)."""
     outcome = await engine.index.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
     logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
     engine.index.repair_soon()
-    scheduler.add_job(
-        outbox_catch_up,
-        "interval",
-        seconds=engine.config.outbox_interval_seconds,
-        args=[engine],
-        id="cognition_outbox_catch_up",
-        replace_existing=True,
-        max_instances=1,
-        coalesce=True,
-    )
+    _every(engine.config.outbox_interval_seconds, outbox_catch_up, engine, "cognition_outbox_catch_up")
     engine.jobs.resume()
-    scheduler.add_job(
-        historian_tick,
-        "interval",
-        seconds=engine.config.historian.poll_interval_seconds,
-        args=[engine],
-        id="cognition_historian",
-        replace_existing=True,
-        max_instances=1,
-        coalesce=True,
-    )
+    _every(engine.config.historian.poll_interval_seconds, historian_tick, engine, "cognition_historian")
     engine.jobs.wake()  # jobs left from the last run
+    _every(engine.config.consolidation.activity_flush_seconds, activity_flush, engine, "cognition_activity_flush")
 
 
 @get_driver().on_startup

@@ -39,6 +39,7 @@ COUNT_NAMES = {
     "memos": "备忘录",
     "pins": "提醒",
     "profiles": "画像",
+    "knowledge": "知识库条目和建议",
 }
 
 

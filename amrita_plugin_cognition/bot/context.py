@@ -18,6 +18,10 @@ logger = logging.getLogger("cognition")
 #: (``/lp.chat_group.permission <群号> set cognition.admin true``), every member of that group holds it there.
 COGNITION_ADMIN_NODE = "cognition.admin"
 LP_ADMIN_NODE = "lp.admin"
+#: Amrita LitePerm node that lets its holder read the knowledge base through the chat tools
+#: (``/lp.user.permission <QQ号> set cognition.knowledge true``); SUPERUSERS and ``lp.admin``
+#: always hold it.
+KNOWLEDGE_NODE = "cognition.knowledge"
 
 #: Whether the "LitePerm unavailable" warning was logged (once per process).
 _perm_warned = False
@@ -64,6 +68,14 @@ async def is_bot_admin(event: MessageEvent) -> bool:
     if event.get_user_id() in get_driver().config.superusers:
         return True
     return await has_perm_node(event, LP_ADMIN_NODE, COGNITION_ADMIN_NODE)
+
+
+async def may_read_knowledge(event: MessageEvent) -> bool:
+    """Whether the sender may read the knowledge base: SUPERUSERS, ``lp.admin`` or
+    ``cognition.knowledge`` (as a user, or through the group the message was sent in)."""
+    if event.get_user_id() in get_driver().config.superusers:
+        return True
+    return await has_perm_node(event, LP_ADMIN_NODE, KNOWLEDGE_NODE)
 
 
 async def group_role(bot: Bot | None, event: MessageEvent) -> str:

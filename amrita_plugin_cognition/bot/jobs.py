@@ -1,5 +1,5 @@
-"""Background work of the bot: the periodic vector-index catch-up, the startup repair and the
-historian's queue poll.
+"""Background work of the bot: the periodic vector-index catch-up, the startup repair, the
+historian's queue poll and the activity flush (each chat's message counts into SQL).
 
 Drains after each write are started by the engine itself (the unit of work's after-commit
 handler), whoever made the write."""
@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 
 from ..api import CognitionEngine
+from ..errors import StoreUnavailable
+from ..runtime import warn_limited
 
 logger = logging.getLogger("cognition")
 
@@ -39,3 +41,16 @@ async def historian_tick(engine: CognitionEngine) -> None:
     """The queue poll: recover stale leases, batch transcripts, start due jobs (an enqueue also
     wakes the workers at once)."""
     engine.jobs.wake()
+
+
+async def activity_flush(engine: CognitionEngine) -> None:
+    """Write the messages counted for the idle-window planner (a failure keeps them for the next
+    flush; said once a minute while the database is unreachable)."""
+    try:
+        await engine.idle_windows.flush()
+    except StoreUnavailable as error:
+        warn_limited(
+            "activity:database",
+            "[cognition] stage=activity_flush database=unreachable error=%s; counts are kept for the next flush",
+            error.reason,
+        )

@@ -327,6 +327,8 @@ def backup_restore(file: Path, home: Path | None, yes: bool) -> None:
         f"备忘录 {report['memo']} 份，提醒 {report['pin']} 条，"
         f"遗忘屏障 {report['barrier']} 条，画像卡片 {report['profile']} 份、历史版本 {report['profile_revision']} 份"
         f"（因来源已遗忘而未恢复 {report['cards_dropped']} 份），"
+        f"知识库条目 {report['knowledge']} 个（来源已遗忘而未恢复 {report['knowledge_dropped']} 个、"
+        f"待重新整理 {report['knowledge_hidden']} 个）、建议 {report['knowledge_suggestion']} 条，"
         f"会话开关 {report['chat_switch']} 条、不被记住 {report['optout']} 条、"
         f"审计记录 {report['audit']} 条（与现有的合并），"
         f"重放了备份之后的删除全部 {report['erasures_replayed']} 次，向量 {report['vectors']} 条"
@@ -431,4 +433,4 @@ def main(args: list[str] | None = None) -> None:
     cognition.main(args=args, prog_name="python -m amrita_plugin_cognition")
 
 
-from . import eval_command, governance_commands, job_commands, profile_commands  # noqa: E402,F401  (register their commands on the group above)
+from . import eval_command, governance_commands, job_commands, knowledge_commands, profile_commands  # noqa: E402,F401  (register their commands on the group above)

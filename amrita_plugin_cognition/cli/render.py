@@ -30,6 +30,15 @@ BACKUP_TABLES = {
     "optout": "不被记住",
     "audit": "审计记录",
 }
+#: Every table a backup counts, by name (the list's columns are ``BACKUP_TABLES``: the knowledge
+#: base's counts are in the sentence after ``backup create`` and in ``--json``, so the table
+#: still fits a terminal).
+BACKUP_TABLE_NAMES = {
+    **BACKUP_TABLES,
+    "knowledge": "知识库条目",
+    "knowledge_revision": "知识库历史",
+    "knowledge_suggestion": "知识库建议",
+}
 JOB_STATES = {"pending": "待处理", "processing": "处理中", "dead": "已放弃", "failed": "已放弃"}
 DASH = "—"
 
@@ -311,7 +320,7 @@ def _llm_sentence(llm: dict[str, Any]) -> str:
 
 
 def backup_counts(counts: dict[str, int]) -> str:
-    return "，".join(f"{BACKUP_TABLES.get(table, table)} {count} 条" for table, count in counts.items())
+    return "，".join(f"{BACKUP_TABLE_NAMES.get(table, table)} {count} 条" for table, count in counts.items())
 
 
 def backup_list(infos: list[BackupInfo]) -> None:

@@ -1,5 +1,6 @@
 """Backups of the authority store: every memory (history included), memo and its revisions, pin,
-forget barrier, profile card and card revision, chat switch, opt-out and audit record in one
+forget barrier, profile card and card revision, knowledge entry, entry revision and suggestion,
+chat switch, opt-out and audit record in one
 gzipped JSON-lines file. Restore replaces this plugin's rows, keeps every barrier (those in the
 backup and those made since: nothing forgotten comes back), merges the switches, opt-outs and
 audit records with today's, replays every delete-all made since the backup
@@ -10,7 +11,9 @@ audit records: today's stay as they are.
 Cards are replaced like the rest: a file made before cards existed has no card lines, and
 restoring it leaves no cards. A card whose every source was forgotten, and a revision with any
 forgotten source, is not restored; other cards lose the forgotten ids from their sources
-(``store/backup.py``).
+(``store/backup.py``). Knowledge entries likewise: one whose every source was forgotten is not
+restored, one that lost some comes back hidden until re-derived, as a forget leaves it; a file made
+before the knowledge base existed restores none.
 
 The file is written and read on a worker thread, a page at a time: the event loop never waits on
 the disk or on gzip.
@@ -30,11 +33,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..domain.clock import UTC
 from ..domain.events import IndexWorkQueued, StoreReplaced
+from ..domain.knowledge import SUGGESTION_MAX_CHARS, SUMMARY_MAX_CHARS
 from ..errors import BackupInvalid, InvalidInput
 from ..logs import log_event
 from ..store import backup as store_backup
 from ..store import restore_erasures, sqlite
 from ..store.backup_check import BackupCheck, RowLimits, is_time
+from .knowledge import sources_removed as knowledge_sources_removed
 from .notes import PIN_MAX_CHARS
 from .profile_queue import queue_part_rebuilds, queue_rebuilds
 from .reindex import reindex
@@ -114,6 +119,15 @@ def row_limits(engine: CognitionEngine) -> RowLimits:
             ("memo_revision", "content"): memo,
             ("pin", "content"): (PIN_MAX_CHARS, "提醒的字数上限"),
             **{(table, section): limit for table in store_backup.CARD_TABLES for section, limit in sections.items()},
+            **{
+                (table, column): limit
+                for table in store_backup.KNOWLEDGE_TABLES
+                for column, limit in (
+                    ("body", (config.consolidation.knowledge_max_chars, "consolidation.knowledge_max_chars")),
+                    ("summary", (SUMMARY_MAX_CHARS, "知识条目摘要的字数上限")),
+                )
+            },
+            ("knowledge_suggestion", "content"): (SUGGESTION_MAX_CHARS, "知识库建议的字数上限"),
         }
     )
 
@@ -235,6 +249,7 @@ async def restore_backup(
         replayed = await restore_erasures.replay(uow.session, backup_time, restore.forgotten_names, now)
         for erased in replayed:  # the cards built from a fact the replay removed: as after a delete-all
             await queue_rebuilds(engine, uow, erased.target.bot_id, erased.counts.memory_ids, now)
+            await knowledge_sources_removed(uow, erased.target.bot_id, erased.counts.memory_ids, now)
         if replayed:
             await sqlite.scrub_deleted(uow.session)
         uow.record(StoreReplaced(), IndexWorkQueued())
@@ -243,7 +258,12 @@ async def restore_backup(
         async with engine.unit_of_work() as uow:
             await sqlite.truncate_log(uow.session)
     report = await reindex(engine, progress=progress)
-    dropped = {"cards_dropped": restore.cards_dropped, "cards_trimmed": restore.cards_trimmed}
+    dropped = {
+        "cards_dropped": restore.cards_dropped,
+        "cards_trimmed": restore.cards_trimmed,
+        "knowledge_dropped": restore.knowledge_dropped,
+        "knowledge_hidden": restore.knowledge_hidden,
+    }
     log_event(
         "restore",
         path=path,

@@ -45,6 +45,8 @@ from ..logs import log_event
 from ..store import jobs, repository, short_term
 from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
+from .knowledge import source_superseded as knowledge_source_superseded
+from .knowledge import sources_removed as knowledge_sources_removed
 from .profile_queue import queue_rebuilds
 from .switches import refuse_unwritable, switch_state
 from .writes import REFUSAL_MESSAGES, checked_text, refuse_if_asked_not_to_remember, target_scope
@@ -168,6 +170,7 @@ async def update_memory(
         (new_row,) = await repository.insert_memories(uow.session, context.bot_id, [draft], moment)
         if not await repository.supersede(uow.session, old, new_row, moment):
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，本次更正未保存")
+        await knowledge_source_superseded(uow, context.bot_id, old.id, new_row.id, moment)
         uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
         await uow.commit()
     log_event("correct", memory_id=memory_id, new_id=new_row.id, scope=old_record.scope.key, absolute=gate.ok)
@@ -213,6 +216,7 @@ async def forget_memory(
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，请重新查看")
         traces = await _remove_traces(uow, context.bot_id, versions, moment)
         await queue_rebuilds(engine, uow, context.bot_id, removed, moment)  # same commit as the forget
+        await knowledge_sources_removed(uow, context.bot_id, removed, moment)  # hidden or deleted with it
         uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
         await uow.commit()
     log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed), **traces)

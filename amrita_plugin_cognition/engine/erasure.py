@@ -30,6 +30,7 @@ from ..errors import IndexUnavailable
 from ..logs import log_event
 from ..store import audit, sqlite
 from ..store import erasure as erasure_store
+from .knowledge import sources_removed as knowledge_sources_removed
 from .profile_queue import queue_rebuilds
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ async def delete_all(
             await uow.lock_scope(target.bot_id, target.scope)
         counts = await erasure_store.erase(uow.session, target, f"{target.action}:{name}", now)
         await queue_rebuilds(engine, uow, target.bot_id, counts.memory_ids, now)  # same commit
+        await knowledge_sources_removed(uow, target.bot_id, counts.memory_ids, now)
         await sqlite.scrub_deleted(uow.session)
         audit.record(uow.session, target.bot_id, target.action, name, target.label, counts.memories, now)
         uow.record(
@@ -112,6 +114,8 @@ async def delete_all(
         if counts.profiles:
             uow.record(ProfilesChanged(target.bot_id))
         await uow.commit()
+    # what waits to be counted for the erased chats goes too (their rows went in the transaction)
+    engine.activity_tally.drop(target.bot_id, None if target.kind == "bot" else target.private_chat)
     if target.private_chat is not None and not target.private_chat.is_group:
         await _drop_chat_vectors(engine, target.bot_id, target.private_chat)
     async with engine.unit_of_work() as uow:

@@ -33,9 +33,12 @@ from ..domain.records import MemoryKind, MemoryStatus, Scope
 from ..errors import EmbedderUnavailable, IndexUnavailable, StoreUnavailable
 from ..index.collections import CARDS_SCOPE
 from ..logs import log_event
+from ..store import knowledge as knowledge_store
 from ..store import meta, outbox, profile_index, repository, turns
 from ..store import profiles as profile_store
-from ..store.models import MemoryRow, OutboxRow, ProfileRow
+from ..store.models import KnowledgeRow, MemoryRow, OutboxRow, ProfileRow
+from . import knowledge_vectors
+from .knowledge_vectors import apply_knowledge
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -49,8 +52,17 @@ CONSECUTIVE_FAILURES_DOWN = 3
 
 IndexFailure = (EmbedderUnavailable, IndexUnavailable)
 _Key = tuple[str, Scope]
-#: How outbox rows are applied together: a chat's facts (bot, scope), or a bot's cards (bot, None).
-_Batch = tuple[str, Scope | None]
+#: How outbox rows are applied together: a chat's facts (bot, scope), or a bot's cards or
+#: knowledge entries (bot, the outbox row's scope kind).
+_Batch = tuple[str, Scope | str]
+
+
+@dataclass(slots=True)
+class DerivedRows:
+    """The rows an outbox batch names besides facts, read when the batch is applied."""
+
+    cards: dict[int, ProfileRow] = field(default_factory=dict)
+    knowledge: dict[int, KnowledgeRow] = field(default_factory=dict)
 
 
 def cards_label(bot_id: str) -> str:
@@ -193,12 +205,16 @@ class IndexSync:
                         break
                     await uow.commit()
                 async with self._engine.unit_of_work() as uow:
-                    ids = [entry.memory_id for entry in pending if not outbox.is_card(entry)]
+                    ids = [entry.memory_id for entry in pending if outbox.is_chat(entry)]
                     rows = {row.id: row for row in await repository.rows_by_ids(uow.session, ids)}
                     card_ids = [entry.memory_id for entry in pending if outbox.is_card(entry)]
-                    cards = {row.id: row for row in await profile_store.rows_by_ids(uow.session, card_ids)}
+                    entry_ids = [entry.memory_id for entry in pending if outbox.is_knowledge(entry)]
+                    derived = DerivedRows(
+                        {row.id: row for row in await profile_store.rows_by_ids(uow.session, card_ids)},
+                        {row.id: row for row in await knowledge_store.rows_by_ids(uow.session, entry_ids)},
+                    )
                 try:
-                    done, failures = await self._apply(pending, rows, cards, generation)
+                    done, failures = await self._apply(pending, rows, derived, generation)
                     switched = await self.current_generation(force=True) != generation
                 except BaseException:
                     await self._release(pending)
@@ -242,7 +258,7 @@ class IndexSync:
         self,
         pending: Sequence[OutboxRow],
         rows: dict[int, MemoryRow],
-        cards: dict[int, ProfileRow],
+        derived: DerivedRows,
         generation: int,
     ) -> tuple[list[int], dict[int, str]]:
         """Apply each chat's entries (and each bot's card entries) together; when a batch fails,
@@ -250,7 +266,7 @@ class IndexSync:
         Returns the outbox ids done and the failures (outbox id -> error)."""
         groups: dict[_Batch, list[OutboxRow]] = {}
         for entry in pending:
-            scope = None if outbox.is_card(entry) else Scope(entry.scope_kind, entry.scope_id)  # type: ignore[arg-type]
+            scope = Scope(entry.scope_kind, entry.scope_id) if outbox.is_chat(entry) else entry.scope_kind  # type: ignore[arg-type]
             groups.setdefault((entry.bot_id, scope), []).append(entry)
         done: list[int] = []
         failures: dict[int, str] = {}
@@ -263,7 +279,7 @@ class IndexSync:
                     failures.update((entry.id, "index unavailable (not tried)") for entry in batch)
                     continue
                 try:
-                    await self._apply_group(key, batch, rows, cards, generation)
+                    await self._apply_group(key, batch, rows, derived, generation)
                 except IndexFailure as error:
                     if len(batch) > 1:  # find the entry that fails: the chat's entries one by one
                         batches = [[entry] for entry in batch] + batches
@@ -280,17 +296,17 @@ class IndexSync:
         key: _Batch,
         entries: Sequence[OutboxRow],
         rows: dict[int, MemoryRow],
-        cards: dict[int, ProfileRow],
+        derived: DerivedRows,
         generation: int,
     ) -> None:
         """To the live generation; during a reindex, to the generation being built first (it
         must succeed) and to the live one as well, best effort (its model may be the old one)."""
         if self.building_generation is None:
-            await self._apply_to(key, entries, rows, cards, generation)
+            await self._apply_to(key, entries, rows, derived, generation)
             return
-        await self._apply_to(key, entries, rows, cards, self.building_generation)
+        await self._apply_to(key, entries, rows, derived, self.building_generation)
         try:
-            await self._apply_to(key, entries, rows, cards, generation)
+            await self._apply_to(key, entries, rows, derived, generation)
         except IndexFailure as error:
             log_event("outbox", level=logging.WARNING, live_generation_skipped=str(error)[:200])
 
@@ -299,12 +315,15 @@ class IndexSync:
         batch: _Batch,
         entries: Sequence[OutboxRow],
         rows: dict[int, MemoryRow],
-        cards: dict[int, ProfileRow],
+        derived: DerivedRows,
         generation: int,
     ) -> None:
         bot_id, scope = batch
-        if scope is None:
-            await self._apply_cards(bot_id, entries, cards, generation)
+        if scope == outbox.KNOWLEDGE:
+            await apply_knowledge(self._engine, bot_id, entries, derived.knowledge, generation)
+            return
+        if not isinstance(scope, Scope):
+            await self._apply_cards(bot_id, entries, derived.cards, generation)
             return
         key = (bot_id, scope)
         upserts: list[MemoryRow] = []
@@ -420,6 +439,7 @@ class IndexSync:
             (cards_label(bot_id), expected_cards.get(bot_id, set()), listing.cards.get(bot_id, set()))
             for bot_id in expected_cards.keys() | listing.cards.keys()
         ]
+        compared += await knowledge_vectors.compare_knowledge(self._engine, listing)
         for label, wanted, found in compared:
             missing = sorted(wanted - found)
             extra = sorted(found - wanted)
@@ -437,16 +457,21 @@ class IndexSync:
             bot_id, _, scope_key = label.partition("|")
             if scope_key == CARDS_SCOPE:
                 await asyncio.to_thread(self._engine.vectors.delete_cards, report.generation, bot_id, ids)
+            elif knowledge_vectors.is_knowledge_label(label):
+                await knowledge_vectors.delete_extra(self._engine, report.generation, label, ids)
             else:
                 scope = Scope.parse(scope_key)
                 await asyncio.to_thread(self._engine.vectors.delete, report.generation, bot_id, scope, ids)
             report.deleted += len(ids)
         await self._repair_cards(report, direct)
+        report.requeued += await knowledge_vectors.repair_missing(
+            self._engine, report.missing, report.generation, direct
+        )
         report.card_keywords = await self._repair_card_keywords()
         missing_ids = [
             memory_id
             for label, ids in report.missing.items()
-            if not label.endswith(f"|{CARDS_SCOPE}")
+            if not label.endswith(f"|{CARDS_SCOPE}") and not knowledge_vectors.is_knowledge_label(label)
             for memory_id in ids
         ]
         for start in range(0, len(missing_ids), 1000):

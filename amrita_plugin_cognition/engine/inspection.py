@@ -22,10 +22,19 @@ from ..domain.erasure import ErasureTarget
 from ..domain.happened import precision_of
 from ..domain.records import MemoryRecord, MemoryStatus, Scope
 from ..errors import InvalidInput, NotFound
-from ..store import audit, profile_erasure, repository
+from ..store import audit, knowledge_suggestions, profile_erasure, repository
 from ..store.audit import AuditEntry
 from ..store.erasure import covered_memories, covers
-from ..store.models import MemoRow, MemoryRow, NoteRow, OptOutRow, PinRow, ProfileRow, TranscriptRow
+from ..store.models import (
+    KnowledgeSuggestionRow,
+    MemoRow,
+    MemoryRow,
+    NoteRow,
+    OptOutRow,
+    PinRow,
+    ProfileRow,
+    TranscriptRow,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -160,6 +169,10 @@ async def _bots_of(session: AsyncSession, user_id: str) -> list[str]:
     result = await session.execute(select(MemoryRow.bot_id).distinct().where(MemoryRow.subject_id == user_id))
     found.update(result.scalars())
     result = await session.execute(
+        select(KnowledgeSuggestionRow.bot_id).distinct().where(KnowledgeSuggestionRow.user_id == user_id)
+    )
+    found.update(result.scalars())
+    result = await session.execute(
         select(ProfileRow.bot_id).distinct().where(ProfileRow.entity_type == "user", ProfileRow.entity_id == user_id)
     )
     found.update(result.scalars())
@@ -171,7 +184,8 @@ async def export_user(
 ) -> list[dict[str, Any]]:
     """Everything kept about one user, as JSON-lines documents: a header, then per bot account
     their facts (every version, with lineage), notes, transcript turns, their private chat's memo
-    and pins, the profile cards (theirs, and others that name them), and whether they opted out.
+    and pins, the profile cards (theirs, and others that name them), the knowledge-base suggestions
+    they filed, and whether they opted out.
     The same rows a delete-all of the user removes."""
     user_id = str(user_id).strip()
     if not user_id.isdigit():
@@ -251,6 +265,18 @@ async def _user_documents(session: AsyncSession, target: ErasureTarget) -> list[
         for row in pins.scalars()
     ]
     out += [{"type": "profile", **card.as_dict()} for card in await profile_erasure.covered_cards(session, target)]
+    out += [
+        {
+            "type": "knowledge_suggestion",
+            "id": row.id,
+            "bot_id": bot,
+            "chat": f"{row.scope_kind}:{row.scope_id}",
+            "text": row.content,
+            "state": row.state,
+            "at": _iso(row.created_at),
+        }
+        for row in await knowledge_suggestions.of_user(session, bot, target.user_id)
+    ]
     opted = await session.get(OptOutRow, (bot, target.user_id))
     out.append(
         {

@@ -21,7 +21,6 @@ deadline, the search is keyword-only (``mode``).
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -31,13 +30,12 @@ from ..domain.records import ChatContext, clean_text
 from ..domain.scoring import score_fusion
 from ..domain.tokenize import query_terms
 from ..domain.visibility import ScopePolicy
-from ..errors import TIMEOUTS, EmbedderUnavailable, IndexUnavailable, InvalidInput
-from ..logs import log_event
+from ..errors import InvalidInput
 from ..store import profile_index, repository
 from ..store import profiles as profile_store
 from ..store.unit_of_work import UnitOfWork
 from .ranking import ranking_weights
-from .search import DEFAULT_FLOOR, RelevanceFloor, query_keywords, text_matches_keywords
+from .search import DEFAULT_FLOOR, RelevanceFloor, bounded_vector_side, query_keywords, text_matches_keywords
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -47,7 +45,6 @@ EntityChoice = Literal["user", "group", "any"]
 CANDIDATES = 30
 #: Users of a group whose cards a search in it considers (those its facts name most).
 MEMBERS_MAX = 1000
-_VECTOR_FAILURES: tuple[type[BaseException], ...] = (EmbedderUnavailable, IndexUnavailable, *TIMEOUTS)
 
 CardKey = tuple[str, str, str]
 
@@ -126,15 +123,9 @@ async def search_cards(
         keyword_hits = dict(await profile_index.search(uow.session, tokens, query_terms(query), CANDIDATES))
     if not keys:
         return CardSearchResult([], "full")
-    deadline = engine.config.tool_timeout_seconds * engine.config.vector_budget_share
-    try:
-        similarity = await asyncio.wait_for(_vector_side(engine, context.bot_id, keys, query), timeout=deadline)
-        mode = "full"
-    except _VECTOR_FAILURES as error:
-        similarity, mode = {}, "keyword_only"
-        log_event(
-            "profile_search", level=logging.WARNING, degraded=mode, error=str(error)[:200] or type(error).__name__
-        )
+    similarity, mode = await bounded_vector_side(
+        engine, _vector_side(engine, context.bot_id, keys, query), "profile_search"
+    )
     relevance = score_fusion(similarity, keyword_hits, ranking_weights(engine.config))
     async with engine.unit_of_work() as uow:
         rows = await profile_store.rows_by_ids(uow.session, list(relevance))

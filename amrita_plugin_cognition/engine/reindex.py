@@ -29,6 +29,7 @@ from ..logs import log_event
 from ..store import meta, profile_index, repository
 from ..store import profiles as profile_store
 from ..store.models import MemoryRow
+from .knowledge_vectors import rebuild_knowledge
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -84,6 +85,7 @@ async def reindex(
             if progress:
                 progress(done, int(total))
         await _rebuild_cards(engine, new_generation, page_size)
+        await rebuild_knowledge(engine, new_generation)
         reapplied = await index.drain()
         async with index.lock:
             check = await index.repair(new_generation, direct=True)

@@ -18,15 +18,19 @@ characters (体检 shares 体 with 身体). The threshold was measured on the pu
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..domain.records import ChatContext, MemoryRecord
 from ..domain.tokenize import CHINESE_STOP_CHARACTERS, keyword_tokens
+from ..errors import TIMEOUTS, EmbedderUnavailable, IndexUnavailable
+from ..logs import log_event
 from .ranking import RecallHit
 from .recall import recall
 
@@ -130,3 +134,20 @@ async def search_memories(
         if above_floor(hit, keywords, floor):
             hits.append(hit)
     return SearchResult(hits, result.mode)
+
+
+_VECTOR_FAILURES: tuple[type[BaseException], ...] = (EmbedderUnavailable, IndexUnavailable, *TIMEOUTS)
+
+
+async def bounded_vector_side(
+    engine: CognitionEngine, side: Coroutine[Any, Any, dict[int, float]], stage: str
+) -> tuple[dict[int, float], str]:
+    """A search's vector side (id -> cosine similarity) within ``tool_timeout_seconds ×
+    vector_budget_share``, and the search's mode: ``"full"``, or ``"keyword_only"`` (no
+    similarities, logged under ``stage``) when the embedder or the index failed or was late."""
+    deadline = engine.config.tool_timeout_seconds * engine.config.vector_budget_share
+    try:
+        return await asyncio.wait_for(side, timeout=deadline), "full"
+    except _VECTOR_FAILURES as error:
+        log_event(stage, level=logging.WARNING, degraded="keyword_only", error=str(error)[:200] or type(error).__name__)
+        return {}, "keyword_only"

@@ -21,6 +21,7 @@ synchroniser); the work itself lives in modules of one concern each:
 ``switches``       the per-chat memory switch and the per-user opt-out (cached lookups, changes)
 ``freshness``      other processes' changes drop this one's caches (change counters, read every 2 s)
 ``historian``      one job's observations into absolute facts
+``idle_windows``   each chat's activity (counted in memory, flushed) and its next cycle's window
 ``workers``        leasing and running historian jobs
 ``profiles``       profile cards: save with revisions, restore, list, export (module functions);
                    ``profile_search``: what parts a chat may see, searching them
@@ -28,7 +29,8 @@ synchroniser); the work itself lives in modules of one concern each:
 
 Callers reach the use cases through one service per area (``services``), attributes of the
 facade: ``memories``, ``notes``, ``profiles``, ``governance``, ``index``, ``jobs``, ``turns``
-(``engine.memories.remember(...)``, ``engine.jobs.list(...)``). The facade itself keeps the
+(``engine.memories.remember(...)``, ``engine.jobs.list(...)``), and ``idle_windows`` (each chat's
+activity and the window of its next consolidation cycle). The facade itself keeps the
 lifecycle (``start``, ``close``, ``settle``), the store access (``unit_of_work``, ``session``)
 and the per-process caches.
 
@@ -54,21 +56,24 @@ from ..config import CognitionConfig
 from ..domain.events import Event
 from ..domain.records import ChatContext
 from ..domain.scoring import mmr_select
-from ..errors import IndexUnavailable, SchemaMissing
+from ..errors import CognitionError, IndexUnavailable, SchemaMissing
 from ..index.embedders import CachedQueryEmbedder, Embedder
 from ..index.vector import ChromaVectorIndex
 from ..logs import log_event
-from ..store import keyword, meta, profile_index, repository, schema, sqlite
+from ..store import keyword, knowledge_index, meta, profile_index, repository, schema, sqlite
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import llm_usage as _llm_usage
 from .caches import TurnCaches
 from .freshness import ChangeWatch
+from .idle_windows import ActivityTally
 from .indexing import IndexSync, RepairReport
+from .knowledge_service import KnowledgeService
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
 from .services import (
     GovernanceService,
+    IdleWindowService,
     IndexService,
     JobService,
     MemoryService,
@@ -124,14 +129,18 @@ class CognitionEngine:
         #: Reads the change counters; another process's change drops what is cached of its bot.
         self.changes = ChangeWatch(self.drop_cached)
         self._scope_locks = ScopeLocks()
+        #: Messages observed in this process, written to SQL by ``idle_windows.flush``.
+        self.activity_tally = ActivityTally()
         #: The use cases, one service per area.
         self.memories = MemoryService(self)
         self.notes = NoteService(self)
         self.profiles = ProfileService(self)
+        self.knowledge = KnowledgeService(self)
         self.governance = GovernanceService(self)
         self.index = IndexService(self)
         self.jobs = JobService(self)
         self.turns = TurnService(self)
+        self.idle_windows = IdleWindowService(self)
 
     @property
     def config(self) -> CognitionConfig:
@@ -193,6 +202,7 @@ class CognitionEngine:
         async with self.unit_of_work() as uow:
             await keyword.ensure_schema(uow.session)
             await profile_index.ensure_schema(uow.session)
+            await knowledge_index.ensure_schema(uow.session)
             if await meta.get(uow.session, meta.GENERATION) is None:
                 await meta.put(uow.session, meta.GENERATION, "1")
             await uow.commit()
@@ -205,9 +215,14 @@ class CognitionEngine:
 
     async def close(self) -> None:
         """Stop the historian (jobs still running are cancelled and their leases given back, so the
-        next start runs them at once), let background work end, and let go of the vector index (an
-        embedded folder is released for other processes)."""
+        next start runs them at once), write the messages counted for the idle-window planner, let
+        background work end, and let go of the vector index (an embedded folder is released for
+        other processes)."""
         await self.historian.stop()
+        try:
+            await self.idle_windows.flush()
+        except CognitionError as error:  # the counts of one flush interval are lost, said so
+            log_event("activity_flush", level=logging.WARNING, at_close="failed", error=str(error)[:200])
         await self.settle()
         await asyncio.to_thread(self.vectors.close)
 

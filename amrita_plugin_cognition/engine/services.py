@@ -1,6 +1,7 @@
 """The engine's use cases, one small service per area, reached from the facade as attributes:
 ``engine.memories``, ``engine.notes``, ``engine.profiles``, ``engine.governance``,
-``engine.index``, ``engine.jobs`` and ``engine.turns``.
+``engine.index``, ``engine.jobs`` and ``engine.turns`` (and ``engine.knowledge``, in
+``knowledge_service.py``).
 
 Each method is the one way callers (the bot, the CLI, the benchmarks) reach a use case; it
 delegates to the module function that does the work (``writes.remember``, ``notes.add_pin`` …),
@@ -22,6 +23,7 @@ from . import context as _context
 from . import corrections as _corrections
 from . import duplicates as _duplicates
 from . import erasure as _erasure
+from . import idle_windows as _idle_windows
 from . import inspection as _inspection
 from . import notes as _notes
 from . import profile_search as _profile_search
@@ -38,7 +40,9 @@ from .profiles import ANY_VERSION
 from .search import DEFAULT_FLOOR
 
 if TYPE_CHECKING:
+    from ..domain.chat_activity import ChatActivity
     from ..domain.erasure import ErasureTarget
+    from ..domain.idle_planner import IdleWindow
     from ..domain.permissions import Actor
     from ..domain.profiles import Card
     from ..domain.records import ChatContext, MemoryDraft, MemoryRecord, Scope
@@ -476,8 +480,37 @@ class TurnService(_Service):
         return await _turns.record_turn(self._engine, context, message, reply, ended=ended)
 
 
+class IdleWindowService(_Service):
+    """Each chat's activity (observed on every message) and the window of its next consolidation
+    cycle (the idle-window planner)."""
+
+    def observe(self, bot_id: str, scope: Scope, user_id: str, at: datetime) -> bool:
+        """Count one message of a chat, in this process only (no SQL, no await: every message of
+        every chat calls it); written by ``flush``. False when it was not counted (the tally is full)."""
+        engine = self._engine
+        tally = engine.activity_tally
+        return tally.observe(bot_id, scope, user_id, at, tally.zone(engine.config))
+
+    async def flush(self, now: datetime | None = None) -> int:
+        """Write the counted messages to SQL (on a timer and when the engine closes); chats written."""
+        return await _idle_windows.flush(self._engine, now)
+
+    async def plan(self, bot_id: str, scope: Scope, now: datetime | None = None) -> IdleWindow:
+        """The window (start, end) of the chat's next cycle as of ``now``, and why it was chosen."""
+        return await _idle_windows.plan(self._engine, bot_id, scope, now)
+
+    async def record_cycle(self, bot_id: str, scope: Scope, at: datetime | None = None) -> ChatActivity:
+        """A cycle of the chat succeeded at ``at``: the penalty starts again from nothing."""
+        return await _idle_windows.record_cycle(self._engine, bot_id, scope, at)
+
+    async def state(self, bot_id: str, scope: Scope) -> ChatActivity:
+        """The chat's heat maps and penalty as of now (stored, plus what waits to be written)."""
+        return await _idle_windows.state(self._engine, bot_id, scope)
+
+
 __all__ = [
     "GovernanceService",
+    "IdleWindowService",
     "IndexService",
     "JobService",
     "MemoryService",

@@ -2,8 +2,9 @@
 
 A collection is one chat of one bot account in one generation of the index, named
 ``cog<generation>-<sha1(bot, scope)>``, or the profile cards of one bot account in one
-generation, named ``cog<generation>-<sha1(bot, "profiles")>`` (a scope key always has a colon, so
-the two never collide). The name cannot be read back, so a collection also keeps its bot and
+generation, named ``cog<generation>-<sha1(bot, "profiles")>``, or the knowledge entries of one bot
+account, ``cog<generation>-<sha1(bot, "knowledge")>`` (a scope key always has a colon, so these
+never collide). The name cannot be read back, so a collection also keeps its bot and
 scope (``profiles`` for cards) in its metadata (``stored_ids`` maps collections to owners with it).
 """
 
@@ -35,6 +36,8 @@ BOT_KEY = "cognition_bot_id"
 SCOPE_KEY = "cognition_scope"
 #: ``SCOPE_KEY`` of a bot account's card collection (and the label its ids are reported under).
 CARDS_SCOPE = "profiles"
+#: ``SCOPE_KEY`` of a bot account's knowledge collection (ids: ``cognition_knowledge`` row ids).
+KNOWLEDGE_SCOPE = "knowledge"
 
 
 class CollectionMissing(IndexUnavailable):
@@ -56,6 +59,8 @@ class StoredIds:
     by_scope: dict[tuple[str, Scope], set[int]] = field(default_factory=dict)
     #: Bot account -> the card (profile row) ids stored in its card collection.
     cards: dict[str, set[int]] = field(default_factory=dict)
+    #: Bot account -> the knowledge entry ids stored in its knowledge collection.
+    knowledge: dict[str, set[int]] = field(default_factory=dict)
     #: Collections of the generation whose (bot, scope) neither their metadata nor the caller's
     #: known pairs name: collection name -> ids (every one of them is a vector of no known chat).
     unmapped: dict[str, set[int]] = field(default_factory=dict)
@@ -65,6 +70,7 @@ class StoredIds:
         return (
             sum(map(len, self.by_scope.values()))
             + sum(map(len, self.cards.values()))
+            + sum(map(len, self.knowledge.values()))
             + sum(map(len, self.unmapped.values()))
         )
 
@@ -76,6 +82,13 @@ class Listed:
     owner: tuple[str, Scope] | None
     #: The bot account whose card collection this is (None: a chat's collection, or unknown).
     cards_of: str | None = None
+    #: The bot account whose knowledge collection this is.
+    knowledge_of: str | None = None
+
+    @property
+    def of_chat(self) -> bool:
+        """A chat's collection (or one of no known owner), not a bot account's cards or knowledge."""
+        return self.cards_of is None and self.knowledge_of is None
 
 
 def collection_name(generation: int, bot_id: str, scope: Scope) -> str:
@@ -83,10 +96,15 @@ def collection_name(generation: int, bot_id: str, scope: Scope) -> str:
     return f"{COLLECTION_PREFIX}{generation}-{digest}"
 
 
-def card_collection_name(generation: int, bot_id: str) -> str:
-    """The collection of a bot account's profile cards in ``generation``."""
-    digest = hashlib.sha1(f"{bot_id}\x1f{CARDS_SCOPE}".encode()).hexdigest()[:20]
+def card_collection_name(generation: int, bot_id: str, kind: str = CARDS_SCOPE) -> str:
+    """The collection of a bot account's profile cards (``kind``: or its knowledge entries) in
+    ``generation``."""
+    digest = hashlib.sha1(f"{bot_id}\x1f{kind}".encode()).hexdigest()[:20]
     return f"{COLLECTION_PREFIX}{generation}-{digest}"
+
+
+def knowledge_collection_name(generation: int, bot_id: str) -> str:
+    return card_collection_name(generation, bot_id, KNOWLEDGE_SCOPE)
 
 
 def generation_of(name: str) -> int | None:
@@ -110,15 +128,15 @@ def owner_of(name: str, generation: int, metadata: object) -> tuple[str, Scope] 
     return (bot_id, scope) if collection_name(generation, bot_id, scope) == name else None
 
 
-def card_owner_of(name: str, generation: int, metadata: object) -> str | None:
-    """The bot account of a card collection, as stored in its metadata, if it names this very
-    collection."""
-    if not isinstance(metadata, dict) or metadata.get(SCOPE_KEY) != CARDS_SCOPE:
+def card_owner_of(name: str, generation: int, metadata: object, kind: str = CARDS_SCOPE) -> str | None:
+    """The bot account of a card collection (``kind``: or a knowledge collection), as stored in
+    its metadata, if it names this very collection."""
+    if not isinstance(metadata, dict) or metadata.get(SCOPE_KEY) != kind:
         return None
     bot_id = metadata.get(BOT_KEY)
     if not isinstance(bot_id, str):
         return None
-    return bot_id if card_collection_name(generation, bot_id) == name else None
+    return bot_id if card_collection_name(generation, bot_id, kind) == name else None
 
 
 def is_missing(error: Exception) -> bool:

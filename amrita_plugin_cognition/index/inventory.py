@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..domain.records import Scope
 from ..errors import IndexUnavailable
 from .collections import (
+    KNOWLEDGE_SCOPE,
     Listed,
     StoredIds,
     card_owner_of,
@@ -74,6 +75,7 @@ class ChromaInventory(ChromaConnection):
                     generation,
                     owner_of(name, generation, metadata),
                     card_owner_of(name, generation, metadata),
+                    card_owner_of(name, generation, metadata, KNOWLEDGE_SCOPE),
                 )
             )
         return page, len(items)
@@ -82,12 +84,17 @@ class ChromaInventory(ChromaConnection):
         """Memory vectors in every chat collection of ``generation`` (one index call per
         collection, so a bank of many chats never makes one call long enough to hit the deadline);
         card vectors are ``card_count``."""
-        listed = [item for item in self._listing() if item.generation == generation and not item.cards_of]
+        listed = [item for item in self._listing() if item.generation == generation and item.of_chat]
         return sum(self._count_collection(item.name) for item in listed)
 
     def card_count(self, generation: int) -> int:
         """Card vectors in every card collection of ``generation``."""
         return sum(self._count_collection(name) for name in self._card_collections(generation))
+
+    def knowledge_count(self, generation: int) -> int:
+        """Knowledge entry vectors in every knowledge collection of ``generation``."""
+        listed = [item.name for item in self._listing() if item.generation == generation and item.knowledge_of]
+        return sum(self._count_collection(name) for name in listed)
 
     @on_index_thread
     def _count_collection(self, name: str) -> int:
@@ -114,6 +121,9 @@ class ChromaInventory(ChromaConnection):
             ids = self._all_ids(listed.name)
             if listed.cards_of is not None:
                 result.cards.setdefault(listed.cards_of, set()).update(ids)
+                continue
+            if listed.knowledge_of is not None:
+                result.knowledge.setdefault(listed.knowledge_of, set()).update(ids)
                 continue
             owner = listed.owner or known.get(listed.name)
             if owner is None:

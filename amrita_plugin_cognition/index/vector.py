@@ -26,11 +26,13 @@ from .collections import (
     CARDS_SCOPE,
     COLLECTION_METADATA,
     COLLECTION_PREFIX,
+    KNOWLEDGE_SCOPE,
     SYNC_EVERY,
     CollectionMissing,
     StoredIds,
     card_collection_name,
     collection_name,
+    knowledge_collection_name,
 )
 from .connection import on_index_thread
 from .inventory import ID_PAGE_SIZE, ChromaInventory
@@ -108,6 +110,30 @@ class ChromaVectorIndex(ChromaInventory):
             )
         except Exception as error:
             raise self._failed("upsert", name, error) from error
+
+    @on_index_thread
+    def upsert_knowledge(
+        self,
+        generation: int,
+        bot_id: str,
+        ids: Sequence[int],
+        vectors: np.ndarray,
+        metadatas: Sequence[dict[str, str | int | float | bool]],
+    ) -> None:
+        """Store the vectors of a bot account's knowledge entries (ids: entry ids)."""
+        name = knowledge_collection_name(generation, bot_id)
+        self._upsert_into(name, (bot_id, KNOWLEDGE_SCOPE), ids, vectors, metadatas)
+
+    @on_index_thread
+    def delete_knowledge(self, generation: int, bot_id: str, ids: Sequence[int]) -> None:
+        """Remove knowledge entries from a bot account's knowledge collection."""
+        self._delete_from(knowledge_collection_name(generation, bot_id), ids)
+
+    @on_index_thread
+    def query_knowledge(self, generation: int, bot_id: str, vector: np.ndarray, limit: int) -> list[VectorHit]:
+        """The nearest knowledge entries of a bot account (``VectorHit.memory_id``: the entry id);
+        none when it has no knowledge collection."""
+        return self._query_in(knowledge_collection_name(generation, bot_id), vector, limit, None, True)
 
     @on_index_thread
     def delete(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:

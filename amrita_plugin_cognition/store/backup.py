@@ -1,6 +1,9 @@
 """The store side of backups: every table read in id pages, and a restore that replaces the
 plugin's rows in one transaction while every forget barrier stays in force.
 
+Knowledge entries, their revisions and the suggestions are restored the same way (``_add_knowledge``:
+an entry keeping some sources comes back hidden until re-derived, as a forget leaves it).
+
 Profile cards and their revisions are restored too, checked against the barriers (those of the
 file and those made since) and the memories skipped as forgotten: a kept revision built from any
 forgotten fact is not restored, nor is a card whose every source was forgotten (its text came
@@ -25,12 +28,16 @@ from typing import Any
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..domain.knowledge import STALE
 from ..domain.records import MemoryStatus
-from . import keyword, profile_index, restore_erasures
+from . import keyword, knowledge_index, profile_index, restore_erasures
 from .models import (
     AuditRow,
     BarrierRow,
     ChatSwitchRow,
+    KnowledgeRevisionRow,
+    KnowledgeRow,
+    KnowledgeSuggestionRow,
     MemoRevisionRow,
     MemoRow,
     MemoryRow,
@@ -51,6 +58,9 @@ TABLES: dict[str, Any] = {
     "barrier": BarrierRow,
     "profile": ProfileRow,
     "profile_revision": ProfileRevisionRow,
+    "knowledge": KnowledgeRow,
+    "knowledge_revision": KnowledgeRevisionRow,
+    "knowledge_suggestion": KnowledgeSuggestionRow,
     "chat_switch": ChatSwitchRow,
     "optout": OptOutRow,
     "audit": AuditRow,
@@ -61,6 +71,8 @@ MERGED_TABLES = ("chat_switch", "optout", "audit")
 REPLACED_TABLES = tuple(table for table in TABLES if table not in MERGED_TABLES)
 #: The card tables: their rows are checked against the barriers once the whole file is read.
 CARD_TABLES = ("profile", "profile_revision")
+#: The knowledge tables checked the same way (an entry, then its kept versions).
+KNOWLEDGE_TABLES = ("knowledge", "knowledge_revision")
 
 
 def encode(row: Any) -> dict[str, Any]:
@@ -115,6 +127,11 @@ class Restore:
     cards_trimmed: int = 0
     #: Those cards: (bot, entity type, entity id, part).
     trimmed: list[tuple[str, str, str, str]] = field(default_factory=list)
+    #: Knowledge entries whose every source is forgotten and kept versions citing a forgotten
+    #: fact (or of such an entry): not restored.
+    knowledge_dropped: int = 0
+    #: Knowledge entries restored without their forgotten sources, hidden until re-derived.
+    knowledge_hidden: int = 0
     _barriers: list[BarrierRow] = field(default_factory=list)
     _barred_hashes: set[str] = field(default_factory=set)
     _barred_ids: set[int] = field(default_factory=set)
@@ -151,7 +168,7 @@ class Restore:
             if table in MERGED_TABLES:
                 self._merged.append((table, values))
                 continue
-            if table in CARD_TABLES:
+            if table in CARD_TABLES or table in KNOWLEDGE_TABLES:
                 self._cards.append((table, values))
                 continue
             if table == "barrier":
@@ -185,11 +202,13 @@ class Restore:
         )
         await index_keywords(self.session, active)
         await profile_index.rebuild(self.session)  # the cards' keyword rows (their vectors: reindex)
+        await knowledge_index.rebuild(self.session)  # the shown entries' keyword rows (vectors: reindex)
         await _reset_sequences(self.session)
         return int((await self.session.execute(select(func.count()).select_from(MemoryRow))).scalar_one())
 
     def _add_cards(self) -> None:
         forgotten = self._barred_ids | self._skipped_ids | {memory_id for memory_id, _ in self._kept if memory_id}
+        self._add_knowledge(forgotten)
         for table, values in self._cards:
             sources = _source_ids(values.get("source_ids"))
             left = [item for item in sources if item not in forgotten]
@@ -203,6 +222,32 @@ class Restore:
             self.session.add(decode(TABLES[table], values))
             self.restored[table] += 1
         self._cards = []
+
+    def _add_knowledge(self, forgotten: set[int]) -> None:
+        """Knowledge entries as a forget leaves them: one whose every source is forgotten is not
+        restored; one that keeps some is restored without the others and hidden (``stale``) until
+        re-derived; a kept version citing a forgotten fact, or of an entry not restored, is not
+        restored. Entries first, then versions (whatever order the file has)."""
+        dropped: set[Any] = set()
+        for wanted in KNOWLEDGE_TABLES:
+            for table, values in self._cards:
+                if table != wanted:
+                    continue
+                sources = _source_ids(values.get("source_ids"))
+                left = [item for item in sources if item not in forgotten]
+                if table == "knowledge_revision" and (len(left) < len(sources) or values.get("entry_id") in dropped):
+                    self.knowledge_dropped += 1
+                    continue
+                if len(left) < len(sources):
+                    if not left:
+                        self.knowledge_dropped += 1
+                        dropped.add(values.get("id"))
+                        continue
+                    self.knowledge_hidden += 1
+                    values = {**values, "source_ids": json.dumps(left), "state": STALE}
+                self.session.add(decode(TABLES[table], values))
+                self.restored[table] += 1
+        self._cards = [(table, values) for table, values in self._cards if table not in KNOWLEDGE_TABLES]
 
     async def _merge_kept(self) -> None:
         """Today's switches, opt-outs and audit records with the file's: a key or id only in the

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Boolean, String, UniqueConstraint
 
+from ..domain.knowledge import ACTIVE, PENDING, REVIEW_OUTCOMES, STALE
 from ..domain.profiles import check_entity
 from ..domain.records import Importance, MemoryKind, MemoryStatus, Provenance, normalise_text
 from ..errors import InvalidInput
@@ -36,6 +37,9 @@ ALLOWED: dict[tuple[str, str], frozenset[str]] = {
     ("memory", "provenance"): frozenset(kind.value for kind in Provenance),
     ("memory", "kind"): frozenset(kind.value for kind in MemoryKind),
     **{(table, "entity_type"): frozenset({"user", "group"}) for table in ("profile", "profile_revision")},
+    ("knowledge", "state"): frozenset({ACTIVE, STALE}),
+    ("knowledge_suggestion", "state"): frozenset({PENDING, *REVIEW_OUTCOMES}),
+    ("knowledge_suggestion", "scope_kind"): frozenset({"group", "private"}),
 }
 #: Tables whose rows name a card part: the key is checked as a card key (``profiles.check_entity``:
 #: a group's ``group``; a user's ``group``, ``private`` or ``group:<id>``).
@@ -45,7 +49,7 @@ JSON_SHAPES: dict[tuple[str, str], type] = {
     ("memory", "tags"): list,
     ("memory", "source"): dict,
     **{(table, "tags"): list for table in ("profile", "profile_revision")},
-    **{(table, "source_ids"): list for table in ("profile", "profile_revision")},
+    **{(table, "source_ids"): list for table in ("profile", "profile_revision", "knowledge", "knowledge_revision")},
 }
 
 

@@ -21,8 +21,18 @@ from ..domain.erasure import ErasureTarget, merge_job_without_part, scrub_job
 from ..domain.job_kinds import MERGE_JOB
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
-from . import jobs, keyword, outbox, people, profile_erasure, repository, turns
-from .models import BarrierRow, JobRow, MemoRevisionRow, MemoRow, MemoryRow, NoteRow, PinRow, TranscriptRow
+from . import jobs, keyword, knowledge_erasure, outbox, people, profile_erasure, repository, turns
+from .models import (
+    BarrierRow,
+    ChatActivityRow,
+    JobRow,
+    MemoRevisionRow,
+    MemoRow,
+    MemoryRow,
+    NoteRow,
+    PinRow,
+    TranscriptRow,
+)
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
 CHUNK = 500
@@ -40,6 +50,8 @@ class ErasureCounts:
     pins: int = 0
     #: Profile card parts deleted or cut (a user's two parts count two).
     profiles: int = 0
+    #: Knowledge entries and suggestions deleted (``store/knowledge_erasure.py``).
+    knowledge: int = 0
     #: Chats whose memo, pins or notes changed (their per-turn caches are stale).
     chats: set[Scope] = field(default_factory=set)
     #: The ids of the facts removed (the cards built from them are rebuilt; never in the audit).
@@ -56,6 +68,7 @@ class ErasureCounts:
             "memos": self.memos,
             "pins": self.pins,
             "profiles": self.profiles,
+            "knowledge": self.knowledge,
         }
 
 
@@ -334,6 +347,12 @@ async def erase(
     back (a restore replaying a delete-all, ``store/restore_erasures.py``): the notes, transcript
     and queued jobs were erased at the time and are newer than it since."""
     counts = ErasureCounts()
+    # the chats erased whole lose their activity counts too (a private chat's are its user's rhythm)
+    await session.execute(
+        delete(ChatActivityRow)
+        .where(_whole_chats(ChatActivityRow, target))
+        .execution_options(synchronize_session=False)
+    )
     if target.kind != "user":
         counts.memories = await _erase_memories(session, target, None, reason, now, counts)
         if not restored_only:
@@ -344,6 +363,7 @@ async def erase(
         await _delete_where(session, MemoRevisionRow, _whole_chats(MemoRevisionRow, target), counts)
         counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
         counts.profiles = await profile_erasure.erase(session, target, now)
+        counts.knowledge = await knowledge_erasure.erase(session, target, now)
         return counts
     matcher = matcher or await people.person_matcher(session, target.bot_id, target.user_id)
     counts.kept_names = matcher.kept(target.user_id)
@@ -365,5 +385,6 @@ async def erase(
     pin_ids = await _naming_ids(session, PinRow, target, [PinRow.content], [PinRow.created_by], names)
     counts.pins = await _delete_ids(session, PinRow, pin_ids, counts)
     counts.profiles = await profile_erasure.erase(session, target, now, matcher)
+    counts.knowledge = await knowledge_erasure.erase(session, target, now, matcher)
     await _erase_barrier_reasons(session, target)
     return counts

@@ -392,3 +392,95 @@ class LLMUsageRow(Model):
     #: English reason of the day's last failed call ("" when none failed).
     last_error: Mapped[str] = mapped_column(Text, default="")
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ChatActivityRow(Model):
+    """When a chat is busy (``domain/chat_activity.py``): its decayed heat maps and the penalty the
+    idle-window planner reads. Counts of messages by time of day, never their content; written by
+    the activity flush (``store/chat_activity.py``), deleted with the chat's or its user's data."""
+
+    __tablename__ = "cognition_chat_activity"
+
+    bot_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    scope_kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    scope_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: JSON list of 84 decayed counts, index ``weekday * 12 + slot`` in the planner's zone.
+    fine_counts: Mapped[str] = mapped_column(Text)
+    #: JSON list of 12 decayed counts, index ``slot``.
+    coarse_counts: Mapped[str] = mapped_column(Text)
+    #: The moment the counts are valued at (the decay reference); None before the first message.
+    decayed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    #: The first message seen: the days of history are counted from it.
+    first_observed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    last_observed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    #: The penalty: messages since the last successful consolidation cycle.
+    messages_since_cycle: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_cycle_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class KnowledgeRow(Model):
+    """One entry of a bot account's knowledge base (``domain/knowledge.py``): general knowledge
+    written by the consolidation cycle, read by chat users who hold ``cognition.knowledge``. The
+    versions it replaced are ``KnowledgeRevisionRow``."""
+
+    __tablename__ = "cognition_knowledge"
+    __table_args__ = (Index("ix_cognition_knowledge_bot", "bot_id", "state"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    title: Mapped[str] = mapped_column(String(128), default="")
+    summary: Mapped[str] = mapped_column(Text, default="")
+    body: Mapped[str] = mapped_column(Text, default="")
+    #: JSON list of the memory ids the entry was derived from.
+    source_ids: Mapped[str] = mapped_column(Text, default="[]")
+    #: "active" (shown and indexed) or "stale" (a source was forgotten: hidden, out of the
+    #: indices, until the cycle writes it again).
+    state: Mapped[str] = mapped_column(String(16), default="active")
+    #: Versions written so far (1 for a new entry; a revision keeps each replaced one).
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: Who wrote this version: "consolidation", "cli", "api".
+    updated_by: Mapped[str] = mapped_column(String(64), default="")
+
+
+class KnowledgeRevisionRow(Model):
+    """A replaced version of a knowledge entry (the newest ``consolidation.knowledge_revisions_keep``)."""
+
+    __tablename__ = "cognition_knowledge_revision"
+    __table_args__ = (Index("ix_cognition_knowledge_revision_entry", "bot_id", "entry_id"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    entry_id: Mapped[int] = mapped_column(_ID)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    title: Mapped[str] = mapped_column(String(128), default="")
+    summary: Mapped[str] = mapped_column(Text, default="")
+    body: Mapped[str] = mapped_column(Text, default="")
+    source_ids: Mapped[str] = mapped_column(Text, default="[]")
+    written_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    written_by: Mapped[str] = mapped_column(String(64), default="")
+    replaced_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    replaced_by: Mapped[str] = mapped_column(String(64), default="")
+
+
+class KnowledgeSuggestionRow(Model):
+    """A chat user's suggestion for the knowledge base, waiting for the next cycle's review."""
+
+    __tablename__ = "cognition_knowledge_suggestion"
+    __table_args__ = (Index("ix_cognition_knowledge_suggestion_user", "bot_id", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    user_id: Mapped[str] = mapped_column(String(64))
+    #: The chat it was filed in (the cycle sees where it came from).
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    content: Mapped[str] = mapped_column(Text)
+    #: "pending", "accepted" or "rejected".
+    state: Mapped[str] = mapped_column(String(16), default="pending")
+    #: The reviewer's short note (why accepted or rejected; which entry).
+    review_note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    reviewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

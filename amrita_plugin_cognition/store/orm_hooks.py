@@ -1,5 +1,5 @@
-"""Keep the raw keyword-index objects (FTS5 tables, tsvector tables; memories' and cards') out of alembic
-autogenerate.
+"""Keep the raw keyword-index objects (FTS5 tables, tsvector tables; memories', cards' and
+knowledge entries') out of alembic autogenerate.
 
 nonebot-plugin-orm has no per-plugin hook; its only one is the global ``alembic_context``. We
 chain an ``include_name`` filter there (orm itself does not use ``include_name``), so that
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import keyword, profile_index
+from . import keyword, knowledge_index, profile_index
 
-RAW_TABLE_PREFIXES = keyword.RAW_TABLE_PREFIXES + profile_index.RAW_TABLE_PREFIXES
-RAW_INDEXES = keyword.RAW_INDEXES | profile_index.RAW_INDEXES
+RAW_TABLE_PREFIXES = keyword.RAW_TABLE_PREFIXES + profile_index.RAW_TABLE_PREFIXES + knowledge_index.RAW_TABLE_PREFIXES
+RAW_INDEXES = keyword.RAW_INDEXES | profile_index.RAW_INDEXES | knowledge_index.RAW_INDEXES
 
 
 def is_raw_keyword_object(name: str | None, type_: str) -> bool:

@@ -31,6 +31,9 @@ DEAD = "dead"
 CARD = "profile"
 #: ``scope_id`` of a card's row (its bot account is ``bot_id``).
 CARD_SCOPE_ID = "cards"
+#: ``scope_kind`` (and ``scope_id``) of a knowledge entry's row (``memory_id``: the entry's id):
+#: the vector side of an entry, applied to its bot account's knowledge collection.
+KNOWLEDGE = "knowledge"
 
 
 def enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime) -> None:
@@ -52,13 +55,24 @@ def enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime
 
 def enqueue_card(session: AsyncSession, profile_id: int, bot_id: str, now: datetime) -> None:
     """Index work for one card part (written or deleted: the drain reads which it is then)."""
+    _enqueue_derived(session, profile_id, bot_id, "card", CARD, CARD_SCOPE_ID, now)
+
+
+def enqueue_knowledge(session: AsyncSession, entry_id: int, bot_id: str, now: datetime) -> None:
+    """Index work for one knowledge entry (written, hidden or deleted: the drain reads which)."""
+    _enqueue_derived(session, entry_id, bot_id, "entry", KNOWLEDGE, KNOWLEDGE, now)
+
+
+def _enqueue_derived(
+    session: AsyncSession, row_id: int, bot_id: str, operation: str, kind: str, scope_id: str, now: datetime
+) -> None:
     session.add(
         OutboxRow(
-            memory_id=profile_id,
-            operation="card",
+            memory_id=row_id,
+            operation=operation,
             bot_id=bot_id,
-            scope_kind=CARD,
-            scope_id=CARD_SCOPE_ID,
+            scope_kind=kind,
+            scope_id=scope_id,
             attempts=0,
             last_error="",
             state=PENDING,
@@ -70,6 +84,15 @@ def enqueue_card(session: AsyncSession, profile_id: int, bot_id: str, now: datet
 
 def is_card(row: OutboxRow) -> bool:
     return row.scope_kind == CARD
+
+
+def is_knowledge(row: OutboxRow) -> bool:
+    return row.scope_kind == KNOWLEDGE
+
+
+def is_chat(row: OutboxRow) -> bool:
+    """A fact's row (its scope is a chat), not a card's or a knowledge entry's."""
+    return not is_card(row) and not is_knowledge(row)
 
 
 def _due(now: datetime):  # type: ignore[no-untyped-def]

@@ -57,6 +57,17 @@ def _named(matcher: PersonMatcher, texts: Sequence[str], user_id: str) -> list[b
 
 async def _naming(session: AsyncSession, model: Any, target: ErasureTarget, matcher: PersonMatcher | None) -> list[Any]:
     """The cards (or revisions) of the bot that name the user (``domain/people.py``), read in pages."""
+    return await rows_naming(session, model, target, matcher, _row_text)
+
+
+async def rows_naming(
+    session: AsyncSession,
+    model: Any,
+    target: ErasureTarget,
+    matcher: PersonMatcher | None,
+    text_of: Callable[[Any], str],
+) -> list[Any]:
+    """The rows of ``model`` of the bot whose text (``text_of``) names the user, read in pages."""
     matcher = _matcher(target, matcher)
     found: list[Any] = []
     last = 0
@@ -65,7 +76,7 @@ async def _naming(session: AsyncSession, model: Any, target: ErasureTarget, matc
         rows = list((await session.execute(query)).scalars())
         if not rows:
             return found
-        texts = [_row_text(row) for row in rows]
+        texts = [text_of(row) for row in rows]
         named = await asyncio.to_thread(_named, matcher, texts, target.user_id)  # pure CPU, off the loop
         found += [row for row, naming in zip(rows, named, strict=True) if naming]
         last = rows[-1].id

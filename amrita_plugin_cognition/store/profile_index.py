@@ -21,30 +21,20 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ..domain.tokenize import keyword_tokens
 from . import outbox
-from .keyword import _bounded, _dialect, _fts_quote, _pg_quote, _pg_tsvector_literal
+from .keyword_table import KeywordRow, KeywordTable
 from .models import ProfileRow
 
-FTS_TABLE = "cognition_profile_fts"
-PG_TABLE = "cognition_profile_kw"
-PG_INDEX = "ix_cognition_profile_kw_doc"
+TABLE = KeywordTable(
+    "cognition_profile_fts", "cognition_profile_kw", "ix_cognition_profile_kw_doc", "profile_id", "card"
+)
+FTS_TABLE, PG_TABLE, PG_INDEX = TABLE.fts_table, TABLE.pg_table, TABLE.pg_index
 #: Objects autogenerate must not see (``store/orm_hooks.py``).
-RAW_TABLE_PREFIXES = (FTS_TABLE, PG_TABLE)
+RAW_TABLE_PREFIXES = TABLE.raw_table_prefixes
 RAW_INDEXES = frozenset({PG_INDEX})
-SQLITE_DDL = (
-    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
-    "card, tokens, tokenize = 'unicode61 remove_diacritics 0')",
-)
-POSTGRES_DDL = (
-    f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (profile_id BIGINT PRIMARY KEY, doc TSVECTOR NOT NULL)",
-    f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {PG_TABLE} USING gin (doc)",
-)
-#: Card rows per page when the whole table is re-indexed.
-PAGE = 500
 
 
 def card_token(bot_id: str, entity_type: str, entity_id: str, part: str) -> str:
@@ -72,55 +62,26 @@ def row_text(row: ProfileRow) -> str:
 
 async def ensure_schema(connection: AsyncConnection | AsyncSession) -> None:
     """Create the card keyword objects if missing (idempotent; the migration creates them first)."""
-    for statement in SQLITE_DDL if _dialect(connection) == "sqlite" else POSTGRES_DDL:
-        await connection.execute(text(statement))
+    await TABLE.ensure_schema(connection)
 
 
 async def index_rows(session: AsyncSession, rows: Sequence[ProfileRow]) -> None:
     """Insert or replace the keyword rows of ``rows``."""
-    if not rows:
-        return
-    await remove_keywords(session, [row.id for row in rows])
-    if _dialect(session) == "sqlite":
-        values = [
-            {
-                "id": row.id,
-                "card": card_token(row.bot_id, row.entity_type, row.entity_id, row.part),
-                "tokens": " ".join(keyword_tokens(row_text(row))),
-            }
+    await TABLE.write(
+        session,
+        [
+            KeywordRow(
+                row.id,
+                card_token(row.bot_id, row.entity_type, row.entity_id, row.part),
+                keyword_tokens(row_text(row)),
+            )
             for row in rows
-        ]
-        await session.execute(
-            text(f"INSERT INTO {FTS_TABLE}(rowid, card, tokens) VALUES (:id, :card, :tokens)"), values
-        )
-        return
-    values = [
-        {
-            "id": row.id,
-            "words": _pg_tsvector_literal(keyword_tokens(row_text(row))),
-            "card": _pg_quote(card_token(row.bot_id, row.entity_type, row.entity_id, row.part)),
-        }
-        for row in rows
-    ]
-    # ON CONFLICT: a reindex re-writing every row never fails beside a concurrent card save
-    await session.execute(
-        text(
-            f"INSERT INTO {PG_TABLE}(profile_id, doc) VALUES (:id, "
-            "setweight(CAST(:words AS tsvector), 'A') || setweight(CAST(:card AS tsvector), 'D')) "
-            "ON CONFLICT (profile_id) DO UPDATE SET doc = EXCLUDED.doc"
-        ),
-        values,
+        ],
     )
 
 
 async def remove_keywords(session: AsyncSession, profile_ids: Sequence[int]) -> None:
-    if not profile_ids:
-        return
-    values = [{"id": profile_id} for profile_id in profile_ids]
-    if _dialect(session) == "sqlite":
-        await session.execute(text(f"DELETE FROM {FTS_TABLE} WHERE rowid = :id"), values)
-    else:
-        await session.execute(text(f"DELETE FROM {PG_TABLE} WHERE profile_id = :id"), values)
+    await TABLE.remove(session, profile_ids)
 
 
 async def changed(session: AsyncSession, rows: Sequence[ProfileRow], now: datetime) -> None:
@@ -140,27 +101,12 @@ async def removed(session: AsyncSession, cards: Sequence[tuple[int, str]], now: 
 
 async def rebuild(session: AsyncSession) -> int:
     """Every keyword row again from the card rows (a restore; a reindex). Returns how many."""
-    table = FTS_TABLE if _dialect(session) == "sqlite" else PG_TABLE
-    await session.execute(text(f"DELETE FROM {table}"))
-    count = 0
-    last_id = 0
-    while True:
-        query = select(ProfileRow).where(ProfileRow.id > last_id).order_by(ProfileRow.id).limit(PAGE)
-        rows = list((await session.execute(query)).scalars())
-        if not rows:
-            return count
-        await index_rows(session, rows)
-        count += len(rows)
-        last_id = rows[-1].id
+    return await TABLE.rebuild(session, ProfileRow, index_rows)
 
 
 async def indexed_ids(session: AsyncSession) -> set[int]:
     """The card rows the keyword index holds (tests, checks)."""
-    if _dialect(session) == "sqlite":
-        result = await session.execute(text(f"SELECT rowid FROM {FTS_TABLE}"))
-    else:
-        result = await session.execute(text(f"SELECT profile_id FROM {PG_TABLE}"))
-    return {int(row[0]) for row in result}
+    return await TABLE.indexed_ids(session)
 
 
 async def search(
@@ -168,28 +114,4 @@ async def search(
 ) -> list[tuple[int, float]]:
     """Best ``limit`` (profile row id, score) pairs among the card parts named by ``card_tokens``
     (``card_token``), higher score = better match."""
-    terms = _bounded(terms)
-    if not terms or not card_tokens:
-        return []
-    if _dialect(session) == "sqlite":
-        match = (
-            f"card : ({' OR '.join(map(_fts_quote, card_tokens))}) AND tokens : ({' OR '.join(map(_fts_quote, terms))})"
-        )
-        result = await session.execute(
-            text(
-                f"SELECT rowid, bm25({FTS_TABLE}, 0.0, 1.0) AS rank FROM {FTS_TABLE} "
-                f"WHERE {FTS_TABLE} MATCH :match ORDER BY rank LIMIT :limit"
-            ),
-            {"match": match, "limit": limit},
-        )
-        return [(int(row[0]), -float(row[1])) for row in result]
-    visible = " | ".join(map(_pg_quote, card_tokens))
-    words = " | ".join(map(_pg_quote, terms))
-    result = await session.execute(
-        text(
-            f"SELECT profile_id, ts_rank('{{0, 0, 0, 1}}', doc, words) AS rank FROM {PG_TABLE}, "
-            "CAST(:words AS tsquery) AS words WHERE doc @@ CAST(:query AS tsquery) ORDER BY rank DESC LIMIT :limit"
-        ),
-        {"words": words, "query": f"({visible}) & ({words})", "limit": limit},
-    )
-    return [(int(row[0]), float(row[1])) for row in result]
+    return await TABLE.search(session, card_tokens, terms, limit)

@@ -21,7 +21,7 @@ def source_list(text: str) -> list[int]:
     return [item for item in json_list(text) if isinstance(item, int) and not isinstance(item, bool)]
 
 
-async def _citing(session: AsyncSession, model: Any, bot_id: str, memory_ids: Sequence[int]) -> list[Any]:
+async def rows_citing(session: AsyncSession, model: Any, bot_id: str, memory_ids: Sequence[int]) -> list[Any]:
     """The rows of ``model`` (cards or revisions) of the bot whose ``source_ids`` hold one of
     ``memory_ids``: a substring filter in SQL, the exact match here (1 is not in [12])."""
     wanted = set(memory_ids)
@@ -40,7 +40,7 @@ async def _citing(session: AsyncSession, model: Any, bot_id: str, memory_ids: Se
 
 async def citing(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) -> list[ProfileRow]:
     """The current card parts of the bot built from one of ``memory_ids``."""
-    return await _citing(session, ProfileRow, bot_id, memory_ids) if memory_ids else []
+    return await rows_citing(session, ProfileRow, bot_id, memory_ids) if memory_ids else []
 
 
 async def drop_sources(session: AsyncSession, row: ProfileRow, memory_ids: Sequence[int]) -> None:
@@ -55,7 +55,7 @@ async def drop_revisions_citing(session: AsyncSession, bot_id: str, memory_ids: 
     fact back); returns how many."""
     if not memory_ids:
         return 0
-    rows = await _citing(session, ProfileRevisionRow, bot_id, memory_ids)
+    rows = await rows_citing(session, ProfileRevisionRow, bot_id, memory_ids)
     for start in range(0, len(rows), PAGE):
         chunk = [row.id for row in rows[start : start + PAGE]]
         await delete_rows(session, ProfileRevisionRow, ProfileRevisionRow.id.in_(chunk))

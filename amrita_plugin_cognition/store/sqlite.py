@@ -46,8 +46,8 @@ async def use_write_ahead_log(session: AsyncSession) -> str:
 # ``truncate_log``.
 # ``bench/erasure_bytes.py`` measures what this costs.
 
-#: The FTS5 tables of the plugin (memories, cards): merged after an erasure.
-FTS5_TABLES = ("cognition_memory_fts", "cognition_profile_fts")
+#: The FTS5 tables of the plugin (memories, cards, knowledge entries): merged after an erasure.
+FTS5_TABLES = ("cognition_memory_fts", "cognition_profile_fts", "cognition_knowledge_fts")
 
 
 def _is_sqlite(session: AsyncSession) -> bool:

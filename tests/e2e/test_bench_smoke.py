@@ -1,4 +1,5 @@
-"""The benchmark scripts still run: bench/mmr.py and bench/hook_overhead.py in --quick mode.
+"""The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
+planner_month, activity_observe).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -82,3 +83,19 @@ def test_the_bench_of_the_historians_cpu_stages_runs() -> None:
     for stage in ("resolver", "gate", "admission"):
         assert stage in completed.stdout
     assert "total at 100,000 characters" in completed.stdout, completed.stdout
+
+
+def test_the_planner_month_keeps_cycles_out_of_busy_slots() -> None:
+    """A seeded simulation: the shares it prints are outcomes of the planner, not timings."""
+    output = run_script("planner_month.py")
+    for chat in ("office group", "night-owl private chat"):
+        assert re.search(rf"{chat}: cycles [1-9]\d*, .*\(after the first day 0\.0%\)", output), output
+    assert re.search(r"always-active group: cycles [1-9]\d*, .*plans within 24 h 100\.0%", output), output
+
+
+def test_the_activity_bench_prints_observe_flush_and_plan() -> None:
+    output = run_script("activity_observe.py")
+    assert re.search(rf"observe: {NUMBER} µs/message", output), output
+    assert re.search(rf"peer, a SQL write per message: {NUMBER} µs/message \(ratio peer/observe {NUMBER}x\)", output)
+    assert re.search(rf"flush of \d+ chats: {NUMBER} ms", output), output
+    assert re.search(rf"plan \(row read \+ planner\): {NUMBER} ms; plan_window alone: {NUMBER} ms", output), output

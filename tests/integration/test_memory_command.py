@@ -15,6 +15,7 @@ from chat_helpers import (
     SELF_ID,
     connect_bot,
     deliver,
+    grant_node,
     group_message,
     memory_engine,
     private_message,
@@ -65,18 +66,6 @@ def _group_names(bot, monkeypatch, names: dict[int, str], slow: dict[int, float]
 
     monkeypatch.setattr(bot.adapter, "_call_api", call_api)
     return asked
-
-
-async def _grant(user_id: str, node: str) -> None:
-    from amrita.plugins.perm.models import PermissionStorage
-    from amrita.plugins.perm.nodelib import Permissions
-
-    store = PermissionStorage()
-    data = await store.get_member_permission(user_id, "user")
-    permissions = Permissions(data.permissions)
-    permissions.set_permission(node, True)
-    data.permissions = permissions.dump_data()
-    await store.update_member_permission(data)
 
 
 async def test_search_shows_only_memories_that_match(app: App, fake_openai, monkeypatch) -> None:
@@ -233,7 +222,7 @@ async def test_who_may_delete_a_group_memory(app: App, fake_openai, monkeypatch,
     first = await _seed(group, "群30082每周五晚上八点开黑。", speaker="10082", name="阿宁")
     second = await _seed(group, "群30082的群规第一条是不许刷屏。", speaker="10082", name="阿宁")
     third = await _seed(group, "群30082下个月组织线下聚餐。", speaker="10082", name="阿宁")
-    await _grant("10085", "cognition.admin")
+    await grant_node("10085", "cognition.admin")
     async with app.test_api() as ctx:
         bot, qq = await _bot(ctx, monkeypatch)
         await deliver(bot, group_message(f"/memory group delete {first}", 30082, 10083, "成员", to_me=False))

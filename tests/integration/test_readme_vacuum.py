@@ -19,12 +19,17 @@ from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import erasure
-from amrita_plugin_cognition.store import keyword, profile_index, sqlite
+from amrita_plugin_cognition.store import keyword, knowledge_index, profile_index, sqlite
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _WRITE = re.compile(r"^\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+\"?(\w+)", re.IGNORECASE)
-#: SQLite's keyword tables are PostgreSQL's under another name (``store/keyword.py``, ``store/profile_index.py``).
-SAME_TABLE = {keyword.FTS_TABLE: keyword.PG_TABLE, profile_index.FTS_TABLE: profile_index.PG_TABLE}
+#: SQLite's keyword tables are PostgreSQL's under another name (``store/keyword.py``, ``store/profile_index.py``,
+#: ``store/knowledge_index.py``).
+SAME_TABLE = {
+    keyword.FTS_TABLE: keyword.PG_TABLE,
+    profile_index.FTS_TABLE: profile_index.PG_TABLE,
+    knowledge_index.FTS_TABLE: knowledge_index.PG_TABLE,
+}
 #: Tables a delete-all writes that never held what it erases, as the README says beside the list:
 #: the audit record it adds (kept by design), the per-bot change counter, the store's own facts
 #: (vector generation, embedding fingerprint); and SQLite's scratch table of zeros (``store/sqlite.py``).

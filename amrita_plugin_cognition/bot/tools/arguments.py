@@ -301,3 +301,24 @@ class EndArguments(ToolArguments):
         AfterValidator(_text_check(required=False, max_chars=PERSPECTIVE_MAX_CHARS)),
     ] = ""
     force: bool = Field(False, description="仅当观察里只是含有形似代词或相对时间的普通词（如书名、引语）时设为 true")
+
+
+KNOWLEDGE_SEARCH_MAX = 10
+#: A suggestion's own limit is the domain's (``SUGGESTION_MAX_CHARS``: checked by the use case,
+#: whose refusal names it); here only that it is text.
+SuggestionText = Annotated[str, AfterValidator(_text_check(required=True, max_chars=None, keep_lines=True))]
+
+
+class KnowledgeSearchArguments(ToolArguments):
+    query: QueryText = Field(description=f"要找的内容（最多 {QUERY_MAX_CHARS} 字），如“群规”“服务器维护时间”")
+    top_k: int = Field(5, ge=1, le=KNOWLEDGE_SEARCH_MAX, description=f"返回条数 1-{KNOWLEDGE_SEARCH_MAX}，默认 5")
+
+
+class KnowledgeGetArguments(ToolArguments):
+    entry_id: int = Field(ge=1, le=DATABASE_ID_MAX, description="知识条目编号（正整数，来自搜索结果）")
+
+
+class KnowledgeSuggestArguments(ToolArguments):
+    content: SuggestionText = Field(
+        description="建议加入或修改知识库的内容（通用的规则、常见问题、做法；不要包含个人信息或密码等敏感内容）"
+    )

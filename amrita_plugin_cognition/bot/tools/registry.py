@@ -52,7 +52,7 @@ TIMEOUT_MESSAGE = "记忆服务响应超时，本次操作未完成"
 INTERNAL_ERROR_MESSAGE = "记忆服务内部错误，已记录日志；本次操作未完成"
 UNVERIFIED_MESSAGE = "无法核对本次调用的原始参数，已拒绝执行（编号类操作需要原始参数）"
 #: Fields holding database ids: a tool with one refuses to run on arguments it cannot verify.
-ID_FIELDS = frozenset({"memory_id", "pin_id"})
+ID_FIELDS = frozenset({"memory_id", "pin_id", "entry_id"})
 #: JSON Schema numbers beyond this are not exact in a double; such bounds are not declared.
 _EXACT_NUMBER = 2**53
 
