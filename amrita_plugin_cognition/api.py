@@ -31,11 +31,15 @@ if TYPE_CHECKING:
     from .domain.chat_activity import slot_rates as slot_rates
     from .domain.clock import UTC as UTC
     from .domain.clock import as_utc as as_utc
+    from .domain.clusters import DuplicateCluster as DuplicateCluster
+    from .domain.clusters import DuplicateLink as DuplicateLink
     from .domain.consent import JUDGED_MAX_CHARS as JUDGED_MAX_CHARS
     from .domain.consent import Answer as ConsentAnswer
     from .domain.consent import Verdict as ConsentVerdict
     from .domain.consent import judge as judge_consent
     from .domain.decay import purge_date as expired_purge_date
+    from .domain.duplicates import DuplicateVerdict as DuplicateVerdict
+    from .domain.duplicates import judge_pair as judge_duplicate
     from .domain.erasure import ErasureTarget as ErasureTarget
     from .domain.gate import KIND_LABELS as GATE_KIND_LABELS
     from .domain.gate import check_fact as check_fact
@@ -81,6 +85,7 @@ if TYPE_CHECKING:
     from .engine.backup import BackupInfo as BackupInfo
     from .engine.context import BuiltContext as BuiltContext
     from .engine.decay import SweepReport as SweepReport
+    from .engine.duplicates import DuplicateClusters as DuplicateClusters
     from .engine.erasure import ErasureReport as ErasureReport
     from .engine.factory import build_engine as build_engine
     from .engine.historian_call import opinion_asker as opinion_asker
@@ -145,6 +150,7 @@ if TYPE_CHECKING:
     from .errors import PermissionDenied as PermissionDenied
     from .errors import SchemaMissing as SchemaMissing
     from .errors import StoreUnavailable as StoreUnavailable
+    from .index.embedders import build_embedder as build_embedder
     from .store.audit import AuditEntry as AuditEntry
     from .store.profiles import ProfileFilter as ProfileFilter
 
@@ -253,6 +259,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SecondOpinion": (".domain.admission", "SecondOpinion"),
     "opinion_asker": (".engine.historian_call", "opinion_asker"),
     "check_fact": (".domain.gate", "check_fact"),
+    "judge_duplicate": (".domain.duplicates", "judge_pair"),
+    "DuplicateVerdict": (".domain.duplicates", "DuplicateVerdict"),
+    "DuplicateCluster": (".domain.clusters", "DuplicateCluster"),
+    "DuplicateLink": (".domain.clusters", "DuplicateLink"),
+    "DuplicateClusters": (".engine.duplicates", "DuplicateClusters"),
+    "build_embedder": (".index.embedders", "build_embedder"),
     "GATE_KIND_LABELS": (".domain.gate", "KIND_LABELS"),
     "first_date": (".domain.timeresolve", "first_date"),
     "anchor_hints": (".domain.timeresolve", "anchor_hints"),
@@ -319,6 +331,10 @@ __all__ = [
     "ConsentAnswer",
     "ConsentVerdict",
     "DecayService",
+    "DuplicateCluster",
+    "DuplicateClusters",
+    "DuplicateLink",
+    "DuplicateVerdict",
     "EmbedderUnavailable",
     "EndResult",
     "EngineUnavailable",
@@ -390,6 +406,7 @@ __all__ = [
     "admit",
     "anchor_hints",
     "as_utc",
+    "build_embedder",
     "build_engine",
     "card_label",
     "check_erase",
@@ -404,6 +421,7 @@ __all__ = [
     "is_qq_number",
     "json_lines",
     "judge_consent",
+    "judge_duplicate",
     "memory_document",
     "normalise_text",
     "opinion_asker",

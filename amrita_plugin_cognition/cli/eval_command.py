@@ -40,13 +40,15 @@ KINDS = {
     "time": "时间解析：把文本里的第一个相对时间（昨天、下周三……）按说话时刻解析为日期，"
     "报告准确率、误解析、漏解析与日期错误",
     "gate": "绝对化判定：判断改写后的事实是否自洽（不含“他”“昨天”“这里”等相对指代），报告准确率、误拦率与漏判率",
+    "dedup": "近似重复：用默认本地嵌入模型的向量和逐项比对（人、时间、地点、数量、否定、计划/已做）判断两条事实"
+    "是否同一件事，报告查准率、查全率、判错的样例，以及只看余弦相似度在同一查全率下的查准率",
 }
 
 EVAL_HELP = "\n".join(
     [
         "评测 KIND，用例来自 JSONL 文件 FILE（每行一个 JSON 对象，空行与 # 开头的行忽略）；"
         "除 admission --model 外不调用 LLM。"
-        "admission、time、gate 可以给多个文件或目录（目录里的 KIND*.jsonl），逐个文件报告并给出合计；"
+        "admission、time、gate、dedup 可以给多个文件或目录（目录里的 KIND*.jsonl），逐个文件报告并给出合计；"
         "每个比例都附 95 % 置信区间（Wilson）。",
         "",
         "\b",
@@ -61,7 +63,7 @@ EVAL_HELP = "\n".join(
 )
 
 
-@cognition.command("eval", help=EVAL_HELP, short_help="评测召回、准入、时间解析与绝对化判定")
+@cognition.command("eval", help=EVAL_HELP, short_help="评测召回、准入、时间解析、绝对化判定与近似重复")
 @click.argument("kind", type=click.Choice(list(KINDS)), metavar="KIND")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar="FILE...")
 @json_option
@@ -79,7 +81,9 @@ def eval_command(kind: str, files: tuple[Path, ...], as_json: bool | None, keep:
     paths = evaluation_files(kind, files)
     if model is not None and len(paths) > 1:
         raise click.UsageError("--model 一次只评测一个文件")
-    if len(paths) == 1:
+    if kind == "dedup":
+        report = guarded(lambda: _dedup(paths))
+    elif len(paths) == 1:
         report = guarded(lambda: evaluate(kind, paths[0], keep, model))
     else:
         report = guarded(lambda: pooled(kind, {str(path): evaluate(kind, path) for path in paths}))
@@ -164,6 +168,20 @@ def evaluate(kind: str, file: Path, keep: bool = False, model: str | None = None
     except evaluation.EvalInputError as error:
         raise fail(f"{file}：{error.zh}", EXIT_USAGE) from error
     return _recall(file, keep)
+
+
+def _dedup(paths: list[Path]) -> dict[str, Any]:
+    """Every file read and checked (exit 2 naming the file and line), then embedded and judged."""
+    from . import evaluation
+    from .eval_dedup import parse_dedup_file, run_dedup_eval
+
+    parsed = {}
+    for path in paths:
+        try:
+            parsed[path] = parse_dedup_file(path)
+        except evaluation.EvalInputError as error:
+            raise fail(f"{path}：{error.zh}", EXIT_USAGE) from error
+    return run_dedup_eval(parsed)
 
 
 def _recall(file: Path, keep: bool) -> dict[str, Any]:

@@ -26,6 +26,7 @@ def eval_report(report: dict[str, Any]) -> None:
         "admission": _admission_report,
         "time": _time_report,
         "gate": _gate_report,
+        "dedup": _dedup_report,
     }[report["kind"]](report)
     if report["kind"] != "recall":
         console().print("方括号里是 95 % 置信区间（Wilson）")
@@ -48,6 +49,18 @@ def _per_file(report: dict[str, Any]) -> None:
             ]
             return [*found, _with_interval(each["false_rejection_rate"], intervals.get("false_rejection_rate"))]
 
+    elif report["kind"] == "dedup":
+        columns = ["查准率", "查全率", "只看余弦：查准率"]
+
+        def cells(each: dict[str, Any]) -> list[str]:
+            intervals = each.get("intervals", {})
+            cosine = each.get("cosine_only", {})
+            return [
+                _with_interval(each["precision"], intervals.get("precision")),
+                _with_interval(each["recall"], intervals.get("recall")),
+                _figure(cosine.get("precision")),
+            ]
+
     else:
         names = ["accuracy"] if report["kind"] == "time" else ["accuracy", "false_positive_rate", "false_negative_rate"]
         titles = {"accuracy": "准确率", "false_positive_rate": "误拦率", "false_negative_rate": "漏判率"}
@@ -58,7 +71,7 @@ def _per_file(report: dict[str, Any]) -> None:
 
     table = _table("文件", "样例", *columns, right=tuple(range(1, 2 + len(columns))))
     for name, each in files.items():
-        table.add_row(_escape(name), str(each["cases"]), *cells(each))
+        table.add_row(_escape(name), str(each.get("cases", each.get("pairs"))), *cells(each))
     console().print(table)
 
 
@@ -201,3 +214,37 @@ def _gate_report(report: dict[str, Any]) -> None:
         "判定出的问题",
         problems,
     )
+
+
+def _dedup_report(report: dict[str, Any]) -> None:
+    out = console()
+    intervals = report.get("intervals", {})
+    counts = report.get("counts", {})
+    out.print(
+        f"近似重复评测：{report['pairs']} 对，其中重复 {counts.get('duplicates', DASH)} 对；"
+        f"查准率 {_with_interval(report['precision'], intervals.get('precision'))}，"
+        f"查全率 {_with_interval(report['recall'], intervals.get('recall'))}；"
+        f"判错 {len(report['failures'])} 对"
+    )
+    cosine = report.get("cosine_only") or {}
+    if cosine.get("threshold") is not None:
+        out.print(
+            f"只看余弦相似度（阈值 {cosine['threshold']:.3f}，查全率 {_figure(cosine['recall'])}）："
+            f"查准率 {_with_interval(cosine['precision'], cosine.get('intervals', {}).get('precision'))}"
+        )
+    details = report.get("failure_details") or []
+    if not details:
+        return
+    table = _table(
+        "编号", "事实 a", "事实 b", "期望", "判定理由", title=f"判错的样例（前 {len(details)} 条）", wrap=(1, 2, 4)
+    )
+    for item in details:
+        reason = f"{item['reason']} {item['detail']}".strip() + f"（余弦 {item['similarity']:.3f}）"
+        table.add_row(
+            _escape(item["id"]),
+            _escape(item["a"]),
+            _escape(item["b"]),
+            "重复" if item["expected"] else "不重复",
+            _escape(reason),
+        )
+    out.print(table)

@@ -22,6 +22,7 @@ from . import backup as _backup
 from . import context as _context
 from . import corrections as _corrections
 from . import decay as _decay
+from . import duplicates as _duplicates
 from . import erasure as _erasure
 from . import expiry as _expiry
 from . import idle_windows as _idle_windows
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from .backup import BackupInfo
     from .context import BuiltContext
     from .decay import SweepReport
+    from .duplicates import DuplicateClusters
     from .erasure import ErasureReport
     from .indexing import RepairReport
     from .inspection import Inspected, InspectFilter
@@ -99,6 +101,11 @@ class MemoryService(_Service):
         return await _writes.write_memory(
             self._engine, context, target, text, importance, tags, now, message_id=message_id, said=said
         )
+
+    async def duplicate_clusters(self, bot_id: str, scope: Scope) -> DuplicateClusters:
+        """Near-duplicate clusters of one chat's active facts, from the stored vectors and the
+        keyword tokens (no model, no embedding); exact ones marked. Changes nothing."""
+        return await _duplicates.duplicate_clusters(self._engine, bot_id, scope)
 
     async def supersede(self, bot_id: str, old_id: int, new_id: int, now: datetime | None = None) -> None:
         """Mark ``old_id`` as replaced by ``new_id`` (an importer's or the harness's correction)."""

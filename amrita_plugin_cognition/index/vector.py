@@ -35,7 +35,7 @@ from .collections import (
     knowledge_collection_name,
 )
 from .connection import on_index_thread
-from .inventory import ChromaInventory
+from .inventory import ID_PAGE_SIZE, ChromaInventory
 
 __all__ = [
     "COLLECTION_METADATA",
@@ -203,3 +203,37 @@ class ChromaVectorIndex(ChromaInventory):
             VectorHit(int(memory_id), 1.0 - float(distance), None if vector is None else np.asarray(vector, np.float32))
             for memory_id, distance, vector in zip(ids, distances, vectors, strict=True)
         ]
+
+    def stored_vectors(self, generation: int, bot_id: str, scope: Scope) -> tuple[list[int], np.ndarray]:
+        """Every vector stored for one chat, as (memory ids, an n x d float32 matrix): read page by
+        page (each page one index call with its deadline), nothing embedded. A chat without a
+        collection has none."""
+        name = collection_name(generation, bot_id, scope)
+        ids: list[int] = []
+        pages: list[np.ndarray] = []
+        offset = 0
+        while True:
+            page_ids, page = self._vector_page(name, offset, ID_PAGE_SIZE)
+            ids += page_ids
+            if len(page_ids):
+                pages.append(page)
+            if len(page_ids) < ID_PAGE_SIZE:
+                break
+            offset += len(page_ids)
+        matrix = np.vstack(pages) if pages else np.zeros((0, 0), dtype=np.float32)
+        return ids, matrix
+
+    @on_index_thread
+    def _vector_page(self, name: str, offset: int, limit: int) -> tuple[list[int], np.ndarray]:
+        collection = self._existing(name, True)
+        if collection is None:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        try:
+            result = collection.get(limit=limit, offset=offset, include=["embeddings"])
+        except Exception as error:
+            raise self._failed("get", name, error) from error
+        embeddings = result.get("embeddings")
+        ids = [int(memory_id) for memory_id in result["ids"]]
+        if embeddings is None or not ids:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return ids, np.asarray(embeddings, dtype=np.float32)

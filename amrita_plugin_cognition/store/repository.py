@@ -64,6 +64,16 @@ async def count_active(session: AsyncSession, bot_id: str, scope: Scope) -> int:
     return int(result.scalar_one())
 
 
+async def active_texts(session: AsyncSession, bot_id: str, scope: Scope) -> list[tuple[int, str, str]]:
+    """(id, text, content hash) of every active fact of one chat, oldest first."""
+    result = await session.execute(
+        select(MemoryRow.id, MemoryRow.text, MemoryRow.content_hash)
+        .where(turns.scope_clause(bot_id, scope), MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .order_by(MemoryRow.id)
+    )
+    return [(int(row[0]), str(row[1]), str(row[2])) for row in result.all()]
+
+
 async def barred_hashes(session: AsyncSession, hashes: Sequence[str]) -> set[str]:
     if not hashes:
         return set()

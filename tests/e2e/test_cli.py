@@ -95,7 +95,7 @@ def test_eval_time_and_gate_meet_their_targets_on_the_bundled_sets(tmp_path: Pat
 def test_eval_of_an_empty_file_is_bad_input_for_every_kind(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("# nothing\n\n", "utf-8")
-    for kind in ("recall", "admission", "time", "gate"):
+    for kind in ("recall", "admission", "time", "gate", "dedup"):
         result = run_cli("eval", kind, str(empty), "--json")
         assert result.returncode == 2, (kind, result.stdout, result.stderr[-2000:])
         assert "没有可评测" in one_line_error(result), kind

@@ -25,6 +25,10 @@ FLOORS: dict[tuple[str, str], str] = {
     ("decay_sweep.py", f"{PACKAGE}.store"): "bulk seeding with bare inserts; the bank reset between busy passes",
     ("decay_sweep.py", f"{PACKAGE}.store.models"): "the rows reset in SQL between busy passes",
     ("decay_sweep.py", f"{PACKAGE}.store.decay"): "the sweep's cursor row cleared between passes",
+    (
+        "dedup_clusters.py",
+        f"{PACKAGE}.domain.clusters",
+    ): "the candidate search kernel alone, against Chroma's neighbours",
     ("end_latency.py", f"{PACKAGE}.store.models"): "the floor: the same note row committed in a bare session",
     ("erasure_bytes.py", f"{PACKAGE}.store"): "bulk seeding with bare inserts; the SQLite delete modes compared",
     ("historian_cpu.py", f"{PACKAGE}.domain.timeresolve"): "the resolver's own CPU cost, one stage of a job",

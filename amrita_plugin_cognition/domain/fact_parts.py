@@ -1,0 +1,441 @@
+"""The parts of a stored fact that decide whether two facts are the same fact. Pure, no I/O.
+
+A fact is read into who (QQ numbers and the nicknames written beside them), when (calendar dates
+in any writing the historian or a person uses: ``2026-11-29``, ``2026年11月29日``, ``11月29日``,
+``十一月二十九号``, ``Nov 29, 2026``; weekdays; clock times such as ``下午3点半`` or ``15:30``),
+how much (every other number, Chinese numerals read by cn2an), whether (negation) and plan vs done
+(a stated intention or a plain/finished act), plus what is left: the *residue*, the tokens of the
+wording with those parts, punctuation and the QQ-number framing taken out. ``duplicates.py``
+compares two facts part by part and aligns their residues.
+
+Tokens of the residue are CJK characters one by one and Latin words lower-cased and stemmed as the
+keyword index does (``tokenize.stem``), so a Chinese and an English fact are read alike.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import cn2an
+
+from .tokenize import ENGLISH_STOP_WORDS, stem
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+
+# --- who ---------------------------------------------------------------------------------------
+#: ``QQ号10001（昵称小明）`` (the historian's writing), ``QQ 10001``, ``qq:10001``.
+_QQ = re.compile(r"(?i)qq\s*(?:号码|号|number|#|:|：)?\s*(\d{5,12})")
+_NICKNAME_AFTER = re.compile(r"^\s*[（(]\s*(?:昵称|nickname|name)\s*[:：]?\s*([^）)]{1,32})[）)]")
+#: A bare number long enough to be a QQ number (a phone or an order number is still "who/which").
+_LONG_NUMBER = re.compile(r"(?<!\d)\d{5,12}(?!\d)")
+
+# --- when --------------------------------------------------------------------------------------
+_MONTHS_EN = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH_EN = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
+_DATE_PATTERNS = (
+    re.compile(r"(?<!\d)(\d{4})\s*(?:[-/.]|年)\s*(\d{1,2})\s*(?:[-/.]|月)\s*(\d{1,2})(?:\s*(?:日|号))?"),
+    re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)()"),
+    re.compile(r"(?<![\d年])()(\d{1,2})\s*月\s*(\d{1,2})\s*(?:日|号)"),
+    re.compile(rf"(?i)\b({_MONTH_EN})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,?\s*(\d{{4}}))?\b"),
+    re.compile(rf"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_EN})\.?(?:\s*,?\s*(\d{{4}}))?\b"),
+)
+_WEEKDAYS = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "日": 7, "天": 7}
+_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([1-7日天])")
+_WEEKDAYS_EN = re.compile(r"(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
+_WEEKDAY_EN_NUMBER = {"mon": 1, "tues": 2, "wednes": 3, "thurs": 4, "fri": 5, "satur": 6, "sun": 7}
+_PERIOD = r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|半夜|深夜|晚)?"
+_CLOCK = re.compile(
+    _PERIOD + r"\s*(\d{1,2})\s*(?:[:：](\d{2})|点钟?(?!点)\s*(半|一刻|三刻|(\d{1,2})\s*分?)?|时(?:(\d{1,2})分)?)"
+)
+_CLOCK_EN = re.compile(r"(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)")
+_AFTERNOON = ("下午", "傍晚", "晚上", "夜里", "晚", "深夜")
+
+# --- how much ----------------------------------------------------------------------------------
+_NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
+#: Units said in more than one way, read as one before numbers are paired with their unit.
+UNIT_SYNONYMS: tuple[tuple[str, ...], ...] = (
+    ("元", "块钱", "块", "人民币"),
+    ("公斤", "千克"),
+    ("小时", "个钟头", "钟头", "个小时"),
+    ("周", "星期", "礼拜"),
+)
+_UNIT_WORD = re.compile("|".join(sorted((word for group in UNIT_SYNONYMS for word in group), key=len, reverse=True)))
+_UNIT_CANONICAL = {word: group[0] for group in UNIT_SYNONYMS for word in group}
+#: Measure words and units (the language's closed class of 量词), longest first: a number is
+#: read with the one right after it (after an optional 个), so 3200元 / 3200美元 and 5斤 / 5公斤
+#: differ while 双十一买 / 双十一购入 do not.
+MEASURE_WORDS = (
+    "美元|欧元|日元|英镑|港币|韩元|万元|千元|百元|元|角|毛|公斤|千克|斤|克|吨|公里|千米|厘米|毫米|米|里|平方米|平米|亩|"
+    "毫升|升|小时|分钟|秒|天|周|月|年|岁|次|遍|趟|只|条|台|本|张|件|瓶|杯|碗|箱|袋|包|盒|页|集|章|期|名|位|人|口|"
+    "头|匹|辆|架|艘|颗|粒|片|份|篇|首|场|门|节|层|楼|号|度|折|倍|分|级|套|双|对|副|幅|顿|家|所|间|部|支|根|棵|朵|"
+    "寸|尺|码|届|轮|局|球|站|班|项|笔|单|万|亿|千|百|GB|MB|TB|G|K|kg|km|cm|mm|m|h|min"
+)
+_UNIT = re.compile(rf"\s*个?({MEASURE_WORDS})?")
+#: 半 as an amount (半小时, 一个半月), not as the half hour of a clock time (3点半).
+_HALF = re.compile(rf"(?<!点)半(?=个?(?:{MEASURE_WORDS}))")
+
+
+# --- whether -----------------------------------------------------------------------------------
+#: Words that hold a negation character without denying the fact (masked before counting).
+_NOT_NEGATION = re.compile(
+    "(?<![\u3400-\u9fff])不过|不过(?=[，,])|不错|不仅|不只|不但|不少|不久|不同|不断|不管|不论|差不多|不得不|要不|不然|不如|不一定|"
+    "了不起|忍不住|对不起|未来|无论|毫不犹豫|非常|并非常|没想到|不久前|无聊|非要|"
+    "别人|别的|特别|区别|分别|告别|性别|级别|识别|差别|个别|类别|辨别|否则|是否|能否|可否|无比|未必"
+)
+_NEGATION_ZH = re.compile("没有|从没|从不|并不|并没|不|没|别|未|无|勿|莫|甭|非|否")
+_NEGATION_EN = re.compile(r"(?i)\b(?:not|never|no|none|nobody|nothing|neither|nor|without|cannot)\b|n't\b")
+
+# --- plan vs done ------------------------------------------------------------------------------
+_NOT_PLAN = re.compile(
+    "需要|重要|主要|要求|要是|只要|不要|想法|想起|想到|理想|感想|思想|回想|将军|将近|即将到来|准备好了|计划好了|"
+    "想念|梦想|幻想|联想|猜想|要素|纪要|摘要|必要|要紧|想象"
+)
+_PLAN_ZH = re.compile(
+    "打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|想|即将|"
+    # a bare 要 before a verb, but not a habit or a need (都要, 还要, 总要, 只要) nor an amount it
+    # takes (要40分钟, masked to 要|) nor something ordered (要了一杯)
+    "(?<![都也还总就只需])要(?![了求是紧素点|\\d零一二三四五六七八九十几两半])"
+)
+_PLAN_EN = re.compile(r"(?i)\b(?:will|plan|plans|planning|planned to|going to|intend|intends|want to|wants to|shall)\b")
+_DONE_ZH = re.compile("已经|已|曾经|曾|了|过")
+
+# --- wording -----------------------------------------------------------------------------------
+#: Characters and words that change no fact: particles, aspect marks (compared apart), degree
+#: words, the framing of the historian's sentences. Dropped from the residue's differences.
+FILLER_WORDS = (
+    "非常|特别|十分|超级|比较|真的|其实|一直|已经|曾经|当时|那时|这次|那次|然后|而且|并且|还有|的话|"
+    "一下|一起|一共|总共|大概|大约|左右|目前|现在|如今|正在|刚刚|刚才|一些|有些|有点|一点|这个|那个|"
+    "打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|决定|即将|考虑|于是|所以|因为|由于|昵称|号码|"
+    "说他|说她|说自己|表示|提到"
+)
+FILLER_CHARS = frozenset(
+    "的了地得着过也就还很挺蛮太真又再呢吗吧啊呀哦嘛么于在是将已把被给和与跟同及并而曾要想拟个位名只次他她它这那去来"
+)
+_FILLER_WORD = re.compile(FILLER_WORDS)
+
+#: Everyday words said in more than one way (the language's synonyms, not facts about anyone):
+#: each group is read as its first member before the wordings are aligned.
+SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
+    *UNIT_SYNONYMS,
+    ("喜欢", "喜爱", "热爱", "钟爱", "爱"),
+    ("买", "购买", "购入", "入手", "买下"),
+    ("去", "前往", "赶往", "去往", "到"),
+    ("回", "返回", "回到"),
+    ("参加", "参与", "出席"),
+    ("觉得", "认为", "感觉"),
+    ("告诉", "告知", "通知"),
+    ("完成", "做完", "搞定"),
+    ("看", "观看", "看了"),
+    ("说", "讲"),
+    ("吃", "食用"),
+    ("住", "居住"),
+    ("工作", "上班"),
+    ("学", "学习"),
+    ("养", "饲养"),
+    ("开始", "着手"),
+    ("生日", "诞辰"),
+    ("朋友", "好友"),
+    ("电话", "手机号", "手机号码", "手机"),
+    ("讨厌", "厌恶", "反感"),
+    ("收到", "拿到", "得到"),
+    ("降", "减", "下降", "降低", "减少"),
+    ("录用", "录取", "接收"),
+    ("约好", "约定"),
+    ("考上", "考进", "考入"),
+    ("退回", "返还", "退还"),
+    ("去世", "过世", "离世", "死"),
+    ("卖", "卖掉", "出售", "卖出"),
+    ("搬到", "搬去", "搬家到"),
+)
+_SYNONYM = re.compile("|".join(sorted((word for group in SYNONYM_GROUPS for word in group), key=len, reverse=True)))
+_CANONICAL = {word: group[0] for group in SYNONYM_GROUPS for word in group}
+_SYNONYMS_EN = {
+    "purchase": "buy",
+    "bought": "buy",
+    "love": "like",
+    "enjoy": "like",
+    "adore": "like",
+    "visit": "go",
+    "went": "go",
+    "travel": "go",
+    "attend": "join",
+    "join": "join",
+    "think": "think",
+    "believe": "think",
+    "start": "begin",
+    "began": "begin",
+    "finish": "complete",
+    "relocat": "mov",
+    "job": "work",
+}
+_TOKEN = re.compile(rf"[{_CJK}]|[A-Za-z]+(?:'[A-Za-z]+)?")
+
+
+@dataclass(frozen=True, slots=True)
+class FactParts:
+    """What one fact says, part by part (see the module's docstring)."""
+
+    text: str
+    qq_numbers: frozenset[str]
+    nicknames: dict[str, str] = field(hash=False, compare=False)
+    dates: frozenset[tuple[int | None, int, int | None]]
+    weekdays: frozenset[int]
+    clock_times: frozenset[tuple[int, int]]
+    numbers: Counter[tuple[float, str]] = field(hash=False, compare=False)
+    negations: int
+    plan: bool
+    done: bool
+    residue: tuple[str, ...]
+
+
+_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
+_NUMERAL_RUN = re.compile(f"[{_NUMERALS}]+")
+#: Words written with a numeral that count nothing (一点 only where it is no clock time: 一点半).
+_NOT_A_NUMBER = re.compile(
+    "一起|一直|一下|一些|一共|一定|一样|一般|一边|一切|一旦|一致|统一|唯一|万一|一会|一点(?![半钟0-9零一二三四五六七八九十])"
+)
+_PERCENT = re.compile(rf"百分之([{_NUMERALS}\d.]+)")
+
+
+@lru_cache(maxsize=4096)
+def _numeral(run: str) -> str:
+    """A run of Chinese numerals as cn2an reads it (二〇二六 → 2026, 三千五 → 3500, 两 → 2); a run
+    it cannot read (十几, a lone 百) stays as written."""
+    try:
+        value = cn2an.cn2an(run, "smart")
+    except (ValueError, KeyError, IndexError):
+        return run
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def fold(text: str) -> str:
+    """NFKC (full-width digits and brackets to their plain forms), units said one way, Chinese
+    numerals as digits (run by run, each read by cn2an: 十一月二十九日 → 11月29日, 百分之二十 → 20%)."""
+    folded = _UNIT_WORD.sub(lambda match: _UNIT_CANONICAL[match.group(0)], unicodedata.normalize("NFKC", text))
+    if "半" in folded:
+        folded = _HALF.sub("0.5", folded)
+    if not _NUMERAL_RUN.search(folded):
+        return folded
+    folded = _PERCENT.sub(lambda match: _numeral(match.group(1)) + "%", folded)
+    return _NUMERAL_RUN.sub(lambda match: _numeral_beside_digits(match, folded), folded)
+
+
+def _numeral_beside_digits(match: re.Match[str], text: str) -> str:
+    """A run read as a number, unless digits touch it (in 丁一2025年 the 一 ends a name, and read
+    as 1 it would make the year 12025) or it is part of a word that counts nothing (一起, 一直)."""
+    start, end = match.span()
+    if (start and text[start - 1].isdigit()) or (end < len(text) and text[end].isdigit()):
+        return match.group(0)
+    if any(word.start() <= start < word.end() for word in _NOT_A_NUMBER.finditer(text, max(0, start - 2), end + 2)):
+        return match.group(0)
+    return _numeral(match.group(0))
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every span replaced by one separator (so its neighbours never join)."""
+    pieces: list[str] = []
+    last = 0
+    for start, end in sorted(spans):
+        if start < last:
+            start = last
+        if end <= start:
+            continue
+        pieces.append(text[last:start])
+        pieces.append("|")
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _people(text: str, spans: list[tuple[int, int]]) -> tuple[set[str], dict[str, str]]:
+    numbers: set[str] = set()
+    nicknames: dict[str, str] = {}
+    for match in _QQ.finditer(text):
+        numbers.add(match.group(1))
+        end = match.end()
+        nickname = _NICKNAME_AFTER.match(text[end:])
+        if nickname:
+            nicknames[match.group(1)] = nickname.group(1).strip()
+            end += nickname.end()
+        spans.append((match.start(), end))
+    for match in _LONG_NUMBER.finditer(text):
+        if not any(start <= match.start() < end for start, end in spans):
+            numbers.add(match.group(0))
+            spans.append(match.span())
+    return numbers, nicknames
+
+
+def _year(raw: str | None) -> int | None:
+    return int(raw) if raw else None
+
+
+def _dates(text: str, spans: list[tuple[int, int]]) -> set[tuple[int | None, int, int | None]]:
+    found: set[tuple[int | None, int, int | None]] = set()
+    for index, pattern in enumerate(_DATE_PATTERNS):
+        for match in pattern.finditer(text):
+            if any(start <= match.start() < end for start, end in spans):
+                continue
+            first, second, third = match.groups()
+            day: int | None
+            if index == 3:  # Nov 29, 2026
+                month, day, year = _MONTHS_EN[first.lower()], int(second), _year(third)
+            elif index == 4:  # 29 November 2026
+                month, day, year = _MONTHS_EN[second.lower()], int(first), _year(third)
+            else:
+                year, month, day = _year(first), int(second), int(third) if third else None
+            if not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
+                continue
+            found.add((year, month, day))
+            spans.append(match.span())
+    return found
+
+
+def _weekdays(text: str, spans: list[tuple[int, int]]) -> set[int]:
+    found: set[int] = set()
+    for match in _WEEKDAY.finditer(text):
+        found.add(_WEEKDAYS[match.group(1)])
+        spans.append(match.span())
+    for match in _WEEKDAYS_EN.finditer(text):
+        found.add(_WEEKDAY_EN_NUMBER[match.group(1).lower()])
+        spans.append(match.span())
+    return found
+
+
+def _clock_times(text: str, spans: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    found: set[tuple[int, int]] = set()
+    for match in _CLOCK.finditer(text):
+        if any(start <= match.start(2) < end for start, end in spans):
+            continue
+        period, hour_text, colon_minutes, fraction, point_minutes, hour_minutes = match.groups()
+        hour = int(hour_text)
+        minutes = {"半": 30, "一刻": 15, "三刻": 45}.get(fraction or "", 0)
+        minutes = int(colon_minutes or point_minutes or hour_minutes or minutes)
+        if period in _AFTERNOON and hour < 12:
+            hour += 12
+        if period == "中午" and hour < 6:
+            hour += 12
+        if hour > 24 or minutes > 59:
+            continue
+        found.add((hour % 24, minutes))
+        spans.append(match.span())
+    for match in _CLOCK_EN.finditer(text):
+        hour, minutes = int(match.group(1)), int(match.group(2) or 0)
+        if match.group(3).lower().startswith("p") and hour < 12:
+            hour += 12
+        found.add((hour % 24, minutes))
+        spans.append(match.span())
+    return found
+
+
+def _numbers(text: str, spans: list[tuple[int, int]]) -> Counter[tuple[float, str]]:
+    """Every other number with its unit (``3200元``, ``3200美元``, ``5公斤`` and ``5斤`` differ)."""
+    found: Counter[tuple[float, str]] = Counter()
+    for match in _NUMBER.finditer(text):
+        if any(start <= match.start() < end for start, end in spans):
+            continue
+        raw = match.group(0)
+        percent = raw.endswith("%")
+        value = float(raw.rstrip("%"))
+        unit = "%" if percent else (_UNIT.match(text, match.end()).group(1) or "")  # type: ignore[union-attr]
+        found[(value, unit)] += 1
+        spans.append(match.span())
+    return found
+
+
+def _negations(text: str) -> int:
+    cleared = _NOT_NEGATION.sub("|", text)
+    return len(_NEGATION_ZH.findall(cleared)) + len(_NEGATION_EN.findall(cleared))
+
+
+def _plan_and_done(text: str) -> tuple[bool, bool]:
+    cleared = _NOT_PLAN.sub("|", text)
+    plan = bool(_PLAN_ZH.search(cleared) or _PLAN_EN.search(cleared))
+    done = bool(_DONE_ZH.search(cleared))
+    return plan, done
+
+
+def _residue(text: str) -> tuple[str, ...]:
+    text = _FILLER_WORD.sub("|", text)
+    text = _SYNONYM.sub(lambda match: f"|{_CANONICAL[match.group(0)]}|", text)
+    text = _NEGATION_ZH.sub("|", text)
+    tokens: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if len(token) == 1 and "\u3400" <= token <= "\ud7af":
+            if token not in FILLER_CHARS:
+                tokens.append(token)
+            continue
+        if len(token) == 1 and token.isupper():  # O型 / A型, B2 / B3: a letter that names something
+            tokens.append(token)
+            continue
+        word = token.lower().replace("'", "")
+        if word in ENGLISH_STOP_WORDS or word in {"qq", "nickname", "nicknam"} or len(word) < 2:
+            continue
+        stemmed = stem(word)
+        tokens.append(_SYNONYMS_EN.get(word, _SYNONYMS_EN.get(stemmed, stemmed)))
+    return tuple(tokens)
+
+
+def _without_people(text: str, known_nicknames: frozenset[str]) -> tuple[str, set[str], dict[str, str]]:
+    """The QQ numbers and nicknames of ``text`` (NFKC), and the text with them taken out, before
+    numerals are read (a nickname such as 七七 or 阿九 is no number)."""
+    spans: list[tuple[int, int]] = []
+    qq_numbers, nicknames = _people(text, spans)
+    rest = _masked(text, spans)
+    for nickname in sorted(set(nicknames.values()) | known_nicknames, key=len, reverse=True):
+        rest = rest.replace(nickname, "|")
+    return rest, qq_numbers, nicknames
+
+
+def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording: bool = True) -> FactParts:
+    """The parts of one fact. ``known_nicknames``: names that stand for a QQ number the fact
+    names (from either fact of a pair), taken out of the wording so that ``小明（QQ号10001）``
+    and ``QQ号10001（昵称小明）`` leave the same wording. ``wording=False`` reads only who, the
+    days, clock times, negations and plan (weekdays, numbers and the residue left empty: a
+    fraction of the work, for blocking on those parts)."""
+    rest, qq_numbers, nicknames = _without_people(unicodedata.normalize("NFKC", text), known_nicknames)
+    folded = fold(rest)
+    spans: list[tuple[int, int]] = []
+    dates = _dates(folded, spans)
+    weekdays = _weekdays(folded, spans) if wording else set()
+    clock_times = _clock_times(folded, spans)
+    numbers = _numbers(folded, spans) if wording else Counter()
+    rest = _masked(folded, spans)
+    plan, done = _plan_and_done(rest)
+    return FactParts(
+        text=text,
+        qq_numbers=frozenset(qq_numbers),
+        nicknames=nicknames,
+        dates=frozenset(dates),
+        weekdays=frozenset(weekdays),
+        clock_times=frozenset(clock_times),
+        numbers=numbers,
+        negations=_negations(rest),
+        plan=plan,
+        done=done,
+        residue=_residue(rest) if wording else (),
+    )

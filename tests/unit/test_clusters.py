@@ -1,0 +1,69 @@
+"""Near-duplicate clusters from vectors (``domain/clusters.py``): the blocked pair search finds
+exactly the close pairs, exact duplicates are marked, a fact without a stored vector is still
+matched by its words, and facts that differ in a part never join a cluster."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from amrita_plugin_cognition.domain.clusters import StoredFact, blocking, close_pairs, find_clusters
+
+
+def _unit_rows(count: int, seed: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).normal(size=(count, 32)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_blocked_search_finds_every_close_pair_and_no_other() -> None:
+    vectors = _unit_rows(300, 1)
+    vectors[150] = vectors[10] + 0.05 * vectors[11]  # planted close pairs, in different row blocks
+    vectors[299] = vectors[3] + 0.05 * vectors[4]
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    products = vectors @ vectors.T
+    expected = {(i, j) for i in range(300) for j in range(i + 1, 300) if products[i, j] >= 0.3}
+    firsts, seconds, similarities = close_pairs(vectors, 0.3, block=64)
+    assert set(zip(firsts.tolist(), seconds.tolist(), strict=True)) == expected
+    assert {(10, 150), (3, 299)} <= expected
+    assert np.allclose(similarities, products[firsts, seconds])
+
+
+def _facts(*texts: str) -> list[StoredFact]:
+    return [StoredFact(100 + index, text, f"hash{index}") for index, text in enumerate(texts)]
+
+
+def test_clusters_mark_exact_duplicates_and_join_rewordings_only() -> None:
+    facts = _facts(
+        "QQ号10001（昵称小明）于2026-11-29在成都吃了火锅。",  # 100
+        "小明（QQ号10001）2026年11月29日在成都吃火锅。",  # 101: the same fact
+        "QQ号10001（昵称小明）于2026-11-30在成都吃了火锅。",  # 102: another day
+        "QQ号10001（昵称小明）于2026-11-29在重庆吃了火锅。",  # 103: another place
+        "小红喜欢猫。",  # 104
+        "小红喜欢猫！",  # 105: the same text, other punctuation
+    )
+    vectors = np.tile(_unit_rows(1, 2), (len(facts), 1))  # every vector alike: only the parts decide
+    search = find_clusters(facts, blocking(facts), vectors, list(range(len(facts))))
+    assert [cluster.member_ids for cluster in search.clusters] == [(100, 101), (104, 105)]
+    near, exact = search.clusters
+    assert not near.exact and exact.exact
+    assert near.links[0].reason == "same_parts" and "when" in near.links[0].matched
+    assert exact.links[0].reason == "exact"
+    # the pairs across blocks (another day) were never candidates; the place was judged and refused
+    assert search.checked >= 2 and search.candidates < len(facts) * (len(facts) - 1) // 2
+
+
+def test_a_fact_without_a_stored_vector_is_matched_by_its_words() -> None:
+    facts = _facts("小明在成都吃了火锅，觉得很开心。", "小明觉得很开心，在成都吃了火锅。", "小明在成都吃了烤肉。")
+    search = find_clusters(facts, blocking(facts), None, [None, None, None])
+    assert [cluster.member_ids for cluster in search.clusters] == [(100, 101)]
+    assert search.clusters[0].links[0].similarity is None
+
+
+def test_chains_become_one_cluster_and_far_vectors_none() -> None:
+    facts = _facts("小明喜欢吃火锅。", "小明很喜欢吃火锅。", "小明非常喜欢吃火锅。", "小明喜欢吃火锅！！")
+    vectors = np.tile(_unit_rows(1, 3), (len(facts), 1))
+    search = find_clusters(facts, blocking(facts), vectors, [0, 1, 2, 3])
+    assert [cluster.member_ids for cluster in search.clusters] == [(100, 101, 102, 103)]
+    far = _unit_rows(4, 4) * np.array([[1.0], [-1.0], [1.0], [-1.0]], dtype=np.float32)
+    far[2] = -far[0]
+    apart = find_clusters(facts[:3], blocking(facts[:3]), far[:3], [0, 1, 2])
+    assert apart.clusters == ()  # no vector pair is close, and the words differ
