@@ -83,7 +83,11 @@ if TYPE_CHECKING:
     from .domain.timeresolve import first_date as first_date
     from .domain.visibility import visibility_for as visibility_for
     from .engine.backup import BackupInfo as BackupInfo
+    from .engine.consolidation import MODEL_STEP_MISSING as MODEL_STEP_MISSING
+    from .engine.consolidation import MergeDone as MergeDone
+    from .engine.consolidation import PrepassReport as PrepassReport
     from .engine.context import BuiltContext as BuiltContext
+    from .engine.cycle_service import ConsolidationService as ConsolidationService
     from .engine.decay import SweepReport as SweepReport
     from .engine.duplicates import DuplicateClusters as DuplicateClusters
     from .engine.erasure import ErasureReport as ErasureReport
@@ -152,6 +156,7 @@ if TYPE_CHECKING:
     from .errors import StoreUnavailable as StoreUnavailable
     from .index.embedders import build_embedder as build_embedder
     from .store.audit import AuditEntry as AuditEntry
+    from .store.cycles import CycleSummary as CycleSummary
     from .store.profiles import ProfileFilter as ProfileFilter
 
 #: Each public name: (the module that defines it, its name there).
@@ -182,6 +187,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CardSearchResult": (".engine.profile_search", "CardSearchResult"),
     "BuiltContext": (".engine.context", "BuiltContext"),
     "SweepReport": (".engine.decay", "SweepReport"),
+    "MODEL_STEP_MISSING": (".engine.consolidation", "MODEL_STEP_MISSING"),
+    "MergeDone": (".engine.consolidation", "MergeDone"),
+    "PrepassReport": (".engine.consolidation", "PrepassReport"),
+    "ConsolidationService": (".engine.cycle_service", "ConsolidationService"),
+    "CycleSummary": (".store.cycles", "CycleSummary"),
     "EndResult": (".engine.turns", "EndResult"),
     "InputMessage": (".engine.turns", "InputMessage"),
     "Pin": (".engine.notes", "Pin"),
@@ -305,6 +315,7 @@ __all__ = [
     "GATE_KIND_LABELS",
     "JUDGED_MAX_CHARS",
     "MERGE_JOB",
+    "MODEL_STEP_MISSING",
     "NAME_MAX_CHARS",
     "PIN_MAX_CHARS",
     "SECTION_NAMES",
@@ -330,6 +341,8 @@ __all__ = [
     "ConfigurationError",
     "ConsentAnswer",
     "ConsentVerdict",
+    "ConsolidationService",
+    "CycleSummary",
     "DecayService",
     "DuplicateCluster",
     "DuplicateClusters",
@@ -369,6 +382,7 @@ __all__ = [
     "MemoryRecord",
     "MemoryService",
     "MemoryStatus",
+    "MergeDone",
     "NotFound",
     "NoteService",
     "Operator",
@@ -376,6 +390,7 @@ __all__ = [
     "Pin",
     "PlannerPolicy",
     "Precision",
+    "PrepassReport",
     "ProfileFilter",
     "ProfileService",
     "ProfileSettings",

@@ -19,8 +19,10 @@ from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailab
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
 from . import activity, capture, commands, commands_profile, hook, tools  # noqa: E402,F401
 from .jobs import (  # noqa: E402
+    CYCLE_CHECK_MINUTES,
     SWEEP_CHECK_MINUTES,
     activity_flush,
+    cycle_check,
     decay_sweep,
     historian_tick,
     outbox_catch_up,
@@ -68,8 +70,8 @@ def _every(
 async def _prepare_engine(engine: CognitionEngine) -> None:
     """Startup step of every engine start: the embedding fingerprint check, a repair pass of the
     vector index in the background (missing vectors re-queued by id), then the catch-up job, the
-    historian's poll, the activity flush (the engine's close flushes a last time) and the decay
-    sweep's check."""
+    historian's poll, the activity flush (the engine's close flushes a last time), the decay
+    sweep's check and the consolidation cycles' check."""
     outcome = await engine.index.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
     logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
     engine.index.repair_soon()
@@ -79,6 +81,7 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
     engine.jobs.wake()  # jobs left from the last run
     _every(engine.config.consolidation.activity_flush_seconds, activity_flush, engine, "cognition_activity_flush")
     _every(SWEEP_CHECK_MINUTES * 60, decay_sweep, engine, "cognition_decay_sweep")
+    _every(CYCLE_CHECK_MINUTES * 60, cycle_check, engine, "cognition_cycle_check")
 
 
 @get_driver().on_startup

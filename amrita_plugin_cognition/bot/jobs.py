@@ -1,6 +1,6 @@
 """Background work of the bot: the periodic vector-index catch-up, the startup repair, the
-historian's queue poll, the activity flush (each chat's message counts into SQL) and the decay
-sweep's check.
+historian's queue poll, the activity flush (each chat's message counts into SQL, then the cycles
+of the chats that talked re-planned), the consolidation cycles' check and the decay sweep's check.
 
 Drains after each write are started by the engine itself (the unit of work's after-commit
 handler), whoever made the write."""
@@ -46,15 +46,29 @@ async def historian_tick(engine: CognitionEngine) -> None:
 
 async def activity_flush(engine: CognitionEngine) -> None:
     """Write the messages counted for the idle-window planner (a failure keeps them for the next
-    flush; said once a minute while the database is unreachable)."""
+    flush; said once a minute while the database is unreachable), then re-plan the consolidation
+    cycles of the chats that talked (a message moves a waiting cycle to the chat's next window)."""
     try:
-        await engine.idle_windows.flush()
+        await engine.consolidation.flush_and_refresh()
     except StoreUnavailable as error:
         warn_limited(
             "activity:database",
             "[cognition] stage=activity_flush database=unreachable error=%s; counts are kept for the next flush",
             error.reason,
         )
+
+
+#: How often the bot plans cycles for every chat with new memories and no cycle waiting (chats
+#: that talked are planned at each activity flush already).
+CYCLE_CHECK_MINUTES = 10
+
+
+async def cycle_check(engine: CognitionEngine) -> None:
+    """Queue a consolidation cycle for each chat with memories new since its last cycle, at its
+    idle window (cheapest first; nothing when ``consolidation.cycle`` is false)."""
+    planned = await engine.consolidation.refresh()
+    if planned:
+        logger.info("[cognition] stage=cycle_check planned=%d", planned)
 
 
 #: How often the bot asks whether the decay sweep is due (``consolidation.sweep_interval_hours``

@@ -8,6 +8,8 @@ OBSERVATIONS_JOB = "observations"
 TRANSCRIPT_JOB = "transcript"
 #: A card's merge or rebuild (``engine/profile_queue.py``).
 MERGE_JOB = "profile_merge"
+#: A chat's consolidation cycle (``engine/cycles.py``): one waiting per chat, due at its idle window.
+CONSOLIDATION_JOB = "consolidation"
 #: How the bot appears as a speaker in a job's messages (recent turns, transcript batches).
 BOT_SPEAKER = "机器人"
 #: The jobs that read a chat's messages: what switching the chat off calls off.

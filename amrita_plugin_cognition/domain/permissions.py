@@ -194,3 +194,15 @@ def check_manage_expired(actor: Actor, bot_id: str, scope: Scope) -> None:
         raise PermissionDenied("只能在记忆所属的会话里查看或恢复过期的记忆")
     if not may_switch_chat(context):
         raise PermissionDenied("只有群管理员、群主或机器人管理员可以查看和恢复本群过期的记忆")
+
+
+def check_run_cycle(actor: Actor, bot_id: str, scope: Scope) -> None:
+    """A consolidation cycle run now (``/memory dmn``): the operator any chat's; in chat, a bot
+    admin (superusers included), for the chat they are in."""
+    context = _chat_actor(actor, bot_id)
+    if context is None:
+        return
+    if context.scope != scope:
+        raise PermissionDenied("只能整理当前会话的记忆")
+    if not context.is_bot_admin:
+        raise PermissionDenied("只有机器人管理员可以立即整理记忆")

@@ -42,7 +42,7 @@ from ..domain.sources import source_messages
 from ..domain.visibility import ScopePolicy, listing_visibility, visibility_for
 from ..errors import ConcurrentChange, InvalidInput, NotFound
 from ..logs import log_event
-from ..store import jobs, repository, short_term
+from ..store import jobs, memory_sources, repository, short_term
 from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
 from .knowledge import source_superseded as knowledge_source_superseded
@@ -195,9 +195,24 @@ def _anchored(
     return anchored, check_fact(anchored.text), admit(anchored.text)
 
 
+async def merge_head(engine: CognitionEngine, bot_id: str, memory_id: int) -> int:
+    """What a forget of ``memory_id`` removes: a fact merged by a consolidation cycle (a merge's
+    source, superseded by it) is forgotten through the current version of its merge, which takes
+    the whole lineage with it (its other sources too: ``memory_sources.closure``); any other id is
+    itself."""
+    async with engine.unit_of_work() as uow:
+        row = (await repository.get_rows(uow.session, bot_id, [memory_id])).get(memory_id)
+        if row is None or row.status != MemoryStatus.SUPERSEDED.value:
+            return memory_id
+        head = await memory_sources.head_of(uow.session, memory_id)
+    return head.id if head is not None and head.bot_id == bot_id else memory_id
+
+
 async def forgettable(engine: CognitionEngine, context: ChatContext, memory_id: int) -> MemoryRecord:
     """The fact ``memory_id`` if this chat's speaker may forget it now (read only: the confirm
-    step shows it before ``forget_memory`` runs); else why not, in Chinese."""
+    step shows it before ``forget_memory`` runs); else why not, in Chinese. A merged fact's id
+    names its merge (``merge_head``)."""
+    memory_id = await merge_head(engine, context.bot_id, memory_id)
     async with engine.unit_of_work() as uow:
         record = repository.to_record(
             await load_visible(uow, context, memory_id, engine.config.scope_policy, expired_ok=True)
@@ -210,14 +225,17 @@ async def forget_memory(
     engine: CognitionEngine, context: ChatContext, memory_id: int, now: datetime | None = None
 ) -> MemoryRecord:
     """Forget a fact and every version it replaced (a barrier for each: nothing comes back), and
-    the short-term traces of the messages they were drawn from (``_remove_traces``)."""
+    the short-term traces of the messages they were drawn from (``_remove_traces``). A merged
+    fact and its merge go together, whichever is named (``merge_head``, ``repository.forget``)."""
+    memory_id = await merge_head(engine, context.bot_id, memory_id)
     async with engine.unit_of_work() as uow:
         await lock_for(uow, context, memory_id)
         row = await load_visible(uow, context, memory_id, engine.config.scope_policy, expired_ok=True)
         record = repository.to_record(row)
         permissions.check_forget_memory(context, record)
         moment = aware_or_now(now)
-        versions = [record, *(repository.to_record(older) for older in await repository.lineage(uow.session, row.id))]
+        lineage = await repository.whole_lineage(uow.session, row.id)
+        versions = [record, *(repository.to_record(older) for older in lineage)]
         removed = await repository.forget(uow.session, row, reason=f"by:{context.user_id}", now=moment)
         if not removed:
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，请重新查看")

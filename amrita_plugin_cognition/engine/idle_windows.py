@@ -155,6 +155,13 @@ class ActivityTally:
         entry[1].add(cell_of(at, zone), user_id, at)
         return True
 
+    def snapshot(self) -> dict[str, list[Scope]]:
+        """The chats whose counts wait now, by bot account (read only)."""
+        chats: dict[str, list[Scope]] = {}
+        for (bot_id, _), (scope, _pending) in self._pending.items():
+            chats.setdefault(bot_id, []).append(scope)
+        return chats
+
     def peek(self, bot_id: str, scope: Scope) -> PendingActivity | None:
         entry = self._pending.get((bot_id, scope.key))
         return None if entry is None else entry[1]

@@ -64,6 +64,7 @@ from ..store import keyword, knowledge_index, meta, profile_index, repository, s
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import llm_usage as _llm_usage
 from .caches import TurnCaches
+from .cycle_service import ConsolidationService
 from .freshness import ChangeWatch
 from .idle_windows import ActivityTally
 from .indexing import IndexSync, RepairReport
@@ -143,6 +144,7 @@ class CognitionEngine:
         self.turns = TurnService(self)
         self.idle_windows = IdleWindowService(self)
         self.decay = DecayService(self)
+        self.consolidation = ConsolidationService(self)
 
     @property
     def config(self) -> CognitionConfig:

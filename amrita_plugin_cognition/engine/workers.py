@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..domain.clock import aware_or_now
 from ..domain.events import Event, JobsQueued
+from ..domain.job_kinds import CONSOLIDATION_JOB
 from ..logs import log_event
 from ..store import jobs, short_term
 from .turns import flush_transcripts
@@ -144,7 +145,7 @@ class HistorianWorkers:
                 return
 
     async def _run(self, held: jobs.Lease, now: datetime | None) -> None:
-        from . import historian, profile_merge  # the resolver and gate load only where jobs run
+        from . import cycles, historian, profile_merge  # the resolver and gate load only where jobs run
         from .profile_queue import MERGE_JOB
 
         engine = self._engine
@@ -152,7 +153,11 @@ class HistorianWorkers:
         beating = asyncio.ensure_future(self._heartbeat(held)) if now is None else None
         try:
             if held.kind == MERGE_JOB:
-                report: historian.JobReport | profile_merge.MergeReport = await profile_merge.process(engine, held, now)
+                report: historian.JobReport | profile_merge.MergeReport | cycles.CycleRun = await profile_merge.process(
+                    engine, held, now
+                )
+            elif held.kind == CONSOLIDATION_JOB:
+                report = await cycles.process(engine, held, now)
             else:
                 report = await historian.process(engine, held, now)
             if report.outcome == "lost":

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.clock import as_utc
 from ..domain.decay import Candidate
 from ..domain.records import Importance, MemoryStatus, Scope
-from . import meta, repository
+from . import memory_sources, meta, repository
 from .erasure import chunks, with_older_versions
 from .models import MemoryRow
 from .turns import scope_clause
@@ -178,6 +178,7 @@ async def purge(session: AsyncSession, ids: Sequence[int], expired_before: datet
         await session.execute(
             delete(MemoryRow).where(MemoryRow.id.in_(chunk)).execution_options(synchronize_session=False)
         )
+    await memory_sources.drop(session, [row.id for row in rows])  # a purged merge's lineage rows
     return rows
 
 

@@ -21,7 +21,7 @@ from ..domain.erasure import ErasureTarget, merge_job_without_part, scrub_job
 from ..domain.job_kinds import MERGE_JOB
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
-from . import jobs, keyword, knowledge_erasure, outbox, people, profile_erasure, repository, turns
+from . import jobs, keyword, knowledge_erasure, memory_sources, outbox, people, profile_erasure, repository, turns
 from .models import (
     BarrierRow,
     ChatActivityRow,
@@ -190,9 +190,12 @@ async def _erase_memories(
     counts: ErasureCounts,
 ) -> int:
     matched = await covered_memories(session, target, matcher)
-    rows = await with_older_versions(session, matched)
+    # with their lineage: older versions, and a merge built from a covered fact or its sources
+    lineage = await memory_sources.closure(session, [row.id for row in matched])
+    rows = [row for chunk in chunks(sorted(lineage)) for row in await repository.rows_by_ids(session, chunk)]
     if not rows:
         return 0
+    await memory_sources.drop(session, lineage)
     counts.memory_ids = sorted(row.id for row in rows)
     active = [row for row in rows if row.status == MemoryStatus.ACTIVE.value]
     for row in rows:

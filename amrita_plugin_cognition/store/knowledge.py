@@ -248,3 +248,17 @@ async def source_superseded(session: AsyncSession, bot_id: str, old_id: int, new
     }
     await _mark_stale(session, changed, now)
     return [row.id for row in changed]
+
+
+async def sources_merged(session: AsyncSession, bot_id: str, source_ids: Sequence[int], merged_id: int) -> list[int]:
+    """Exact duplicates ``source_ids`` were merged into ``merged_id`` (the same fact, the same
+    words): every entry citing one of them cites the merge instead and stays shown (nothing it
+    says changed, unlike a correction). Kept versions stay as they were: history. Returns the
+    entries changed."""
+    merged = set(source_ids)
+    rows = await rows_citing(session, KnowledgeRow, bot_id, list(merged))
+    for row in rows:
+        cited = [merged_id if item in merged else item for item in source_list(row.source_ids)]
+        row.source_ids = json.dumps(sorted(set(cited)))
+    await session.flush()
+    return [row.id for row in rows]

@@ -89,6 +89,19 @@ class MemoryRow(Model):
     keep: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
+class MemorySourceRow(Model):
+    """Lineage of a merge: the consolidated memory ``memory_id`` was built from ``source_id``
+    (each source is also marked ``superseded_by`` it). Indexed both ways: what a memory was built
+    from, and what was built from a memory (a forget of either takes the other)."""
+
+    __tablename__ = "cognition_memory_source"
+    __table_args__ = (Index("ix_cognition_memory_source_source", "source_id"),)
+
+    memory_id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=False)
+    source_id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=False)
+    bot_id: Mapped[str] = mapped_column(String(32))
+
+
 class MemoRow(Model):
     """The pinned memo of one chat."""
 

@@ -24,7 +24,7 @@ from ..domain.records import (
     origin_hashes,
 )
 from ..domain.visibility import Visibility
-from . import keyword, outbox, turns
+from . import keyword, memory_sources, outbox, turns
 from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow, ProfileRow, fit_name
 
 
@@ -211,13 +211,21 @@ async def lineage(session: AsyncSession, memory_id: int) -> list[MemoryRow]:
     return found
 
 
+async def whole_lineage(session: AsyncSession, memory_id: int) -> list[MemoryRow]:
+    """What a forget of ``memory_id`` takes with it: the versions it replaced, and for a merge what
+    it was built from and any merge built from it (``memory_sources.closure``), newest first."""
+    others = await rows_by_ids(session, sorted(await memory_sources.closure(session, [memory_id]) - {memory_id}))
+    return sorted(others, key=lambda item: -item.id)
+
+
 #: What a forget removes: a fact still in use, or one the decay sweep retired (restorable, so
 #: still the user's to forget); never an old version alone (it goes with its newest).
 FORGETTABLE = (MemoryStatus.ACTIVE.value, MemoryStatus.EXPIRED.value)
 
 
 async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: datetime) -> list[int]:
-    """The one true removal, of a still-active (or expired) fact and every version it replaced:
+    """The one true removal, of a still-active (or expired) fact and every version it replaced
+    (and, for a merge, what it was built from and any merge built from it: ``memory_sources.closure``):
     the rows go, a barrier (id + content hash) stays for each, so neither a restore nor a
     re-import brings an old version back. Returns the ids removed; empty, changing nothing, when
     ``row`` was corrected or forgotten meanwhile."""
@@ -228,17 +236,22 @@ async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: dateti
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
         return []
-    rows = [row, *await lineage(session, row.id)]
+    others = await whole_lineage(session, row.id)
+    rows = [row, *others]
     for item in rows:
         session.add_all(barriers_for(item, reason, now))
-    outbox.enqueue(session, row, "delete", now)
-    older = [item.id for item in rows[1:]]
+    # a current version reached through a merge's lineage leaves the indices as the fact does
+    current = [row, *(item for item in others if item.status in FORGETTABLE)]
+    for item in current:
+        outbox.enqueue(session, item, "delete", now)
+    older = [item.id for item in others]
     if older:
         await session.execute(
             delete(MemoryRow).where(MemoryRow.id.in_(older)).execution_options(synchronize_session=False)
         )
-    await keyword.remove_documents(session, [row.id])
-    await turns.refresh_turn_windows(session, turns.turn_places([row]), now)
+    await memory_sources.drop(session, [item.id for item in rows])
+    await keyword.remove_documents(session, [item.id for item in current])
+    await turns.refresh_turn_windows(session, turns.turn_places(current), now)
     return [item.id for item in rows]
 
 

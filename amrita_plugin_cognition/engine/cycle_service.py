@@ -1,0 +1,42 @@
+"""``engine.consolidation``: consolidation cycles (``engine/cycles.py``) and their model-free
+pre-pass (``engine/consolidation.py``) for the bot's scheduler, the CLI and ``/memory dmn``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..domain.permissions import Actor, check_run_cycle
+from . import cycles as _cycles
+from .services import _Service
+
+if TYPE_CHECKING:
+    from ..domain.records import Scope
+    from ..store.cycles import CycleSummary
+    from .consolidation import PrepassReport
+
+
+class ConsolidationService(_Service):
+    """Plan, run and report the cycles."""
+
+    async def refresh(self, chats: list[tuple[str, Scope]] | None = None, now: datetime | None = None) -> int:
+        """Plan or re-plan cycle jobs (of these chats, else of every chat with new memories)."""
+        return await _cycles.refresh(self._engine, chats, now)
+
+    async def flush_and_refresh(self, now: datetime | None = None) -> int:
+        """The activity flush, then the cycles of the chats it wrote re-planned."""
+        return await _cycles.flush_and_refresh(self._engine, now)
+
+    async def dry_run(self, actor: Actor, bot_id: str, scope: Scope, now: datetime | None = None) -> PrepassReport:
+        """What a cycle of the chat would merge and propose now, changing nothing."""
+        check_run_cycle(actor, bot_id, scope)
+        return await _cycles.dry_run(self._engine, bot_id, scope, now)
+
+    async def run_now(self, actor: Actor, bot_id: str, scope: Scope, now: datetime | None = None) -> PrepassReport:
+        """A cycle of the chat now (the pre-pass; the model step is not built yet)."""
+        check_run_cycle(actor, bot_id, scope)
+        return await _cycles.run_now(self._engine, bot_id, scope, now)
+
+    async def summary(self) -> CycleSummary:
+        """Cycle jobs waiting, running and dead; chats cycled; merges done."""
+        return await _cycles.summary(self._engine)
