@@ -434,6 +434,7 @@ def main(args: list[str] | None = None) -> None:
 
 
 from . import (  # noqa: E402,F401  (register their commands on the group above)
+    consolidate_commands,
     decay_commands,
     eval_command,
     governance_commands,

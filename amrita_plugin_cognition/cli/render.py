@@ -238,6 +238,17 @@ def _decay_sentence(decay: dict[str, Any]) -> str:
     return said + (f"；每 {interval:g} 小时一轮" if interval else "；未定时运行（ambot cognition sweep）")
 
 
+def _cycles_sentence(cycles: dict[str, Any]) -> str:
+    """The consolidation cycles in ``status``: jobs, chats cycled, the last cycle, merges done."""
+    said = "整理周期：" + ("开启" if cycles.get("enabled") else "已关闭（consolidation.cycle = false）")
+    said += f"；等待 {cycles.get('pending', 0)} 个会话，进行中 {cycles.get('processing', 0)}"
+    if cycles.get("dead"):
+        said += f"，失败 {cycles['dead']}"
+    if cycles.get("last_cycle_at"):
+        said += f"；已整理过 {cycles.get('chats_cycled', 0)} 个会话，最近一次于 {local_time(cycles['last_cycle_at'])}"
+    return said + f"；已合并 {cycles.get('merged', 0)} 条（取代 {cycles.get('merged_sources', 0)} 条重复记忆）"
+
+
 def status(report: dict[str, Any]) -> None:
     out = console()
     active = report.get("active_total", 0)
@@ -256,6 +267,8 @@ def status(report: dict[str, Any]) -> None:
     out.print(f"记忆：有效 {active} 条" + (f"（{_escape(extra)}）" if extra else ""))
     if "decay" in report:
         out.print(_escape(_decay_sentence(report["decay"])))
+    if "cycles" in report:
+        out.print(_escape(_cycles_sentence(report["cycles"])))
     out.print(_escape(_fingerprint_sentence(report.get("fingerprint"), report.get("configured_embedder", {}))))
 
     index = report.get("index", {})

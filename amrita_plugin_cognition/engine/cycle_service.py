@@ -6,11 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..domain.clock import aware_or_now
 from ..domain.permissions import Actor, check_run_cycle
 from . import cycles as _cycles
 from .services import _Service
 
 if TYPE_CHECKING:
+    from ..domain.idle_planner import IdleWindow
     from ..domain.records import Scope
     from ..store.cycles import CycleSummary
     from .consolidation import PrepassReport
@@ -36,6 +38,14 @@ class ConsolidationService(_Service):
         """A cycle of the chat now (the pre-pass; the model step is not built yet)."""
         check_run_cycle(actor, bot_id, scope)
         return await _cycles.run_now(self._engine, bot_id, scope, now)
+
+    async def bots_with_chat(self, scope: Scope) -> list[str]:
+        """The bot accounts with memories in this chat (the CLI's ``--bot`` left out)."""
+        return await _cycles.bots_with_chat(self._engine, scope)
+
+    async def window(self, bot_id: str, scope: Scope, now: datetime | None = None) -> IdleWindow:
+        """When the chat's next cycle would start (the planner's window, after its last message)."""
+        return await _cycles.next_due(self._engine, bot_id, scope, aware_or_now(now))
 
     async def summary(self) -> CycleSummary:
         """Cycle jobs waiting, running and dead; chats cycled; merges done."""

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..domain.clock import aware_or_now
@@ -90,11 +90,25 @@ async def refresh(
     return changed
 
 
+async def next_due(engine: CognitionEngine, bot_id: str, scope: Scope, now: datetime) -> IdleWindow:
+    """The chat's next window, starting no sooner than ``idle_buffer_minutes`` after its last
+    message (the planner lets a chat finish talking in its heat-map windows; its fixed window for a
+    chat without history does not, and a cycle that yielded must not start again at once)."""
+    window = await idle_windows.plan(engine, bot_id, scope, now)
+    last = (await idle_windows.state(engine, bot_id, scope)).last_observed_at
+    if last is None:
+        return window
+    earliest = last + timedelta(minutes=engine.config.consolidation.idle_buffer_minutes)
+    if window.start >= earliest:
+        return window
+    return replace(window, start=earliest, end=max(window.end, earliest + (window.end - window.start)))
+
+
 async def _plan_chat(engine: CognitionEngine, bot_id: str, scope: Scope, now: datetime) -> int:
     """Queue the chat's cycle at its window, or move its waiting one there (1), else 0."""
     if await chat_switches(engine, bot_id, scope) is None:
         return 0
-    window = await idle_windows.plan(engine, bot_id, scope, now)
+    window = await next_due(engine, bot_id, scope, now)
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(bot_id, scope)  # two processes planning one chat queue one job
         job = await store.cycle_job(uow.session, bot_id, scope)
@@ -146,7 +160,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         "merged": int(held.payload.get("merged", 0)) + len(report.merged),
     }
     if report.stopped:
-        run.next_window = await idle_windows.plan(engine, held.bot_id, held.scope, moment)
+        run.next_window = await next_due(engine, held.bot_id, held.scope, moment)
     async with engine.unit_of_work() as uow:
         if not await jobs.finish(uow.session, held):
             return CycleRun(held.job_id, "lost", report)
@@ -195,6 +209,11 @@ async def run_now(engine: CognitionEngine, bot_id: str, scope: Scope, now: datet
 async def dry_run(engine: CognitionEngine, bot_id: str, scope: Scope, now: datetime | None = None) -> PrepassReport:
     """What a cycle of the chat would do now, changing nothing."""
     return await prepass(engine, bot_id, scope, dry_run=True, now=now)
+
+
+async def bots_with_chat(engine: CognitionEngine, scope: Scope) -> list[str]:
+    async with engine.session() as session:
+        return await store.bots_with_chat(session, scope)
 
 
 async def summary(engine: CognitionEngine) -> store.CycleSummary:

@@ -11,6 +11,7 @@ from ..domain.records import MemoryStatus
 from ..errors import IndexUnavailable
 from ..store import jobs, outbox, repository
 from . import llm_usage
+from .cycles import summary as cycles_summary
 from .decay import sweep_status
 from .reindex import stored_fingerprint
 
@@ -74,4 +75,21 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         "index": index,
         "llm": await llm_usage.summary(engine),
         "decay": await sweep_status(engine),
+        "cycles": await _cycles_status(engine),
+    }
+
+
+async def _cycles_status(engine: CognitionEngine) -> dict[str, Any]:
+    """The consolidation cycles: jobs waiting, running and dead, chats cycled and the last cycle,
+    merges done (and the sources they replaced), whether cycles are on."""
+    found = await cycles_summary(engine)
+    return {
+        "enabled": engine.config.consolidation.cycle,
+        "pending": found.pending,
+        "processing": found.processing,
+        "dead": found.dead,
+        "chats_cycled": found.chats_cycled,
+        "last_cycle_at": found.last_cycle_at.isoformat() if found.last_cycle_at else None,
+        "merged": found.merged,
+        "merged_sources": found.merged_sources,
     }

@@ -160,3 +160,14 @@ async def summary(session: AsyncSession) -> CycleSummary:
         merged=int(merged or 0),
         merged_sources=int(sources or 0),
     )
+
+
+async def bots_with_chat(session: AsyncSession, scope: Scope) -> list[str]:
+    """The bot accounts holding memories (any status) in this chat."""
+    rows = await session.execute(
+        select(MemoryRow.bot_id)
+        .where(MemoryRow.scope_kind == scope.kind, MemoryRow.scope_id == scope.id)
+        .distinct()
+        .order_by(MemoryRow.bot_id)
+    )
+    return [str(bot) for bot in rows.scalars()]

@@ -1,0 +1,115 @@
+"""``ambot cognition consolidate`` and the cycles in ``status``: the command in another process on
+a fresh home seeded with duplicates, and what a person reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from amrita_plugin_cognition.cli import render, render_consolidation
+
+SEED = """
+import asyncio, sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+sys.path.insert(0, {bench!r})
+from _common import init_engine_only, open_engine
+
+async def main() -> None:
+    home = Path({home!r})
+    init_engine_only(home)
+    from amrita_plugin_cognition.api import MemoryDraft, Scope
+
+    engine = await open_engine(home)
+    chat = Scope("group", "20001")
+    texts = ["小红于2026-11-20领养了一只橘猫。", "小红于2026-11-20领养了一只橘猫！", "老王每天早上六点起床跑步。",
+             "阿杰每周三晚上去健身房。", "阿杰每个星期三晚上去健身房。"]
+    drafts = [MemoryDraft(text, chat, speaker_id="10001", speaker_name="小明") for text in texts]
+    result = await engine.memories.remember("90001", drafts, now=datetime.now(timezone.utc) - timedelta(days=1))
+    await engine.index.drain()
+    print("seeded", *result.record_ids.values())
+    await engine.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.slow  # starts other processes: runs with tests/e2e (-m slow)
+def test_the_cli_plans_then_merges_a_chats_exact_duplicates(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from processes import REPO, one_line_error, only_json, run_cli
+
+    home = tmp_path / "home"
+    seeded = subprocess.run(
+        [sys.executable, "-c", SEED.format(bench=str(REPO / "bench"), home=str(home))],
+        capture_output=True, text=True, timeout=300, cwd=Path(tmp_path),
+    )  # fmt: skip
+    assert seeded.returncode == 0, seeded.stderr[-3000:]
+    ids = [int(item) for item in seeded.stdout.split("seeded")[1].split()]
+
+    dry = run_cli("consolidate", "--home", str(home), "--chat", "group:20001", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    plan = only_json(dry.stdout)
+    assert plan["bot_id"] == "90001" and plan["dry_run"] and plan["memories"] == 5
+    assert [item["sources"] for item in plan["exact"]] == [ids[:2]] and plan["merged"] == 0
+    assert plan["near_proposed"] == [ids[3:5]] and "not built yet" in plan["model_step"]
+    assert plan["next_window"]["start"] < plan["next_window"]["end"]
+    table = run_cli(
+        "consolidate", "--home", str(home), "--chat", "group:20001", "--dry-run", "--table", env={"COLUMNS": "200"}
+    )
+    assert f"#{ids[0]}、#{ids[1]}" in table.stdout and "将合并 1 组（2 条）" in table.stdout
+    assert "尚未实现" in table.stdout and "没有做任何修改" in table.stdout
+
+    done = run_cli("consolidate", "--home", str(home), "--chat", "group:20001", "--bot", "90001", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = only_json(done.stdout)
+    assert report["merged"] == 1 and report["sources_merged"] == 2 and report["exact"][0]["merged_id"] > ids[-1]
+    again = only_json(run_cli("consolidate", "--home", str(home), "--chat", "group:20001", "--json").stdout)
+    assert again["exact"] == [] and again["merged"] == 0 and again["memories"] == 4
+    status = only_json(run_cli("status", "--home", str(home), "--json").stdout)["cycles"]
+    assert (status["merged"], status["merged_sources"], status["chats_cycled"]) == (1, 2, 1)
+    nobody = run_cli("consolidate", "--home", str(home), "--chat", "group:29999")
+    assert nobody.returncode == 2 and "--bot" in one_line_error(nobody)
+
+
+def test_consolidate_and_status_read_as_sentences_and_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    report = {
+        "bot_id": "90001",
+        "chat": "group:20001",
+        "dry_run": False,
+        "switched_off": False,
+        "memories": 12,
+        "exact": [{"sources": [3, 9], "text": "小红领养了一只橘猫。", "importance": "high", "merged_id": 14}],
+        "merged": 1,
+        "sources_merged": 2,
+        "skipped": [{"sources": [4, 5], "reason": "opted_out"}],
+        "near_proposed": [[6, 7]],
+        "model_step": "x",
+        "next_window": {"start": "2026-12-08T19:00:00+00:00", "end": "2026-12-08T20:00:00+00:00", "reason": "x"},
+        "elapsed_ms": 3.0,
+    }
+    render_consolidation.consolidated(report)
+    render_consolidation.consolidated({**report, "switched_off": True})
+    print(
+        render._cycles_sentence(
+            {
+                "enabled": True,
+                "pending": 3,
+                "processing": 1,
+                "dead": 0,
+                "chats_cycled": 5,
+                "last_cycle_at": "2026-12-08T19:10:00+00:00",
+                "merged": 7,
+                "merged_sources": 15,
+            }
+        )
+    )
+    out = capsys.readouterr().out
+    assert "#3、#9" in out and "#14" in out and "已合并 1 组（2 条）" in out
+    assert "未合并 #4、#5：涉及已关闭记忆的用户" in out and "相近的记忆 1 组，仅列为候选，未合并：#6、#7" in out
+    assert "尚未实现" in out and "下次整理窗口" in out and "记忆已关闭" in out
+    assert (
+        "等待 3 个会话，进行中 1" in out and "已整理过 5 个会话" in out and "已合并 7 条（取代 15 条重复记忆）" in out
+    )
