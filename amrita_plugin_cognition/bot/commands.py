@@ -24,6 +24,7 @@ from nonebot.rule import Rule
 from ..api import ChatContext, CognitionEngine, MemoryRecord, clean_text
 from ..errors import CognitionError, InvalidInput
 from ..runtime import get_engine
+from . import commands_consolidation as consolidation
 from . import commands_decay as decay
 from . import commands_governance as governance
 from .commands_labels import record_lines, zone_of
@@ -217,6 +218,8 @@ SWITCH_WORDS = ("off", "on", "optout", "optin")
 ACTIONS = ("list", "search", "show", "delete", "clear")
 #: The decay sweep's commands (``commands_decay.py``): a page, or a memory's number, after them.
 DECAY_WORDS = ("expired", "restore", "keep", "unkeep")
+#: A consolidation cycle of this chat now (``commands_consolidation.py``; hidden from the menu).
+CYCLE_WORD = "dmn"
 
 
 def usage_reply(words: list[str]) -> str | None:
@@ -229,6 +232,8 @@ def usage_reply(words: list[str]) -> str | None:
         return None if len(words) == 1 else f"/memory {target.lower()} 后面不需要参数。\n{USAGE}"
     if target.lower() in DECAY_WORDS:
         return None if len(words) <= 2 else f"/memory {target.lower()} 后面只写一个数字。\n{USAGE}"
+    if target.lower() == CYCLE_WORD:  # hidden: bot admins only, not in the usage text
+        return None if len(words) == 1 else f"/memory {CYCLE_WORD} 后面不需要参数。"
     if target not in TARGETS:
         return f"不认识的子命令“{target[:20]}”。\n{USAGE}"
     action = words[1] if len(words) > 1 else ""
@@ -250,6 +255,8 @@ async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: 
         return await _switch(engine, context, target.lower())
     if target.lower() in DECAY_WORDS:
         return await _decay(engine, bot, context, target.lower(), action)
+    if target.lower() == CYCLE_WORD:
+        return await consolidation.dmn(engine, context)
     if target == "memo":
         memo = await engine.notes.read_memo(context)
         return f"本会话备忘录：\n{memo}" if memo else "本会话还没有备忘录"
@@ -284,6 +291,8 @@ async def handle(bot: Bot, event: MessageEvent, matcher: Matcher, argument: Mess
             reply = "记忆功能已被管理员关闭"
         else:
             timeout = engine.config.tool_timeout_seconds
+            if words[0].lower() == CYCLE_WORD:
+                timeout = max(timeout, consolidation.DMN_TIMEOUT_SECONDS)
             reply = await asyncio.wait_for(answer(engine, bot, event, words), timeout=timeout)
     except (asyncio.TimeoutError, TimeoutError):  # distinct classes before Python 3.11
         logger.warning(
