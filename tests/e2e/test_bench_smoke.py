@@ -1,5 +1,5 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe, decay_sweep).
+planner_month, activity_observe, decay_sweep, consolidation_prepass).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -106,3 +106,14 @@ def test_decay_sweep_quick_reads_every_row_once_across_a_restart() -> None:
     assert re.search(rf"5,000 rows:\s+{NUMBER} s per pass .* tracemalloc peak {NUMBER} MB", output), output
     assert re.search(r"busy passes .*\n\s+5,000 rows: .* 1,667 retired .* 1,667 demoted", output), output
     assert "5,000 of 5,000 rows, none twice (pass total 5,000) ok" in output, output
+
+
+def test_the_consolidation_prepass_bench_merges_every_planted_duplicate_and_loses_nothing() -> None:
+    output = run_script("consolidation_prepass.py")
+    found = re.search(
+        r"planted merged (\d+)/(\d+) \(worst run; OK\), merges written \d+, memories reachable by lineage (\d+)/(\d+), "
+        r"near pairs merged 0",
+        output,
+    )
+    assert found and found.group(1) == found.group(2) and found.group(3) == found.group(4), output
+    assert re.search(rf"pre-pass \(clusters \+ merges\): median {NUMBER} ms", output), output
