@@ -35,6 +35,7 @@ BACKUP_TABLES = {
 #: still fits a terminal).
 BACKUP_TABLE_NAMES = {
     **BACKUP_TABLES,
+    "memory_source": "合并来源",
     "knowledge": "知识库条目",
     "knowledge_revision": "知识库历史",
     "knowledge_suggestion": "知识库建议",

@@ -41,6 +41,7 @@ from .models import (
     MemoRevisionRow,
     MemoRow,
     MemoryRow,
+    MemorySourceRow,
     OptOutRow,
     OutboxRow,
     PinRow,
@@ -52,6 +53,7 @@ from .turns import index_keywords
 #: Tables a backup carries, by the name used in the file.
 TABLES: dict[str, Any] = {
     "memory": MemoryRow,
+    "memory_source": MemorySourceRow,
     "memo": MemoRow,
     "memo_revision": MemoRevisionRow,
     "pin": PinRow,
@@ -139,6 +141,8 @@ class Restore:
     _skipped_ids: set[int] = field(default_factory=set)
     _cards: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _merged: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    #: Lineage rows of merges, restored at ``finish`` when neither side was forgotten.
+    _lineage: list[dict[str, Any]] = field(default_factory=list)
     #: Nicknames seen in the facts skipped as forgotten, by bot and user (a replayed erasure
     #: looks for them: ``restore_erasures``).
     forgotten_names: dict[str, dict[str, set[str]]] = field(default_factory=dict)
@@ -168,6 +172,9 @@ class Restore:
             if table in MERGED_TABLES:
                 self._merged.append((table, values))
                 continue
+            if table == "memory_source":
+                self._lineage.append(values)
+                continue
             if table in CARD_TABLES or table in KNOWLEDGE_TABLES:
                 self._cards.append((table, values))
                 continue
@@ -180,6 +187,7 @@ class Restore:
         """Put back the barriers made after the backup, rebuild the keyword index and the id
         sequences. Returns the number of memory rows now stored."""
         self._add_cards()
+        self._add_lineage()
         await self._merge_kept()
         for barrier in self._barriers:
             if (barrier.memory_id, barrier.content_hash) not in self._kept:
@@ -222,6 +230,17 @@ class Restore:
             self.session.add(decode(TABLES[table], values))
             self.restored[table] += 1
         self._cards = []
+
+    def _add_lineage(self) -> None:
+        """A merge's lineage rows, unless the merge or the source was forgotten (a forget takes
+        both sides: ``memory_sources.closure``; a row naming a forgotten id would point at nothing)."""
+        forgotten = self._barred_ids | self._skipped_ids | {memory_id for memory_id, _ in self._kept if memory_id}
+        for values in self._lineage:
+            if values.get("memory_id") in forgotten or values.get("source_id") in forgotten:
+                continue
+            self.session.add(decode(MemorySourceRow, values))
+            self.restored["memory_source"] += 1
+        self._lineage = []
 
     def _add_knowledge(self, forgotten: set[int]) -> None:
         """Knowledge entries as a forget leaves them: one whose every source is forgotten is not

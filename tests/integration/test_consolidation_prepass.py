@@ -209,3 +209,25 @@ async def test_a_users_delete_all_takes_the_merge_and_its_sources(engine) -> Non
         assert await _row(engine, memory_id) is None
     async with engine.session() as session:
         assert (await session.execute(select(MemorySourceRow).where(MemorySourceRow.bot_id == bot))).all() == []
+
+
+async def test_a_backup_carries_the_lineage_and_a_restore_keeps_the_forget(engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from amrita_plugin_cognition.engine import backup
+
+    kept_bot, gone_bot = new_bot(), new_bot()
+    kept_sources = await _cat_chat(engine, kept_bot)
+    gone_sources = await _cat_chat(engine, gone_bot)
+    kept = (await engine.consolidation.run_now(Operator(), kept_bot, CHAT, now=NOW)).merged[0].merged_id
+    gone = (await engine.consolidation.run_now(Operator(), gone_bot, CHAT, now=NOW)).merged[0].merged_id
+    info = await backup.create_backup(engine, tmp_path / "merges.jsonl.gz")
+    assert info.counts["memory_source"] >= 6
+    await engine.governance.forget(group(gone_bot, CHAT.id, U), gone, now=NOW)  # after the backup
+
+    await backup.restore_backup(engine, info.path)
+    async with engine.session() as session:
+        assert await memory_sources.sources_of(session, [kept, gone]) == {kept: kept_sources}
+    assert await _statuses(engine, kept_sources) == {MemoryStatus.SUPERSEDED.value}
+    assert await _statuses(engine, [gone, *gone_sources]) == set()  # the forget holds through the restore
+    # and the restored lineage still carries a forget from a source to its merge
+    await engine.governance.forget(group(kept_bot, CHAT.id, U), kept_sources[0], now=NOW)
+    assert await _statuses(engine, [kept, *kept_sources]) == set()

@@ -111,7 +111,8 @@ def test_the_memory_sources_revision_downgrades_and_upgrades_again(tmp_path) -> 
                     "INSERT INTO cognition_memory (bot_id, scope_kind, scope_id, speaker_id, speaker_name, subject_id,"
                     " subject_name, text, kind, tags, importance, provenance, source, recorded_at, updated_at, status,"
                     " superseded_by, content_hash, keep) VALUES ('b', 'group', '1', '', '', '', '', ?, 'fact', '[]',"
-                    " 'low', 'consolidated', '{{}}', '2026-01-01', '2026-01-01', ?, ?, ?, 0)", (text, status, newer, text))
+                    " 'low', 'consolidated', '{{}}', '2026-01-01', '2026-01-01', ?, ?, ?, 0)",
+                    (text, status, newer, text))
             db.execute("INSERT INTO cognition_memory_source (memory_id, source_id, bot_id) VALUES (1, 2, 'b')")
         tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cognition_memory_source'"
         run("downgrade", "b3f9d2c6a8e1")
