@@ -139,3 +139,18 @@ async def jobs_left(engine: CognitionEngine) -> list[Any]:
 
     async with engine.session() as session:
         return list((await session.execute(select(JobRow))).scalars())
+
+
+async def keyword_rows(engine: CognitionEngine, ids: list[int]) -> set[int]:
+    """Which of ``ids`` have a keyword row (SQLite FTS5 rowid, PostgreSQL ``memory_id``)."""
+    from sqlalchemy import text
+
+    async with engine.session() as session:
+        sqlite = session.get_bind().dialect.name == "sqlite"
+        statement = (
+            "SELECT rowid FROM cognition_memory_fts WHERE rowid IN ({})"
+            if sqlite
+            else "SELECT memory_id FROM cognition_memory_kw WHERE memory_id IN ({})"
+        )
+        found = await session.execute(text(statement.format(", ".join(str(int(item)) for item in ids))))
+    return {int(row[0]) for row in found}

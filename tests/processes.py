@@ -77,3 +77,25 @@ def start_index_holder(folder: Path) -> subprocess.Popen[str]:
         process.kill()
         pytest.fail(f"the holder process did not start (exit {process.wait(30)})")
     return process
+
+
+def seed_home(home: Path, body: str) -> str:
+    """Run ``body`` in another process on a standalone home (``bench/_common``: NoneBot engine-only,
+    migrations run), with ``engine`` open, ``datetime``/``timedelta``/``timezone`` imported; the
+    engine is closed after it. Returns what it printed."""
+    script = (
+        "import asyncio, sys\n"
+        "from datetime import datetime, timedelta, timezone\n"
+        "from pathlib import Path\n"
+        f"sys.path.insert(0, {str(REPO / 'bench')!r})\n"
+        "from _common import init_engine_only, open_engine\n\n"
+        "async def main() -> None:\n"
+        f"    home = Path({str(home)!r})\n"
+        "    init_engine_only(home)\n"
+        "    engine = await open_engine(home)\n"
+        + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
+        + "\n    await engine.close()\n\nasyncio.run(main())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=home.parent)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout

@@ -65,17 +65,21 @@ async def chats_due(
     ]
 
 
+def _of_chat(bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
+    """The cycle jobs of one chat."""
+    return and_(
+        JobRow.kind == CONSOLIDATION_JOB,
+        JobRow.bot_id == bot_id,
+        JobRow.scope_kind == scope.kind,
+        JobRow.scope_id == scope.id,
+    )
+
+
 async def cycle_job(session: AsyncSession, bot_id: str, scope: Scope) -> JobRow | None:
     """The chat's cycle job waiting or running (at most one: ``enqueue_cycle`` adds none beside it)."""
     found = await session.execute(
         select(JobRow)
-        .where(
-            JobRow.kind == CONSOLIDATION_JOB,
-            JobRow.bot_id == bot_id,
-            JobRow.scope_kind == scope.kind,
-            JobRow.scope_id == scope.id,
-            JobRow.state.in_((jobs.PENDING, jobs.PROCESSING)),
-        )
+        .where(_of_chat(bot_id, scope), JobRow.state.in_((jobs.PENDING, jobs.PROCESSING)))
         .order_by(JobRow.id)
         .limit(1)
     )
@@ -107,13 +111,7 @@ async def drop_waiting(session: AsyncSession, bot_id: str, scope: Scope) -> int:
     """The chat's waiting cycle job removed (a cycle ran now, by command)."""
     result = await session.execute(
         delete(JobRow)
-        .where(
-            JobRow.kind == CONSOLIDATION_JOB,
-            JobRow.bot_id == bot_id,
-            JobRow.scope_kind == scope.kind,
-            JobRow.scope_id == scope.id,
-            JobRow.state == jobs.PENDING,
-        )
+        .where(_of_chat(bot_id, scope), JobRow.state == jobs.PENDING)
         .execution_options(synchronize_session=False)
     )
     return int(result.rowcount or 0)  # type: ignore[attr-defined]

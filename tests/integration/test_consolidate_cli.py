@@ -8,46 +8,24 @@ import pytest
 from amrita_plugin_cognition.cli import render, render_consolidation
 
 SEED = """
-import asyncio, sys
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
-sys.path.insert(0, {bench!r})
-from _common import init_engine_only, open_engine
+from amrita_plugin_cognition.api import MemoryDraft, Scope
 
-async def main() -> None:
-    home = Path({home!r})
-    init_engine_only(home)
-    from amrita_plugin_cognition.api import MemoryDraft, Scope
-
-    engine = await open_engine(home)
-    chat = Scope("group", "20001")
-    texts = ["小红于2026-11-20领养了一只橘猫。", "小红于2026-11-20领养了一只橘猫！", "老王每天早上六点起床跑步。",
-             "阿杰每周三晚上去健身房。", "阿杰每个星期三晚上去健身房。"]
-    drafts = [MemoryDraft(text, chat, speaker_id="10001", speaker_name="小明") for text in texts]
-    result = await engine.memories.remember("90001", drafts, now=datetime.now(timezone.utc) - timedelta(days=1))
-    await engine.index.drain()
-    print("seeded", *result.record_ids.values())
-    await engine.close()
-
-asyncio.run(main())
+chat = Scope("group", "20001")
+texts = ["小红于2026-11-20领养了一只橘猫。", "小红于2026-11-20领养了一只橘猫！", "老王每天早上六点起床跑步。",
+         "阿杰每周三晚上去健身房。", "阿杰每个星期三晚上去健身房。"]
+drafts = [MemoryDraft(text, chat, speaker_id="10001", speaker_name="小明") for text in texts]
+result = await engine.memories.remember("90001", drafts, now=datetime.now(timezone.utc) - timedelta(days=1))
+await engine.index.drain()
+print("seeded", *result.record_ids.values())
 """
 
 
 @pytest.mark.slow  # starts other processes: runs with tests/e2e (-m slow)
 def test_the_cli_plans_then_merges_a_chats_exact_duplicates(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from processes import REPO, one_line_error, only_json, run_cli
+    from processes import one_line_error, only_json, run_cli, seed_home
 
     home = tmp_path / "home"
-    seeded = subprocess.run(
-        [sys.executable, "-c", SEED.format(bench=str(REPO / "bench"), home=str(home))],
-        capture_output=True, text=True, timeout=300, cwd=Path(tmp_path),
-    )  # fmt: skip
-    assert seeded.returncode == 0, seeded.stderr[-3000:]
-    ids = [int(item) for item in seeded.stdout.split("seeded")[1].split()]
+    ids = [int(item) for item in seed_home(home, SEED).split("seeded")[1].split()]
 
     dry = run_cli("consolidate", "--home", str(home), "--chat", "group:20001", "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr[-2000:]

@@ -12,8 +12,8 @@ import json
 from datetime import timedelta
 
 import pytest
-from engine_helpers import NOW, group, make_engine, new_bot
-from sqlalchemy import select, text
+from engine_helpers import NOW, group, keyword_rows, make_engine, new_bot
+from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.permissions import Operator
@@ -63,18 +63,6 @@ async def _statuses(engine, ids: list[int]) -> set[str]:  # type: ignore[no-unty
         return set((await session.execute(select(MemoryRow.status).where(MemoryRow.id.in_(ids)))).scalars())
 
 
-async def _keyword_rows(engine, ids: list[int]) -> set[int]:  # type: ignore[no-untyped-def]
-    async with engine.session() as session:
-        sqlite = session.get_bind().dialect.name == "sqlite"
-        statement = (
-            "SELECT rowid FROM cognition_memory_fts WHERE rowid IN ({})"
-            if sqlite
-            else "SELECT memory_id FROM cognition_memory_kw WHERE memory_id IN ({})"
-        )
-        found = await session.execute(text(statement.format(", ".join(str(int(item)) for item in ids))))
-    return {int(row[0]) for row in found}
-
-
 async def _cat_chat(engine, bot: str) -> list[int]:  # type: ignore[no-untyped-def]
     """Three writings of one fact (merged), one of another fact (left), a near pair (proposed)."""
     first = await _write(engine, bot, CAT, importance=Importance.LOW, tags=["宠物"], at=NOW - timedelta(days=3))
@@ -109,7 +97,7 @@ async def test_exact_duplicates_are_merged_with_lineage_both_ways(engine) -> Non
         assert row.status == MemoryStatus.SUPERSEDED.value and row.superseded_by == merged.id
         assert row.invalid_at is not None
     # out of the keyword index, the merge in it
-    assert await _keyword_rows(engine, [*sources, merged.id]) == {merged.id}
+    assert await keyword_rows(engine, [*sources, merged.id]) == {merged.id}
     async with engine.session() as session:
         assert await memory_sources.sources_of(session, [merged.id]) == {merged.id: sources}
         assert await memory_sources.built_from(session, sources) == dict.fromkeys(sources, merged.id)

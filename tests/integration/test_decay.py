@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from engine_helpers import NOW, group, make_engine, new_bot, private
-from sqlalchemy import delete, func, select, text
+from engine_helpers import NOW, group, keyword_rows, make_engine, new_bot, private
+from sqlalchemy import delete, func, select
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.permissions import Operator
@@ -27,19 +27,6 @@ async def _rows(engine, bot: str) -> dict[str, MemoryRow]:  # type: ignore[no-un
     async with engine.session() as session:
         rows = (await session.execute(select(MemoryRow).where(MemoryRow.bot_id == bot))).scalars().all()
     return {row.text: row for row in rows}
-
-
-async def _keyword_rows(engine, ids: list[int]) -> set[int]:  # type: ignore[no-untyped-def]
-    """Which of ``ids`` have a keyword row (SQLite FTS5 rowid, PostgreSQL ``memory_id``)."""
-    async with engine.session() as session:
-        sqlite = session.get_bind().dialect.name == "sqlite"
-        statement = (
-            "SELECT rowid FROM cognition_memory_fts WHERE rowid IN ({})"
-            if sqlite
-            else "SELECT memory_id FROM cognition_memory_kw WHERE memory_id IN ({})"
-        )
-        found = await session.execute(text(statement.format(", ".join(str(int(item)) for item in ids))))
-    return {int(row[0]) for row in found}
 
 
 async def _vectors_match_sql(engine, bot: str) -> None:  # type: ignore[no-untyped-def]
@@ -81,7 +68,7 @@ async def test_tiers_demote_then_retire_and_the_expired_leave_every_output(engin
     listed, total = await engine.memories.list(chat, "group")
     assert total == 2 and low.id not in {record.id for record in listed}
     assert low.id not in {hit.record.id for hit in (await engine.memories.search(chat, "羽毛球馆")).hits}
-    assert await _keyword_rows(engine, [low.id, medium.id]) == {medium.id}
+    assert await keyword_rows(engine, [low.id, medium.id]) == {medium.id}
     await _vectors_match_sql(engine, bot)
 
     # medium lives sqrt(7 × 90) ≈ 25.1 days, then is low with its clock restarted
@@ -155,7 +142,7 @@ async def test_restore_brings_it_back_unless_forgotten_and_the_purge_deletes_wit
 
     restored = await engine.decay.restore(chat, bot, newer.id, now=NOW + 14 * DAY)
     assert restored.status == MemoryStatus.ACTIVE and restored.invalid_at is None
-    assert await _keyword_rows(engine, [newer.id]) == {newer.id}
+    assert await keyword_rows(engine, [newer.id]) == {newer.id}
     assert newer.id in {hit.record.id for hit in (await engine.memories.recall(chat, ["打羽毛球"], now=NOW)).hits}
     await _vectors_match_sql(engine, bot)
     with pytest.raises(InvalidInput, match="没有过期"):

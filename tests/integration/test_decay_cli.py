@@ -29,46 +29,24 @@ def test_the_cli_sweeps_lists_and_refuses_to_restore_what_is_not_there(tmp_path)
 
 
 SEED = """
-import asyncio, sys
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
-sys.path.insert(0, {bench!r})
-from _common import init_engine_only, open_engine
+from amrita_plugin_cognition.api import Importance, MemoryDraft, Scope
 
-async def main() -> None:
-    home = Path({home!r})
-    init_engine_only(home)
-    from amrita_plugin_cognition.api import Importance, MemoryDraft, Scope
-
-    engine = await open_engine(home)
-    draft = MemoryDraft(
-        "小明把伞落在了羽毛球馆。", Scope("group", "20001"), speaker_id="10001", importance=Importance.LOW
-    )
-    now = datetime.now(timezone.utc)
-    (memory_id,) = (await engine.memories.remember("90001", [draft], now=now - timedelta(days=8))).record_ids.values()
-    report = await engine.decay.sweep(now=now)
-    print("seeded", memory_id, report.expired)
-    await engine.close()
-
-asyncio.run(main())
+draft = MemoryDraft(
+    "小明把伞落在了羽毛球馆。", Scope("group", "20001"), speaker_id="10001", importance=Importance.LOW
+)
+now = datetime.now(timezone.utc)
+(memory_id,) = (await engine.memories.remember("90001", [draft], now=now - timedelta(days=8))).record_ids.values()
+report = await engine.decay.sweep(now=now)
+print("seeded", memory_id, report.expired)
 """
 
 
 @pytest.mark.slow  # starts other processes: runs with tests/e2e (-m slow)
 def test_the_cli_lists_and_restores_an_expired_memory(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from processes import REPO, only_json, run_cli
+    from processes import only_json, run_cli, seed_home
 
     home = tmp_path / "home"
-    seeded = subprocess.run(
-        [sys.executable, "-c", SEED.format(bench=str(REPO / "bench"), home=str(home))],
-        capture_output=True, text=True, timeout=300, cwd=Path(tmp_path),
-    )  # fmt: skip
-    assert seeded.returncode == 0, seeded.stderr[-3000:]
-    memory_id = int(seeded.stdout.split("seeded")[1].split()[0])
+    memory_id = int(seed_home(home, SEED).split("seeded")[1].split()[0])
     listed = run_cli("expired", "list", "--home", str(home), "--chat", "group:20001", "--json")
     assert listed.returncode == 0, listed.stderr[-2000:]
     (memory,) = only_json(listed.stdout)["memories"]

@@ -33,16 +33,14 @@ async def test_keyword_index_objects_exist() -> None:
     )
 
 
-@pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
-def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """``b3f9d2c6a8e1`` (the keep marker): down, expired memories go (the older release knows no
-    such status) and the table keeps AUTOINCREMENT and its indexes (batch rebuild on SQLite); up
-    again, every memory has ``keep`` false."""
+def _orm_script(tmp_path, body: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Run ``body`` in another process on a fresh SQLite file upgraded to the head (``run`` is the
+    ``orm`` command, ``rows`` a query); the lines it printed that start with ``down`` or ``up``."""
     import subprocess
     import sys
     import textwrap
 
-    script = textwrap.dedent(
+    preamble = textwrap.dedent(
         f"""
         import os, sqlite3, nonebot
         os.environ["COGNITION_ENGINE_ONLY"] = "1"
@@ -57,13 +55,31 @@ def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> Non
             with sqlite3.connect(f"{{folder}}/x.db") as db:
                 return db.execute(sql).fetchall()
         run("upgrade")
-        with sqlite3.connect(f"{{folder}}/x.db") as db:
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", preamble + textwrap.dedent(body)], capture_output=True, text=True, timeout=300,
+        cwd=tmp_path, env={key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [line for line in done.stdout.splitlines() if line.startswith(("down", "up"))]
+
+
+@pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
+def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``b3f9d2c6a8e1`` (the keep marker): down, expired memories go (the older release knows no
+    such status) and the table keeps AUTOINCREMENT and its indexes (batch rebuild on SQLite); up
+    again, every memory has ``keep`` false."""
+    lines = _orm_script(
+        tmp_path,
+        """
+        with sqlite3.connect(f"{folder}/x.db") as db:
             for text, status in (("gone", "expired"), ("kept", "active")):
                 db.execute(
                     "INSERT INTO cognition_memory (bot_id, scope_kind, scope_id, speaker_id, speaker_name, subject_id,"
                     " subject_name, text, kind, tags, importance, provenance, source, recorded_at, updated_at, status,"
                     " content_hash) VALUES ('b', 'group', '1', '', '', '', '', ?, 'fact', '[]', 'low', 'user_stated',"
-                    " '{{}}', '2026-01-01', '2026-01-01', ?, ?)", (text, status, text))
+                    " '{}', '2026-01-01', '2026-01-01', ?, ?)", (text, status, text))
         run("downgrade", "c7e3b5a9d2f1")
         print("down", rows("SELECT text FROM cognition_memory"),
               "keep" in [row[1] for row in rows("PRAGMA table_info(cognition_memory)")],
@@ -71,47 +87,25 @@ def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> Non
               len(rows("SELECT name FROM sqlite_master WHERE tbl_name = 'cognition_memory' AND type = 'index'")))
         run("upgrade")
         print("up", rows("SELECT text, status, keep FROM cognition_memory"))
-        """
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-        env={key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith(("down", "up"))]
-    assert lines == ["down [('kept',)] False True 5", "up [('kept', 'active', 0)]"], done.stdout[-2000:]
+    assert lines == ["down [('kept',)] False True 5", "up [('kept', 'active', 0)]"]
 
 
 @pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
 def test_the_memory_sources_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``e8a4c1f7d3b6`` (the lineage of merges): down, the table goes and the memories stay (each
     source still ``superseded_by`` its merge); up again, the table is back, empty, with its index."""
-    import subprocess
-    import sys
-    import textwrap
-
-    script = textwrap.dedent(
-        f"""
-        import os, sqlite3, nonebot
-        os.environ["COGNITION_ENGINE_ONLY"] = "1"
-        folder = {str(tmp_path)!r}
-        nonebot.init(driver="~none", sqlalchemy_database_url=f"sqlite+aiosqlite:///{{folder}}/x.db",
-                     localstore_data_dir=folder)
-        nonebot.load_plugin("amrita_plugin_cognition")
-        from nonebot_plugin_orm.__main__ import main
-        def run(*args):
-            main(list(args), prog_name="orm", standalone_mode=False)
-        def rows(sql):
-            with sqlite3.connect(f"{{folder}}/x.db") as db:
-                return db.execute(sql).fetchall()
-        run("upgrade")
-        with sqlite3.connect(f"{{folder}}/x.db") as db:
+    lines = _orm_script(
+        tmp_path,
+        """
+        with sqlite3.connect(f"{folder}/x.db") as db:
             for text, status, newer in (("merged", "active", None), ("source", "superseded", 1)):
                 db.execute(
                     "INSERT INTO cognition_memory (bot_id, scope_kind, scope_id, speaker_id, speaker_name, subject_id,"
                     " subject_name, text, kind, tags, importance, provenance, source, recorded_at, updated_at, status,"
                     " superseded_by, content_hash, keep) VALUES ('b', 'group', '1', '', '', '', '', ?, 'fact', '[]',"
-                    " 'low', 'consolidated', '{{}}', '2026-01-01', '2026-01-01', ?, ?, ?, 0)",
+                    " 'low', 'consolidated', '{}', '2026-01-01', '2026-01-01', ?, ?, ?, 0)",
                     (text, status, newer, text))
             db.execute("INSERT INTO cognition_memory_source (memory_id, source_id, bot_id) VALUES (1, 2, 'b')")
         tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cognition_memory_source'"
@@ -121,15 +115,9 @@ def test_the_memory_sources_revision_downgrades_and_upgrades_again(tmp_path) -> 
         print("up", rows(tables), rows("SELECT count(*) FROM cognition_memory_source"),
               rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cognition_memory_source'"
                    " AND name NOT LIKE 'sqlite_%'"))
-        """
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-        env={key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if line.startswith(("down", "up"))]
     assert lines == [
         "down [] [('merged', None), ('source', 1)]",
         "up [('cognition_memory_source',)] [(0,)] [('ix_cognition_memory_source_source',)]",
-    ], done.stdout[-2000:]
+    ]
