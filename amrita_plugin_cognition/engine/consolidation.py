@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..domain.admission import admit
 from ..domain.clock import aware_or_now
-from ..domain.consolidation import MergePlan, exact_merges
+from ..domain.consolidation import MergePlan, exact_merges, merge_plan
 from ..domain.events import IndexWorkQueued, MemoriesChanged
 from ..domain.records import MemoryStatus, Scope, content_hash, origin_hashes
 from ..logs import log_event
@@ -156,6 +156,8 @@ async def _merge(engine: CognitionEngine, bot_id: str, plan: MergePlan, now: dat
             for row in sources
         ):
             return "opted_out"
+        # the merge's values from the rows as they are now (a keep, a tag changed since the clusters were read)
+        plan = merge_plan([repository.to_record(row) for row in sources])
         hashes = [content_hash(bot_id, plan.scope, plan.text), *(row.content_hash for row in sources)]
         for row in sources:
             hashes.extend(origin_hashes(bot_id, repository.to_record(row).source))
