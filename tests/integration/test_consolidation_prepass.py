@@ -83,6 +83,7 @@ async def test_exact_duplicates_are_merged_with_lineage_both_ways(engine) -> Non
     assert [plan.source_ids for plan in dry.planned] == [tuple(sources)] and not dry.merged
     assert (await _row(engine, sources[0])).status == MemoryStatus.ACTIVE.value  # a dry run changes nothing
 
+    await engine.decay.keep(group(bot, CHAT.id, U), sources[1], True)  # after the dry run's read
     report = await engine.consolidation.run_now(Operator(), bot, CHAT, now=NOW)
     assert len(report.merged) == 1 and not report.skipped
     assert len(report.near) == 1  # the gym pair: proposed, never merged here
@@ -90,7 +91,7 @@ async def test_exact_duplicates_are_merged_with_lineage_both_ways(engine) -> Non
     assert merged.provenance == Provenance.CONSOLIDATED.value and merged.status == MemoryStatus.ACTIVE.value
     assert merged.text == CAT_SPACED  # the newest wording
     assert json.loads(merged.source)["sources"] == sources
-    assert merged.importance == "high" and json.loads(merged.tags) == ["宠物", "猫"]
+    assert merged.importance == "high" and json.loads(merged.tags) == ["宠物", "猫"] and merged.keep
     assert merged.recorded_at.replace(tzinfo=None) == (NOW - timedelta(days=3)).replace(tzinfo=None)
     for source_id in sources:
         row = await _row(engine, source_id)
