@@ -118,3 +118,24 @@ async def test_cycles_switched_off_plan_and_run_nothing(tmp_root, chroma_port) -
     await engine.consolidation.flush_and_refresh(now=NOW)
     assert await _cycles(engine, bot) == []
     assert await _active(engine, bot) == 2
+
+
+async def test_a_waiting_cycle_survives_a_forget_and_a_users_delete_all_in_its_chat(engine) -> None:  # type: ignore[no-untyped-def]
+    from engine_helpers import group
+
+    from amrita_plugin_cognition.domain.erasure import ErasureTarget
+    from amrita_plugin_cognition.domain.permissions import Operator
+
+    bot = new_bot()
+    await _write(engine, bot, CHAT, *PAIRS[0], *PAIRS[1])
+    await engine.consolidation.refresh(now=NOW)
+    (job,) = await _cycles(engine, bot)
+    async with engine.session() as session:
+        first = (await session.execute(select(MemoryRow.id).where(MemoryRow.bot_id == bot).limit(1))).scalar_one()
+    await engine.governance.forget(group(bot, CHAT.id, U), first, now=NOW)
+    await engine.governance.delete_all(ErasureTarget.user(bot, "10002"), Operator(), now=NOW)  # names 10002: a pair
+    (after,) = await _cycles(engine, bot)
+    assert (after.id, after.payload, after.next_attempt_at) == (job.id, job.payload, job.next_attempt_at)
+    # the chat's own delete-all takes its cycle with everything else
+    await engine.governance.delete_all(ErasureTarget.chat(bot, CHAT), Operator(), now=NOW)
+    assert await _cycles(engine, bot) == []
