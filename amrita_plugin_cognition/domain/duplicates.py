@@ -237,6 +237,10 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"weekday {sorted(first.weekdays)} ≠ {sorted(second.weekdays)}"
         )
+    if first.day_parts and second.day_parts and first.day_parts != second.day_parts:
+        return DuplicateVerdict(
+            False, WHEN, tuple(matched), f"part of day {sorted(first.day_parts)} ≠ {sorted(second.day_parts)}"
+        )
     if first.frequencies and second.frequencies and first.frequencies != second.frequencies:
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"how often {sorted(first.frequencies)} ≠ {sorted(second.frequencies)}"

@@ -29,7 +29,15 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 # --- who ---------------------------------------------------------------------------------------
 #: ``QQ号10001（昵称小明）`` (the historian's writing), ``QQ 10001``, ``qq:10001``.
 _QQ = re.compile(r"(?i)qq\s*(?:号码|号|number|#|:|：)?\s*(\d{5,12})")
+#: ``阿杰（QQ号31415）``, ``Mia (QQ 13579)``: the name written just before a bracketed QQ number
+#: (a CJK run of at most 4 characters after a non-CJK character, or one Latin word).
+_NICKNAME_BEFORE = re.compile(
+    r"(?:(?<![\u3400-\u9fff])([\u3400-\u9fff]{1,4})|\b([A-Za-z][A-Za-z'-]{0,20}))\s*[（(]\s*$"
+)
 _NICKNAME_AFTER = re.compile(r"^\s*[（(]\s*(?:昵称|nickname|name)\s*[:：]?\s*([^）)]{1,32})[）)]")
+
+#: Words before a bracketed QQ number that are no name.
+_NOT_A_NAME = frozenset({"的", "和", "与", "跟", "给", "把", "被", "向", "从", "and", "with", "to", "from", "by", "of"})
 
 # --- when --------------------------------------------------------------------------------------
 _MONTHS_EN = {
@@ -96,6 +104,14 @@ _CLOCK = re.compile(
     _PERIOD + r"\s*(\d{1,2})\s*(?:[:：](\d{2})|点钟?(?!点)\s*(半|一刻|三刻|(\d{1,2})\s*分?)?|时(?:(\d{1,2})分)?)"
 )
 _CLOCK_EN = re.compile(r"(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)")
+#: Parts of the day said without a clock time (上午 / 下午, in the morning / at night): both
+#: facts naming one must name the same.
+_DAY_PARTS = (
+    ("morning", re.compile(r"(?i)凌晨|早上|早晨|清晨|上午|一早|\bin the morning\b|\bmornings?\b")),
+    ("noon", re.compile(r"(?i)中午|\bnoon\b|\bat lunch(?:time)?\b")),
+    ("afternoon", re.compile(r"(?i)下午|\bafternoons?\b")),
+    ("evening", re.compile(r"(?i)傍晚|晚上|夜里|半夜|深夜|晚间|\bevenings?\b|\bat night\b|\btonight\b")),
+)
 _AFTERNOON = ("下午", "傍晚", "晚上", "夜里", "晚", "深夜")
 
 # --- how much ----------------------------------------------------------------------------------
@@ -183,6 +199,8 @@ FILLER_CHARS = frozenset(
     "的了地得着过也就还很挺蛮太真又再呢吗吧啊呀哦嘛么于在是将已把被给和与跟同及并而曾要想拟个位名只次他她它这那去来都"
 )
 _FILLER_WORD = re.compile(FILLER_WORDS)
+#: 还 as "give back" (还给, 还钱, 还款), not the filler "still".
+_RETURN = re.compile("还(?=给|钱|款|清|了(?:他|她|我|你)?[\\d一二三四五六七八九十两几]|书)")
 
 #: Everyday words said in more than one way (the language's synonyms, not facts about anyone):
 #: each group is read as its first member before the wordings are aligned.
@@ -259,6 +277,7 @@ class FactParts:
     done: bool
     residue: tuple[str, ...]
     frequencies: frozenset[str] = frozenset()
+    day_parts: frozenset[str] = frozenset()
 
 
 _NUMERALS = "零〇一二两三四五六七八九十百千万亿"
@@ -330,6 +349,10 @@ def _people(text: str, spans: list[tuple[int, int]]) -> tuple[set[str], dict[str
         if nickname:
             nicknames[match.group(1)] = nickname.group(1).strip()
             end += nickname.end()
+        else:
+            before = _NICKNAME_BEFORE.search(text, max(0, match.start() - 30), match.start())
+            if before and (before.group(1) or before.group(2)) not in _NOT_A_NAME:
+                nicknames[match.group(1)] = before.group(1) or before.group(2)
         spans.append((match.start(), end))
     return numbers, nicknames
 
@@ -357,6 +380,10 @@ def _dates(text: str, spans: list[tuple[int, int]]) -> set[tuple[int | None, int
             found.add((year, month, day))
             spans.append(match.span())
     return found
+
+
+def _day_parts(text: str) -> set[str]:
+    return {name for name, pattern in _DAY_PARTS if pattern.search(text)}
 
 
 def _frequencies(text: str, spans: list[tuple[int, int]]) -> set[str]:
@@ -445,6 +472,7 @@ def _plan_and_done(text: str, whole: str) -> tuple[bool, bool]:
 
 def _residue(text: str) -> tuple[str, ...]:
     text = _DISLIKE_EN.sub(" like ", _DISLIKE_ZH.sub("|喜欢|", text))
+    text = _RETURN.sub("|归还|", text)
     text = _FILLER_WORD.sub("|", text)
     text = _SYNONYM.sub(lambda match: f"|{_CANONICAL[match.group(0)]}|", text)
     text = _NEGATION_ZH.sub("|", text)
@@ -506,4 +534,5 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
         done=done,
         residue=_residue(rest) if wording else (),
         frequencies=frozenset(frequencies),
+        day_parts=frozenset(_day_parts(folded)) if wording else frozenset(),
     )

@@ -222,3 +222,16 @@ def test_paraphrases_written_in_other_words(first: str, second: str) -> None:
 def test_a_conflicting_part_is_another_fact(first: str, second: str, reason: str) -> None:
     verdict = judge_pair(first, second, 0.99)
     assert not verdict.duplicate and verdict.reason == reason, verdict
+
+
+def test_part_of_day_nickname_before_the_number_and_giving_back() -> None:
+    # 上午 / 下午 without a clock time are two times
+    verdict = judge_pair("婷婷每周六上午带儿子去上课。", "婷婷每周六下午带儿子去上课。", 0.99)
+    assert not verdict.duplicate and verdict.reason == WHEN
+    # the name written before a bracketed QQ number, named alone on the other side
+    assert judge_pair(
+        "Mia (QQ 13579) moved to Shenzhen in October 2026.", "Mia moved to Shenzhen in October 2026.", CLOSE
+    ).duplicate
+    assert judge_pair("阿凯（QQ号23456）在健身房扭伤了腰。", "阿凯在健身房扭伤了腰。", CLOSE).duplicate
+    # 还给 (give back) is no filler
+    assert not judge_pair("老杨借给大刘一万元。", "老杨还给大刘一万元。", 0.99).duplicate
