@@ -27,7 +27,7 @@ import unicodedata
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from .fact_parts import FactParts, read_parts
+from .fact_parts import BOUNDARY, FactParts, read_parts
 from .records import normalise_text
 
 #: Below this cosine similarity two facts are not compared at all.
@@ -131,7 +131,9 @@ def _slot(first: FactParts, second: FactParts, only_first: set[str], only_second
             continue
         taken_first = [token for token in first.residue[start_first:end_first] if token in only_first]
         taken_second = [token for token in second.residue[start_second:end_second] if token in only_second]
-        if groups and start_first - last_end <= 1:
+        if groups and (
+            start_first == last_end or (start_first - last_end == 1 and first.residue[last_end] != BOUNDARY)
+        ):
             groups[-1][0].extend(taken_first)
             groups[-1][1].extend(taken_second)
         else:
@@ -148,8 +150,8 @@ def _wording(first: FactParts, second: FactParts, similarity: float) -> str | No
     sets (a word said twice on one side, 游泳馆游泳 / 游泳, adds nothing). Words on both sides that
     the other lacks are a rewording when none of them takes the place of another (``_slot``) and
     the vectors are close (``REWORD_SIMILARITY``)."""
-    only_first = set(first.residue) - set(second.residue)
-    only_second = set(second.residue) - set(first.residue)
+    only_first = set(first.residue) - set(second.residue) - {BOUNDARY}
+    only_second = set(second.residue) - set(first.residue) - {BOUNDARY}
     if only_first and only_second:
         slot = _slot(first, second, only_first, only_second)
         if slot is not None:

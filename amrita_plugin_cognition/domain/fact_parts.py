@@ -470,6 +470,10 @@ def _plan_and_done(text: str, whole: str) -> tuple[bool, bool]:
     return plan, done
 
 
+#: Stands in the residue where words were taken out or punctuation was (a boundary: 赵磊|男朋友|杭州).
+BOUNDARY = "|"
+
+
 def _residue(text: str) -> tuple[str, ...]:
     text = _DISLIKE_EN.sub(" like ", _DISLIKE_ZH.sub("|喜欢|", text))
     text = _RETURN.sub("|归还|", text)
@@ -477,20 +481,36 @@ def _residue(text: str) -> tuple[str, ...]:
     text = _SYNONYM.sub(lambda match: f"|{_CANONICAL[match.group(0)]}|", text)
     text = _NEGATION_ZH.sub("|", text)
     tokens: list[str] = []
+    last_end = 0
+    pending = False
+
+    def keep(token: str) -> None:
+        nonlocal pending
+        if pending and tokens:
+            tokens.append(BOUNDARY)
+        pending = False
+        tokens.append(token)
+
     for match in _TOKEN.finditer(text):
         token = match.group(0)
+        if text[last_end : match.start()].strip():
+            pending = True
+        last_end = match.end()
         if len(token) == 1 and "\u3400" <= token <= "\ud7af":
             if token not in FILLER_CHARS:
-                tokens.append(token)
+                keep(token)
+            else:
+                pending = True
             continue
         if len(token) == 1 and token.isupper():  # O型 / A型, B2 / B3: a letter that names something
-            tokens.append(token)
+            keep(token)
             continue
         word = token.lower().replace("'", "")
         if word in ENGLISH_STOP_WORDS or word in {"qq", "nickname", "nicknam"} or len(word) < 2:
+            pending = True
             continue
         stemmed = stem(word)
-        tokens.append(_SYNONYMS_EN.get(word, _SYNONYMS_EN.get(stemmed, stemmed)))
+        keep(_SYNONYMS_EN.get(word, _SYNONYMS_EN.get(stemmed, stemmed)))
     return tuple(tokens)
 
 
