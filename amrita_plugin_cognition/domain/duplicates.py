@@ -4,20 +4,27 @@
 Vectors find candidates, the parts decide. Two facts whose vectors are close can still differ in
 exactly the part that matters, and each such class of difference is a rule here, in this order:
 
-* ``who``: a different QQ number (in any writing; a nickname beside it is framing, not wording);
+* ``who``: a different QQ number (in any writing; a nickname beside it is framing, not wording;
+  a number on one side whose nickname the other fact names alone is the same person);
 * ``when``: a different calendar date (any writing of the same day is the same date; a year
-  written on one side only still matches), weekday or clock time, or a date on one side only;
-* ``how_much``: a different number or amount (Chinese numerals read by cn2an: 三千五 = 3500);
-* ``whether``: one fact denies what the other states (不/没/没有/别/未/never/not…);
+  written on one side only still matches), weekday, clock time, part of the day (上午 / 下午) or
+  frequency (每天 / 每周), or a date on one side only;
+* ``how_much``: a different number or amount (Chinese numerals read by cn2an: 三千五 = 3500; a
+  unit on one side only is the same number; 15万元 = 150000元);
+* ``whether``: one fact denies what the other states (不/没/没有/别/未/never/not…; 讨厌 = 不喜欢);
 * ``plan_vs_done``: one fact is an intention (要/打算/准备/计划/will…), the other is not;
+* ``roles``: two things stand on opposite sides of the same directional word in the two facts
+  (A借给B / B借给A, 从上海到杭州 / 从杭州到上海);
 * ``wording``: after those parts, punctuation, particles and the everyday synonyms of
-  ``fact_parts`` are taken out, the words that remain differ on both sides (a different place,
-  name, object: 成都 vs 重庆, 小明 vs 小红, 火锅 vs 烧烤), or one side adds more than
+  ``fact_parts`` are taken out, a short stretch between the same neighbours differs on both sides
+  (a word put in the place of another: 成都 vs 重庆, 小明 vs 小红, 火锅 vs 烧烤), or the words differ
+  on both sides and the vectors are not close (``REWORD_SIMILARITY``), or one side adds more than
   ``MAX_EXTRA`` content characters, or any after "with" (和小红, 跟朋友: someone added);
 * ``far``: the vectors are too far apart for a paraphrase.
 
-What stays is a paraphrase: reordering (the wordings are compared as bags of tokens), dropped
-filler, a different writing of the same date, number or person, a synonym.
+What stays is a paraphrase: reordering (the wordings are compared as sets of tokens), dropped
+filler, a different writing of the same date, number or person, a synonym, a rewording that puts
+no word in the place of another.
 """
 
 from __future__ import annotations
