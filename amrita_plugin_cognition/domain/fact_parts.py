@@ -32,7 +32,7 @@ _QQ = re.compile(r"(?i)qq\s*(?:号码|号|number|#|:|：)?\s*(\d{5,12})")
 #: ``阿杰（QQ号31415）``, ``Mia (QQ 13579)``: the name written just before a bracketed QQ number
 #: (a CJK run of at most 4 characters after a non-CJK character, or one Latin word).
 _NICKNAME_BEFORE = re.compile(
-    r"(?:(?<![\u3400-\u9fff])([\u3400-\u9fff]{1,4})|\b([A-Za-z][A-Za-z'-]{0,20}))\s*[（(]\s*$"
+    r"(?:(?<![\u3400-\u9fff\d])([\u3400-\u9fff]{1,4})|\b([A-Za-z][A-Za-z'-]{0,20}))\s*[（(]\s*$"
 )
 _NICKNAME_AFTER = re.compile(r"^\s*[（(]\s*(?:昵称|nickname|name)\s*[:：]?\s*([^）)]{1,32})[）)]")
 
@@ -226,6 +226,12 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("开始", "着手"),
     ("生日", "诞辰"),
     ("朋友", "好友"),
+    ("妻子", "老婆", "太太", "媳妇", "爱人"),
+    ("丈夫", "老公"),
+    ("父亲", "爸爸", "老爸"),
+    ("母亲", "妈妈", "老妈"),
+    ("女儿", "闺女"),
+    ("读", "就读"),
     ("电话", "手机号", "手机号码", "手机"),
     ("收到", "拿到", "得到"),
     ("降", "减", "下降", "降低", "减少"),
@@ -506,7 +512,7 @@ def _residue(text: str) -> tuple[str, ...]:
             keep(token)
             continue
         word = token.lower().replace("'", "")
-        if word in ENGLISH_STOP_WORDS or word in {"qq", "nickname", "nicknam"} or len(word) < 2:
+        if word in ENGLISH_STOP_WORDS or word in {"nickname", "nicknam"} or len(word) < 2:
             pending = True
             continue
         stemmed = stem(word)

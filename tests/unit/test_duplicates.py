@@ -235,3 +235,12 @@ def test_part_of_day_nickname_before_the_number_and_giving_back() -> None:
     assert judge_pair("阿凯（QQ号23456）在健身房扭伤了腰。", "阿凯在健身房扭伤了腰。", CLOSE).duplicate
     # 还给 (give back) is no filler
     assert not judge_pair("老杨借给大刘一万元。", "老杨还给大刘一万元。", 0.99).duplicate
+
+
+def test_kinship_words_qq_as_a_thing_and_a_date_before_a_name() -> None:
+    assert judge_pair("阿庆的老婆生了一对双胞胎。", "阿庆的妻子生了一对双胞胎。", CLOSE).duplicate
+    # QQ not followed by a number names a thing
+    assert not judge_pair("小于把微信头像换成了橘猫。", "小于把QQ头像换成了橘猫。", 0.99).duplicate
+    # a date written just before a name in front of a bracketed QQ number stays a date
+    parts = read_parts("11月3日大刘（QQ号56780）借了1万元。")
+    assert parts.dates == frozenset({(None, 11, 3)})
