@@ -1,7 +1,7 @@
 """Near-duplicate clusters of one chat's facts, from their stored vectors and their keyword
 tokens. Pure (numpy), no I/O: the engine reads the facts and vectors (``engine/duplicates.py``).
 
-Blocking by the parts that must agree (``duplicates.hard_key``: when, whether, plan), then
+Blocking by the parts that must agree (``duplicates.hard_key``: who, when, whether, plan), then
 three sources of candidate pairs, then one decision:
 
 * exact: the same content hash, or the same text once width, case, spaces and punctuation are
@@ -167,7 +167,7 @@ def find_clusters(
     """Near-duplicate clusters of ``facts``. ``blocks``: their ``blocking``; ``vector_rows[i]``:
     the row of ``vectors`` holding fact i's stored vector, or None when it has none (yet).
 
-    Blocking first: vectors are compared only within a block of equal keys (when, whether,
+    Blocking first: vectors are compared only within a block of equal keys (who, when, whether,
     plan: a pair across blocks cannot be a duplicate), so the cost is the sum of the blocks'
     squares, not the bank's."""
     exact, keyword_pairs = blocks.exact, blocks.keyword_pairs

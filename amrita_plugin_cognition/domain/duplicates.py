@@ -297,13 +297,15 @@ def _same_people(first: FactParts, second: FactParts) -> bool:
 
 
 def hard_key(parts: FactParts) -> int:
-    """A hash of parts ``judge_parts`` requires equal before it looks at the wording: the days and
-    clock times, negations, plan. Two facts whose keys differ are not duplicates (the numbers are
-    left out: a nickname such as 七七 reads as a number until the pair's nicknames are known, and
-    a pair is re-read with them; so are the QQ numbers: a person may be named by nickname alone on
-    one side)."""
+    """A hash of parts ``judge_parts`` requires equal before it looks at the wording: who, the
+    days and clock times, negations, plan. Two facts whose keys differ are not duplicates, but for
+    one class: a person named by QQ number in one fact and by nickname alone in the other, which the
+    judgement accepts and the blocking keeps apart (the QQ numbers split one chat's bank into a
+    block per person, which is what keeps the pre-pass within its time; ``judge_read`` is exact,
+    the clusters miss those pairs). The numbers are left out: a nickname such as 七七 reads as a
+    number until the pair's nicknames are known, and a pair is re-read with them."""
     days = frozenset((month, day) for _year, month, day in parts.dates)
-    return hash((days, parts.clock_times, parts.negations, parts.plan))
+    return hash((parts.qq_numbers, days, parts.clock_times, parts.negations, parts.plan))
 
 
 def shared_nicknames(first: FactParts, second: FactParts) -> frozenset[str]:
