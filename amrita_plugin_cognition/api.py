@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .domain.consent import Answer as ConsentAnswer
     from .domain.consent import Verdict as ConsentVerdict
     from .domain.consent import judge as judge_consent
+    from .domain.decay import purge_date as expired_purge_date
     from .domain.duplicates import DuplicateVerdict as DuplicateVerdict
     from .domain.duplicates import judge_pair as judge_duplicate
     from .domain.erasure import ErasureTarget as ErasureTarget
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from .domain.visibility import visibility_for as visibility_for
     from .engine.backup import BackupInfo as BackupInfo
     from .engine.context import BuiltContext as BuiltContext
+    from .engine.decay import SweepReport as SweepReport
     from .engine.duplicates import DuplicateClusters as DuplicateClusters
     from .engine.erasure import ErasureReport as ErasureReport
     from .engine.factory import build_engine as build_engine
@@ -118,6 +120,7 @@ if TYPE_CHECKING:
     from .engine.search import RelevanceFloor as RelevanceFloor
     from .engine.search import SearchResult as SearchResult
     from .engine.service import CognitionEngine as CognitionEngine
+    from .engine.services import DecayService as DecayService
     from .engine.services import GovernanceService as GovernanceService
     from .engine.services import IdleWindowService as IdleWindowService
     from .engine.services import IndexService as IndexService
@@ -164,6 +167,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "JobService": (".engine.services", "JobService"),
     "TurnService": (".engine.services", "TurnService"),
     "IdleWindowService": (".engine.services", "IdleWindowService"),
+    "DecayService": (".engine.services", "DecayService"),
     "CognitionConfig": (".config", "CognitionConfig"),
     "ProfileSettings": (".config", "ProfileSettings"),
     # What the services return
@@ -177,6 +181,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CardHit": (".engine.profile_search", "CardHit"),
     "CardSearchResult": (".engine.profile_search", "CardSearchResult"),
     "BuiltContext": (".engine.context", "BuiltContext"),
+    "SweepReport": (".engine.decay", "SweepReport"),
     "EndResult": (".engine.turns", "EndResult"),
     "InputMessage": (".engine.turns", "InputMessage"),
     "Pin": (".engine.notes", "Pin"),
@@ -223,6 +228,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "UTC": (".domain.clock", "UTC"),
     "as_utc": (".domain.clock", "as_utc"),
     "ErasureTarget": (".domain.erasure", "ErasureTarget"),
+    "expired_purge_date": (".domain.decay", "purge_date"),
     "Actor": (".domain.permissions", "Actor"),
     "Operator": (".domain.permissions", "Operator"),
     "check_erase": (".domain.permissions", "check_erase"),
@@ -324,6 +330,7 @@ __all__ = [
     "ConfigurationError",
     "ConsentAnswer",
     "ConsentVerdict",
+    "DecayService",
     "DuplicateCluster",
     "DuplicateClusters",
     "DuplicateLink",
@@ -389,6 +396,7 @@ __all__ = [
     "SlotRates",
     "StoreUnavailable",
     "Suggestion",
+    "SweepReport",
     "SwitchChange",
     "TurnService",
     "WriteResult",
@@ -405,6 +413,7 @@ __all__ = [
     "check_fact",
     "clean_text",
     "describe_source",
+    "expired_purge_date",
     "first_date",
     "group_part",
     "happened_label",

@@ -115,7 +115,7 @@ DESCRIPTIONS: dict[str, str] = {
     "profiles.merge_window_seconds": "同一张画像在这段时间内的多次更新合并为一次模型调用",
     "profiles.merge_preset": "更新画像使用的 Amrita 模型预设；空 = historian.preset",
     "profiles.merge_top_k": "每次更新画像时参考的该对象的历史记忆条数",
-    "consolidation": "整理（在每个会话的空闲时段整理记忆）与知识库",
+    "consolidation": "整理（在每个会话的空闲时段整理记忆）、知识库与记忆衰减",
     "consolidation.use_idle_window_planner": "按会话的活跃热度图挑选空闲时段；关闭则按指数退避安排",
     "consolidation.idle_timezone": "热度图时段与目标时刻的时区；空 = timezone；无效则回退到 timezone（或 UTC）并警告",
     "consolidation.idle_target_hour": "还没有活跃记录（不足一天）的会话在每天这个整点整理",
@@ -138,6 +138,11 @@ DESCRIPTIONS: dict[str, str] = {
     "consolidation.knowledge_max_chars": "知识库条目正文的字数上限（标题最多 60 字，摘要最多 200 字）",
     "consolidation.knowledge_revisions_keep": "每个知识库条目保留的历史版本数",
     "consolidation.knowledge_suggestions_per_day": "每个用户 24 小时内可提交的知识库建议条数（0 = 不接受建议）",
+    "consolidation.sweep_interval_hours": "记忆衰减扫描的间隔（从上一轮扫完算起）；0 = 只由 ambot cognition sweep 运行",
+    "consolidation.short_term_days": "低重要度记忆的寿命，到期即过期（可在 expired_keep_days 内恢复）",
+    "consolidation.long_term_days": "高重要度记忆的寿命，到期降为中；中等的寿命是两者的几何平均，到期降为低",
+    "consolidation.expired_keep_days": "过期记忆可恢复的天数，之后永久删除",
+    "consolidation.sweep_batch_size": "衰减扫描每批（一个事务）读取的记忆条数",
 }
 
 
@@ -210,6 +215,11 @@ UNITS: dict[str, str] = {
     "consolidation.knowledge_max_chars": "字",
     "consolidation.knowledge_revisions_keep": "个",
     "consolidation.knowledge_suggestions_per_day": "条",
+    "consolidation.sweep_interval_hours": "小时",
+    "consolidation.short_term_days": "天",
+    "consolidation.long_term_days": "天",
+    "consolidation.expired_keep_days": "天",
+    "consolidation.sweep_batch_size": "条",
 }
 #: Numeric keys that are plain numbers on purpose (no unit to name).
 UNITLESS = frozenset(

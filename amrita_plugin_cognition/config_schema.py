@@ -140,7 +140,7 @@ class ProfileSettings(_Settings):
 
 class ConsolidationSettings(_Settings):
     """Consolidation in each chat's quiet hours: when a chat's cycle runs (the idle-window planner
-    of ``domain/idle_planner.py``), and the knowledge base it keeps."""
+    of ``domain/idle_planner.py``), the knowledge base it keeps, and the decay sweep."""
 
     #: The idle-window planner (a chat's heat maps) picks each cycle's window; off: exponential
     #: back-off from the last cycle (the ``rethink_*`` keys).
@@ -186,6 +186,26 @@ class ConsolidationSettings(_Settings):
     knowledge_revisions_keep: int = Field(5, ge=0, le=100)
     #: Suggestions one user may file per bot account in 24 hours (0: the suggest tool refuses).
     knowledge_suggestions_per_day: int = Field(3, ge=0, le=100)
+
+    # --- the decay sweep (``domain/decay.py``)
+    #: The sweep runs every this many hours, counted from the last finished pass (kept in SQL, so
+    #: restarts do not postpone it); 0 = only by ``ambot cognition sweep``.
+    sweep_interval_hours: float = Field(24.0, ge=0, le=8760)
+    #: Days a low-importance memory lives; then it expires.
+    short_term_days: float = Field(7.0, gt=0, le=36500)
+    #: Days a high-importance memory lives; then it becomes medium. Medium lives the geometric
+    #: mean of the two (about 25 days at the defaults), then becomes low.
+    long_term_days: float = Field(90.0, gt=0, le=36500)
+    #: Days an expired memory can be restored (``ambot cognition expired restore``); then it is purged.
+    expired_keep_days: float = Field(30.0, ge=0, le=36500)
+    #: Memories read per batch (one transaction) of the sweep.
+    sweep_batch_size: int = Field(1000, ge=10, le=20000)
+
+    @model_validator(mode="after")
+    def _lifetimes_ordered(self) -> ConsolidationSettings:
+        if self.short_term_days > self.long_term_days:
+            raise ValueError("short_term_days must not exceed long_term_days")
+        return self
 
 
 class CognitionConfig(_Settings):

@@ -22,6 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from amrita_plugin_cognition.api import UTC
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -155,3 +157,28 @@ def machine_line() -> str:
 
 def verdict(value: float, limit: float) -> str:
     return f"{'OK' if value <= limit else 'OVER'} (target <= {limit:g}; ratio to target {value / limit:.2f})"
+
+
+class FlatEmbedder:
+    """For benchmarks that do not measure vectors: every text gets the same unit vector, at once."""
+
+    def __init__(self) -> None:
+        from amrita_plugin_cognition.index.embedders import Fingerprint
+
+        self.fingerprint = Fingerprint("bench", "flat", "", 8)
+
+    async def embed(self, texts: Any) -> np.ndarray:
+        vectors = np.zeros((len(texts), 8), dtype=np.float32)
+        vectors[:, 0] = 1.0
+        return vectors
+
+
+async def drop_outbox(engine: Any) -> None:
+    """Empty the outbox (benches that seed facts without vectors: no drain should embed them)."""
+    from sqlalchemy import delete
+
+    from amrita_plugin_cognition.store.models import OutboxRow
+
+    async with engine.unit_of_work() as uow:
+        await uow.session.execute(delete(OutboxRow))
+        await uow.commit()

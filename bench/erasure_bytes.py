@@ -28,8 +28,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import numpy as np
 from _common import (
+    FlatEmbedder,
+    drop_outbox,
     init_engine_only,
     machine_line,
     median,
@@ -41,7 +42,7 @@ from _common import (
     throwaway_home,
 )
 from _corpus import facts
-from sqlalchemy import delete, event, text
+from sqlalchemy import event, text
 
 # The package is imported once NoneBot is initialised (the standalone boot reloads it as a plugin:
 # a class imported before would be another class than the engine's).
@@ -50,7 +51,6 @@ ErasureTarget: Any = None
 InputMessage: Any = None
 MemoryDraft: Any = None
 Operator: Any = None
-OutboxRow: Any = None
 Scope: Any = None
 repository: Any = None
 short_term: Any = None
@@ -58,11 +58,10 @@ sqlite: Any = None
 
 
 def _import_after_init() -> None:
-    global ChatContext, ErasureTarget, InputMessage, MemoryDraft, Operator, OutboxRow, Scope
+    global ChatContext, ErasureTarget, InputMessage, MemoryDraft, Operator, Scope
     global repository, short_term, sqlite
     from amrita_plugin_cognition.api import ChatContext, ErasureTarget, InputMessage, MemoryDraft, Operator, Scope
     from amrita_plugin_cognition.store import repository, short_term, sqlite
-    from amrita_plugin_cognition.store.models import OutboxRow
 
 
 BOT = "bench-bot"
@@ -73,20 +72,6 @@ BATCH = 2_000
 #: Calls per block of ordinary writes (blocks alternate secure_delete on and off).
 BLOCK = 20
 _CHINESE = str.maketrans("0123456789", "零一二三四五六七八九")
-
-
-class FlatEmbedder:
-    """Vectors are not measured here: every text gets the same unit vector, at once."""
-
-    def __init__(self) -> None:
-        from amrita_plugin_cognition.index.embedders import Fingerprint
-
-        self.fingerprint = Fingerprint("bench", "flat", "", 8)
-
-    async def embed(self, texts: Any) -> np.ndarray:
-        vectors = np.zeros((len(texts), 8), dtype=np.float32)
-        vectors[:, 0] = 1.0
-        return vectors
 
 
 def chat(index: int) -> Any:
@@ -116,12 +101,6 @@ async def add_turns(engine: Any, turns: list[tuple[Scope, str, str, str]]) -> No
                 short_term.add_turn(uow.session, BOT, scope, user, name, f"t{number}", said, "好的", at, False)
                 short_term.add_note(uow.session, BOT, scope, user, name, said[:40], at)
             await uow.commit()
-
-
-async def drop_outbox(engine: Any) -> None:
-    async with engine.unit_of_work() as uow:
-        await uow.session.execute(delete(OutboxRow))
-        await uow.commit()
 
 
 async def build(engine: Any, rows: int) -> None:

@@ -18,7 +18,14 @@ from ..api import CognitionEngine  # noqa: E402
 from ..errors import TIMEOUTS, CognitionError, EngineUnavailable, IndexUnavailable  # noqa: E402
 from ..runtime import add_startup_step, current_engine, get_engine  # noqa: E402
 from . import activity, capture, commands, commands_profile, hook, tools  # noqa: E402,F401
-from .jobs import activity_flush, historian_tick, outbox_catch_up, wait_for_background  # noqa: E402
+from .jobs import (  # noqa: E402
+    SWEEP_CHECK_MINUTES,
+    activity_flush,
+    decay_sweep,
+    historian_tick,
+    outbox_catch_up,
+    wait_for_background,
+)
 from .settings import bind_settings  # noqa: E402
 
 #: How long shutdown waits for scheduled index work and bank checks.
@@ -61,7 +68,8 @@ def _every(
 async def _prepare_engine(engine: CognitionEngine) -> None:
     """Startup step of every engine start: the embedding fingerprint check, a repair pass of the
     vector index in the background (missing vectors re-queued by id), then the catch-up job, the
-    historian's poll and the activity flush (the engine's close flushes a last time)."""
+    historian's poll, the activity flush (the engine's close flushes a last time) and the decay
+    sweep's check."""
     outcome = await engine.index.check_fingerprint(confirm=_confirm_on_terminal)  # refused: EngineUnavailable
     logger.info(f"[cognition] stage=startup fingerprint={outcome} index={engine.vectors.description}")
     engine.index.repair_soon()
@@ -70,6 +78,7 @@ async def _prepare_engine(engine: CognitionEngine) -> None:
     _every(engine.config.historian.poll_interval_seconds, historian_tick, engine, "cognition_historian")
     engine.jobs.wake()  # jobs left from the last run
     _every(engine.config.consolidation.activity_flush_seconds, activity_flush, engine, "cognition_activity_flush")
+    _every(SWEEP_CHECK_MINUTES * 60, decay_sweep, engine, "cognition_decay_sweep")
 
 
 @get_driver().on_startup

@@ -24,6 +24,7 @@ from nonebot.rule import Rule
 from ..api import ChatContext, CognitionEngine, MemoryRecord, clean_text
 from ..errors import CognitionError, InvalidInput
 from ..runtime import get_engine
+from . import commands_decay as decay
 from . import commands_governance as governance
 from .commands_labels import record_lines, zone_of
 from .context import COGNITION_ADMIN_NODE, chat_context
@@ -56,7 +57,10 @@ USAGE = (
     "/memory bot clear — 删除机器人的全部记忆（机器人管理员，私聊；需回复“确认”）\n"
     "/memory memo — 查看本会话的置顶备忘录\n"
     "/memory off | on — 关闭/开启本会话的记忆（群里需群管理员、群主或机器人管理员）\n"
-    "/memory optout | optin — 在所有会话里不再记录关于我的新内容 / 恢复"
+    "/memory optout | optin — 在所有会话里不再记录关于我的新内容 / 恢复\n"
+    "/memory keep <编号> | unkeep <编号> — 让一条记忆不会因时间过期 / 取消（本人、群管理员/群主或机器人管理员）\n"
+    "/memory expired [页码] — 本会话已过期的记忆（群管理员/群主或机器人管理员；私聊里本人）\n"
+    "/memory restore <编号> — 恢复一条过期的记忆（同上）"
 )
 
 #: Amrita's menu entry of each matcher (``amrita.plugins.menu.models.MatcherData`` fields).
@@ -72,6 +76,8 @@ MENU_ENTRY: dict[str, object] = {
         "/memory memo — 本会话置顶备忘录",
         "/memory off | on — 关闭/开启本会话的记忆（群里需群管理员/群主或机器人管理员）",
         "/memory optout | optin — 不再记录关于我的新内容（所有会话）/ 恢复",
+        "/memory keep | unkeep <编号> — 让一条记忆不会过期 / 取消",
+        "/memory expired [页码]、/memory restore <编号> — 本会话过期的记忆，恢复一条（管理员）",
         f"删除他人的群记忆需群管理员/群主、机器人管理员或 {COGNITION_ADMIN_NODE} 权限",
     ],
     "related": None,
@@ -114,6 +120,13 @@ def parse_number(text: str, *, what: str, example: str, maximum: int) -> int:
     if not 1 <= number <= maximum:
         raise InvalidInput(f"{what}必须在 1 到 {maximum} 之间，例如 {example}")
     return number
+
+
+def memory_number(text: str, example: str) -> int:
+    """The memory's number a command names (``parse_number``); asked for when missing."""
+    if not text:
+        raise InvalidInput(f"请提供记忆编号，例如 {example}")
+    return parse_number(text, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
 
 
 async def _lines(
@@ -185,12 +198,25 @@ async def _switch(engine: CognitionEngine, context: ChatContext, word: str) -> s
     return reply
 
 
+async def _decay(engine: CognitionEngine, bot: Bot | None, context: ChatContext, word: str, number: str) -> str:
+    """``expired [页码]``, ``restore|keep|unkeep <编号>`` (``commands_decay.py``)."""
+    if word == "expired":
+        page = parse_number(number, what="页码", example="/memory expired 2", maximum=PAGE_MAX) if number else 1
+        return await decay.expired(engine, bot, context, page)
+    memory_id = memory_number(number, f"/memory {word} 12")
+    if word == "restore":
+        return await decay.restore(engine, context, memory_id)
+    return await decay.keep(engine, context, memory_id, word == "keep")
+
+
 #: Words that ask for the usage text (as does ``/memory`` alone).
 HELP_WORDS = frozenset({"help", "-h", "--help", "帮助", "用法", "?", "？"})
 TARGETS = ("user", "group", "memo", "bot")
 #: One-word commands: the chat's switch and the speaker's own opt-out.
 SWITCH_WORDS = ("off", "on", "optout", "optin")
 ACTIONS = ("list", "search", "show", "delete", "clear")
+#: The decay sweep's commands (``commands_decay.py``): a page, or a memory's number, after them.
+DECAY_WORDS = ("expired", "restore", "keep", "unkeep")
 
 
 def usage_reply(words: list[str]) -> str | None:
@@ -201,6 +227,8 @@ def usage_reply(words: list[str]) -> str | None:
     target = words[0]
     if target.lower() in SWITCH_WORDS:
         return None if len(words) == 1 else f"/memory {target.lower()} 后面不需要参数。\n{USAGE}"
+    if target.lower() in DECAY_WORDS:
+        return None if len(words) <= 2 else f"/memory {target.lower()} 后面只写一个数字。\n{USAGE}"
     if target not in TARGETS:
         return f"不认识的子命令“{target[:20]}”。\n{USAGE}"
     action = words[1] if len(words) > 1 else ""
@@ -220,6 +248,8 @@ async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: 
     target, action, rest = words[0], (words[1] if len(words) > 1 else ""), " ".join(words[2:])
     if target.lower() in SWITCH_WORDS:
         return await _switch(engine, context, target.lower())
+    if target.lower() in DECAY_WORDS:
+        return await _decay(engine, bot, context, target.lower(), action)
     if target == "memo":
         memo = await engine.notes.read_memo(context)
         return f"本会话备忘录：\n{memo}" if memo else "本会话还没有备忘录"
@@ -234,10 +264,7 @@ async def answer(engine: CognitionEngine, bot: Bot, event: MessageEvent, words: 
     message_id = str(getattr(event, "message_id", ""))
     if action == "clear":
         return await governance.ask_clear(engine, context, message_id, target)
-    example = f"/memory {target} {action} 12"
-    if not rest:
-        return f"请提供记忆编号，例如 {example}"
-    memory_id = parse_number(rest, what="记忆编号", example=example, maximum=DATABASE_ID_MAX)
+    memory_id = memory_number(rest, f"/memory {target} {action} 12")
     if action == "show":
         return await governance.show(engine, context, target, memory_id)
     return await governance.ask_forget(engine, context, message_id, target, memory_id)

@@ -29,7 +29,7 @@ from .commands_labels import day_label, when_label, zone_of
 from .confirmations import CONFIRMATIONS, Confirmations
 
 PREVIEW_CHARS = 60
-STATUS_NAMES = {"active": "有效", "superseded": "已被更正取代"}
+STATUS_NAMES = {"active": "有效", "superseded": "已被更正取代", "expired": "已过期"}
 PROVENANCE_NAMES = {"user_stated": "对话中说的", "inferred": "推断", "consolidated": "整理合并", "imported": "导入"}
 COUNT_NAMES = {
     "memories": "记忆",

@@ -1,5 +1,6 @@
 """Background work of the bot: the periodic vector-index catch-up, the startup repair, the
-historian's queue poll and the activity flush (each chat's message counts into SQL).
+historian's queue poll, the activity flush (each chat's message counts into SQL) and the decay
+sweep's check.
 
 Drains after each write are started by the engine itself (the unit of work's after-commit
 handler), whoever made the write."""
@@ -53,4 +54,23 @@ async def activity_flush(engine: CognitionEngine) -> None:
             "activity:database",
             "[cognition] stage=activity_flush database=unreachable error=%s; counts are kept for the next flush",
             error.reason,
+        )
+
+
+#: How often the bot asks whether the decay sweep is due (``consolidation.sweep_interval_hours``
+#: counts from the last finished pass, kept in SQL: a restart neither postpones nor repeats it).
+SWEEP_CHECK_MINUTES = 10
+
+
+async def decay_sweep(engine: CognitionEngine) -> None:
+    """The scheduled decay sweep: a pass when one is due (or one left unfinished), else nothing."""
+    report = await engine.decay.sweep_if_due()
+    if report is not None:
+        logger.info(
+            "[cognition] stage=decay_sweep_job scanned=%d demoted=%d expired=%d purged=%d finished=%s",
+            report.scanned,
+            report.demoted,
+            report.expired,
+            report.purged,
+            report.finished,
         )

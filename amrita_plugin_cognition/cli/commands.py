@@ -433,4 +433,11 @@ def main(args: list[str] | None = None) -> None:
     cognition.main(args=args, prog_name="python -m amrita_plugin_cognition")
 
 
-from . import eval_command, governance_commands, job_commands, knowledge_commands, profile_commands  # noqa: E402,F401  (register their commands on the group above)
+from . import (  # noqa: E402,F401  (register their commands on the group above)
+    decay_commands,
+    eval_command,
+    governance_commands,
+    job_commands,
+    knowledge_commands,
+    profile_commands,
+)

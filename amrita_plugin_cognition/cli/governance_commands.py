@@ -13,7 +13,7 @@ from .commands import _open_engine, _scope_argument, cognition, emit, home_optio
 from .failures import EXIT_USAGE, fail
 from .params import ACTOR, CHAT, PAGE, QQ, ROW_ID
 
-STATUSES = ("active", "superseded")
+STATUSES = ("active", "superseded", "expired")
 
 
 @cognition.command("inspect")
@@ -21,7 +21,7 @@ STATUSES = ("active", "superseded")
 @click.option("--bot", type=QQ, default=None, help="只看这个机器人 QQ 号的记忆")
 @click.option("--user", type=QQ, default=None, help="只看这个 QQ 号说的或关于他的记忆（所有会话）")
 @click.option("--chat", type=CHAT, default=None, help="只看这个会话，写作 group:<群号> 或 private:<QQ号>")
-@click.option("--status", type=click.Choice(STATUSES), default=None, help="只看有效的或已被更正取代的")
+@click.option("--status", type=click.Choice(STATUSES), default=None, help="只看有效的、已被更正取代的或已过期的")
 @click.option("--id", "memory_id", type=ROW_ID, default=None, help="只看这一条")
 @click.option("--page", type=PAGE, default=1, show_default=True, help="页码")
 @click.option("--per-page", type=click.IntRange(1, 200), default=20, show_default=True, help="每页条数")

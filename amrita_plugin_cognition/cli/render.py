@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..api import BackupInfo
 
 SCOPE_KINDS = {"group": "群聊", "private": "私聊"}
-MEMORY_STATES = {"active": "有效", "superseded": "已被取代", "forgotten": "已遗忘"}
+MEMORY_STATES = {"active": "有效", "superseded": "已被取代", "forgotten": "已遗忘", "expired": "已过期"}
 BACKUP_TABLES = {
     "memory": "记忆",
     "memo": "备忘录",
@@ -222,6 +222,22 @@ def _fingerprint_sentence(stored: dict[str, Any] | None, configured: dict[str, A
     return f"{current}；已存向量来自 {_embedder_text(stored)}，不一致：运行 reindex 重建"
 
 
+def _decay_sentence(decay: dict[str, Any]) -> str:
+    """The decay sweep in ``status``: its last finished pass and the pass under way, if any."""
+    last = decay.get("last_pass") or {}
+    if decay.get("last_finished_at"):
+        said = (
+            f"衰减扫描：上一轮完成于 {local_time(decay['last_finished_at'])}（读 {last.get('scanned', 0)} 条，"
+            f"降级 {last.get('demoted', 0)}，过期 {last.get('expired', 0)}，永久删除 {last.get('purged', 0)}）"
+        )
+    else:
+        said = "衰减扫描：还没有完成过一轮"
+    if decay.get("cursor"):
+        said += f"；本轮进行中，已扫到编号 #{decay['cursor']}"
+    interval = decay.get("interval_hours", 0)
+    return said + (f"；每 {interval:g} 小时一轮" if interval else "；未定时运行（ambot cognition sweep）")
+
+
 def status(report: dict[str, Any]) -> None:
     out = console()
     active = report.get("active_total", 0)
@@ -238,6 +254,8 @@ def status(report: dict[str, Any]) -> None:
     others = "，".join(f"{MEMORY_STATES.get(state, state)} {other[state]} 条" for state in order if other.get(state))
     extra = "；".join(part for part in (details, others) if part)
     out.print(f"记忆：有效 {active} 条" + (f"（{_escape(extra)}）" if extra else ""))
+    if "decay" in report:
+        out.print(_escape(_decay_sentence(report["decay"])))
     out.print(_escape(_fingerprint_sentence(report.get("fingerprint"), report.get("configured_embedder", {}))))
 
     index = report.get("index", {})

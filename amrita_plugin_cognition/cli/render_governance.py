@@ -7,7 +7,7 @@ from typing import Any
 from ..api import describe_source as describe
 from .render import DASH, _escape, console, happened_time, local_time, print_rows, zone_note
 
-STATUS_NAMES = {"active": "有效", "superseded": "已被取代"}
+STATUS_NAMES = {"active": "有效", "superseded": "已被取代", "expired": "已过期"}
 ACTION_NAMES = {
     "delete_all_chat": "删除会话全部记忆",
     "delete_all_user": "删除用户全部数据",

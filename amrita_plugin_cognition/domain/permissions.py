@@ -24,6 +24,9 @@ The rules:
 * **Chat switch** (``/memory off|on``). In a group, a group admin, the owner or a bot admin; in a
   private chat, the user (the only person in it). Opting out (``/memory optout|optin``) is each
   user's own choice, for themselves only, from any chat.
+* **Keep and expiry.** Marking a memory kept (the decay sweep never retires it) is for whoever
+  may forget it. An expired memory is listed and restored in its own chat by whoever may switch
+  that chat (its admins, owner or a bot admin in a group; the user in a private chat).
 * **The operator.** Whoever runs ``ambot cognition`` holds the bot's database: the bot's owner.
   They are an ``Operator`` (named in the audit), an actor the policy lets do every governance
   action on every bot account, never an unchecked path: the engine's use cases ask
@@ -174,3 +177,20 @@ def check_opt_out(actor: Actor, bot_id: str, user_id: str) -> None:
     context = _chat_actor(actor, bot_id)
     if context is not None and (not context.user_id or context.user_id != user_id):
         raise PermissionDenied("只能为你自己关闭或恢复记忆")
+
+
+def check_keep_memory(context: ChatContext, record: MemoryRecord) -> None:
+    if not may_forget_memory(context, record):
+        raise PermissionDenied("只有群管理员、群主、机器人管理员或这条记忆的本人可以设置保留它")
+
+
+def check_manage_expired(actor: Actor, bot_id: str, scope: Scope) -> None:
+    """Listing and restoring a chat's expired memories: the operator any chat's; in chat, that
+    chat's by who may switch it (``may_switch_chat``)."""
+    context = _chat_actor(actor, bot_id)
+    if context is None:
+        return
+    if context.scope != scope:
+        raise PermissionDenied("只能在记忆所属的会话里查看或恢复过期的记忆")
+    if not may_switch_chat(context):
+        raise PermissionDenied("只有群管理员、群主或机器人管理员可以查看和恢复本群过期的记忆")

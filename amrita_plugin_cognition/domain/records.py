@@ -43,6 +43,9 @@ class MemoryStatus(StrEnum):
     ACTIVE = "active"
     SUPERSEDED = "superseded"
     FORGOTTEN = "forgotten"
+    #: Retired by the decay sweep (``domain/decay.py``): out of both indices, never recalled or
+    #: listed as active; restorable until it is purged ``consolidation.expired_keep_days`` later.
+    EXPIRED = "expired"
 
 
 class MemoryKind(StrEnum):
@@ -184,6 +187,8 @@ class MemoryRecord:
     superseded_by: int | None
     invalid_at: datetime | None
     content_hash: str
+    #: The user asked to keep it: the decay sweep never demotes or retires it.
+    keep: bool = False
 
     @property
     def when(self) -> datetime:

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from .service import CognitionEngine
 
 
-async def _lock_for(uow: UnitOfWork, context: ChatContext, memory_id: int) -> None:
+async def lock_for(uow: UnitOfWork, context: ChatContext, memory_id: int) -> None:
     """Lock this chat and, when it is another one (a private chat forgetting a group fact),
     the chat the fact belongs to: both in one call, before anything is read for the change."""
     rows = await repository.get_rows(uow.session, context.bot_id, [memory_id])
@@ -67,10 +67,13 @@ async def _lock_for(uow: UnitOfWork, context: ChatContext, memory_id: int) -> No
     await uow.lock_scope(context.bot_id, *scopes)
 
 
-async def _load_visible(uow: UnitOfWork, context: ChatContext, memory_id: int, policy: ScopePolicy) -> MemoryRow:
+async def load_visible(
+    uow: UnitOfWork, context: ChatContext, memory_id: int, policy: ScopePolicy, *, expired_ok: bool = False
+) -> MemoryRow:
     """The active fact ``memory_id`` if this chat may see it under the configured ``policy`` (as
     recall does: what a chat was shown, it may correct or forget, if permitted); else why not,
-    in Chinese."""
+    in Chinese. ``expired_ok``: an expired fact too (a forget: it is still the user's to remove;
+    a correction is refused: it would bring the text back, which is a restore's decision)."""
     rows = await repository.get_rows(uow.session, context.bot_id, [memory_id])
     row = rows.get(memory_id)
     if row is None:
@@ -79,7 +82,9 @@ async def _load_visible(uow: UnitOfWork, context: ChatContext, memory_id: int, p
         raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
     if not visibility_for(context, policy).allows(repository.to_record(row)):
         raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
-    if row.status != MemoryStatus.ACTIVE.value:
+    if row.status == MemoryStatus.EXPIRED.value and not expired_ok:
+        raise NotFound(f"记忆 #{memory_id} 已过期；请先恢复（/memory restore {memory_id}，管理员）再更正")
+    if row.status not in (MemoryStatus.ACTIVE.value, MemoryStatus.EXPIRED.value):
         newer = f"，新版本是 #{row.superseded_by}" if row.superseded_by else ""
         raise ConcurrentChange(f"记忆 #{memory_id} 已被修改{newer}；请对新版本操作")
     return row
@@ -121,8 +126,8 @@ async def update_memory(
     new_text = verdict.text  # a secret inside is replaced by [已隐去]
     switches = await switch_state(engine, context.bot_id)
     async with engine.unit_of_work() as uow:
-        await _lock_for(uow, context, memory_id)
-        old = await _load_visible(uow, context, memory_id, engine.config.scope_policy)
+        await lock_for(uow, context, memory_id)
+        old = await load_visible(uow, context, memory_id, engine.config.scope_policy)
         old_record = repository.to_record(old)
         permissions.check_correct_memory(context, old_record)
         # the new text is new: not in a switched-off chat, nor by or about an opted-out user
@@ -194,7 +199,9 @@ async def forgettable(engine: CognitionEngine, context: ChatContext, memory_id: 
     """The fact ``memory_id`` if this chat's speaker may forget it now (read only: the confirm
     step shows it before ``forget_memory`` runs); else why not, in Chinese."""
     async with engine.unit_of_work() as uow:
-        record = repository.to_record(await _load_visible(uow, context, memory_id, engine.config.scope_policy))
+        record = repository.to_record(
+            await load_visible(uow, context, memory_id, engine.config.scope_policy, expired_ok=True)
+        )
     permissions.check_forget_memory(context, record)
     return record
 
@@ -205,8 +212,8 @@ async def forget_memory(
     """Forget a fact and every version it replaced (a barrier for each: nothing comes back), and
     the short-term traces of the messages they were drawn from (``_remove_traces``)."""
     async with engine.unit_of_work() as uow:
-        await _lock_for(uow, context, memory_id)
-        row = await _load_visible(uow, context, memory_id, engine.config.scope_policy)
+        await lock_for(uow, context, memory_id)
+        row = await load_visible(uow, context, memory_id, engine.config.scope_policy, expired_ok=True)
         record = repository.to_record(row)
         permissions.check_forget_memory(context, record)
         moment = aware_or_now(now)
@@ -229,7 +236,7 @@ async def _remove_traces(
     """What the forgotten versions were drawn from goes with them, in the forget's transaction:
     the ``end`` notes and the transcript turns of their source messages, and the historian jobs
     made from those messages (``domain/sources.py`` says why whole notes and turns). The chat is
-    the fact's own (it was said there), which ``_lock_for`` has locked."""
+    the fact's own (it was said there), which ``lock_for`` has locked."""
     by_chat: dict[Scope, set[str]] = {}
     for version in versions:
         by_chat.setdefault(version.scope, set()).update(source_messages(version.source))

@@ -148,6 +148,9 @@ def memory_document(item: Inspected) -> dict[str, Any]:
         "recorded_at": _iso(record.recorded_at),
         "updated_at": _iso(record.updated_at),
         "status": record.status.value,
+        #: when it stopped being current (superseded, or expired: the decay sweep)
+        "invalid_at": _iso(record.invalid_at),
+        "keep": record.keep,
         "supersedes": item.supersedes,
         "superseded_by": item.superseded_by,
     }

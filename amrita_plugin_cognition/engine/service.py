@@ -72,6 +72,7 @@ from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
 from .services import (
+    DecayService,
     GovernanceService,
     IdleWindowService,
     IndexService,
@@ -141,6 +142,7 @@ class CognitionEngine:
         self.jobs = JobService(self)
         self.turns = TurnService(self)
         self.idle_windows = IdleWindowService(self)
+        self.decay = DecayService(self)
 
     @property
     def config(self) -> CognitionConfig:

@@ -1,7 +1,7 @@
 """The engine's use cases, one small service per area, reached from the facade as attributes:
 ``engine.memories``, ``engine.notes``, ``engine.profiles``, ``engine.governance``,
-``engine.index``, ``engine.jobs`` and ``engine.turns`` (and ``engine.knowledge``, in
-``knowledge_service.py``).
+``engine.index``, ``engine.jobs``, ``engine.turns`` and ``engine.decay`` (and ``engine.knowledge``,
+in ``knowledge_service.py``).
 
 Each method is the one way callers (the bot, the CLI, the benchmarks) reach a use case; it
 delegates to the module function that does the work (``writes.remember``, ``notes.add_pin`` …),
@@ -21,8 +21,10 @@ from ..domain.records import Importance
 from . import backup as _backup
 from . import context as _context
 from . import corrections as _corrections
+from . import decay as _decay
 from . import duplicates as _duplicates
 from . import erasure as _erasure
+from . import expiry as _expiry
 from . import idle_windows as _idle_windows
 from . import inspection as _inspection
 from . import notes as _notes
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from ..store.profiles import ProfileFilter
     from .backup import BackupInfo
     from .context import BuiltContext
+    from .decay import SweepReport
     from .duplicates import DuplicateClusters
     from .erasure import ErasureReport
     from .indexing import RepairReport
@@ -508,7 +511,41 @@ class IdleWindowService(_Service):
         return await _idle_windows.state(self._engine, bot_id, scope)
 
 
+class DecayService(_Service):
+    """The decay sweep (``domain/decay.py``): running it, what it retired, and what it never touches."""
+
+    async def sweep(self, now: datetime | None = None, max_batches: int | None = None) -> SweepReport:
+        """Walk the table from the cursor to its end (or ``max_batches`` batches): demote, retire, purge."""
+        return await _decay.sweep(self._engine, now, max_batches)
+
+    async def sweep_if_due(self, now: datetime | None = None) -> SweepReport | None:
+        """The scheduled sweep: a pass when ``consolidation.sweep_interval_hours`` say so, else None."""
+        return await _decay.sweep_if_due(self._engine, now)
+
+    async def status(self) -> dict[str, Any]:
+        """The sweep's cursor, the pass under way and the last finished pass."""
+        return await _decay.sweep_status(self._engine)
+
+    async def keep(self, context: ChatContext, memory_id: int, keep: bool = True) -> MemoryRecord:
+        """Mark a memory kept (never decays) or not, if this speaker may forget it."""
+        return await _expiry.set_keep(self._engine, context, memory_id, keep)
+
+    async def expired(
+        self, context: ChatContext, offset: int = 0, limit: int = 10
+    ) -> tuple[builtins.list[MemoryRecord], int]:
+        """One page of this chat's expired memories (its admins) and their total."""
+        return await _expiry.list_expired(self._engine, context, offset, limit)
+
+    async def restore(
+        self, actor: Actor, bot_id: str | None, memory_id: int, now: datetime | None = None
+    ) -> MemoryRecord:
+        """Bring an expired memory back to active (refused under a forget barrier); ``bot_id``
+        None: the memory's own bot account."""
+        return await _expiry.restore_expired(self._engine, actor, bot_id, memory_id, now)
+
+
 __all__ = [
+    "DecayService",
     "GovernanceService",
     "IdleWindowService",
     "IndexService",

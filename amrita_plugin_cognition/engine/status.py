@@ -1,5 +1,6 @@
 """The store's health at a glance: fingerprint, counts, outbox lag and dead rows, index health
-with the missing vectors counted by id, and the LLM calls of every process (counted in SQL)."""
+with the missing vectors counted by id, the decay sweep's cursor and last pass, and the LLM calls
+of every process (counted in SQL)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from ..domain.records import MemoryStatus
 from ..errors import IndexUnavailable
 from ..store import jobs, outbox, repository
 from . import llm_usage
+from .decay import sweep_status
 from .reindex import stored_fingerprint
 
 if TYPE_CHECKING:
@@ -71,4 +73,5 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         },
         "index": index,
         "llm": await llm_usage.summary(engine),
+        "decay": await sweep_status(engine),
     }

@@ -44,6 +44,7 @@ from ..domain.records import (
 )
 from ..errors import InvalidInput, LimitExceeded, NotFound
 from ..logs import log_event
+from ..store import decay as decay_store
 from ..store import repository
 from ..store.unit_of_work import UnitOfWork
 from .switches import chat_open, switch_state
@@ -177,7 +178,8 @@ async def _insert_scope(
     result: WriteResult,
     partial: bool = False,
 ) -> bool:
-    """Barrier, dedupe and limit checks, then the insert (no commit). False when nothing is new.
+    """Barrier, dedupe and limit checks, then the insert (no commit). False when nothing changed
+    (a duplicate said again restarts the existing memory's decay clock: that is a change).
     Past the chat's limit: ``LimitExceeded``, or with ``partial`` the drafts that fit and the rest
     refused as ``over_limit``."""
     session = uow.session
@@ -201,8 +203,10 @@ async def _insert_scope(
         else:
             first_of_hash[digest] = index
             accepted.append((index, draft))
+    # a fact said again is alive: its decay clock restarts (``domain/decay.py``)
+    renewed = await decay_store.renew(session, sorted(set(result.record_ids.values()) & set(existing.values())), now)
     if not accepted:
-        return False
+        return renewed > 0
     active = await repository.count_active(session, bot_id, scope)
     room = max(0, engine.config.memories_max_per_scope - active)
     if partial and len(accepted) > room:

@@ -72,7 +72,7 @@ class ErasureCounts:
         }
 
 
-def _chunks(ids: Sequence[int]) -> list[list[int]]:
+def chunks(ids: Sequence[int]) -> list[list[int]]:
     return [list(ids[start : start + CHUNK]) for start in range(0, len(ids), CHUNK)]
 
 
@@ -160,18 +160,18 @@ async def covered_memories(
         lambda text: matcher.names(text, target.user_id),
     )
     found: list[MemoryRow] = []
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         found.extend((await session.execute(select(MemoryRow).where(MemoryRow.id.in_(chunk)))).scalars())
     return sorted(found, key=lambda row: row.id)
 
 
-async def _with_older_versions(session: AsyncSession, rows: list[MemoryRow]) -> list[MemoryRow]:
+async def with_older_versions(session: AsyncSession, rows: list[MemoryRow]) -> list[MemoryRow]:
     """``rows`` and every version they replaced, directly or through earlier corrections."""
     found = {row.id: row for row in rows}
     frontier = list(found)
     while frontier:
         newer: list[int] = []
-        for chunk in _chunks(frontier):
+        for chunk in chunks(frontier):
             result = await session.execute(select(MemoryRow).where(MemoryRow.superseded_by.in_(chunk)))
             for row in result.scalars():
                 if row.id not in found:
@@ -190,7 +190,7 @@ async def _erase_memories(
     counts: ErasureCounts,
 ) -> int:
     matched = await covered_memories(session, target, matcher)
-    rows = await _with_older_versions(session, matched)
+    rows = await with_older_versions(session, matched)
     if not rows:
         return 0
     counts.memory_ids = sorted(row.id for row in rows)
@@ -201,7 +201,7 @@ async def _erase_memories(
         outbox.enqueue(session, row, "delete", now)
     ids = [row.id for row in rows]
     await keyword.remove_documents(session, ids)
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         await session.execute(
             delete(MemoryRow).where(MemoryRow.id.in_(chunk)).execution_options(synchronize_session=False)
         )
@@ -219,7 +219,7 @@ async def _delete_where(session: AsyncSession, model: Any, clause: Any, counts: 
 
 async def _delete_ids(session: AsyncSession, model: Any, ids: Sequence[int], counts: ErasureCounts) -> int:
     total = 0
-    for chunk in _chunks(ids):
+    for chunk in chunks(ids):
         total += await _delete_where(session, model, model.id.in_(chunk), counts)
     return total
 
@@ -261,7 +261,7 @@ async def _erase_jobs(session: AsyncSession, target: ErasureTarget, matcher: Per
             changes["last_error"] = ""
         if changes:
             await session.execute(update(JobRow).where(JobRow.id == job_id).values(**changes))
-    for chunk in _chunks(dropped):
+    for chunk in chunks(dropped):
         await session.execute(delete(JobRow).where(JobRow.id.in_(chunk)).execution_options(synchronize_session=False))
     return len(dropped)
 

@@ -85,6 +85,8 @@ class MemoryRow(Model):
     superseded_by: Mapped[int | None] = mapped_column(_ID, nullable=True)
     invalid_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     content_hash: Mapped[str] = mapped_column(String(64))
+    #: The user asked to keep it (``/memory keep``): the decay sweep never demotes or retires it.
+    keep: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class MemoRow(Model):

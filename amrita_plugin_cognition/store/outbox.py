@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.backoff import after_failure
@@ -36,21 +36,30 @@ CARD_SCOPE_ID = "cards"
 KNOWLEDGE = "knowledge"
 
 
+def _values(row: MemoryRow, operation: str, now: datetime) -> dict[str, object]:
+    return {
+        "memory_id": row.id,
+        "operation": operation,
+        "bot_id": row.bot_id,
+        "scope_kind": row.scope_kind,
+        "scope_id": row.scope_id,
+        "attempts": 0,
+        "last_error": "",
+        "state": PENDING,
+        "next_attempt_at": None,
+        "created_at": now,
+    }
+
+
 def enqueue(session: AsyncSession, row: MemoryRow, operation: str, now: datetime) -> None:
-    session.add(
-        OutboxRow(
-            memory_id=row.id,
-            operation=operation,
-            bot_id=row.bot_id,
-            scope_kind=row.scope_kind,
-            scope_id=row.scope_id,
-            attempts=0,
-            last_error="",
-            state=PENDING,
-            next_attempt_at=None,
-            created_at=now,
-        )
-    )
+    session.add(OutboxRow(**_values(row, operation, now)))
+
+
+async def enqueue_many(session: AsyncSession, rows: Sequence[MemoryRow], operation: str, now: datetime) -> None:
+    """Index work for many facts in one statement (a sweep batch's retirements: an ORM flush of
+    one object per row cost half the batch's time)."""
+    if rows:
+        await session.execute(insert(OutboxRow), [_values(row, operation, now) for row in rows])
 
 
 def enqueue_card(session: AsyncSession, profile_id: int, bot_id: str, now: datetime) -> None:

@@ -51,6 +51,7 @@ def to_record(row: Any) -> MemoryRecord:
         superseded_by=row.superseded_by,
         invalid_at=as_utc(row.invalid_at),
         content_hash=row.content_hash,
+        keep=bool(row.keep),
     )
 
 
@@ -113,6 +114,13 @@ async def insert_memories(
         )
     session.add_all(rows)
     await session.flush()
+    await enter_indices(session, rows, now)
+    return rows
+
+
+async def enter_indices(session: AsyncSession, rows: Sequence[MemoryRow], now: datetime) -> None:
+    """Active ``rows`` (new, or restored from expiry) into both indices: their keyword rows now,
+    their vectors through the outbox."""
     for row in rows:
         outbox.enqueue(session, row, "upsert", now)
     windows = await turns.index_keywords(session, rows)
@@ -121,7 +129,14 @@ async def insert_memories(
     for item in windows:
         if item.row.id not in fresh:
             outbox.enqueue(session, item.row, "upsert", now)
-    return rows
+
+
+async def leave_indices(session: AsyncSession, rows: Sequence[MemoryRow], now: datetime) -> None:
+    """``rows``, no longer active (superseded, expired), out of both indices: their keyword rows
+    now, their vectors through the outbox; the conversation turns next to them get new windows."""
+    await keyword.remove_documents(session, [row.id for row in rows])
+    await outbox.enqueue_many(session, rows, "delete", now)
+    await turns.refresh_turn_windows(session, turns.turn_places(rows), now)
 
 
 async def find_active_duplicate(session: AsyncSession, bot_id: str, hashes: Sequence[str]) -> dict[str, int]:
@@ -180,9 +195,7 @@ async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: 
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
         return False
-    await keyword.remove_documents(session, [old.id])
-    outbox.enqueue(session, old, "delete", now)
-    await turns.refresh_turn_windows(session, turns.turn_places([old]), now)
+    await leave_indices(session, [old], now)
     return True
 
 
@@ -198,14 +211,19 @@ async def lineage(session: AsyncSession, memory_id: int) -> list[MemoryRow]:
     return found
 
 
+#: What a forget removes: a fact still in use, or one the decay sweep retired (restorable, so
+#: still the user's to forget); never an old version alone (it goes with its newest).
+FORGETTABLE = (MemoryStatus.ACTIVE.value, MemoryStatus.EXPIRED.value)
+
+
 async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: datetime) -> list[int]:
-    """The one true removal, of a still-active fact and every version it replaced: the rows go,
-    a barrier (id + content hash) stays for each, so neither a restore nor a re-import brings
-    an old version back. Returns the ids removed; empty, changing nothing, when ``row`` was no
-    longer active (corrected or forgotten meanwhile)."""
+    """The one true removal, of a still-active (or expired) fact and every version it replaced:
+    the rows go, a barrier (id + content hash) stays for each, so neither a restore nor a
+    re-import brings an old version back. Returns the ids removed; empty, changing nothing, when
+    ``row`` was corrected or forgotten meanwhile."""
     result = await session.execute(
         delete(MemoryRow)
-        .where(MemoryRow.id == row.id, MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .where(MemoryRow.id == row.id, MemoryRow.status.in_(FORGETTABLE))
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]

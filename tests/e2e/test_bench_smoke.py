@@ -1,5 +1,5 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe).
+planner_month, activity_observe, decay_sweep).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -99,3 +99,10 @@ def test_the_activity_bench_prints_observe_flush_and_plan() -> None:
     assert re.search(rf"peer, a SQL write per message: {NUMBER} µs/message \(ratio peer/observe {NUMBER}x\)", output)
     assert re.search(rf"flush of \d+ chats: {NUMBER} ms", output), output
     assert re.search(rf"plan \(row read \+ planner\): {NUMBER} ms; plan_window alone: {NUMBER} ms", output), output
+
+
+def test_decay_sweep_quick_reads_every_row_once_across_a_restart() -> None:
+    output = run_script("decay_sweep.py")
+    assert re.search(rf"5,000 rows:\s+{NUMBER} s per pass .* tracemalloc peak {NUMBER} MB", output), output
+    assert re.search(r"busy passes .*\n\s+5,000 rows: .* 1,667 retired .* 1,667 demoted", output), output
+    assert "5,000 of 5,000 rows, none twice (pass total 5,000) ok" in output, output

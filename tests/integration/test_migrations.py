@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from argparse import Namespace
 
+import pytest
 from sqlalchemy import inspect
 from sqlalchemy.util import greenlet_spawn
 
@@ -29,3 +31,52 @@ async def test_keyword_index_objects_exist() -> None:
     assert {"cognition_memory", "cognition_memo", "cognition_pin", "cognition_outbox", "cognition_barrier"} <= set(
         tables
     )
+
+
+@pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
+def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``b3f9d2c6a8e1`` (the keep marker): down, expired memories go (the older release knows no
+    such status) and the table keeps AUTOINCREMENT and its indexes (batch rebuild on SQLite); up
+    again, every memory has ``keep`` false."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import os, sqlite3, nonebot
+        os.environ["COGNITION_ENGINE_ONLY"] = "1"
+        folder = {str(tmp_path)!r}
+        nonebot.init(driver="~none", sqlalchemy_database_url=f"sqlite+aiosqlite:///{{folder}}/x.db",
+                     localstore_data_dir=folder)
+        nonebot.load_plugin("amrita_plugin_cognition")
+        from nonebot_plugin_orm.__main__ import main
+        def run(*args):
+            main(list(args), prog_name="orm", standalone_mode=False)
+        def rows(sql):
+            with sqlite3.connect(f"{{folder}}/x.db") as db:
+                return db.execute(sql).fetchall()
+        run("upgrade")
+        with sqlite3.connect(f"{{folder}}/x.db") as db:
+            for text, status in (("gone", "expired"), ("kept", "active")):
+                db.execute(
+                    "INSERT INTO cognition_memory (bot_id, scope_kind, scope_id, speaker_id, speaker_name, subject_id,"
+                    " subject_name, text, kind, tags, importance, provenance, source, recorded_at, updated_at, status,"
+                    " content_hash) VALUES ('b', 'group', '1', '', '', '', '', ?, 'fact', '[]', 'low', 'user_stated',"
+                    " '{{}}', '2026-01-01', '2026-01-01', ?, ?)", (text, status, text))
+        run("downgrade", "c7e3b5a9d2f1")
+        print("down", rows("SELECT text FROM cognition_memory"),
+              "keep" in [row[1] for row in rows("PRAGMA table_info(cognition_memory)")],
+              "AUTOINCREMENT" in rows("SELECT sql FROM sqlite_master WHERE name = 'cognition_memory'")[0][0],
+              len(rows("SELECT name FROM sqlite_master WHERE tbl_name = 'cognition_memory' AND type = 'index'")))
+        run("upgrade")
+        print("up", rows("SELECT text, status, keep FROM cognition_memory"))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("down", "up"))]
+    assert lines == ["down [('kept',)] False True 5", "up [('kept', 'active', 0)]"], done.stdout[-2000:]
