@@ -31,6 +31,7 @@ import click
 from . import render_eval
 from .commands import CLOSE_TIMEOUT_SECONDS, PACKAGE, cognition, emit, json_option
 from .failures import EXIT_USAGE, fail, guarded
+from .sealed import sealed_files, without_texts
 
 #: The kinds of evaluation and what each measures (shown by ``eval --help``).
 KINDS = {
@@ -87,7 +88,18 @@ def eval_command(kind: str, files: tuple[Path, ...], as_json: bool | None, keep:
         report = guarded(lambda: evaluate(kind, paths[0], keep, model))
     else:
         report = guarded(lambda: pooled(kind, {str(path): evaluate(kind, path) for path in paths}))
-    emit(report, as_json, render_eval.eval_report)
+    emit(redacted_if_sealed(report, paths), as_json, render_eval.eval_report)
+
+
+def redacted_if_sealed(report: dict[str, Any], paths: list[Path]) -> dict[str, Any]:
+    """``report`` as is, or, when any of ``paths`` is sealed (``sealed.is_sealed``), with ids and
+    counts only (``sealed.without_texts``), said on stderr."""
+    sealed = sealed_files(paths)
+    if not sealed:
+        return report
+    names = "、".join(str(path) for path in sealed)
+    click.echo(f"{names} 属于封存的测试集（SEALED.json）：报告只列编号与计数，不列文本", err=True)
+    return {**without_texts(report), "texts_withheld": [str(path) for path in sealed]}
 
 
 def evaluation_files(kind: str, given: tuple[Path, ...]) -> list[Path]:

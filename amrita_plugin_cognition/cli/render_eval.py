@@ -18,6 +18,9 @@ def _with_interval(value: float, interval: list[float] | None) -> str:
 
 
 def eval_report(report: dict[str, Any]) -> None:
+    withheld = report.get("texts_withheld")
+    if withheld:
+        report = _ids_only(report)
     if report.get("files"):
         _per_file(report)
         console().print(f"合计（{len(report['files'])} 个文件）：")
@@ -30,6 +33,16 @@ def eval_report(report: dict[str, Any]) -> None:
     }[report["kind"]](report)
     if report["kind"] != "recall":
         console().print("方括号里是 95 % 置信区间（Wilson）")
+    if withheld:
+        console().print(f"封存的测试集：不列文本；未通过的编号：{'、'.join(report['withheld_ids']) or '无'}")
+
+
+def _ids_only(report: dict[str, Any]) -> dict[str, Any]:
+    """A sealed report (``sealed.without_texts``): the case tables left out, their ids listed."""
+    failures = report.get("failures") or []
+    ids = [str(item["id"]) if isinstance(item, dict) else str(item) for item in failures]
+    listed = [] if failures and isinstance(failures[0], dict) else failures
+    return {**report, "failures": listed, "failure_details": [], "withheld_ids": ids}
 
 
 def _per_file(report: dict[str, Any]) -> None:

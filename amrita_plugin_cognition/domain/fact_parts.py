@@ -29,9 +29,15 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 # --- who ---------------------------------------------------------------------------------------
 #: ``QQ号10001（昵称小明）`` (the historian's writing), ``QQ 10001``, ``qq:10001``.
 _QQ = re.compile(r"(?i)qq\s*(?:号码|号|number|#|:|：)?\s*(\d{5,12})")
+#: ``阿杰（QQ号31415）``, ``Mia (QQ 13579)``: the name written just before a bracketed QQ number
+#: (a CJK run of at most 4 characters after a non-CJK character, or one Latin word).
+_NICKNAME_BEFORE = re.compile(
+    r"(?:(?<![\u3400-\u9fff\d])([\u3400-\u9fff]{1,4})|\b([A-Za-z][A-Za-z'-]{0,20}))\s*[（(]\s*$"
+)
 _NICKNAME_AFTER = re.compile(r"^\s*[（(]\s*(?:昵称|nickname|name)\s*[:：]?\s*([^）)]{1,32})[）)]")
-#: A bare number long enough to be a QQ number (a phone or an order number is still "who/which").
-_LONG_NUMBER = re.compile(r"(?<!\d)\d{5,12}(?!\d)")
+
+#: Words before a bracketed QQ number that are no name.
+_NOT_A_NAME = frozenset({"的", "和", "与", "跟", "给", "把", "被", "向", "从", "and", "with", "to", "from", "by", "of"})
 
 # --- when --------------------------------------------------------------------------------------
 _MONTHS_EN = {
@@ -63,8 +69,34 @@ _DATE_PATTERNS = (
     re.compile(rf"(?i)\b({_MONTH_EN})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,?\s*(\d{{4}}))?\b"),
     re.compile(rf"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_EN})\.?(?:\s*,?\s*(\d{{4}}))?\b"),
 )
-_WEEKDAYS = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "日": 7, "天": 7}
-_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([1-7日天])")
+_WEEKDAYS = {
+    **{str(number): number for number in range(1, 8)},
+    **dict(zip("一二三四五六", range(1, 7), strict=True)),
+    "日": 7,
+    "天": 7,
+}
+_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([1-7一二三四五六日天])")
+#: How often: 每天 / 天天 / daily, 每周 / 逢周二 / weekly, 每个月 / monthly … (after ``fold``:
+#: 星期 and 礼拜 read as 周). Before a weekday only the 每 / 逢 is taken (the weekday is read apart).
+_FREQUENCIES = (
+    (
+        "day",
+        re.compile(
+            r"(?i)每个?(?:天|日|晚|早)(?:晚上|早上|夜里)?|天天|每天"
+            r"|\bdaily\b|\bevery (?:day|night|morning|evening)\b|\bnightly\b"
+        ),
+    ),
+    (
+        "week",
+        re.compile(
+            r"(?i)(?:每个?|逢)周(?![1-7一二三四五六日天])|(?:每个?|逢)(?=周[1-7一二三四五六日天])"
+            r"|\bweekly\b|\bevery week\b|\bevery (?=(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+        ),
+    ),
+    ("month", re.compile(r"(?i)每个?月|按月|\bmonthly\b|\bevery month\b|\beach month\b")),
+    ("quarter", re.compile(r"(?i)每个?季度|\bquarterly\b|\bevery quarter\b")),
+    ("year", re.compile(r"(?i)每个?年|每一年|\byearly\b|\bannually\b|\bevery year\b")),
+)
 _WEEKDAYS_EN = re.compile(r"(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
 _WEEKDAY_EN_NUMBER = {"mon": 1, "tues": 2, "wednes": 3, "thurs": 4, "fri": 5, "satur": 6, "sun": 7}
 _PERIOD = r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|半夜|深夜|晚)?"
@@ -72,6 +104,14 @@ _CLOCK = re.compile(
     _PERIOD + r"\s*(\d{1,2})\s*(?:[:：](\d{2})|点钟?(?!点)\s*(半|一刻|三刻|(\d{1,2})\s*分?)?|时(?:(\d{1,2})分)?)"
 )
 _CLOCK_EN = re.compile(r"(?i)\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)")
+#: Parts of the day said without a clock time (上午 / 下午, in the morning / at night): both
+#: facts naming one must name the same.
+_DAY_PARTS = (
+    ("morning", re.compile(r"(?i)凌晨|早上|早晨|清晨|上午|一早|\bin the morning\b|\bmornings?\b")),
+    ("noon", re.compile(r"(?i)中午|\bnoon\b|\bat lunch(?:time)?\b")),
+    ("afternoon", re.compile(r"(?i)下午|\bafternoons?\b")),
+    ("evening", re.compile(r"(?i)傍晚|晚上|夜里|半夜|深夜|晚间|\bevenings?\b|\bat night\b|\btonight\b")),
+)
 _AFTERNOON = ("下午", "傍晚", "晚上", "夜里", "晚", "深夜")
 
 # --- how much ----------------------------------------------------------------------------------
@@ -95,6 +135,23 @@ MEASURE_WORDS = (
     "寸|尺|码|届|轮|局|球|站|班|项|笔|单|万|亿|千|百|GB|MB|TB|G|K|kg|km|cm|mm|m|h|min"
 )
 _UNIT = re.compile(rf"\s*个?({MEASURE_WORDS})?")
+#: Units that are a multiple of another: 15万元 = 十五万元 (150000元), 4小时 = 240分钟.
+_SCALED_UNITS = {
+    "万元": (10_000, "元"),
+    "千元": (1_000, "元"),
+    "百元": (100, "元"),
+    "万": (10_000, ""),
+    "亿": (100_000_000, ""),
+    "千": (1_000, ""),
+    "小时": (60, "分钟"),
+    "h": (60, "分钟"),
+    "min": (1, "分钟"),
+    "分": (1, "分钟"),
+    "千克": (1, "公斤"),
+    "kg": (1, "公斤"),
+    "km": (1, "公里"),
+    "千米": (1, "公里"),
+}
 #: 半 as an amount (半小时, 一个半月), not as the half hour of a clock time (3点半).
 _HALF = re.compile(rf"(?<!点)半(?=个?(?:{MEASURE_WORDS}))")
 
@@ -107,6 +164,10 @@ _NOT_NEGATION = re.compile(
     "别人|别的|特别|区别|分别|告别|性别|级别|识别|差别|个别|类别|辨别|否则|是否|能否|可否|无比|未必"
 )
 _NEGATION_ZH = re.compile("没有|从没|从不|并不|并没|不|没|别|未|无|勿|莫|甭|非|否")
+#: Words that say "not like" in one word (讨厌 = 不喜欢, dislike = not like): counted as a negation
+#: and read as 喜欢 in the wording, so 不喜欢香菜 / 讨厌香菜 agree and 喜欢 / 讨厌 differ.
+_DISLIKE_ZH = re.compile("讨厌|厌恶|反感|憎恶|嫌弃")
+_DISLIKE_EN = re.compile(r"(?i)\b(?:dislike[sd]?|hate[sd]?|hating|disliking)\b")
 _NEGATION_EN = re.compile(r"(?i)\b(?:not|never|no|none|nobody|nothing|neither|nor|without|cannot)\b|n't\b")
 
 # --- plan vs done ------------------------------------------------------------------------------
@@ -121,21 +182,25 @@ _PLAN_ZH = re.compile(
     "(?<![都也还总就只需])要(?![了求是紧素点|\\d零一二三四五六七八九十几两半])"
 )
 _PLAN_EN = re.compile(r"(?i)\b(?:will|plan|plans|planning|planned to|going to|intend|intends|want to|wants to|shall)\b")
+#: A frequency before a bare 要 makes it a habit or a duty, not an intention (每天要吃三顿, 一个月要交).
+_HABIT = re.compile(r"每|天天|经常|平时|平常|总是|通常|一般|逢|(?<!\d)1个(?:月|周)|(?<![\d年月])1(?:年|天|周)(?!\d)")
 _DONE_ZH = re.compile("已经|已|曾经|曾|了|过")
 
 # --- wording -----------------------------------------------------------------------------------
 #: Characters and words that change no fact: particles, aspect marks (compared apart), degree
 #: words, the framing of the historian's sentences. Dropped from the residue's differences.
 FILLER_WORDS = (
-    "非常|特别|十分|超级|比较|真的|其实|一直|已经|曾经|当时|那时|这次|那次|然后|而且|并且|还有|的话|"
+    "非常|特别|十分|超级|比较|真的|其实|一直|已经|曾经|当时|那时|这次|那次|然后|而且|并且|还有|的话(?=[，,。；;！!？?\\s|]|$)|一般|通常|"
     "一下|一起|一共|总共|大概|大约|左右|目前|现在|如今|正在|刚刚|刚才|一些|有些|有点|一点|这个|那个|"
     "打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|决定|即将|考虑|于是|所以|因为|由于|昵称|号码|"
-    "说他|说她|说自己|表示|提到"
+    "说他|说她|说自己|表示|提到|自己"
 )
 FILLER_CHARS = frozenset(
-    "的了地得着过也就还很挺蛮太真又再呢吗吧啊呀哦嘛么于在是将已把被给和与跟同及并而曾要想拟个位名只次他她它这那去来"
+    "的了地得着过也就还很挺蛮太真又再呢吗吧啊呀哦嘛么于在是将已把被给和与跟同及并而曾要想拟个位名只次他她它这那去来都"
 )
 _FILLER_WORD = re.compile(FILLER_WORDS)
+#: 还 as "give back" (还给, 还钱, 还款), not the filler "still".
+_RETURN = re.compile("还(?=给|钱|款|清|了(?:他|她|我|你)?[\\d一二三四五六七八九十两几]|书)")
 
 #: Everyday words said in more than one way (the language's synonyms, not facts about anyone):
 #: each group is read as its first member before the wordings are aligned.
@@ -151,6 +216,8 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("完成", "做完", "搞定"),
     ("看", "观看", "看了"),
     ("说", "讲"),
+    ("当", "做", "担任"),
+    ("花", "花费", "用"),
     ("吃", "食用"),
     ("住", "居住"),
     ("工作", "上班"),
@@ -159,8 +226,13 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("开始", "着手"),
     ("生日", "诞辰"),
     ("朋友", "好友"),
+    ("妻子", "老婆", "太太", "媳妇", "爱人"),
+    ("丈夫", "老公"),
+    ("父亲", "爸爸", "老爸"),
+    ("母亲", "妈妈", "老妈"),
+    ("女儿", "闺女"),
+    ("读", "就读"),
     ("电话", "手机号", "手机号码", "手机"),
-    ("讨厌", "厌恶", "反感"),
     ("收到", "拿到", "得到"),
     ("降", "减", "下降", "降低", "减少"),
     ("录用", "录取", "接收"),
@@ -210,13 +282,15 @@ class FactParts:
     plan: bool
     done: bool
     residue: tuple[str, ...]
+    frequencies: frozenset[str] = frozenset()
+    day_parts: frozenset[str] = frozenset()
 
 
 _NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 _NUMERAL_RUN = re.compile(f"[{_NUMERALS}]+")
 #: Words written with a numeral that count nothing (一点 only where it is no clock time: 一点半).
 _NOT_A_NUMBER = re.compile(
-    "一起|一直|一下|一些|一共|一定|一样|一般|一边|一切|一旦|一致|统一|唯一|万一|一会|一点(?![半钟0-9零一二三四五六七八九十])"
+    "二手|一起|一直|一下|一些|一共|一定|一样|一般|一边|一切|一旦|一致|统一|唯一|万一|一会|一点(?![半钟0-9零一二三四五六七八九十])"
 )
 _PERCENT = re.compile(rf"百分之([{_NUMERALS}\d.]+)")
 
@@ -281,11 +355,11 @@ def _people(text: str, spans: list[tuple[int, int]]) -> tuple[set[str], dict[str
         if nickname:
             nicknames[match.group(1)] = nickname.group(1).strip()
             end += nickname.end()
+        else:
+            before = _NICKNAME_BEFORE.search(text, max(0, match.start() - 30), match.start())
+            if before and (before.group(1) or before.group(2)) not in _NOT_A_NAME:
+                nicknames[match.group(1)] = before.group(1) or before.group(2)
         spans.append((match.start(), end))
-    for match in _LONG_NUMBER.finditer(text):
-        if not any(start <= match.start() < end for start, end in spans):
-            numbers.add(match.group(0))
-            spans.append(match.span())
     return numbers, nicknames
 
 
@@ -311,6 +385,22 @@ def _dates(text: str, spans: list[tuple[int, int]]) -> set[tuple[int | None, int
                 continue
             found.add((year, month, day))
             spans.append(match.span())
+    return found
+
+
+def _day_parts(text: str) -> set[str]:
+    return {name for name, pattern in _DAY_PARTS if pattern.search(text)}
+
+
+def _frequencies(text: str, spans: list[tuple[int, int]]) -> set[str]:
+    found: set[str] = set()
+    for name, pattern in _FREQUENCIES:
+        for match in pattern.finditer(text):
+            if any(start <= match.start() < end for start, end in spans):
+                continue
+            found.add(name)
+            if match.end() > match.start():
+                spans.append(match.span())
     return found
 
 
@@ -361,42 +451,72 @@ def _numbers(text: str, spans: list[tuple[int, int]]) -> Counter[tuple[float, st
         percent = raw.endswith("%")
         value = float(raw.rstrip("%"))
         unit = "%" if percent else (_UNIT.match(text, match.end()).group(1) or "")  # type: ignore[union-attr]
-        found[(value, unit)] += 1
-        spans.append(match.span())
+        unit_end = _UNIT.match(text, match.end()).end() if unit and not percent else match.end()  # type: ignore[union-attr]
+        factor, unit = _SCALED_UNITS.get(unit, (1, unit))
+        found[(value * factor, unit)] += 1
+        spans.append((match.start(), unit_end))  # the unit is part of the amount, not of the wording
     return found
 
 
 def _negations(text: str) -> int:
     cleared = _NOT_NEGATION.sub("|", text)
-    return len(_NEGATION_ZH.findall(cleared)) + len(_NEGATION_EN.findall(cleared))
+    dislikes = len(_DISLIKE_ZH.findall(cleared)) + len(_DISLIKE_EN.findall(cleared))
+    return len(_NEGATION_ZH.findall(cleared)) + len(_NEGATION_EN.findall(cleared)) + dislikes
 
 
-def _plan_and_done(text: str) -> tuple[bool, bool]:
+def _plan_and_done(text: str, whole: str) -> tuple[bool, bool]:
+    """Plan and done in ``text`` (the parts masked); a bare 要 is no plan when ``whole`` (the fact
+    before masking) states a frequency."""
     cleared = _NOT_PLAN.sub("|", text)
-    plan = bool(_PLAN_ZH.search(cleared) or _PLAN_EN.search(cleared))
+    habit = _HABIT.search(whole) is not None
+    plan = bool(_PLAN_EN.search(cleared)) or any(
+        match.group(0) != "要" or not habit for match in _PLAN_ZH.finditer(cleared)
+    )
     done = bool(_DONE_ZH.search(cleared))
     return plan, done
 
 
+#: Stands in the residue where words were taken out or punctuation was (a boundary: 赵磊|男朋友|杭州).
+BOUNDARY = "|"
+
+
 def _residue(text: str) -> tuple[str, ...]:
+    text = _DISLIKE_EN.sub(" like ", _DISLIKE_ZH.sub("|喜欢|", text))
+    text = _RETURN.sub("|归还|", text)
     text = _FILLER_WORD.sub("|", text)
     text = _SYNONYM.sub(lambda match: f"|{_CANONICAL[match.group(0)]}|", text)
     text = _NEGATION_ZH.sub("|", text)
     tokens: list[str] = []
+    last_end = 0
+    pending = False
+
+    def keep(token: str) -> None:
+        nonlocal pending
+        if pending and tokens:
+            tokens.append(BOUNDARY)
+        pending = False
+        tokens.append(token)
+
     for match in _TOKEN.finditer(text):
         token = match.group(0)
+        if text[last_end : match.start()].strip():
+            pending = True
+        last_end = match.end()
         if len(token) == 1 and "\u3400" <= token <= "\ud7af":
             if token not in FILLER_CHARS:
-                tokens.append(token)
+                keep(token)
+            else:
+                pending = True
             continue
         if len(token) == 1 and token.isupper():  # O型 / A型, B2 / B3: a letter that names something
-            tokens.append(token)
+            keep(token)
             continue
         word = token.lower().replace("'", "")
-        if word in ENGLISH_STOP_WORDS or word in {"qq", "nickname", "nicknam"} or len(word) < 2:
+        if word in ENGLISH_STOP_WORDS or word in {"nickname", "nicknam"} or len(word) < 2:
+            pending = True
             continue
         stemmed = stem(word)
-        tokens.append(_SYNONYMS_EN.get(word, _SYNONYMS_EN.get(stemmed, stemmed)))
+        keep(_SYNONYMS_EN.get(word, _SYNONYMS_EN.get(stemmed, stemmed)))
     return tuple(tokens)
 
 
@@ -421,11 +541,12 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
     folded = fold(rest)
     spans: list[tuple[int, int]] = []
     dates = _dates(folded, spans)
+    frequencies = _frequencies(folded, spans) if wording else set()
     weekdays = _weekdays(folded, spans) if wording else set()
     clock_times = _clock_times(folded, spans)
     numbers = _numbers(folded, spans) if wording else Counter()
     rest = _masked(folded, spans)
-    plan, done = _plan_and_done(rest)
+    plan, done = _plan_and_done(rest, folded)
     return FactParts(
         text=text,
         qq_numbers=frozenset(qq_numbers),
@@ -438,4 +559,6 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
         plan=plan,
         done=done,
         residue=_residue(rest) if wording else (),
+        frequencies=frozenset(frequencies),
+        day_parts=frozenset(_day_parts(folded)) if wording else frozenset(),
     )

@@ -105,3 +105,18 @@ def test_an_empty_file_is_bad_input(tmp_path: Path) -> None:
     file.write_text("# nothing\n\n", encoding="utf-8")
     result = CliRunner().invoke(cognition, ["eval", "dedup", str(file), "--json"])
     assert result.exit_code == 2 and "没有可评测" in result.stderr
+
+
+def test_a_sealed_file_is_reported_by_ids_and_counts(tmp_path: Path) -> None:
+    """A file recorded in its folder's SEALED.json: the failing pairs by id, no text, said on stderr."""
+    wrong = [{**pair, "duplicate": not pair["duplicate"]} for pair in PAIRS[:2]]
+    file = _write(tmp_path / "dedup_sealed_x.jsonl", wrong)
+    manifest = {"files": {file.name: {"sha256": "0" * 64, "lines": 2, "added": "2026-12-06"}}}
+    (tmp_path / "SEALED.json").write_text(json.dumps(manifest), encoding="utf-8")
+    for output in ("--json", "--table"):
+        result = CliRunner().invoke(cognition, ["eval", "dedup", str(file), output])
+        assert result.exit_code == 0, result.output
+        assert "小明" not in result.stdout and "成都" not in result.stdout and "封存" in result.stderr
+    report = json.loads(CliRunner().invoke(cognition, ["eval", "dedup", str(file), "--json"]).stdout)
+    assert report["failures"] == ["d1", "d2"] and report["failure_details"] == [{"id": "d1"}, {"id": "d2"}]
+    assert report["counts"]["false_negatives"] == 0 and report["counts"]["false_positives"] == 2

@@ -247,7 +247,16 @@ def test_the_cli_deletes_with_confirmation_audits_and_exports(tmp_path) -> None:
     assert only_json(done.stdout) == {
         "bot_id": "90001",
         "target": "group:20001",
-        "counts": {"memories": 0, "notes": 0, "turns": 0, "jobs": 0, "memos": 0, "pins": 0, "profiles": 0},
+        "counts": {
+            "memories": 0,
+            "notes": 0,
+            "turns": 0,
+            "jobs": 0,
+            "memos": 0,
+            "pins": 0,
+            "profiles": 0,
+            "knowledge": 0,
+        },
         "kept": [],
         "kept_names": [],
         "log_truncated": True,
