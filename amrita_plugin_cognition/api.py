@@ -94,7 +94,7 @@ if TYPE_CHECKING:
     from .engine.factory import build_engine as build_engine
     from .engine.historian_call import opinion_asker as opinion_asker
     from .engine.idle_windows import planner_policy as planner_policy
-    from .engine.indexing import RepairReport as RepairReport
+    from .engine.index_repair import RepairReport as RepairReport
     from .engine.inspection import Inspected as Inspected
     from .engine.inspection import InspectFilter as InspectFilter
     from .engine.inspection import json_lines as json_lines
@@ -212,7 +212,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SwitchChange": (".engine.switches", "SwitchChange"),
     "QueuedJob": (".engine.queue", "QueuedJob"),
     "ReindexReport": (".engine.reindex", "ReindexReport"),
-    "RepairReport": (".engine.indexing", "RepairReport"),
+    "RepairReport": (".engine.index_repair", "RepairReport"),
     "IdleWindow": (".domain.idle_planner", "IdleWindow"),
     "planner_policy": (".engine.idle_windows", "planner_policy"),
     "KnowledgeService": (".engine.knowledge_service", "KnowledgeService"),

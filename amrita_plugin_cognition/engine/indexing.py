@@ -7,8 +7,9 @@
   switched meanwhile is applied again to the new one.
 * **Outbox.** Each row has its own attempts: a failing fact (or a failing chat's collection) is
   retried with backoff and finally kept as dead, while the others go on.
-* **Repair.** ``missing_and_extra`` compares, by id, what SQL holds active with what a generation
-  stores; ``repair`` re-queues the missing and deletes the extra (at startup and by command).
+* **Repair** (``engine/index_repair.py``): ``missing_and_extra`` compares, by id, what SQL holds
+  active with what a generation stores; ``repair`` re-queues the missing and deletes the extra (at
+  startup and by command).
 * **Cards.** Profile card parts follow the same way into one card collection per bot account
   (outbox rows of scope kind ``profile`` name a card's row id; the drain reads the row then:
   present, its current text is embedded; gone, its vector is deleted). Repair compares them by id
@@ -31,13 +32,13 @@ from ..domain.clock import UTC
 from ..domain.events import IndexWorkQueued
 from ..domain.records import MemoryKind, MemoryStatus, Scope
 from ..errors import EmbedderUnavailable, IndexUnavailable, StoreUnavailable
-from ..index.collections import CARDS_SCOPE
 from ..logs import log_event
 from ..store import knowledge as knowledge_store
 from ..store import meta, outbox, profile_index, repository, turns
 from ..store import profiles as profile_store
 from ..store.models import KnowledgeRow, MemoryRow, OutboxRow, ProfileRow
-from . import knowledge_vectors
+from . import index_repair
+from .index_repair import RepairReport
 from .knowledge_vectors import apply_knowledge
 
 if TYPE_CHECKING:
@@ -63,34 +64,6 @@ class DerivedRows:
 
     cards: dict[int, ProfileRow] = field(default_factory=dict)
     knowledge: dict[int, KnowledgeRow] = field(default_factory=dict)
-
-
-def cards_label(bot_id: str) -> str:
-    """How a bot account's card collection is named in a ``RepairReport``."""
-    return f"{bot_id}|{CARDS_SCOPE}"
-
-
-@dataclass(slots=True)
-class RepairReport:
-    generation: int
-    #: (bot, scope key) -> ids active in SQL but not stored in the index.
-    missing: dict[str, list[int]] = field(default_factory=dict)
-    #: (bot, scope key) -> ids stored in the index that are not active in SQL.
-    extra: dict[str, list[int]] = field(default_factory=dict)
-    #: Collections of no known chat (name -> vectors); left alone, reported.
-    unmapped: dict[str, int] = field(default_factory=dict)
-    requeued: int = 0
-    deleted: int = 0
-    #: Card keyword rows written again (a card without one) or removed (one without a card).
-    card_keywords: int = 0
-
-    @property
-    def missing_count(self) -> int:
-        return sum(len(ids) for ids in self.missing.values())
-
-    @property
-    def extra_count(self) -> int:
-        return sum(len(ids) for ids in self.extra.values())
 
 
 class IndexSync:
@@ -404,136 +377,12 @@ class IndexSync:
     # ---------------------------------------------------------------- verification and repair
 
     async def missing_and_extra(self, generation: int | None = None) -> RepairReport:
-        """Compare, by id, the active facts in SQL with what ``generation`` stores."""
-        generation = generation or await self.current_generation(force=True)
-        report = RepairReport(generation)
-        expected: dict[_Key, set[int]] = {}
-        last_id = 0
-        while True:
-            async with self._engine.unit_of_work() as uow:
-                page = await repository.active_page(uow.session, last_id, 5000)
-            if not page:
-                break
-            last_id = page[-1].id
-            for row in page:
-                expected.setdefault((row.bot_id, Scope(row.scope_kind, row.scope_id)), set()).add(row.id)  # type: ignore[arg-type]
-        expected_cards: dict[str, set[int]] = {}
-        last_id = 0
-        while True:
-            async with self._engine.unit_of_work() as uow:
-                cards = await profile_store.rows_after(uow.session, profile_store.ProfileFilter(), last_id, 5000)
-            if not cards:
-                break
-            last_id = cards[-1].id
-            for card in cards:
-                expected_cards.setdefault(card.bot_id, set()).add(card.id)
-        listing = await asyncio.to_thread(self._engine.vectors.stored_ids, generation, list(expected))
-        stored = listing.by_scope
-        for name, ids in listing.unmapped.items():  # a collection of no chat SQL knows
-            report.unmapped[name] = len(ids)
-        compared: list[tuple[str, set[int], set[int]]] = [
-            (f"{key[0]}|{key[1].key}", expected.get(key, set()), stored.get(key, set()))
-            for key in expected.keys() | stored.keys()
-        ]
-        compared += [
-            (cards_label(bot_id), expected_cards.get(bot_id, set()), listing.cards.get(bot_id, set()))
-            for bot_id in expected_cards.keys() | listing.cards.keys()
-        ]
-        compared += await knowledge_vectors.compare_knowledge(self._engine, listing)
-        for label, wanted, found in compared:
-            missing = sorted(wanted - found)
-            extra = sorted(found - wanted)
-            if missing:
-                report.missing[label] = missing
-            if extra:
-                report.extra[label] = extra
-        return report
+        """Compare, by id, what SQL holds active with what ``generation`` stores (``index_repair``)."""
+        return await index_repair.missing_and_extra(self._engine, self, generation)
 
     async def repair(self, generation: int | None = None, direct: bool = False) -> RepairReport:
-        """Re-queue the missing facts and delete the extra vectors of ``generation``. ``direct``
-        (a reindex, before it switches): index the missing ones now instead of queueing them."""
-        report = await self.missing_and_extra(generation)
-        for label, ids in report.extra.items():
-            bot_id, _, scope_key = label.partition("|")
-            if scope_key == CARDS_SCOPE:
-                await asyncio.to_thread(self._engine.vectors.delete_cards, report.generation, bot_id, ids)
-            elif knowledge_vectors.is_knowledge_label(label):
-                await knowledge_vectors.delete_extra(self._engine, report.generation, label, ids)
-            else:
-                scope = Scope.parse(scope_key)
-                await asyncio.to_thread(self._engine.vectors.delete, report.generation, bot_id, scope, ids)
-            report.deleted += len(ids)
-        await self._repair_cards(report, direct)
-        report.requeued += await knowledge_vectors.repair_missing(
-            self._engine, report.missing, report.generation, direct
-        )
-        report.card_keywords = await self._repair_card_keywords()
-        missing_ids = [
-            memory_id
-            for label, ids in report.missing.items()
-            if not label.endswith(f"|{CARDS_SCOPE}") and not knowledge_vectors.is_knowledge_label(label)
-            for memory_id in ids
-        ]
-        for start in range(0, len(missing_ids), 1000):
-            chunk = missing_ids[start : start + 1000]
-            async with self._engine.unit_of_work() as uow:
-                rows = await repository.rows_by_ids(uow.session, chunk)
-                if direct:
-                    groups: dict[_Key, list[MemoryRow]] = {}
-                    for row in rows:
-                        groups.setdefault((row.bot_id, Scope(row.scope_kind, row.scope_id)), []).append(row)  # type: ignore[arg-type]
-                else:
-                    await repository.enqueue_upserts(uow.session, rows, datetime.now(UTC))
-                    uow.record(IndexWorkQueued())
-                    await uow.commit()
-            if direct:
-                await self.upsert_rows(groups, report.generation)
-            report.requeued += len(rows)
-        if report.missing or report.extra:
-            log_event(
-                "repair",
-                level=logging.WARNING,
-                generation=report.generation,
-                missing=report.missing_count,
-                extra=report.extra_count,
-            )
-        return report
-
-    async def _repair_cards(self, report: RepairReport, direct: bool) -> None:
-        """The card parts ``report`` found missing: embedded now (``direct``) or queued."""
-        missing = [
-            profile_id
-            for label, ids in report.missing.items()
-            if label.endswith(f"|{CARDS_SCOPE}")
-            for profile_id in ids
-        ]
-        for start in range(0, len(missing), 1000):
-            async with self._engine.unit_of_work() as uow:
-                rows = await profile_store.rows_by_ids(uow.session, missing[start : start + 1000])
-                if not direct:
-                    now = datetime.now(UTC)
-                    for row in rows:
-                        outbox.enqueue_card(uow.session, row.id, row.bot_id, now)
-                    uow.record(IndexWorkQueued())
-                    await uow.commit()
-            if direct:
-                await self.upsert_cards(rows, report.generation)
-            report.requeued += len(rows)
-
-    async def _repair_card_keywords(self) -> int:
-        """Cards without a keyword row (written before cards were searchable) get one; rows of
-        no card go. Returns how many were fixed."""
-        async with self._engine.unit_of_work() as uow:
-            indexed = await profile_index.indexed_ids(uow.session)
-            cards = await profile_store.all_ids(uow.session)
-            missing, extra = sorted(cards - indexed), sorted(indexed - cards)
-            if not missing and not extra:
-                return 0
-            await profile_index.remove_keywords(uow.session, extra)
-            await profile_index.index_rows(uow.session, await profile_store.rows_by_ids(uow.session, missing))
-            await uow.commit()
-        log_event("repair", level=logging.WARNING, card_keywords_missing=len(missing), card_keywords_extra=len(extra))
-        return len(missing) + len(extra)
+        """Re-queue the missing and delete the extra of ``generation`` (``index_repair``)."""
+        return await index_repair.repair(self._engine, self, generation, direct)
 
     async def retry_dead(self) -> int:
         async with self._engine.unit_of_work() as uow:

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from .decay import SweepReport
     from .duplicates import DuplicateClusters
     from .erasure import ErasureReport
-    from .indexing import RepairReport
+    from .index_repair import RepairReport
     from .inspection import Inspected, InspectFilter
     from .notes import MemoRevision, Pin
     from .profile_search import CardSearchResult, EntityChoice
