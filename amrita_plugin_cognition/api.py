@@ -87,7 +87,6 @@ if TYPE_CHECKING:
     from .engine.consolidation import MergeDone as MergeDone
     from .engine.consolidation import PrepassReport as PrepassReport
     from .engine.context import BuiltContext as BuiltContext
-    from .engine.cycle_service import ConsolidationService as ConsolidationService
     from .engine.decay import SweepReport as SweepReport
     from .engine.duplicates import DuplicateClusters as DuplicateClusters
     from .engine.erasure import ErasureReport as ErasureReport
@@ -103,7 +102,6 @@ if TYPE_CHECKING:
     from .engine.knowledge import SavedEntry as SavedEntry
     from .engine.knowledge_search import KnowledgeHit as KnowledgeHit
     from .engine.knowledge_search import KnowledgeSearchResult as KnowledgeSearchResult
-    from .engine.knowledge_service import KnowledgeService as KnowledgeService
     from .engine.knowledge_suggestions import FiledSuggestion as FiledSuggestion
     from .engine.knowledge_suggestions import Suggestion as Suggestion
     from .engine.notes import PIN_MAX_CHARS as PIN_MAX_CHARS
@@ -124,11 +122,13 @@ if TYPE_CHECKING:
     from .engine.search import RelevanceFloor as RelevanceFloor
     from .engine.search import SearchResult as SearchResult
     from .engine.service import CognitionEngine as CognitionEngine
+    from .engine.services import ConsolidationService as ConsolidationService
     from .engine.services import DecayService as DecayService
     from .engine.services import GovernanceService as GovernanceService
     from .engine.services import IdleWindowService as IdleWindowService
     from .engine.services import IndexService as IndexService
     from .engine.services import JobService as JobService
+    from .engine.services import KnowledgeService as KnowledgeService
     from .engine.services import MemoryService as MemoryService
     from .engine.services import NoteService as NoteService
     from .engine.services import ProfileService as ProfileService
@@ -190,7 +190,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "MODEL_STEP_MISSING": (".engine.consolidation", "MODEL_STEP_MISSING"),
     "MergeDone": (".engine.consolidation", "MergeDone"),
     "PrepassReport": (".engine.consolidation", "PrepassReport"),
-    "ConsolidationService": (".engine.cycle_service", "ConsolidationService"),
+    "ConsolidationService": (".engine.services", "ConsolidationService"),
     "CycleSummary": (".store.cycles", "CycleSummary"),
     "EndResult": (".engine.turns", "EndResult"),
     "InputMessage": (".engine.turns", "InputMessage"),
@@ -215,7 +215,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RepairReport": (".engine.index_repair", "RepairReport"),
     "IdleWindow": (".domain.idle_planner", "IdleWindow"),
     "planner_policy": (".engine.idle_windows", "planner_policy"),
-    "KnowledgeService": (".engine.knowledge_service", "KnowledgeService"),
+    "KnowledgeService": (".engine.services", "KnowledgeService"),
     "KnowledgeEntry": (".domain.knowledge", "KnowledgeEntry"),
     "KnowledgeHit": (".engine.knowledge_search", "KnowledgeHit"),
     "KnowledgeSearchResult": (".engine.knowledge_search", "KnowledgeSearchResult"),

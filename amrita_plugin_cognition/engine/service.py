@@ -64,20 +64,20 @@ from ..store import keyword, knowledge_index, meta, profile_index, repository, s
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import llm_usage as _llm_usage
 from .caches import TurnCaches
-from .cycle_service import ConsolidationService
 from .freshness import ChangeWatch
 from .idle_windows import ActivityTally
 from .indexing import IndexSync, RepairReport
-from .knowledge_service import KnowledgeService
 from .ranking import RecallFilters, RecallHit, RecallResult
 from .recall import emptiness_probe
 from .reindex import ReindexReport
 from .services import (
+    ConsolidationService,
     DecayService,
     GovernanceService,
     IdleWindowService,
     IndexService,
     JobService,
+    KnowledgeService,
     MemoryService,
     NoteService,
     ProfileService,

@@ -8,19 +8,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from . import knowledge as _knowledge
-from . import knowledge_search as _search
-from . import knowledge_suggestions as _suggestions
-from .search import DEFAULT_FLOOR
-from .services import _Service
+from .. import knowledge as _knowledge
+from .. import knowledge_search as _search
+from .. import knowledge_suggestions as _suggestions
+from ..search import DEFAULT_FLOOR
+from .base import _Service
 
 if TYPE_CHECKING:
-    from ..domain.knowledge import KnowledgeEntry
-    from ..domain.records import ChatContext
-    from .knowledge import ListedEntry, SavedEntry
-    from .knowledge_search import KnowledgeSearchResult
-    from .knowledge_suggestions import FiledSuggestion, Suggestion
-    from .search import RelevanceFloor
+    from ...domain.knowledge import KnowledgeEntry
+    from ...domain.records import ChatContext
+    from ..knowledge import ListedEntry, SavedEntry
+    from ..knowledge_search import KnowledgeSearchResult
+    from ..knowledge_suggestions import FiledSuggestion, Suggestion
+    from ..search import RelevanceFloor
 
 
 class KnowledgeService(_Service):

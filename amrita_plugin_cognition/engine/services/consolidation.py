@@ -6,16 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..domain.clock import aware_or_now
-from ..domain.permissions import Actor, check_run_cycle
-from . import cycles as _cycles
-from .services import _Service
+from ...domain.clock import aware_or_now
+from ...domain.permissions import Actor, check_run_cycle
+from .. import cycles as _cycles
+from .base import _Service
 
 if TYPE_CHECKING:
-    from ..domain.idle_planner import IdleWindow
-    from ..domain.records import Scope
-    from ..store.cycles import CycleSummary
-    from .consolidation import PrepassReport
+    from ...domain.idle_planner import IdleWindow
+    from ...domain.records import Scope
+    from ...store.cycles import CycleSummary
+    from ..consolidation import PrepassReport
 
 
 class ConsolidationService(_Service):

@@ -1,0 +1,108 @@
+"""``engine.memories``: facts: writing them (admission, dedupe, limits), correcting, listing, recalling, searching."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ...domain.records import Importance
+from .. import corrections as _corrections
+from .. import duplicates as _duplicates
+from .. import recall as _recall
+from .. import search as _search
+from .. import writes as _writes
+from ..search import DEFAULT_FLOOR
+
+if TYPE_CHECKING:
+    from ...domain.records import ChatContext, MemoryDraft, MemoryRecord, Scope
+    from ..duplicates import DuplicateClusters
+    from ..ranking import RecallFilters, RecallResult
+    from ..search import RelevanceFloor, SearchResult
+    from ..writes import WriteResult
+
+from .base import Target, _Service
+
+
+class MemoryService(_Service):
+    """Facts: writing them (admission, dedupe, limits), correcting, listing, recalling, searching."""
+
+    async def remember(self, bot_id: str, drafts: Sequence[MemoryDraft], now: datetime | None = None) -> WriteResult:
+        """Write drafts of one scope through admission, the barrier, dedupe and the per-chat limit."""
+        return await _writes.remember(self._engine, bot_id, drafts, now)
+
+    async def write(
+        self,
+        context: ChatContext,
+        target: Target,
+        text: str,
+        importance: Importance = Importance.MEDIUM,
+        tags: Sequence[str] = (),
+        now: datetime | None = None,
+        message_id: str = "",
+        said: Sequence[str] = (),
+    ) -> MemoryRecord:
+        """The ``write_memory`` tool: one fact about the speaker (``user``) or the group, checked
+        against the chat's switches and what the speaker asked not to remember."""
+        return await _writes.write_memory(
+            self._engine, context, target, text, importance, tags, now, message_id=message_id, said=said
+        )
+
+    async def duplicate_clusters(self, bot_id: str, scope: Scope) -> DuplicateClusters:
+        """Near-duplicate clusters of one chat's active facts, from the stored vectors and the
+        keyword tokens (no model, no embedding); exact ones marked. Changes nothing."""
+        return await _duplicates.duplicate_clusters(self._engine, bot_id, scope)
+
+    async def supersede(self, bot_id: str, old_id: int, new_id: int, now: datetime | None = None) -> None:
+        """Mark ``old_id`` as replaced by ``new_id`` (an importer's or the harness's correction)."""
+        await _writes.supersede(self._engine, bot_id, old_id, new_id, now)
+
+    async def update(
+        self,
+        context: ChatContext,
+        memory_id: int,
+        text: str,
+        importance: Importance | None = None,
+        tags: Sequence[str] | None = None,
+        now: datetime | None = None,
+        message_id: str = "",
+        said: Sequence[str] = (),
+    ) -> MemoryRecord:
+        """Correct a still-active fact: a new fact supersedes it (``ConcurrentChange`` if it changed)."""
+        return await _corrections.update_memory(
+            self._engine, context, memory_id, text, importance, tags, now, message_id=message_id, said=said
+        )
+
+    async def recall(
+        self,
+        context: ChatContext,
+        queries: Sequence[str],
+        now: datetime | None = None,
+        top_k: int | None = None,
+        filters: RecallFilters | None = None,
+        use_mmr: bool = True,
+        vector_deadline: float | None = None,
+    ) -> RecallResult:
+        """The facts a chat may see that answer the queries, ranked (keyword and vector sides)."""
+        return await _recall.recall(
+            self._engine, context, queries, now, top_k, filters, use_mmr=use_mmr, vector_deadline=vector_deadline
+        )
+
+    async def search(
+        self,
+        context: ChatContext,
+        query: str,
+        target: Target | None = None,
+        *,
+        floor: RelevanceFloor = DEFAULT_FLOOR,
+        now: datetime | None = None,
+    ) -> SearchResult:
+        """``/memory … search``: recall, then only the facts about the query (the relevance floor)."""
+        return await _search.search_memories(self._engine, context, query, target, floor=floor, now=now)
+
+    async def list(
+        self, context: ChatContext, target: Target, offset: int = 0, limit: int = 10
+    ) -> tuple[builtins.list[MemoryRecord], int]:
+        """One page of the chat's (``group``) or the speaker's (``user``) facts, and the total."""
+        return await _corrections.list_memories(self._engine, context, target, offset, limit)
