@@ -8,14 +8,17 @@ from typing import TYPE_CHECKING
 
 from ...domain.clock import aware_or_now
 from ...domain.permissions import Actor, check_run_cycle
+from .. import consolidation as _consolidation
 from .. import cycles as _cycles
 from .base import _Service
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ...domain.idle_planner import IdleWindow
-    from ...domain.records import Scope
+    from ...domain.records import Importance, Scope
     from ...store.cycles import CycleSummary
-    from ..consolidation import PrepassReport
+    from ..consolidation import MergeDone, PrepassReport
 
 
 class ConsolidationService(_Service):
@@ -50,3 +53,17 @@ class ConsolidationService(_Service):
     async def summary(self) -> CycleSummary:
         """Cycle jobs waiting, running and dead; chats cycled; merges done."""
         return await _cycles.summary(self._engine)
+
+    async def merge(
+        self,
+        bot_id: str,
+        scope: Scope,
+        source_ids: Sequence[int],
+        text: str,
+        importance: Importance,
+        tags: Sequence[str],
+        now: datetime | None = None,
+    ) -> MergeDone:
+        """The judgement step's merge of facts its model judged one, in its words: a new memory
+        (provenance ``consolidated``) supersedes every source, lineage written (``InvalidInput`` when refused)."""
+        return await _consolidation.merge_judged(self._engine, bot_id, scope, source_ids, text, importance, tags, now)
