@@ -5,7 +5,8 @@ pins; replacing the memo in a group, and changing or deleting someone else's pin
 author (pins), a group admin, the owner or a bot admin. Every write takes the chat's write lock
 first (``UnitOfWork.lock_scope``), so an append never races a replacement and the pin limit
 holds across processes. Each replaced memo version is kept (``memo_revisions_keep``) and can be
-restored.
+restored. The consolidation cycle replaces a memo as the operator (``replace_memo_in_chat``), only
+while it is still the version its model read (``memo_version``).
 """
 
 from __future__ import annotations

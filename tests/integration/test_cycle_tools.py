@@ -238,7 +238,7 @@ async def test_an_opted_out_users_fact_is_shown_without_its_text_and_never_chang
     )
     assert (await tools("cycle_memory_forget", id=theirs, reason="无价值")).startswith("拒绝：")
     merge = await tools("cycle_memory_merge", ids=[theirs, mine], text=HIKE, importance="low")
-    assert merge.startswith("拒绝：涉及已选择不被记忆的用户")
+    assert merge.startswith("拒绝：这段内容涉及已选择不被记忆的用户")
     about = await tools("cycle_memory_write", text="小红喜欢喝奶茶。", about_user_id=V)
     assert about.startswith("拒绝：这段内容涉及已选择不被记忆的用户")
     naming = await tools("cycle_memory_write", text="QQ号10002的用户喜欢喝奶茶。")

@@ -4,57 +4,19 @@ merges (``domain/consolidation.judged_merge``) and who may forget or correct as 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from test_consolidation_policy import T0, _record
 
-from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.consolidation import judged_merge
 from amrita_plugin_cognition.domain.cycle_rules import barrier_pieces, cycle_card_part, stored_text_refusal
 from amrita_plugin_cognition.domain.permissions import Operator, check_correct, check_forget
-from amrita_plugin_cognition.domain.records import (
-    ChatContext,
-    Importance,
-    MemoryKind,
-    MemoryRecord,
-    MemoryStatus,
-    Provenance,
-    Scope,
-    content_hash,
-)
+from amrita_plugin_cognition.domain.records import ChatContext, Importance, MemoryKind, Scope, content_hash
 from amrita_plugin_cognition.errors import InvalidInput, PermissionDenied
 
 GROUP = Scope("group", "20001")
 PRIVATE = Scope("private", "10001")
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-
-
-def _record(memory_id: int, text: str = "小红领养了一只橘猫。", **fields) -> MemoryRecord:  # type: ignore[no-untyped-def]
-    values = {
-        "id": memory_id,
-        "bot_id": "b",
-        "scope": GROUP,
-        "text": text,
-        "speaker_id": "10001",
-        "speaker_name": "小明",
-        "subject_id": "10001",
-        "subject_name": "小明",
-        "kind": MemoryKind.FACT,
-        "tags": [],
-        "importance": Importance.MEDIUM,
-        "provenance": Provenance.USER_STATED,
-        "source": {},
-        "happened_at": None,
-        "recorded_at": T0 + timedelta(days=memory_id),
-        "updated_at": T0 + timedelta(days=memory_id),
-        "status": MemoryStatus.ACTIVE,
-        "superseded_by": None,
-        "invalid_at": None,
-        "content_hash": f"h{memory_id}",
-        "keep": False,
-        **fields,
-    }
-    return MemoryRecord(**values)
 
 
 def _hashes(text: str) -> set[str]:

@@ -14,13 +14,14 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel
 
 from ...domain.cycle_rules import IMPORTANCE_LABELS, stored_text_refusal
-from ...domain.governance import CHAT_OFF_MESSAGE, SwitchState
+from ...domain.governance import CHAT_OFF_MESSAGE, OTHER_OPTED_OUT_MESSAGE, SwitchState
 from ...domain.inert import inert_line
 from ...domain.permissions import Operator
 from ...domain.records import MemoryRecord, MemoryStatus
 from ...errors import CognitionError
 from ...llm.agent_types import AgentTool
 from ...logs import log_event
+from ..switches import switch_state
 from .desk import CycleDesk
 
 if TYPE_CHECKING:
@@ -80,6 +81,27 @@ def changed(desk: CycleDesk, kind: str, **fields: Any) -> None:
     """Count one change of the run and log it (the cycle's record beside the use case's own)."""
     desk.changes[kind] += 1
     log_event("cycle_change", bot=desk.bot_id, scope=desk.scope.key, kind=kind, **fields)
+
+
+async def chat_facts(
+    engine: CognitionEngine, desk: CycleDesk, ids: Sequence[int], *, active: bool = True
+) -> tuple[dict[int, MemoryRecord], str]:
+    """This chat's facts of ``ids`` to change, or none and the refusal: an id of no fact of this
+    chat ("找不到"), with ``active`` one no longer active (a single one's newer version named), one
+    by, about or naming an opted-out user."""
+    wanted = list(dict.fromkeys(ids))
+    found = await engine.memories.in_chat(desk.bot_id, desk.scope, wanted)
+    missing = [memory_id for memory_id in wanted if memory_id not in found]
+    if missing:
+        return {}, not_found(missing)
+    inactive = [memory_id for memory_id in wanted if found[memory_id].status != MemoryStatus.ACTIVE]
+    if active and inactive:
+        newer = found[inactive[0]].superseded_by if len(inactive) == 1 else None
+        return {}, refusal(f"{ids_text(inactive)} 已不是有效记忆{f'，新版本是 #{newer}' if newer else ''}，请重新查看")
+    switches = await switch_state(engine, desk.bot_id)
+    if any(opted_out(switches, record) for record in found.values()):
+        return {}, refusal(OTHER_OPTED_OUT_MESSAGE)
+    return found, ""
 
 
 def zone(engine: CognitionEngine) -> ZoneInfo:

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from ...domain.governance import OTHER_OPTED_OUT_MESSAGE
 from ...domain.inert import inert_line, inert_lines
 from ...domain.knowledge import KnowledgeEntry
-from ...domain.records import MemoryStatus
 from ...llm.agent_types import AgentTool
 from ..switches import switch_state
 from .arguments import (
@@ -28,7 +27,7 @@ from .arguments import (
     KnowledgeSearchArguments,
     KnowledgeWriteArguments,
 )
-from .common import changed, ids_text, not_found, opted_out, refusal, tool
+from .common import changed, chat_facts, ids_text, refusal, tool
 from .desk import CycleDesk
 
 if TYPE_CHECKING:
@@ -77,16 +76,11 @@ async def write_entry(
     if not desk.scope.is_group:
         return None, refusal(PRIVATE_REFUSAL)
     ids = list(dict.fromkeys(source_ids))
-    found = await engine.memories.in_chat(desk.bot_id, desk.scope, ids)
-    missing = [memory_id for memory_id in ids if memory_id not in found]
-    if missing:
-        return None, not_found(missing)
-    inactive = [memory_id for memory_id in ids if found[memory_id].status != MemoryStatus.ACTIVE]
-    if inactive:
-        return None, refusal(f"来源 {ids_text(inactive)} 已不是有效记忆")
-    switches = await switch_state(engine, desk.bot_id)
+    _, why = await chat_facts(engine, desk, ids)
+    if why:
+        return None, why
     texts = [title, summary, body]
-    if any(opted_out(switches, record) for record in found.values()) or switches.touches_opted_out((), texts):
+    if (await switch_state(engine, desk.bot_id)).touches_opted_out((), texts):
         return None, refusal(OTHER_OPTED_OUT_MESSAGE)
     if await engine.governance.barred_in(desk.bot_id, desk.scope, [text for text in texts if text.strip()]):
         return None, refusal("条目包含此前被要求遗忘的内容，不能写入")

@@ -10,12 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...domain.cycle_rules import IMPORTANCE_LABELS
-from ...domain.governance import OTHER_OPTED_OUT_MESSAGE
-from ...domain.records import Importance, MemoryKind, MemoryStatus
+from ...domain.records import Importance, MemoryKind
 from ...llm.agent_types import AgentTool
-from ..switches import switch_state
 from .arguments import MemoryForgetArguments, MemoryMergeArguments, MemoryUpdateArguments, MemoryWriteArguments
-from .common import CYCLE_ACTOR, admission_refusal, changed, ids_text, not_found, opted_out, refusal, tool
+from .common import CYCLE_ACTOR, admission_refusal, changed, chat_facts, ids_text, refusal, tool
 from .desk import CycleDesk
 
 if TYPE_CHECKING:
@@ -39,16 +37,10 @@ def memory_change_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentT
         return f"已记下 #{record.id}"
 
     async def memory_update(args: MemoryUpdateArguments) -> str:
-        found = await engine.memories.in_chat(desk.bot_id, desk.scope, [args.id])
-        record = found.get(args.id)
-        if record is None:
-            return not_found([args.id])
-        if record.status != MemoryStatus.ACTIVE:
-            return refusal(
-                f"#{args.id} 已不是有效记忆" + (f"，新版本是 #{record.superseded_by}" if record.superseded_by else "")
-            )
-        if opted_out(await switch_state(engine, desk.bot_id), record):
-            return refusal(OTHER_OPTED_OUT_MESSAGE)
+        found, why = await chat_facts(engine, desk, [args.id])
+        if why:
+            return why
+        record = found[args.id]
         importance = Importance(args.importance) if args.importance else None
         if args.text is not None and args.text.strip() != record.text:
             why = await admission_refusal(args.text)
@@ -71,13 +63,9 @@ def memory_change_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentT
 
     async def memory_merge(args: MemoryMergeArguments) -> str:
         ids = list(dict.fromkeys(args.ids))
-        found = await engine.memories.in_chat(desk.bot_id, desk.scope, ids)
-        missing = [memory_id for memory_id in ids if memory_id not in found]
-        if missing:
-            return not_found(missing)
-        inactive = [memory_id for memory_id in ids if found[memory_id].status != MemoryStatus.ACTIVE]
-        if inactive:
-            return refusal(f"{ids_text(inactive)} 已不是有效记忆，请重新查看")
+        _, why = await chat_facts(engine, desk, ids)
+        if why:
+            return why
         why = await admission_refusal(args.text)
         if why:
             return refusal(why)
@@ -88,12 +76,9 @@ def memory_change_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentT
         return f"已合并 {ids_text(done.source_ids)} → #{done.merged_id}（来源均已被取代，可追溯）"
 
     async def memory_forget(args: MemoryForgetArguments) -> str:
-        found = await engine.memories.in_chat(desk.bot_id, desk.scope, [args.id])
-        record = found.get(args.id)
-        if record is None:
-            return not_found([args.id])
-        if opted_out(await switch_state(engine, desk.bot_id), record):
-            return refusal(OTHER_OPTED_OUT_MESSAGE)
+        _, why = await chat_facts(engine, desk, [args.id], active=False)  # a merge's source names the merge
+        if why:
+            return why
         forgotten = await engine.governance.forget_in_chat(CYCLE_ACTOR, desk.bot_id, desk.scope, args.id, now=desk.now)
         changed(desk, "forgotten", memory=forgotten.id, asked=args.id, reason=args.reason[:100])
         also = f"（#{args.id} 属于合并记忆 #{forgotten.id}，已一并遗忘整条来源链）" if forgotten.id != args.id else ""
