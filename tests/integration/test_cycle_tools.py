@@ -18,15 +18,21 @@ from datetime import timedelta
 import pytest
 from cycle_helpers import Tools, desk_of, row, write
 from engine_helpers import NOW, group, keyword_rows, make_engine, new_bot
+from fake_openai import tool_call
+from pydantic import ValidationError
 from sqlalchemy import select
 
 from amrita_plugin_cognition.domain.governance import CHAT_OFF_MESSAGE
 from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Importance, MemoryKind, MemoryStatus, Provenance, Scope
 from amrita_plugin_cognition.engine.turns import InputMessage
+from amrita_plugin_cognition.llm import LLMGateway, LLMSettings
+from amrita_plugin_cognition.llm.agent_types import STOP_TOOL, AgentBudget
 from amrita_plugin_cognition.store import memory_sources
 from amrita_plugin_cognition.store.models import BarrierRow
 
+#: The fake model's preset for the driver's run (``model`` registers it).
+PRESET = "cognition-cycle-tools-test"
 CHAT = Scope("group", "20001")
 OTHER = Scope("group", "20002")
 U, V = "10001", "10002"
@@ -54,6 +60,17 @@ async def test_the_tools_of_a_run(engine) -> None:  # type: ignore[no-untyped-de
     assert "cycle_send_to_user" not in in_group.by_name  # never offered in a group
     for tool in in_group.by_name.values():
         assert re.search(r"[\u4e00-\u9fff]", tool.description), tool.name
+        LLMGateway.tool_schema(tool.arguments, tool.name, tool.description)  # what the driver offers the model
+    merge = in_group.by_name["cycle_memory_merge"].arguments
+    assert merge.model_validate(json.loads('{"ids": [3, 5], "text": "x", "importance": "low"}')).ids == [3, 5]
+    for raw in (
+        '{"ids": [3], "text": "x", "importance": "low"}',
+        '{"ids": [0, 5], "text": "x", "importance": "low"}',
+        '{"ids": ["3", 5], "text": "x", "importance": "low"}',
+        '{"ids": [3, 5], "text": "x", "importance": "top"}',
+    ):
+        with pytest.raises(ValidationError):
+            merge.model_validate(json.loads(raw))
     private = Scope("private", U)
     assert "cycle_send_to_user" in Tools(engine, desk_of(bot, private, allow_send_to_user=True)).by_name
     assert "cycle_send_to_user" not in Tools(engine, desk_of(bot, private)).by_name
@@ -297,3 +314,37 @@ async def test_clusters_stats_and_recent_turns(engine) -> None:  # type: ignore[
     assert "小明：周六一起去爬山吗" in recent and "机器人：好呀" in recent
     assert "猫" not in recent and "早日康复" not in recent  # an opted-out user's words and the reply to them
     assert "6222020200112233445" not in recent
+
+
+async def test_the_agent_driver_runs_the_tools(engine, model) -> None:  # type: ignore[no-untyped-def]
+    """The tools through the real driver (``llm/agent.py``) and the fake model: the schemas are
+    offered, the raw arguments validated by the tools' models, a refusal recorded as not ok."""
+    bot = new_bot()
+    gym, gym_again = await write(engine, bot, CHAT, GYM), await write(engine, bot, CHAT, GYM_REWORDED)
+    elsewhere = await write(engine, bot, OTHER, "群20002每周五聚餐。")
+    model.script.extend(
+        [
+            tool_call("cycle_context", {}, "call_1"),
+            tool_call("cycle_memory_merge", {"ids": [gym, gym_again], "text": GYM, "importance": "medium"}, "call_2"),
+            tool_call("cycle_memory_forget", {"id": elsewhere, "reason": "无价值"}, "call_3"),
+            tool_call(STOP_TOOL, {"summary": "合并了阿杰健身的两条记忆。"}, "call_4"),
+        ]
+    )
+    llm = LLMGateway(LLMSettings.model_validate({"preset": PRESET, "timeout_seconds": 5.0, "max_retries": 0}))
+    desk = desk_of(bot, CHAT)
+    tools = Tools(engine, desk)
+    outcome = await llm.run_agent(
+        "cycle_judgement", "整理本会话的记忆。", "开始。", list(tools.by_name.values()), AgentBudget(10, 10**6)
+    )
+    assert outcome.ended == "stopped" and outcome.summary == "合并了阿杰健身的两条记忆。"
+    assert [(call.name, call.ok) for call in outcome.calls] == [
+        ("cycle_context", True),
+        ("cycle_memory_merge", True),
+        ("cycle_memory_forget", False),
+        (STOP_TOOL, True),
+    ]
+    assert dict(desk.changes) == {"merged": 1}
+    assert (await row(engine, gym)).status == MemoryStatus.SUPERSEDED.value
+    assert (await row(engine, elsewhere)).status == MemoryStatus.ACTIVE.value
+    first = model.chat_requests[0]
+    assert {tool["function"]["name"] for tool in first["tools"]} == {*tools.by_name, STOP_TOOL}

@@ -1,20 +1,43 @@
-"""The arguments of the cycle's tools, one strict pydantic model per tool (the driver validates
-the model's raw arguments with it; nothing is coerced). Descriptions are short and Chinese: the
-schemas are sent with every round. Limits that depend on the configuration (a fact's length, the
-memo's) are the use cases' to check, answered as refusals."""
+"""The arguments of the cycle's tools, one strict pydantic model per tool: the driver validates
+the model's raw arguments with it (nothing is coerced), and amrita_core builds the schema the
+model is offered from it, which takes plain list items only (ids and tags are checked by
+validators). Descriptions are short and Chinese: the schemas are sent with every round. Limits
+that depend on the configuration (a fact's length, the memo's) are the use cases' to check,
+answered as refusals."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 #: Largest id the databases hold (SQLite INTEGER and PostgreSQL BIGINT are signed 64-bit).
 ID_MAX = 2**63 - 1
 PAGE_MAX = 50
 
 Id = Annotated[int, Field(ge=1, le=ID_MAX)]
-Tag = Annotated[str, Field(min_length=1, max_length=20)]
+TAG_MAX_CHARS = 20
+
+
+def _ids(value: list[int]) -> list[int]:
+    """List items are plain types in the schema amrita_core builds: each id is checked here."""
+    for item in value:
+        if not 1 <= item <= ID_MAX:
+            raise ValueError(f"编号应为正整数，不是 {item}")
+    return value
+
+
+def _tags(value: list[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    for item in value:
+        if not item.strip() or len(item) > TAG_MAX_CHARS:
+            raise ValueError(f"每个标签 1-{TAG_MAX_CHARS} 字")
+    return value
+
+
+Ids = Annotated[list[int], AfterValidator(_ids)]
+Tags = Annotated[list[str], AfterValidator(_tags)]
 ImportanceName = Literal["high", "medium", "low"]
 KindName = Literal["fact", "event", "preference", "plan", "decision"]
 EntityType = Literal["user", "group"]
@@ -42,13 +65,13 @@ class MemoryListArguments(PageArguments):
 
 
 class MemoryReadArguments(_Args):
-    ids: list[Id] = Field(min_length=1, max_length=20, description="记忆编号，最多 20 个")
+    ids: Ids = Field(min_length=1, max_length=20, description="记忆编号，最多 20 个")
 
 
 class MemoryWriteArguments(_Args):
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="一条独立、时间明确的事实")
     importance: ImportanceName = "medium"
-    tags: list[Tag] = Field(default_factory=list, max_length=10)
+    tags: Tags = Field(default_factory=list, max_length=10)
     about_user_id: str = Field("", max_length=20, description="这条事实关于谁（QQ 号，可空）")
     kind: KindName = "fact"
 
@@ -59,14 +82,16 @@ class MemoryUpdateArguments(_Args):
         None, min_length=1, max_length=TEXT_MAX, description="新文字（改文字会生成新记忆取代旧的）"
     )
     importance: ImportanceName | None = None
-    tags: list[Tag] | None = Field(None, max_length=10, description="新的完整标签列表")
+    tags: Annotated[list[str] | None, AfterValidator(_tags)] = Field(
+        None, max_length=10, description="新的完整标签列表"
+    )
 
 
 class MemoryMergeArguments(_Args):
-    ids: list[Id] = Field(min_length=2, max_length=20, description="同一件事的记忆编号")
+    ids: Ids = Field(min_length=2, max_length=20, description="同一件事的记忆编号")
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="合并后的文字，保留所有来源的信息")
     importance: ImportanceName
-    tags: list[Tag] = Field(default_factory=list, max_length=10)
+    tags: Tags = Field(default_factory=list, max_length=10)
 
 
 class MemoryForgetArguments(_Args):
@@ -93,7 +118,7 @@ class CardUpdateArguments(_Args):
     entity_id: QQ
     expected_version: str = Field(min_length=1, max_length=64, description="读取画像时给出的版本")
     name: str | None = Field(None, max_length=64)
-    tags: list[Tag] | None = Field(None, max_length=16)
+    tags: Annotated[list[str] | None, AfterValidator(_tags)] = Field(None, max_length=16)
     evaluation: str | None = Field(None, max_length=TEXT_MAX)
     body: str | None = Field(None, max_length=TEXT_MAX)
     roast: str | None = Field(None, max_length=TEXT_MAX)
@@ -114,12 +139,12 @@ class KnowledgeGetArguments(_Args):
 
 
 class KnowledgeWriteArguments(_Args):
-    entry_id: Id | None = Field(None, description="更新已有条目时给出；新建时不填")
+    entry_id: int | None = Field(None, ge=1, le=ID_MAX, description="更新已有条目时给出；新建时不填")
     expected_version: int | None = Field(None, ge=1, description="更新时：读取到的版本")
     title: str = Field(min_length=1, max_length=100)
     summary: str = Field("", max_length=400)
     body: str = Field(min_length=1, max_length=20000)
-    source_ids: list[Id] = Field(min_length=1, max_length=50, description="依据的本会话记忆编号")
+    source_ids: Ids = Field(min_length=1, max_length=50, description="依据的本会话记忆编号")
 
 
 class KnowledgeDeleteArguments(_Args):
@@ -131,12 +156,12 @@ class SuggestionReviewArguments(_Args):
     suggestion_id: Id
     accept: bool
     reason: str = Field(min_length=1, max_length=200, description="审阅理由（拒绝时必填）")
-    entry_id: Id | None = Field(None, description="采纳并更新已有条目时给出")
+    entry_id: int | None = Field(None, ge=1, le=ID_MAX, description="采纳并更新已有条目时给出")
     expected_version: int | None = Field(None, ge=1)
     title: str = Field("", max_length=100)
     summary: str = Field("", max_length=400)
     body: str = Field("", max_length=20000)
-    source_ids: list[Id] = Field(default_factory=list, max_length=50, description="依据的本会话记忆编号")
+    source_ids: Ids = Field(default_factory=list, max_length=50, description="依据的本会话记忆编号")
 
 
 class SendArguments(_Args):

@@ -19,7 +19,7 @@ from ...domain.inert import inert_line
 from ...domain.permissions import Operator
 from ...domain.records import MemoryRecord, MemoryStatus
 from ...errors import CognitionError
-from ...llm.agent_types import AgentTool
+from ...llm.agent_types import REFUSED, AgentTool
 from ...logs import log_event
 from ..switches import switch_state
 from .desk import CycleDesk
@@ -27,8 +27,6 @@ from .desk import CycleDesk
 if TYPE_CHECKING:
     from ..service import CognitionEngine
 
-#: How every refusal starts (the driver counts such an answer as not ok).
-REFUSED = "拒绝："
 #: Who the cycle's changes name (barriers, revisions, sources, logs).
 CYCLE_ACTOR = Operator("consolidation")
 #: A memory's text in a list line at most (``cycle_memory_read`` gives the whole).
