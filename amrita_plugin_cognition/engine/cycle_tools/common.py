@@ -59,11 +59,13 @@ def tool(
     handler: Callable[[Args], Awaitable[str]],
 ) -> AgentTool:
     """A tool of the run: refused while the chat's memory is off (asked at every call: a switch
-    turned off mid-run stops the next call), a ``CognitionError`` answered as a refusal."""
+    turned off mid-run, in this process or another, stops the next call), a ``CognitionError``
+    answered as a refusal."""
 
     async def run(args: BaseModel) -> str:
         if not isinstance(args, arguments):
             return refusal("参数无效")
+        await engine.changes.refresh(engine)  # at most every 2 s: another process's switch or opt-out is seen
         if not await engine.governance.memory_on(desk.bot_id, desk.scope):
             return refusal(CHAT_OFF_MESSAGE)
         try:
