@@ -137,7 +137,10 @@ async def main() -> None:
 
         texts = facts(base_count)
         vectors = cached_vectors(texts)
-        engine = await open_engine(home, embedder=PrecomputedEmbedder(texts, vectors))
+        # the pre-pass alone: the judgement step (the model) is off (a daily budget of 0)
+        engine = await open_engine(
+            home, embedder=PrecomputedEmbedder(texts, vectors), consolidation={"daily_token_budget": 0}
+        )
         await engine.index.check_fingerprint()
         runs, dry_runs, results = [], [], []
         for run in range(args.runs):

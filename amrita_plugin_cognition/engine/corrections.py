@@ -42,7 +42,7 @@ from ..domain.sources import source_messages
 from ..domain.visibility import ScopePolicy, listing_visibility, visibility_for
 from ..errors import ConcurrentChange, InvalidInput, NotFound
 from ..logs import log_event
-from ..store import jobs, memory_sources, repository, short_term
+from ..store import cycle_runs, jobs, memory_sources, repository, short_term
 from ..store.models import MemoryRow
 from ..store.unit_of_work import UnitOfWork
 from .knowledge import source_superseded as knowledge_source_superseded
@@ -226,7 +226,9 @@ async def forget_memory(
 ) -> MemoryRecord:
     """Forget a fact and every version it replaced (a barrier for each: nothing comes back), and
     the short-term traces of the messages they were drawn from (``_remove_traces``). A merged
-    fact and its merge go together, whichever is named (``merge_head``, ``repository.forget``)."""
+    fact and its merge go together, whichever is named (``merge_head``, ``repository.forget``).
+    The consolidation cycles' summaries of the chat and a message they left unsent are blanked
+    (``cycle_runs.blank_chat``: they may quote it)."""
     memory_id = await merge_head(engine, context.bot_id, memory_id)
     async with engine.unit_of_work() as uow:
         await lock_for(uow, context, memory_id)
@@ -242,6 +244,9 @@ async def forget_memory(
         traces = await _remove_traces(uow, context.bot_id, versions, moment)
         await queue_rebuilds(engine, uow, context.bot_id, removed, moment)  # same commit as the forget
         await knowledge_sources_removed(uow, context.bot_id, removed, moment)  # hidden or deleted with it
+        # the chats' cycle summaries and a message not sent yet may quote it: blanked
+        for scope in sorted({version.scope for version in versions}, key=lambda scope: scope.key):
+            await cycle_runs.blank_chat(uow.session, context.bot_id, scope)
         uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
         await uow.commit()
     log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed), **traces)
