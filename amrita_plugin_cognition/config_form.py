@@ -122,7 +122,7 @@ DESCRIPTIONS: dict[str, str] = {
     "consolidation.idle_window_minutes": "一次整理窗口的最长时长",
     "consolidation.idle_short_window_minutes": "值得安排的最短窗口；也是全天都活跃的会话得到的短窗口",
     "consolidation.idle_buffer_minutes": "窗口与前后活跃时段（下一条预计消息）之间、最后一条消息之后留出的间隔",
-    "consolidation.cycle": "整理周期：有新记忆的会话在空闲时段整理（合并完全相同的重复记忆）；关闭则不整理",
+    "consolidation.cycle": "整理周期：有新记忆的会话在空闲时段整理（合并重复记忆，需要判断的交给模型）；关闭则不整理",
     "consolidation.idle_horizon_hours": "向前寻找安静时段的范围",
     "consolidation.quiet_run_base_hours": "所需连续安静时长的起点",
     "consolidation.quiet_run_penalty_hours": "上次整理以来的消息数每翻一倍，所需安静时长增加这么多",

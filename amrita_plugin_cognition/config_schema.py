@@ -142,9 +142,9 @@ class ConsolidationSettings(_Settings):
     """Consolidation in each chat's quiet hours: when a chat's cycle runs (the idle-window planner
     of ``domain/idle_planner.py``), the knowledge base it keeps, and the decay sweep."""
 
-    #: Consolidation cycles (``engine/consolidation.py``): a chat with new memories since its last
-    #: cycle gets one in its idle window (a job in the queue); off: no cycle is planned or run (the
-    #: decay sweep is separate: ``sweep_interval_hours``).
+    #: Consolidation cycles (``engine/cycles.py``: the pre-pass, then the judgement step): a chat with
+    #: new memories since its last cycle gets one in its idle window (a job in the queue); off: no
+    #: cycle is planned or run (the decay sweep is separate: ``sweep_interval_hours``).
     cycle: bool = True
     #: The idle-window planner (a chat's heat maps) picks each cycle's window; off: exponential
     #: back-off from the last cycle (the ``rethink_*`` keys).
