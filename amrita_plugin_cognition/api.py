@@ -157,6 +157,9 @@ if TYPE_CHECKING:
     from .errors import SchemaMissing as SchemaMissing
     from .errors import StoreUnavailable as StoreUnavailable
     from .index.embedders import build_embedder as build_embedder
+    from .llm.core_version import installed_version as amrita_core_version
+    from .llm.core_version import range_text as amrita_core_range
+    from .llm.core_version import supported as amrita_core_supported
     from .store.audit import AuditEntry as AuditEntry
     from .store.cycles import CycleSummary as CycleSummary
     from .store.profiles import ProfileFilter as ProfileFilter
@@ -279,6 +282,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DuplicateLink": (".domain.clusters", "DuplicateLink"),
     "DuplicateClusters": (".engine.duplicates", "DuplicateClusters"),
     "build_embedder": (".index.embedders", "build_embedder"),
+    # The amrita_core releases the plugin supports (``bot/amrita_core_adapter.py`` checks them)
+    "amrita_core_version": (".llm.core_version", "installed_version"),
+    "amrita_core_supported": (".llm.core_version", "supported"),
+    "amrita_core_range": (".llm.core_version", "range_text"),
     "GATE_KIND_LABELS": (".domain.gate", "KIND_LABELS"),
     "first_date": (".domain.timeresolve", "first_date"),
     "anchor_hints": (".domain.timeresolve", "anchor_hints"),
@@ -425,6 +432,9 @@ __all__ = [
     "activity_cycle_done",
     "add_activity_counts",
     "admit",
+    "amrita_core_range",
+    "amrita_core_supported",
+    "amrita_core_version",
     "anchor_hints",
     "as_utc",
     "build_embedder",

@@ -21,6 +21,7 @@ print("seeded", *result.record_ids.values())
 
 
 @pytest.mark.slow  # starts other processes: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_cli_plans_then_merges_a_chats_exact_duplicates(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from processes import one_line_error, only_json, run_cli, seed_home
 

@@ -66,6 +66,7 @@ def _orm_script(tmp_path, body: str) -> list[str]:  # type: ignore[no-untyped-de
 
 
 @pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``b3f9d2c6a8e1`` (the keep marker): down, expired memories go (the older release knows no
     such status) and the table keeps AUTOINCREMENT and its indexes (batch rebuild on SQLite); up
@@ -93,6 +94,7 @@ def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> Non
 
 
 @pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_memory_sources_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``e8a4c1f7d3b6`` (the lineage of merges): down, the table goes and the memories stay (each
     source still ``superseded_by`` its merge); up again, the table is back, empty, with its index."""
