@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from engine_helpers import NOW, group, make_engine, new_bot, private
+from fake_openai import FakeOpenAI, tool_call
 from pydantic import BaseModel
 from sqlalchemy import select
 
@@ -32,9 +33,11 @@ from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import MemoryDraft, Scope
 from amrita_plugin_cognition.engine import judgement
 from amrita_plugin_cognition.errors import LLMUnavailable
-from amrita_plugin_cognition.llm.agent_types import AgentBudget, AgentOutcome, AgentTool, ToolCallRecord
+from amrita_plugin_cognition.llm.agent_types import STOP_TOOL, AgentBudget, AgentOutcome, AgentTool, ToolCallRecord
 from amrita_plugin_cognition.store.models import CycleRunRow
 
+#: The fake model's preset (``model`` fixture) for the one test through the real driver.
+PRESET = "cognition-judgement-test"
 GROUP, OTHER, THIRD = Scope("group", "20001"), Scope("group", "20002"), Scope("group", "20003")
 U = "10001"
 DM = Scope("private", U)
@@ -145,7 +148,7 @@ def _outcome(ended: str, summary: str, rounds: int, spent: int, calls: list[Tool
 
 async def _engine(tmp_root, chroma_port, monkeypatch, runner: Runner, **consolidation):  # type: ignore[no-untyped-def]
     engine = await make_engine(tmp_root, chroma_port, consolidation=consolidation)
-    monkeypatch.setattr(engine.llm, "run_agent", runner, raising=False)
+    monkeypatch.setattr(engine.llm, "run_agent", runner)
     monkeypatch.setattr(judgement, "_desk_and_tools", use_tiny_tools)
     return engine
 
@@ -257,6 +260,44 @@ async def test_a_daily_budget_of_zero_leaves_the_pre_pass_merging_without_the_mo
     )
     usage = await engine.consolidation.usage(now=NOW)
     assert _bot_usage(usage, bot)["tokens_today"] == 0 and usage["daily_token_budget"] == 0
+
+
+async def test_through_the_real_driver_the_step_records_what_the_model_used(
+    tmp_root, chroma_port, model: FakeOpenAI, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """``engine.llm.run_agent`` itself (``llm/agent.py``) against the fake model: the invariant
+    prompt and kickoff go out as the first two messages, the provider's usage is what the row holds."""
+
+    def answer(name: str, arguments: dict[str, Any], prompt: int, completion: int) -> dict[str, Any]:
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        return {**tool_call(name, arguments, f"call_{name}"), "__usage__": usage}
+
+    model.script.extend(
+        [
+            answer("cycle_context", {}, 900, 20),
+            answer("test_change", {"kind": "tags"}, 1000, 30),
+            answer(STOP_TOOL, {"summary": "统一了一个标签。"}, 1100, 25),
+        ]
+    )
+    engine = await make_engine(
+        tmp_root, chroma_port, llm={"preset": PRESET, "timeout_seconds": 10.0, "max_retries": 0},
+    )  # fmt: skip
+    monkeypatch.setattr(judgement, "_desk_and_tools", use_tiny_tools)
+    bot = new_bot()
+    await _write(engine, bot, GROUP, *FACTS)
+    step = (await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW)).model_step
+    assert step is not None and (step.ended, step.summary, step.rounds) == ("stopped", "统一了一个标签。", 3)
+    assert (step.prompt_tokens, step.completion_tokens, step.tool_calls, step.changes) == (3000, 75, 3, {"tags": 1})
+    first = model.chat_requests[0]
+    prompt = judgement.cycle_prompt()
+    assert [(message["role"], message["content"]) for message in first["messages"]] == [
+        ("system", prompt.system), ("user", prompt.user),
+    ]  # fmt: skip
+    assert {tool["function"]["name"] for tool in first["tools"]} >= {"cycle_context", "test_change", STOP_TOOL}
+    (row,) = await _rows(engine, bot)
+    assert (row.prompt_tokens, row.completion_tokens, row.reserved_tokens, row.ended) == (3000, 75, 0, "stopped")
+    usage = await engine.consolidation.usage(now=NOW)
+    assert _bot_usage(usage, bot)["tokens_today"] == 3075
 
 
 # ---------------------------------------------------------------------------- why not, and dry runs
