@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .domain.job_kinds import MERGE_JOB as MERGE_JOB
     from .domain.judgement import ENDED_ZH as JUDGEMENT_ENDED_ZH
     from .domain.judgement import WORK_ZH as JUDGEMENT_WORK_ZH
+    from .domain.judgement import changes_zh as judgement_changes_zh
     from .domain.knowledge import KnowledgeEntry as KnowledgeEntry
     from .domain.permissions import Actor as Actor
     from .domain.permissions import Operator as Operator
@@ -197,6 +198,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ModelStep": (".engine.judgement", "ModelStep"),
     "JUDGEMENT_WORK_ZH": (".domain.judgement", "WORK_ZH"),
     "JUDGEMENT_ENDED_ZH": (".domain.judgement", "ENDED_ZH"),
+    "judgement_changes_zh": (".domain.judgement", "changes_zh"),
     "ConsolidationService": (".engine.services", "ConsolidationService"),
     "CycleSummary": (".store.cycles", "CycleSummary"),
     "EndResult": (".engine.turns", "EndResult"),
@@ -453,6 +455,7 @@ __all__ = [
     "json_lines",
     "judge_consent",
     "judge_duplicate",
+    "judgement_changes_zh",
     "memory_document",
     "normalise_text",
     "opinion_asker",

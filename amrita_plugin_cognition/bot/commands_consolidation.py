@@ -6,7 +6,14 @@ called. Who may is the engine's to decide (``permissions.check_run_cycle``)."""
 
 from __future__ import annotations
 
-from ..api import JUDGEMENT_ENDED_ZH, JUDGEMENT_WORK_ZH, ChatContext, CognitionEngine, ModelStep
+from ..api import (
+    JUDGEMENT_ENDED_ZH,
+    JUDGEMENT_WORK_ZH,
+    ChatContext,
+    CognitionEngine,
+    ModelStep,
+    judgement_changes_zh,
+)
 
 #: Merges listed by number in the answer (the rest counted).
 SHOWN_MERGES = 5
@@ -62,10 +69,7 @@ def model_step_lines(step: ModelStep) -> list[str]:
         f"模型判断（{work}）：{JUDGEMENT_ENDED_ZH.get(step.ended, step.ended)}，{step.rounds} 轮，"
         f"输入 {step.prompt_tokens} / 输出 {step.completion_tokens} tokens，工具调用 {step.tool_calls} 次"
     ]
-    if step.changes:
-        lines.append("改动：" + "，".join(f"{kind} {count}" for kind, count in sorted(step.changes.items())))
-    else:
-        lines.append("改动：无")
+    lines.append(f"改动：{judgement_changes_zh(step.changes)}")
     if step.summary:
         lines.append(f"总结：{step.summary}")
     if step.message_to_user:

@@ -68,7 +68,7 @@ def _work(step: dict[str, Any]) -> str:
 def model_step_lines(step: dict[str, Any]) -> list[str]:
     """The judgement step of a cycle (``ModelStep.as_dict``): how it ended, rounds, tokens, changes
     and summary; or why the model was not called; in a dry run, whether it would be."""
-    from ..api import JUDGEMENT_ENDED_ZH
+    from ..api import JUDGEMENT_ENDED_ZH, judgement_changes_zh
 
     ended, reason = step["ended"], step.get("reason_zh") or step.get("reason") or ""
     if ended == "dry_run":
@@ -84,8 +84,7 @@ def model_step_lines(step: dict[str, Any]) -> list[str]:
         f"输入 {step.get('prompt_tokens', 0)} / 输出 {step.get('completion_tokens', 0)} tokens"
         f"（预算 {step.get('budget_tokens', 0)}），工具调用 {step.get('tool_calls', 0)} 次"
     ]
-    changes = step.get("changes") or {}
-    lines.append("改动：" + ("，".join(f"{kind} {count}" for kind, count in sorted(changes.items())) or "无"))
+    lines.append(f"改动：{judgement_changes_zh(step.get('changes') or {})}")
     if step.get("summary"):
         lines.append(f"总结：{step['summary']}")
     if step.get("message_to_user"):

@@ -50,6 +50,19 @@ ENDED_ZH = {
     "running": "进行中",
 }
 
+#: What the step's tools changed, by kind (``engine/cycle_tools``' ``CHANGE_KINDS``), in Chinese; a
+#: kind not named here is shown as it is.
+CHANGES_ZH = {
+    "merged": "合并",
+    "updated": "修改",
+    "forgotten": "遗忘",
+    "written": "新写",
+    "cards": "画像",
+    "memo": "备忘录",
+    "knowledge": "知识库",
+    "suggestions": "建议",
+}
+
 #: The work items in Chinese.
 WORK_ZH = {
     "near_clusters": "相近的记忆",
@@ -131,3 +144,10 @@ def decide(signals: JudgementSignals) -> JudgementDecision:
 def step_tokens(cycle_token_budget: int, tokens_left: int) -> int:
     """The token budget of one judgement step: the cycle's, at most what is left of the day."""
     return max(0, min(cycle_token_budget, tokens_left))
+
+
+def changes_zh(changes: dict[str, int]) -> str:
+    """``{"merged": 1, "cards": 2}`` → ``合并 1，画像 2`` (in :data:`CHANGES_ZH`'s order); ``无`` when empty."""
+    order = {kind: index for index, kind in enumerate(CHANGES_ZH)}
+    kinds = sorted((kind for kind, count in changes.items() if count), key=lambda kind: (order.get(kind, 99), kind))
+    return "，".join(f"{CHANGES_ZH.get(kind, kind)} {changes[kind]}" for kind in kinds) or "无"

@@ -69,7 +69,7 @@ def test_consolidate_and_status_read_as_sentences_and_tables(capsys: pytest.Capt
 
     judged = ModelStep(
         "stopped", work=("near_clusters", "new_memories"), budget_tokens=30000, rounds=4, prompt_tokens=5200,
-        completion_tokens=800, tool_calls=6, changes={"merged": 1, "tags": 2}, summary="合并了一组相近的记忆",
+        completion_tokens=800, tool_calls=6, changes={"cards": 2, "merged": 1}, summary="合并了一组相近的记忆",
     )  # fmt: skip
     report = {
         "bot_id": "90001",
@@ -123,7 +123,7 @@ def test_consolidate_and_status_read_as_sentences_and_tables(capsys: pytest.Capt
         "模型判断（相近的记忆、新记忆）：模型完成并停止，4 轮，输入 5200 / 输出 800 tokens（预算 30000），工具调用 6 次"
         in out
     )
-    assert "改动：merged 1，tags 2" in out and "总结：合并了一组相近的记忆" in out
+    assert "改动：合并 1，画像 2" in out and "总结：合并了一组相近的记忆" in out
     assert "模型判断：没有调用模型（本机器人账号今天的整理 token 预算已用完）" in out
     assert "模型判断：不会调用模型（每日 token 预算为 0（consolidation.daily_token_budget））" in out
     assert "下次整理窗口" in out and "记忆已关闭" in out

@@ -48,7 +48,7 @@ def _consolidation(engine, monkeypatch, **values) -> None:  # type: ignore[no-un
 async def test_a_bot_admin_runs_the_cycle_now_and_is_told_what_it_did(app: App, fake_openai, monkeypatch) -> None:
     engine = await memory_engine()
     runner = Runner(
-        script=[("cycle_context", {}), ("test_change", {"kind": "tags"})], spend=1500, summary="统一了开黑的标签"
+        script=[("cycle_context", {}), ("test_change", {"kind": "updated"})], spend=1500, summary="统一了开黑的标签"
     )
     _agent(engine, monkeypatch, runner)
     scope = Scope("group", str(GROUP))
@@ -70,7 +70,7 @@ async def test_a_bot_admin_runs_the_cycle_now_and_is_told_what_it_did(app: App, 
         assert "已整理本会话的记忆" in answer and "合并了 1 组完全相同的重复记忆（2 条合为 1 条）" in answer
         assert f"#{ids[0]}、#{ids[1]} → #" in answer and "衰减扫描" in answer
         assert "模型判断（新记忆）：模型完成并停止，2 轮，输入 1200 / 输出 300 tokens，工具调用 2 次" in answer
-        assert "改动：tags 1" in answer and "总结：统一了开黑的标签" in answer
+        assert "改动：修改 1" in answer and "总结：统一了开黑的标签" in answer
         assert await _statuses(ids) == ["superseded", "superseded", "active"]
         await deliver(bot, group_message("/memory dmn", GROUP, SUPERUSER, "主人", to_me=False))
         assert "没有完全相同的重复记忆需要合并" in qq.sent[-1]

@@ -13,6 +13,7 @@ from amrita_plugin_cognition.domain.judgement import (
     WORK,
     WORK_ZH,
     JudgementSignals,
+    changes_zh,
     decide,
     step_tokens,
     work_of,
@@ -96,3 +97,8 @@ def test_the_steps_budget_is_the_cycles_at_most_what_is_left_of_the_day() -> Non
     assert step_tokens(30_000, 0) == 0
     assert step_tokens(30_000, -5) == 0
     assert decide(replace(READY, tokens_today=190_000)).tokens_left == 10_000
+
+
+def test_changes_read_in_chinese_in_one_order() -> None:
+    assert changes_zh({"cards": 2, "merged": 1, "tags": 3, "memo": 0}) == "合并 1，画像 2，tags 3"
+    assert changes_zh({}) == "无"
