@@ -7,7 +7,9 @@ reason recorded, and shown to the bot owner by ``status`` and the cycle's report
 * ``no_model``: the engine has an LLM gateway;
 * ``memory_off``: the chat's memory is on (it may have been switched off since the pre-pass);
 * ``budget_off``: ``consolidation.daily_token_budget`` is above 0 (0 turns the step off);
-* ``daily_budget_spent``: the bot account's cycles used less than that today;
+* ``daily_budget_spent``: the bot account's cycles left at least :data:`MIN_STEP_TOKENS` of it
+  today (a round costs about that much: the prompt and the context; the driver checks the budget
+  before each round, so a day ends at most about one round past its budget);
 * ``nothing_to_judge``: something in the chat needs judgement (:data:`WORK`): near clusters the
   pre-pass proposed, memories new since the last cycle, stale knowledge entries citing the chat,
   suggestions filed in it, a pinned memo at :data:`MEMO_FULL_SHARE` of its limit or more, cards of
@@ -23,6 +25,10 @@ from dataclasses import dataclass
 #: A pinned memo at this share of ``memo_max_chars`` or more asks for a tidy-up (details move to
 #: memories, a pointer stays).
 MEMO_FULL_SHARE = 0.8
+
+#: The least a step starts with (capped by the cycle's own budget): with less left of the day, it
+#: does not start.
+MIN_STEP_TOKENS = 2000
 
 #: What the judgement step can be asked to look at, in the order the report names them.
 WORK = ("near_clusters", "new_memories", "stale_knowledge", "suggestions", "memo_full", "cards_touched")
@@ -81,6 +87,7 @@ class JudgementSignals:
     model_configured: bool
     memory_on: bool
     daily_token_budget: int
+    cycle_token_budget: int
     tokens_today: int
     near_clusters: int = 0
     new_memories: int = 0
@@ -105,6 +112,8 @@ class JudgementDecision:
     work: tuple[str, ...]
     #: Tokens left of today's budget (0 when none is left or the budget is 0).
     tokens_left: int
+    #: The step's token budget were it to start now (:func:`step_tokens`).
+    tokens: int
 
     @property
     def reason_zh(self) -> str:
@@ -128,22 +137,26 @@ def decide(signals: JudgementSignals) -> JudgementDecision:
     """Whether the judgement step runs (see the module's docstring for the order of the checks)."""
     work = work_of(signals)
     left = max(0, signals.daily_token_budget - signals.tokens_today)
+    tokens = step_tokens(signals.cycle_token_budget, left)
     checks = (
         ("no_model", signals.model_configured),
         ("memory_off", signals.memory_on),
         ("budget_off", signals.daily_token_budget > 0),
-        ("daily_budget_spent", left > 0),
+        ("daily_budget_spent", tokens > 0),
         ("nothing_to_judge", bool(work)),
     )
     for reason, holds in checks:
         if not holds:
-            return JudgementDecision(False, reason, work, left)
-    return JudgementDecision(True, "", work, left)
+            return JudgementDecision(False, reason, work, left, 0)
+    return JudgementDecision(True, "", work, left, tokens)
 
 
 def step_tokens(cycle_token_budget: int, tokens_left: int) -> int:
-    """The token budget of one judgement step: the cycle's, at most what is left of the day."""
-    return max(0, min(cycle_token_budget, tokens_left))
+    """The token budget of one judgement step: the cycle's, at most what is left of the day; 0 (no
+    step) when less than :data:`MIN_STEP_TOKENS` (or the cycle's budget, if smaller) is left."""
+    if tokens_left < min(MIN_STEP_TOKENS, cycle_token_budget):
+        return 0
+    return min(cycle_token_budget, tokens_left)
 
 
 def changes_zh(changes: dict[str, int]) -> str:

@@ -147,6 +147,7 @@ async def _signals(engine: CognitionEngine, report: PrepassReport, now: datetime
             model_configured=engine.llm is not None,
             memory_on=await chat_switches(engine, bot_id, scope) is not None,
             daily_token_budget=settings.daily_token_budget,
+            cycle_token_budget=settings.cycle_token_budget,
             tokens_today=await cycle_runs.tokens_between(session, bot_id, start, end, now),
             near_clusters=len(report.near),
             new_memories=due[0].new if due else 0,
@@ -166,8 +167,7 @@ async def decision(engine: CognitionEngine, report: PrepassReport, now: datetime
 async def would_judge(engine: CognitionEngine, report: PrepassReport, now: datetime) -> ModelStep:
     """A dry run's answer: whether the step would run and why not, changing nothing."""
     verdict = await decision(engine, report, now)
-    budget = step_tokens(engine.config.consolidation.cycle_token_budget, verdict.tokens_left) if verdict.run else 0
-    return ModelStep("dry_run", verdict.reason, verdict.work, budget_tokens=budget)
+    return ModelStep("dry_run", verdict.reason, verdict.work, budget_tokens=verdict.tokens)
 
 
 async def skipped(

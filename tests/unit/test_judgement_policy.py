@@ -9,6 +9,7 @@ import pytest
 
 from amrita_plugin_cognition.domain.judgement import (
     MEMO_FULL_SHARE,
+    MIN_STEP_TOKENS,
     SKIP_REASONS_ZH,
     WORK,
     WORK_ZH,
@@ -21,7 +22,12 @@ from amrita_plugin_cognition.domain.judgement import (
 
 #: A chat with new memories, a model, memory on, 200k a day and nothing spent.
 READY = JudgementSignals(
-    model_configured=True, memory_on=True, daily_token_budget=200_000, tokens_today=0, new_memories=3
+    model_configured=True,
+    memory_on=True,
+    daily_token_budget=200_000,
+    cycle_token_budget=30_000,
+    tokens_today=0,
+    new_memories=3,
 )
 QUIET = replace(READY, new_memories=0)
 
@@ -29,7 +35,7 @@ QUIET = replace(READY, new_memories=0)
 def test_a_chat_with_new_memories_and_budget_left_goes_to_the_model() -> None:
     verdict = decide(READY)
     assert verdict.run and verdict.reason == "" and verdict.work == ("new_memories",)
-    assert verdict.tokens_left == 200_000
+    assert (verdict.tokens_left, verdict.tokens) == (200_000, 30_000)
 
 
 @pytest.mark.parametrize(
@@ -96,7 +102,17 @@ def test_the_steps_budget_is_the_cycles_at_most_what_is_left_of_the_day() -> Non
     assert step_tokens(30_000, 12_345) == 12_345
     assert step_tokens(30_000, 0) == 0
     assert step_tokens(30_000, -5) == 0
-    assert decide(replace(READY, tokens_today=190_000)).tokens_left == 10_000
+    verdict = decide(replace(READY, tokens_today=190_000))
+    assert verdict.run and (verdict.tokens_left, verdict.tokens) == (10_000, 10_000)
+
+
+def test_a_day_with_less_than_one_rounds_worth_left_starts_no_step() -> None:
+    assert MIN_STEP_TOKENS == 2000
+    assert step_tokens(30_000, MIN_STEP_TOKENS) == MIN_STEP_TOKENS
+    assert step_tokens(30_000, MIN_STEP_TOKENS - 1) == 0
+    assert step_tokens(1500, 1500) == 1500  # a cycle budget under the floor is its own floor
+    verdict = decide(replace(READY, tokens_today=200_000 - MIN_STEP_TOKENS + 1))
+    assert not verdict.run and verdict.reason == "daily_budget_spent" and verdict.tokens_left == MIN_STEP_TOKENS - 1
 
 
 def test_changes_read_in_chinese_in_one_order() -> None:
