@@ -11,7 +11,7 @@
   opted-out user (their memories are left alone). A chat switched off gets no pre-pass at all.
 * **Near clusters** are only proposed (returned and printed), never merged here: the check's
   precision on independently written pairs is not good enough to merge without judgement. The
-  judgement step (a model agent) is not built yet, so they stay proposals.
+  judgement step after the pre-pass (``engine/judgement.py``, the model) decides them.
 * **Judged merges** (``merge_judged``: the judgement step's tool ``cycle_memory_merge``, its
   model's text for members it judged one fact) go through the same ``merge``, which also checks
   the new text against admission, opt-outs and the barriers piece by piece.
@@ -43,10 +43,8 @@ from .switches import chat_switches
 from .writes import checked_text
 
 if TYPE_CHECKING:
+    from .judgement import ModelStep
     from .service import CognitionEngine
-
-#: Said wherever near clusters would go on to the judgement step.
-MODEL_STEP_MISSING = "the judgement step (the model) is not built yet: near clusters are left as proposals"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +60,9 @@ class MergeDone:
 class PrepassReport:
     """What a pre-pass found and did in one chat. ``planned`` merges (exact); ``merged`` those
     written; ``skipped`` (source ids, why) those left alone; ``near`` the near clusters proposed
-    (member ids); ``stopped`` when it yielded before the end (a message came in)."""
+    (member ids); ``stopped`` when it yielded before the end (a message came in). ``model_step`` is
+    the judgement step that followed (``engine/judgement.ModelStep``: what it did, or why it did not
+    run; in a dry run, whether it would), None when there was none (the chat is off)."""
 
     bot_id: str
     scope: Scope
@@ -75,6 +75,7 @@ class PrepassReport:
     stopped: bool = False
     dry_run: bool = False
     elapsed_ms: float = 0.0
+    model_step: ModelStep | None = None
 
     @property
     def sources_merged(self) -> int:
@@ -135,7 +136,6 @@ async def prepass(
         skipped=len(report.skipped),
         near_proposed=len(report.near),
         stopped=report.stopped,
-        model_step="not_built",
     )
     return report
 

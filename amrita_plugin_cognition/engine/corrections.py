@@ -43,7 +43,7 @@ from ..domain.sources import source_messages
 from ..domain.visibility import listing_visibility
 from ..errors import ConcurrentChange, InvalidInput
 from ..logs import log_event
-from ..store import jobs, memory_sources, repository, short_term
+from ..store import cycle_runs, jobs, memory_sources, repository, short_term
 from ..store.unit_of_work import UnitOfWork
 from .editors import Editor, load_visible, lock_for
 from .knowledge import source_superseded as knowledge_source_superseded
@@ -233,7 +233,9 @@ async def forget_memory(
 ) -> MemoryRecord:
     """Forget a fact and every version it replaced (a barrier for each: nothing comes back), and
     the short-term traces of the messages they were drawn from (``_remove_traces``). A merged
-    fact and its merge go together, whichever is named (``merge_head``, ``repository.forget``)."""
+    fact and its merge go together, whichever is named (``merge_head``, ``repository.forget``).
+    The consolidation cycles' summaries of the chat and a message they left unsent are blanked
+    (``cycle_runs.blank_chat``: they may quote it)."""
     return await _forget(engine, Editor.of(context), memory_id, now)
 
 
@@ -241,7 +243,7 @@ async def forget_in_chat(
     engine: CognitionEngine, actor: Operator, bot_id: str, scope: Scope, memory_id: int, now: datetime | None = None
 ) -> MemoryRecord:
     """The operator's forget of a fact of ``scope`` (the consolidation cycle's, naming ``actor`` in
-    the barriers' reason): ``forget_memory``'s path, lineage, traces and knowledge included."""
+    the barriers' reason): ``forget_memory``'s path, lineage, traces, knowledge and cycle summaries included."""
     return await _forget(engine, Editor(actor, bot_id, scope), memory_id, now)
 
 
@@ -262,6 +264,9 @@ async def _forget(engine: CognitionEngine, editor: Editor, memory_id: int, now: 
         traces = await _remove_traces(uow, editor.bot_id, versions, moment)
         await queue_rebuilds(engine, uow, editor.bot_id, removed, moment)  # same commit as the forget
         await knowledge_sources_removed(uow, editor.bot_id, removed, moment)  # hidden or deleted with it
+        # the chats' cycle summaries and a message not sent yet may quote it: blanked
+        for scope in sorted({version.scope for version in versions}, key=lambda scope: scope.key):
+            await cycle_runs.blank_chat(uow.session, editor.bot_id, scope)
         uow.record(IndexWorkQueued(), MemoriesChanged(editor.bot_id))
         await uow.commit()
     log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed), by=by, **traces)
