@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from .domain.sources import describe as describe_source
     from .domain.timeresolve import anchor_hints as anchor_hints
     from .domain.timeresolve import first_date as first_date
+    from .domain.tokenize import estimate_tokens as estimate_tokens
     from .domain.visibility import visibility_for as visibility_for
     from .engine.backup import BackupInfo as BackupInfo
     from .engine.consolidation import MergeDone as MergeDone
@@ -158,6 +159,9 @@ if TYPE_CHECKING:
     from .errors import SchemaMissing as SchemaMissing
     from .errors import StoreUnavailable as StoreUnavailable
     from .index.embedders import build_embedder as build_embedder
+    from .llm.agent_types import STOP_TOOL as AGENT_STOP_TOOL
+    from .llm.agent_types import AgentBudget as AgentBudget
+    from .llm.agent_types import AgentTool as AgentTool
     from .llm.core_version import installed_version as amrita_core_version
     from .llm.core_version import range_text as amrita_core_range
     from .llm.core_version import supported as amrita_core_supported
@@ -288,6 +292,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "amrita_core_version": (".llm.core_version", "installed_version"),
     "amrita_core_supported": (".llm.core_version", "supported"),
     "amrita_core_range": (".llm.core_version", "range_text"),
+    # The consolidation cycle's agent driver (``engine.llm.run_agent``): a run's tools and budget
+    "AgentTool": (".llm.agent_types", "AgentTool"),
+    "AgentBudget": (".llm.agent_types", "AgentBudget"),
+    "AGENT_STOP_TOOL": (".llm.agent_types", "STOP_TOOL"),
+    "estimate_tokens": (".domain.tokenize", "estimate_tokens"),
     "GATE_KIND_LABELS": (".domain.gate", "KIND_LABELS"),
     "first_date": (".domain.timeresolve", "first_date"),
     "anchor_hints": (".domain.timeresolve", "anchor_hints"),
@@ -323,6 +332,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "ACTOR_MAX_CHARS",
+    "AGENT_STOP_TOOL",
     "DEFAULT_FLOOR",
     "ENTITY_NAMES",
     "GATE_KIND_LABELS",
@@ -338,6 +348,8 @@ __all__ = [
     "UTC",
     "Actor",
     "AdmissionVerdict",
+    "AgentBudget",
+    "AgentTool",
     "AuditEntry",
     "BackupInfo",
     "BackupInvalid",
@@ -446,6 +458,7 @@ __all__ = [
     "check_fact",
     "clean_text",
     "describe_source",
+    "estimate_tokens",
     "expired_purge_date",
     "first_date",
     "group_part",
