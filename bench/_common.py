@@ -159,6 +159,17 @@ def verdict(value: float, limit: float) -> str:
     return f"{'OK' if value <= limit else 'OVER'} (target <= {limit:g}; ratio to target {value / limit:.2f})"
 
 
+def register_loopback_preset(name: str, base_url: str, model: str = "bench-model") -> None:
+    """An Amrita model preset ``name`` for a loopback model server (``cli/loopback.py``), not streamed."""
+    from amrita_core import ModelPreset, PresetManager
+
+    from amrita_plugin_cognition.cli.loopback import chat_preset
+
+    manager = PresetManager()
+    if name not in {known.name for known in manager.get_all_presets()}:
+        manager.add_preset(ModelPreset.model_validate(chat_preset(name, model, base_url, "sk", stream=False)))
+
+
 class FlatEmbedder:
     """For benchmarks that do not measure vectors: every text gets the same unit vector, at once."""
 

@@ -215,6 +215,18 @@ def facts(count: int, seed: int = 7) -> list[str]:
     return result
 
 
+def exact_copy(text: str, number: int) -> str:
+    """The same text once folded: other final punctuation, a space inside, or no final full stop
+    (full-width digits are no copy: the write path folds them, and the copy is refused as a
+    duplicate at once)."""
+    kind = number % 3
+    if kind == 0:
+        return text.rstrip("。") + "！"
+    if kind == 1:
+        return text[:2] + " " + text[2:]
+    return text.rstrip("。")
+
+
 def queries(count: int, seed: int = 11) -> list[str]:
     """Short, distinct Chinese chat queries about the same people, places and habits."""
     rng = random.Random(seed)
@@ -293,6 +305,44 @@ class PrecomputedEmbedder:
         if all(row is not None for row in rows):
             return self._vectors[[row for row in rows if row is not None]]
         return await self.inner.embed(texts)
+
+
+class CachedTextEmbedder:
+    """The local embedder, every text's vector kept on disk by its text
+    (``CACHE_ROOT/texts-{CORPUS_VERSION}-*``): a chat of texts that are not ``facts`` (hand-written
+    ones, copies) is embedded once, then served from the cache on every rerun."""
+
+    def __init__(self, threads: int = 1) -> None:
+        from amrita_plugin_cognition.index.embedders import LocalUSEEmbedder
+
+        self.inner = LocalUSEEmbedder(threads=threads)
+        self.fingerprint = self.inner.fingerprint
+        CACHE_ROOT.mkdir(parents=True, exist_ok=True)
+        self._texts_path = CACHE_ROOT / f"texts-{CORPUS_VERSION}-texts.json"
+        self._vectors_path = CACHE_ROOT / f"texts-{CORPUS_VERSION}-vectors.npy"
+        texts: list[str] = []
+        vectors = np.zeros((0, 512), dtype=np.float32)
+        if self._texts_path.exists() and self._vectors_path.exists():
+            texts = json.loads(self._texts_path.read_text(encoding="utf-8"))
+            vectors = np.load(self._vectors_path)
+            texts = texts[: len(vectors)]
+        self._texts = texts
+        self._vectors = vectors
+        self._row = {text: index for index, text in enumerate(texts)}
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._row))
+        if missing:
+            fresh = await self.inner.embed(missing)
+            self._vectors = np.vstack([self._vectors, np.asarray(fresh, dtype=np.float32)])
+            for text in missing:
+                self._row[text] = len(self._texts)
+                self._texts.append(text)
+            partial = self._vectors_path.with_suffix(".partial.npy")
+            np.save(partial, self._vectors)
+            self._texts_path.write_text(json.dumps(self._texts, ensure_ascii=False), encoding="utf-8")
+            os.replace(partial, self._vectors_path)
+        return self._vectors[[self._row[text] for text in texts]]
 
 
 if __name__ == "__main__":

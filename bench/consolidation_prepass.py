@@ -28,24 +28,13 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from _common import machine_line, median, parse_args, quiet_cognition_logs, remove_home, throwaway_home
-from _corpus import cached_vectors, facts
+from _corpus import cached_vectors, exact_copy, facts
+from _lineage import lineage_check
 
 BOT_ID = "bench-prepass"
 FULL = (880, 100, 20)
 QUICK = (176, 20, 4)
 _DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
-
-
-def exact_copy(text: str, number: int) -> str:
-    """The same text once folded: other final punctuation, a space inside, or no final full stop
-    (full-width digits are no copy: the write path folds them, and the copy is refused as a
-    duplicate at once)."""
-    kind = number % 3
-    if kind == 0:
-        return text.rstrip("。") + "！"
-    if kind == 1:
-        return text[:2] + " " + text[2:]
-    return text.rstrip("。")
 
 
 def near_copy(text: str) -> str:
@@ -83,47 +72,6 @@ async def build_chat(engine, scope, texts, base_count: int, planted: int, near: 
     return ids, pairs, near_pairs, {memory_id: text for memory_id, (text, _) in zip(ids, entries, strict=True)}
 
 
-async def lineage_check(engine, scope, ids, pairs, near_pairs, texts):  # type: ignore[no-untyped-def]
-    """(planted pairs merged, memories reachable, near pairs merged), read back from storage."""
-    from amrita_plugin_cognition.api import InspectFilter
-
-    found = {}
-    offset = 0
-    while True:
-        page, total = await engine.governance.inspect(InspectFilter(bot_id=BOT_ID, scope=scope), offset, 200)
-        found.update((item.record.id, item) for item in page)
-        offset += len(page)
-        if not page or offset >= total:
-            break
-
-    def current(memory_id: int):  # type: ignore[no-untyped-def]
-        item = found.get(memory_id)
-        if item is None:
-            return None
-        if item.record.status.value == "active":
-            return item.record
-        head = found.get(item.superseded_by[-1]) if item.superseded_by else None
-        if head is None or head.record.status.value != "active":
-            return None
-        if memory_id not in head.record.source.get("sources", []):
-            return None
-        return head.record
-
-    merged = 0
-    for original, copy in pairs:
-        first, second = current(original), current(copy)
-        same = first is not None and second is not None and first.id == second.id
-        if same and first.provenance == "consolidated" and first.text in (texts[original], texts[copy]):
-            merged += 1
-    reachable = sum(1 for memory_id in ids if current(memory_id) is not None)
-    near_merged = sum(
-        1
-        for first, second in near_pairs
-        if (current(first) and current(second) and current(first).id == current(second).id)
-    )
-    return merged, reachable, near_merged
-
-
 async def main() -> None:
     args = parse_args(__doc__ or "", lambda parser: parser.add_argument("--runs", type=int, default=5))
     base_count, planted, near = QUICK if args.quick else FULL
@@ -153,7 +101,7 @@ async def main() -> None:
             started = time.perf_counter()
             report = await engine.consolidation.run_now(Operator(), BOT_ID, scope)
             runs.append((time.perf_counter() - started) * 1000)
-            merged, reachable, near_merged = await lineage_check(engine, scope, ids, pairs, near_pairs, by_id)
+            merged, reachable, near_merged = await lineage_check(engine, BOT_ID, scope, ids, pairs, near_pairs, by_id)
             results.append((len(ids), len(report.merged), merged, reachable, near_merged, len(report.near)))
         await engine.close()
         print(f"{machine_line()}, load average {os.getloadavg()[0]:.1f}")

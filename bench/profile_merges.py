@@ -32,6 +32,7 @@ from _common import (
     open_engine,
     parse_args,
     quiet_cognition_logs,
+    register_loopback_preset,
     remove_home,
     throwaway_home,
 )
@@ -94,16 +95,6 @@ class FakeModel:
         self.server.stop()
 
 
-def register_preset(base_url: str) -> None:
-    from amrita_core import ModelPreset, PresetManager
-
-    from amrita_plugin_cognition.cli.loopback import chat_preset
-
-    manager = PresetManager()
-    if PRESET not in {known.name for known in manager.get_all_presets()}:
-        manager.add_preset(ModelPreset.model_validate(chat_preset(PRESET, "bench-model", base_url, "sk", stream=False)))
-
-
 async def run_group(
     model: FakeModel,
     turns: int,
@@ -153,7 +144,7 @@ async def main() -> None:
     init_engine_only(HOME)
     quiet_cognition_logs()
     model = FakeModel()
-    register_preset(model.server.base_url)
+    register_loopback_preset(PRESET, model.server.base_url)
     print(f"profile merges — {machine_line()}")
     print(f"{SPEAKERS} speakers in one group, {turns} observation-bearing turns, merge window {window:g} s")
     try:

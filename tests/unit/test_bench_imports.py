@@ -19,6 +19,7 @@ FLOORS: dict[tuple[str, str], str] = {
     ("_common.py", f"{PACKAGE}.cli.runtime"): "the harness creates the schema and the data folder as the CLI does",
     ("_common.py", f"{PACKAGE}.store.models"): "the outbox emptied (benches that seed without vectors)",
     ("_common.py", f"{PACKAGE}.index.embedders"): "the flat embedder's fingerprint (benches that seed without vectors)",
+    ("_common.py", f"{PACKAGE}.cli.loopback"): "the preset of a loopback model server (benches with a fake model)",
     ("_corpus.py", f"{PACKAGE}.index.embedders"): "the corpus is embedded once with the local model, no engine",
     ("cache_memory.py", f"{PACKAGE}.bot"): "the hook's own recall_queries is what is measured",
     ("cache_memory.py", f"{PACKAGE}.engine.caches"): "the report names the caches' own TTL",
