@@ -1,5 +1,5 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe, decay_sweep, consolidation_prepass).
+planner_month, activity_observe, decay_sweep, consolidation_prepass, cycle_tokens).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -117,3 +117,26 @@ def test_the_consolidation_prepass_bench_merges_every_planted_duplicate_and_lose
     )
     assert found and found.group(1) == found.group(2) and found.group(3) == found.group(4), output
     assert re.search(rf"pre-pass \(clusters \+ merges\): median {NUMBER} ms", output), output
+
+
+def test_the_cycle_tokens_bench_counts_both_ways_and_loses_nothing() -> None:
+    """The fake model's usage is what the driver budgets with; the seed's way reads every memory
+    (so its perfect judge finds every planted pair); ours merges every rewording the pre-pass
+    proposed and every exact copy; no near-miss merged, no fact lost. The targets are bench/'s."""
+    output = run_script("cycle_tokens.py")
+    rows = {
+        way: re.search(rf"^{way}\s+(\d+)\s+[\d,]+\s+[\d,]+\s+([\d,]+)\s+(\d+)/20\s+(\d+)$", output, re.M)
+        for way in (r"ours \(pre-pass \+ agent\)", "seed's way, 40 per page", "seed's way, 200 per page")
+    }
+    assert all(rows.values()), output
+    assert all(row.group(4) == "0" for row in rows.values() if row), output
+    assert rows["seed's way, 40 per page"].group(3) == "20", output  # type: ignore[union-attr]
+    assert re.search(rf"ratio ours / seed's way \(40 per page\): {NUMBER}: (OK|OVER)", output), output
+    found = re.search(
+        r"exact copies 8/8 by the pre-pass, rewordings (\d+)/12 by the model; the pre-pass proposed (\d+)/12", output
+    )
+    assert found and found.group(1) == found.group(2), output
+    assert "memories reachable by lineage 200/200" in output, output
+    counted = re.search(r"the driver counted ([\d,]+) tokens, the server ([\d,]+)\)", output)
+    assert counted and counted.group(1) == counted.group(2), output
+    assert re.search(rf"system prompt \+ tool schemas [\d,]+ = {NUMBER}%", output), output

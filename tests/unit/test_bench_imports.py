@@ -21,6 +21,7 @@ FLOORS: dict[tuple[str, str], str] = {
     ("_common.py", f"{PACKAGE}.index.embedders"): "the flat embedder's fingerprint (benches that seed without vectors)",
     ("_common.py", f"{PACKAGE}.cli.loopback"): "the preset of a loopback model server (benches with a fake model)",
     ("_corpus.py", f"{PACKAGE}.index.embedders"): "the corpus is embedded once with the local model, no engine",
+    ("_fake_agent.py", f"{PACKAGE}.cli.loopback"): "the loopback model server the demo uses",
     ("cache_memory.py", f"{PACKAGE}.bot"): "the hook's own recall_queries is what is measured",
     ("cache_memory.py", f"{PACKAGE}.engine.caches"): "the report names the caches' own TTL",
     ("decay_sweep.py", f"{PACKAGE}.store"): "bulk seeding with bare inserts; the bank reset between busy passes",
