@@ -23,7 +23,10 @@ caches make the repeated system prompt and schemas cheaper at most providers; th
 in full here. Checked from storage after each run: planted duplicates merged (by the pre-pass or
 the model) / planted, near-misses merged (must be 0), every memory still reachable by lineage.
 
-    uv run python bench/cycle_tokens.py [--quick] [--runs N]
+    uv run python bench/cycle_tokens.py [--quick] [--runs N] [--missed]
+
+``--missed`` lists the rewordings the pre-pass did not propose (cosine, the parts check's
+verdict) and counts the chat's pairs that the parts check rejects only for their wording.
 """
 
 from __future__ import annotations
@@ -135,6 +138,25 @@ async def why_missed(embedder: Any, missed: list[tuple[str, str]]) -> list[tuple
     return found
 
 
+async def wording_only(embedder: Any, run: int, sizes: tuple[int, int, int, int]) -> Counter[str]:
+    """Every pair of the run's chat at the pre-pass's candidate cosine (0.70) or above that the
+    parts check rejects only for its wording (no part in conflict), by what the pair is: what the
+    pre-pass would add to its proposals if such pairs went to the model too."""
+    from amrita_plugin_cognition.api import judge_duplicate
+
+    entries, where = layout(1000 + run, *sizes)
+    texts = [entry.text for entry in entries]
+    vectors = np.asarray(await embedder.embed(texts), dtype=np.float64)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    kinds = {frozenset(pair): kind for kind in ("exact", "reworded", "near") for pair in where[kind]}
+    found: Counter[str] = Counter()
+    for first, second in np.argwhere(np.triu(vectors @ vectors.T >= 0.70, 1)):
+        cosine = float(vectors[first] @ vectors[second])
+        if judge_duplicate(texts[first], texts[second], cosine).reason == "wording":
+            found[kinds.get(frozenset((int(first), int(second))), "template facts")] += 1
+    return found
+
+
 def totals(requests: list[Request]) -> dict[str, Any]:
     parts: Counter[str] = Counter()
     for request in requests:
@@ -202,7 +224,7 @@ async def run_once(engine: Any, model: FakeAgent, run: int, sizes: tuple[int, in
                 "bench_seed", prompt.system, kickoff, seed_tools(engine, bot_id, scope), AgentBudget(*SEED_BUDGET)
             )
             extra = {"ended": ran.ended, "driver_tokens": ran.tokens}
-        result[way] = {**totals(model.end()), **extra, **await outcome(engine, bot_id, scope, planted)}
+        result[way] = {**totals(model.end()), **extra, **await outcome(engine, bot_id, scope, planted), "run": run}
     return result
 
 
@@ -312,6 +334,7 @@ async def main() -> None:
         results = [await run_once(engine, model, run, sizes) for run in range(runs)]
         ours = sorted((result["ours"] for result in results), key=lambda item: item["tokens"])[len(results) // 2]
         missed = await why_missed(embedder, ours["missed"])
+        loose = await wording_only(embedder, ours["run"], sizes) if args.missed else None
     finally:
         await engine.close()
         model.stop()
@@ -320,6 +343,11 @@ async def main() -> None:
     if args.missed:
         for first, second, cosine, cause in missed:
             print(f"  {cosine:.2f} {cause:<12} {first} | {second}")
+        assert loose is not None
+        print(
+            "pairs of that chat at cosine >= 0.70 the parts check rejects only for their wording: "
+            + (", ".join(f"{kind} {count}" for kind, count in loose.most_common()) or "none")
+        )
     print(json.dumps(figures, ensure_ascii=False))
     if figures["near_merged"] or figures["reachable"] != sizes[0]:
         raise SystemExit("FAILED: a near-miss was merged or a fact lost")
