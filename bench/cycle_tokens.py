@@ -169,6 +169,7 @@ def totals(requests: list[Request]) -> dict[str, Any]:
         "completion": completion,
         "tokens": prompt + completion,
         "parts": dict(parts),
+        "per_call": [(request.prompt, Counter(request.calls)) for request in requests],
     }
 
 
@@ -282,6 +283,11 @@ def report(results: list[dict[str, Any]], sizes: tuple[int, int, int, int], miss
         f"ours, where the prompt tokens go (the median run: {ours['calls']} calls, ended {ours['ended']}; "
         f"the driver counted {ours['driver_tokens']:,} tokens, the server {ours['tokens']:,}):"
     )
+    rounds = [
+        f"{prompt:,} → " + " + ".join(f"{name}×{count}" if count > 1 else name for name, count in calls.items())
+        for prompt, calls in ours["per_call"]
+    ]
+    print("  per call (prompt tokens → what the model called): " + "; ".join(rounds))
     for part, value in sorted(parts.items(), key=lambda item: -item[1]):
         print(f"  {part:<32}{value:>8,}  {value / ours['prompt']:>6.1%}")
     print(
