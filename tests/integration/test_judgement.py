@@ -288,6 +288,12 @@ async def test_through_the_real_driver_the_step_records_what_the_model_used(
     step = (await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW)).model_step
     assert step is not None and (step.ended, step.summary, step.rounds) == ("stopped", "统一了一个标签。", 3)
     assert (step.prompt_tokens, step.completion_tokens, step.tool_calls, step.changes) == (3000, 75, 3, {"tags": 1})
+    # the step keeps each call with what the model sent and read back, for the caller to show
+    assert [(call.name, call.arguments, call.answer) for call in step.calls] == [
+        ("cycle_context", "{}", f"会话 {GROUP.key}，相近的记忆 0 组"),
+        ("test_change", '{"kind": "tags"}', "好"),
+        (STOP_TOOL, '{"summary": "统一了一个标签。"}', "已结束。"),
+    ]
     first = model.chat_requests[0]
     prompt = judgement.cycle_prompt()
     assert [(message["role"], message["content"]) for message in first["messages"]] == [
