@@ -145,7 +145,7 @@ status = json.loads(open(sys.argv[1], encoding="utf-8").read())
 assert status["memories"]["private"]["active"] == 1, status["memories"]
 print("ambot cognition status: memories", json.dumps(status["memories"], ensure_ascii=False))
 runs = status["cycles"]["judgement"]["recent"]
-assert [(run["ended"], run["rounds"]) for run in runs] == [("stopped", 2)], runs
+assert [(run["ended"], run["rounds"], run["tokens"]) for run in runs] == [("stopped", 2, 3080)], runs
 print("ambot cognition status: the cycle's judgement step", json.dumps(runs[0], ensure_ascii=False))
 PY
 step "ambot cognition status --json"

@@ -46,6 +46,7 @@ SECOND = "我最喜欢什么水果来着？"
 REPLY = "好的，记住了。"
 DMN = "/memory dmn"
 CYCLE_SUMMARY = "检查了本会话的记忆，没有需要合并的内容。"
+CYCLE_USAGE = {"prompt_tokens": 1500, "completion_tokens": 40, "total_tokens": 1540}
 BOOT_TIMEOUT = float(os.environ.get("SMOKE_BOOT_TIMEOUT", "240"))
 TURN_TIMEOUT = 120.0
 
@@ -81,7 +82,9 @@ class FakeModel:
                 self.cycle_requests.append(body)
                 read = any(m.get("role") == "tool" for m in messages)
                 call = ("cycle_stop", {"summary": CYCLE_SUMMARY}) if read else ("cycle_context", {})
-                return 200, completion(tool_call_message(*call, call_id=f"call_{len(messages)}"), "smoke-model")
+                answer = completion(tool_call_message(*call, call_id=f"call_{len(messages)}"), "smoke-model")
+                answer["usage"] = dict(CYCLE_USAGE)  # the provider's count, which the cycle's budget reads
+                return 200, answer
         return 200, completion({"role": "assistant", "content": REPLY}, "smoke-model")
 
 
@@ -268,7 +271,8 @@ def main() -> int:
         for body in model.cycle_requests:
             names = tool_names(body)
             check(not any(name.startswith("cognition_") for name in names), f"turn 3: chat tools offered: {names}")
-        check(CYCLE_SUMMARY in third and "2 轮" in third, f"turn 3: /memory dmn answered {third!r}")
+        spent = "2 轮，输入 3000 / 输出 80 tokens"
+        check(CYCLE_SUMMARY in third and spent in third, f"turn 3: /memory dmn answered {third!r}")
         print(f"turn 3: /memory dmn ran the cycle's judgement step in 2 rounds; bot replied {third!r}", flush=True)
         return 0
     except (AssertionError, RuntimeError) as error:
