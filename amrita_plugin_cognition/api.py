@@ -54,6 +54,9 @@ if TYPE_CHECKING:
     from .domain.inert import STORED_DATA_NOTICE as STORED_DATA_NOTICE
     from .domain.inert import inert_line as inert_line
     from .domain.job_kinds import MERGE_JOB as MERGE_JOB
+    from .domain.judgement import ENDED_ZH as JUDGEMENT_ENDED_ZH
+    from .domain.judgement import WORK_ZH as JUDGEMENT_WORK_ZH
+    from .domain.judgement import changes_zh as judgement_changes_zh
     from .domain.knowledge import KnowledgeEntry as KnowledgeEntry
     from .domain.permissions import Actor as Actor
     from .domain.permissions import Operator as Operator
@@ -83,7 +86,6 @@ if TYPE_CHECKING:
     from .domain.timeresolve import first_date as first_date
     from .domain.visibility import visibility_for as visibility_for
     from .engine.backup import BackupInfo as BackupInfo
-    from .engine.consolidation import MODEL_STEP_MISSING as MODEL_STEP_MISSING
     from .engine.consolidation import MergeDone as MergeDone
     from .engine.consolidation import PrepassReport as PrepassReport
     from .engine.context import BuiltContext as BuiltContext
@@ -98,6 +100,7 @@ if TYPE_CHECKING:
     from .engine.inspection import InspectFilter as InspectFilter
     from .engine.inspection import json_lines as json_lines
     from .engine.inspection import memory_document as memory_document
+    from .engine.judgement import ModelStep as ModelStep
     from .engine.knowledge import ListedEntry as ListedEntry
     from .engine.knowledge import SavedEntry as SavedEntry
     from .engine.knowledge_search import KnowledgeHit as KnowledgeHit
@@ -155,6 +158,9 @@ if TYPE_CHECKING:
     from .errors import SchemaMissing as SchemaMissing
     from .errors import StoreUnavailable as StoreUnavailable
     from .index.embedders import build_embedder as build_embedder
+    from .llm.core_version import installed_version as amrita_core_version
+    from .llm.core_version import range_text as amrita_core_range
+    from .llm.core_version import supported as amrita_core_supported
     from .store.audit import AuditEntry as AuditEntry
     from .store.cycles import CycleSummary as CycleSummary
     from .store.profiles import ProfileFilter as ProfileFilter
@@ -187,9 +193,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CardSearchResult": (".engine.profile_search", "CardSearchResult"),
     "BuiltContext": (".engine.context", "BuiltContext"),
     "SweepReport": (".engine.decay", "SweepReport"),
-    "MODEL_STEP_MISSING": (".engine.consolidation", "MODEL_STEP_MISSING"),
     "MergeDone": (".engine.consolidation", "MergeDone"),
     "PrepassReport": (".engine.consolidation", "PrepassReport"),
+    "ModelStep": (".engine.judgement", "ModelStep"),
+    "JUDGEMENT_WORK_ZH": (".domain.judgement", "WORK_ZH"),
+    "JUDGEMENT_ENDED_ZH": (".domain.judgement", "ENDED_ZH"),
+    "judgement_changes_zh": (".domain.judgement", "changes_zh"),
     "ConsolidationService": (".engine.services", "ConsolidationService"),
     "CycleSummary": (".store.cycles", "CycleSummary"),
     "EndResult": (".engine.turns", "EndResult"),
@@ -275,6 +284,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "DuplicateLink": (".domain.clusters", "DuplicateLink"),
     "DuplicateClusters": (".engine.duplicates", "DuplicateClusters"),
     "build_embedder": (".index.embedders", "build_embedder"),
+    # The amrita_core releases the plugin supports (``bot/amrita_core_adapter.py`` checks them)
+    "amrita_core_version": (".llm.core_version", "installed_version"),
+    "amrita_core_supported": (".llm.core_version", "supported"),
+    "amrita_core_range": (".llm.core_version", "range_text"),
     "GATE_KIND_LABELS": (".domain.gate", "KIND_LABELS"),
     "first_date": (".domain.timeresolve", "first_date"),
     "anchor_hints": (".domain.timeresolve", "anchor_hints"),
@@ -314,8 +327,9 @@ __all__ = [
     "ENTITY_NAMES",
     "GATE_KIND_LABELS",
     "JUDGED_MAX_CHARS",
+    "JUDGEMENT_ENDED_ZH",
+    "JUDGEMENT_WORK_ZH",
     "MERGE_JOB",
-    "MODEL_STEP_MISSING",
     "NAME_MAX_CHARS",
     "PIN_MAX_CHARS",
     "SECTION_NAMES",
@@ -383,6 +397,7 @@ __all__ = [
     "MemoryService",
     "MemoryStatus",
     "MergeDone",
+    "ModelStep",
     "NotFound",
     "NoteService",
     "Operator",
@@ -419,6 +434,9 @@ __all__ = [
     "activity_cycle_done",
     "add_activity_counts",
     "admit",
+    "amrita_core_range",
+    "amrita_core_supported",
+    "amrita_core_version",
     "anchor_hints",
     "as_utc",
     "build_embedder",
@@ -437,6 +455,7 @@ __all__ = [
     "json_lines",
     "judge_consent",
     "judge_duplicate",
+    "judgement_changes_zh",
     "memory_document",
     "normalise_text",
     "opinion_asker",

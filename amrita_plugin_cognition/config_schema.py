@@ -142,9 +142,9 @@ class ConsolidationSettings(_Settings):
     """Consolidation in each chat's quiet hours: when a chat's cycle runs (the idle-window planner
     of ``domain/idle_planner.py``), the knowledge base it keeps, and the decay sweep."""
 
-    #: Consolidation cycles (``engine/consolidation.py``): a chat with new memories since its last
-    #: cycle gets one in its idle window (a job in the queue); off: no cycle is planned or run (the
-    #: decay sweep is separate: ``sweep_interval_hours``).
+    #: Consolidation cycles (``engine/cycles.py``: the pre-pass, then the judgement step): a chat with
+    #: new memories since its last cycle gets one in its idle window (a job in the queue); off: no
+    #: cycle is planned or run (the decay sweep is separate: ``sweep_interval_hours``).
     cycle: bool = True
     #: The idle-window planner (a chat's heat maps) picks each cycle's window; off: exponential
     #: back-off from the last cycle (the ``rethink_*`` keys).
@@ -182,6 +182,18 @@ class ConsolidationSettings(_Settings):
     rethink_base_delay_minutes: float = Field(30.0, ge=1, le=10080)
     rethink_penalty_multiplier: float = Field(1.5, ge=1, le=10)
     rethink_max_delay_minutes: float = Field(1440.0, ge=1, le=10080)
+
+    # --- the judgement step (``engine/judgement.py``: the model agent after the pre-pass)
+    #: Model rounds one cycle's judgement step may take at most.
+    agent_max_iterations: int = Field(12, ge=1, le=50)
+    #: Tokens (prompt + completion, as the provider reports them) one cycle's judgement step may use.
+    cycle_token_budget: int = Field(30000, ge=1000, le=1_000_000)
+    #: Tokens every cycle of one bot account may use in a day (in ``timezone``); 0 = no judgement
+    #: step at all (the pre-pass still runs).
+    daily_token_budget: int = Field(200000, ge=0, le=100_000_000)
+    #: The agent may queue one short message to the user of a private chat, delivered by the bot
+    #: in that private chat only (never in a group), and only while this is on.
+    allow_send_to_user: bool = False
 
     # --- knowledge base
     #: Longest body of a knowledge entry (its title is at most 60, its summary 200 characters).

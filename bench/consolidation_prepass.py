@@ -12,7 +12,8 @@ Checked after each run, from storage (``engine.governance.inspect``): every plan
 into one active ``consolidated`` memory whose text is one of the pair's; every one of the 1,000
 memories still reachable (active, or superseded by an active merge that names it as a source);
 no near pair merged. Timed: ``engine.consolidation.run_now`` (clusters, plans, one unit of work per
-merge) and the dry run (clusters and plans only).
+merge; the judgement step off: ``daily_token_budget = 0``, recorded as skipped) and the dry run
+(clusters and plans only).
 
     uv run python bench/consolidation_prepass.py [--quick] [--runs N]
 """
@@ -137,7 +138,10 @@ async def main() -> None:
 
         texts = facts(base_count)
         vectors = cached_vectors(texts)
-        engine = await open_engine(home, embedder=PrecomputedEmbedder(texts, vectors))
+        # the pre-pass alone: the judgement step (the model) is off (a daily budget of 0)
+        engine = await open_engine(
+            home, embedder=PrecomputedEmbedder(texts, vectors), consolidation={"daily_token_budget": 0}
+        )
         await engine.index.check_fingerprint()
         runs, dry_runs, results = [], [], []
         for run in range(args.runs):

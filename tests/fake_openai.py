@@ -5,7 +5,8 @@ Chat completions follow a script: each request pops the next scripted reply if t
 ``FINAL_TEXT``; a request that offers tools but has
 no scripted reply answers with no tool call. ``chat_delays`` holds each following chat request
 for that many seconds before it answers (one entry per request: timeouts); ``chat_usage``, when
-set, is the token usage every chat completion reports. ``/v1/embeddings`` and Ollama's ``/api/embed``
+set, is the token usage every chat completion reports, and a scripted reply's own ``"__usage__"``
+(taken out of the message) is the usage of that one answer. ``/v1/embeddings`` and Ollama's ``/api/embed``
 return deterministic vectors derived from the text (or fail while ``embeddings_down`` is set;
 each answers ``embeddings_delay`` seconds late, 0 by default). Every request body is recorded.
 """
@@ -96,8 +97,10 @@ class FakeOpenAI:
         if self.script and "__status__" in self.script[0]:  # a scripted HTTP error
             failure = self.script.popleft()
             return int(failure["__status__"]), {"error": {"message": failure.get("message", "scripted failure")}}
+        usage = self.chat_usage
         if self.script:
-            message = self.script.popleft()
+            message = dict(self.script.popleft())
+            usage = message.pop("__usage__", usage)
         elif self.responder is not None and (answered := self.responder(body)) is not None:
             message = answered
         elif body.get("tools"):
@@ -105,8 +108,8 @@ class FakeOpenAI:
         else:
             message = {"role": "assistant", "content": FINAL_TEXT}
         answer = completion(message, MODEL)
-        if self.chat_usage is not None:
-            answer["usage"] = dict(self.chat_usage)
+        if usage is not None:
+            answer["usage"] = dict(usage)
         return 200, answer
 
     def reset(self) -> None:

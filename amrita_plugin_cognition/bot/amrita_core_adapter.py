@@ -15,17 +15,16 @@ Two things the plugin needs are no public API of amrita_core:
   (``amrita_core/builtins/agent/react_base.py``).
 
 Both depend on how a release happens to be written, so they are used only with an installed
-amrita_core in ``SUPPORTED`` (checked once at import, when the plugin loads). Outside it one
-warning says so and both are off: no raw arguments (a tool that takes a database id then refuses
-to run while Amrita's validation is on, ``tools/registry.py``), no stop hint (the ``end`` tool
-still records the turn; the loop ends as Amrita decides). The bot never fails for it.
+amrita_core in the range the plugin supports (``llm/core_version.py``, read through ``api``;
+checked once at import, when the plugin loads). Outside it one warning says so and both are off:
+no raw arguments (a tool that takes a database id then refuses to run while Amrita's validation
+is on, ``tools/registry.py``), no stop hint (the ``end`` tool still records the turn; the loop
+ends as Amrita decides). The bot never fails for it.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
-import re
 import sys
 from dataclasses import dataclass
 from types import FrameType
@@ -33,40 +32,14 @@ from typing import Any
 
 from amrita_core.types import ToolCall
 
+from ..api import amrita_core_range as _range_text
+from ..api import amrita_core_supported as supported
+from ..api import amrita_core_version as installed_version
+
 logger = logging.getLogger("cognition")
 
-#: The amrita_core releases this module was written and tested for: [lowest, first untested).
-#: Keep in step with the ``amrita-core`` dependency in pyproject.toml.
-SUPPORTED: tuple[tuple[int, ...], tuple[int, ...]] = ((1, 2, 0), (1, 4))
 #: How far up the await chain the executing tool call is looked for.
 CALLER_DEPTH = 8
-
-
-def _range_text() -> str:
-    low, high = SUPPORTED
-    return f">={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
-
-
-def installed_version() -> str | None:
-    """The installed amrita-core's version (None when its metadata cannot be read)."""
-    try:
-        return importlib.metadata.version("amrita-core")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def release(version: str) -> tuple[int, ...] | None:
-    """``"1.3.1"`` → ``(1, 3, 1)``; the release part only (``1.4.0rc1`` → ``(1, 4, 0)``)."""
-    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", version)
-    return tuple(int(part) for part in match.group(1).split(".")) if match else None
-
-
-def supported(version: str | None) -> bool:
-    numbers = release(version) if version else None
-    if numbers is None:
-        return False
-    low, high = SUPPORTED
-    return low <= numbers < high
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +51,8 @@ class Internals:
 
 
 def check() -> Internals:
-    """Check the installed amrita_core against ``SUPPORTED``: the internals are used only inside
-    it; outside, one warning (Chinese and English) and the safe fallbacks (module docstring)."""
+    """Check the installed amrita_core against the supported range: the internals are used only
+    inside it; outside, one warning (Chinese and English) and the safe fallbacks (module docstring)."""
     global INTERNALS
     version = installed_version()
     INTERNALS = Internals(version, supported(version))

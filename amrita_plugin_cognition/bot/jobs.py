@@ -1,6 +1,7 @@
 """Background work of the bot: the periodic vector-index catch-up, the startup repair, the
 historian's queue poll, the activity flush (each chat's message counts into SQL, then the cycles
-of the chats that talked re-planned), the consolidation cycles' check and the decay sweep's check.
+of the chats that talked re-planned), the consolidation cycles' check (with the delivery of the
+messages cycles left for private chats' users) and the decay sweep's check.
 
 Drains after each write are started by the engine itself (the unit of work's after-commit
 handler), whoever made the write."""
@@ -8,6 +9,9 @@ handler), whoever made the write."""
 from __future__ import annotations
 
 import logging
+
+import nonebot
+from nonebot.adapters.onebot.v11 import ActionFailed, Bot, NetworkError
 
 from ..api import CognitionEngine
 from ..errors import StoreUnavailable
@@ -65,10 +69,34 @@ CYCLE_CHECK_MINUTES = 10
 
 async def cycle_check(engine: CognitionEngine) -> None:
     """Queue a consolidation cycle for each chat with memories new since its last cycle, at its
-    idle window (cheapest first; nothing when ``consolidation.cycle`` is false)."""
+    idle window (cheapest first; nothing when ``consolidation.cycle`` is false); then deliver the
+    messages cycles left for private chats' users (``deliver_cycle_messages``)."""
     planned = await engine.consolidation.refresh()
     if planned:
         logger.info("[cognition] stage=cycle_check planned=%d", planned)
+    await deliver_cycle_messages(engine)
+
+
+async def deliver_cycle_messages(engine: CognitionEngine) -> int:
+    """Send each message a cycle left for a private chat's user (``consolidation.allow_send_to_user``,
+    checked now: off, nothing goes) to that private chat only, through the bot account that ran the
+    cycle (OneBot V11 ``send_private_msg``), and mark it sent, so it goes once. A bot account not
+    connected now, or a send that fails, leaves the message for the next check (the engine stops
+    offering it after a day). Returns the messages sent."""
+    sent = 0
+    for message in await engine.consolidation.undelivered_messages():
+        bot = nonebot.get_bots().get(message.bot_id)
+        if not isinstance(bot, Bot):
+            continue
+        try:
+            await bot.send_private_msg(user_id=int(message.user_id), message=message.text)
+        except (ActionFailed, NetworkError) as error:
+            logger.warning("[cognition] stage=cycle_message run=%d send=failed error=%s", message.run_id, error)
+            continue
+        await engine.consolidation.mark_message_sent(message.run_id)
+        sent += 1
+        logger.info("[cognition] stage=cycle_message run=%d sent=1", message.run_id)
+    return sent
 
 
 #: How often the bot asks whether the decay sweep is due (``consolidation.sweep_interval_hours``

@@ -1,7 +1,7 @@
 """``ambot cognition consolidate``: one chat's consolidation cycle now, or its plan (``--dry-run``):
-the exact duplicates it merges, the near ones it only proposes, and the chat's next idle window.
-The judgement step (the model) is not built yet: near clusters stay proposals, and the output
-says so."""
+the exact duplicates it merges, the near ones it proposes, the judgement step with the model (how
+it ended, rounds, tokens, changes, summary; or why the model was not called; with ``--dry-run``
+whether it would run, calling no model), and the chat's next idle window."""
 
 from __future__ import annotations
 
@@ -20,9 +20,7 @@ def _plan(plan: Any) -> dict[str, Any]:
 
 
 def report_document(report: Any, window: Any) -> dict[str, Any]:
-    """A pre-pass report as JSON (also what the table is printed from)."""
-    from ..api import MODEL_STEP_MISSING
-
+    """A cycle's report as JSON (also what the table is printed from)."""
     merged = {tuple(done.source_ids): done.merged_id for done in report.merged}
     return {
         "bot_id": report.bot_id,
@@ -35,7 +33,7 @@ def report_document(report: Any, window: Any) -> dict[str, Any]:
         "sources_merged": report.sources_merged,
         "skipped": [{"sources": list(ids), "reason": why} for ids, why in report.skipped],
         "near_proposed": [list(ids) for ids in report.near],
-        "model_step": MODEL_STEP_MISSING,
+        "model_step": report.model_step.as_dict() if report.model_step is not None else None,
         "next_window": {"start": window.start.isoformat(), "end": window.end.isoformat(), "reason": window.reason},
         "elapsed_ms": report.elapsed_ms,
     }
@@ -45,10 +43,12 @@ def report_document(report: Any, window: Any) -> dict[str, Any]:
 @home_option
 @click.option("--chat", "chat", type=CHAT, required=True, help="会话，写作 group:<群号> 或 private:<QQ号>")
 @click.option("--bot", type=QQ, default=None, help="机器人 QQ 号（数据库里只有一个机器人有这个会话的记忆时可省略）")
-@click.option("--dry-run", is_flag=True, default=False, help="只列出计划，不做任何修改")
+@click.option(
+    "--dry-run", is_flag=True, default=False, help="只列出计划（以及是否会调用模型、为什么），不做任何修改，不调用模型"
+)
 @json_option
 def consolidate_command(home: Path | None, chat: str, bot: str | None, dry_run: bool, as_json: bool | None) -> None:
-    """立即整理一个会话的记忆（不调用模型）：完全相同的重复记忆直接合并，相近的只列为候选；--dry-run 只看计划"""
+    """立即整理一个会话的记忆：完全相同的重复直接合并，需要判断的交给模型（有预算时）；--dry-run 只看计划"""
 
     async def run() -> dict[str, Any]:
         from ..api import Operator

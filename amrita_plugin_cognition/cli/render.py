@@ -270,6 +270,11 @@ def status(report: dict[str, Any]) -> None:
         out.print(_escape(_decay_sentence(report["decay"])))
     if "cycles" in report:
         out.print(_escape(_cycles_sentence(report["cycles"])))
+        if report["cycles"].get("judgement"):
+            from .render_consolidation import judgement_usage_lines
+
+            for line in judgement_usage_lines(report["cycles"]["judgement"]):
+                out.print(_escape(line))
     out.print(_escape(_fingerprint_sentence(report.get("fingerprint"), report.get("configured_embedder", {}))))
 
     index = report.get("index", {})

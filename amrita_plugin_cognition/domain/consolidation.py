@@ -13,14 +13,19 @@ is a quote of one moment and is never merged. Each such group of two or more bec
 * ``recorded_at`` the earliest (when the fact was first learned); ``updated_at`` the latest (the
   decay clock runs from when it was last said: a merge neither restarts nor shortens it);
 * the names as the newest member gives them.
+
+A **judged merge** (``judged_merge``: the cycle's model decided that the members of a near cluster
+state one fact) keeps the same values but the text, the importance and the tags, which are the
+model's; like an exact merge it takes two or more facts of one chat and never a conversation line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from ..errors import InvalidInput
 from .records import Importance, MemoryKind, MemoryRecord, Scope
 
 _RANK = {Importance.LOW: 0, Importance.MEDIUM: 1, Importance.HIGH: 2}
@@ -44,6 +49,8 @@ class MergePlan:
     recorded_at: datetime
     updated_at: datetime
     keep: bool
+    #: The model's merge of a near cluster (``judged_merge``), not an exact one.
+    judged: bool = False
 
 
 def _same_fact(record: MemoryRecord) -> tuple[str, str, str, datetime | None]:
@@ -80,3 +87,18 @@ def merge_plan(group: Sequence[MemoryRecord]) -> MergePlan:
         updated_at=max(item.updated_at for item in ordered),
         keep=any(item.keep for item in ordered),
     )
+
+
+def judged_merge(group: Sequence[MemoryRecord], text: str, importance: Importance, tags: Sequence[str]) -> MergePlan:
+    """The merge of ``group`` the model judged one fact, with its ``text``, ``importance`` and
+    ``tags`` (``InvalidInput`` in Chinese when ``group`` cannot be merged: see the module doc)."""
+    ids = sorted({item.id for item in group})
+    if len(ids) < 2:
+        raise InvalidInput("合并至少需要两条不同的记忆", en="a merge needs two memories or more")
+    if len({item.scope for item in group}) > 1:
+        raise InvalidInput("只能合并同一个会话里的记忆", en="a merge within one chat only")
+    turns = [item.id for item in group if str(item.kind) == MemoryKind.TURN.value]
+    if turns:
+        raise InvalidInput(f"#{turns[0]} 是原话记录，不能合并", en="conversation lines are never merged")
+    kept_tags = tuple(dict.fromkeys(tag.strip() for tag in tags if tag.strip()))
+    return replace(merge_plan(group), text=text, importance=importance, tags=kept_tags, judged=True)

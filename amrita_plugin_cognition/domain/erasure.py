@@ -3,7 +3,8 @@
 Three targets, each within one bot account:
 
 * a **chat**: everything learned in it (facts and their older versions, memo and its history,
-  pins, short-term notes, the transcript, queued historian jobs);
+  pins, short-term notes, the transcript, queued historian jobs, its activity counts and its
+  consolidation cycles' runs with their summaries and messages);
 * a **user**: everything of theirs and everything that names them (``domain/people.py``: their QQ
   number in any writing, the nicknames they were seen with) in every chat of the bot account:
   facts they said, that are about them or that name them (and the versions those replaced); their
@@ -12,7 +13,7 @@ Three targets, each within one bot account:
   messages and observations naming them and the bot's replies to those (a job of theirs, or with
   nothing left, is dropped); in a group's memo (and its kept versions) the lines naming them, the
   pins they wrote or that name them; who wrote a memo version, a card version or a barrier's
-  reason when that was them;
+  reason when that was them; the cycle runs' summaries and messages naming them (blanked);
 * the **bot** account: everything it holds.
 
 Profile cards: a chat takes the group's card (a private chat: its user's private part, and of the

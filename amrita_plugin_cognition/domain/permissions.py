@@ -45,8 +45,9 @@ from .records import ChatContext, MemoryRecord, Scope
 
 @dataclass(frozen=True, slots=True)
 class Operator:
-    """The bot's owner at the command line (or a script on the same database). ``name`` is what
-    the audit records (``--actor``, default ``cli``)."""
+    """The bot's owner at the command line (or a script on the same database), or the
+    consolidation cycle acting for them (``name`` ``consolidation``). ``name`` is what the audit
+    and the barriers record (``--actor``, default ``cli``)."""
 
     name: str = "cli"
 
@@ -100,6 +101,23 @@ def check_correct_memory(context: ChatContext, record: MemoryRecord) -> None:
         raise InvalidInput(f"记忆 #{record.id} 不属于当前会话，只能在它所属的会话里更正")
     if not may_forget_memory(context, record):
         raise PermissionDenied("只有群管理员、群主、机器人管理员或这条记忆的本人可以修改它")
+
+
+def check_forget(actor: Actor, record: MemoryRecord) -> None:
+    """A forget by ``actor``: a chat's speaker as ``check_forget_memory`` says; the operator (the
+    CLI, the consolidation cycle) any fact of the bot account (the engine keeps the cycle to its
+    own chat's facts)."""
+    context = _chat_actor(actor, record.bot_id)
+    if context is not None:
+        check_forget_memory(context, record)
+
+
+def check_correct(actor: Actor, record: MemoryRecord) -> None:
+    """A correction by ``actor``: a chat's speaker as ``check_correct_memory`` says; the operator
+    any fact of the bot account (written in the fact's own chat, as every correction is)."""
+    context = _chat_actor(actor, record.bot_id)
+    if context is not None:
+        check_correct_memory(context, record)
 
 
 def may_replace_memo(context: ChatContext) -> bool:

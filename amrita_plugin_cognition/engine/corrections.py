@@ -27,6 +27,7 @@ from ..domain.events import IndexWorkQueued, MemoriesChanged, NotesChanged, Tran
 from ..domain.gate import GateVerdict, check_fact
 from ..domain.happened import SOURCE_KEY as HAPPENED_KEY
 from ..domain.happened import from_mention
+from ..domain.permissions import Operator, actor_name
 from ..domain.records import (
     ChatContext,
     Importance,
@@ -39,12 +40,12 @@ from ..domain.records import (
     content_hash,
 )
 from ..domain.sources import source_messages
-from ..domain.visibility import ScopePolicy, listing_visibility, visibility_for
-from ..errors import ConcurrentChange, InvalidInput, NotFound
+from ..domain.visibility import listing_visibility
+from ..errors import ConcurrentChange, InvalidInput
 from ..logs import log_event
-from ..store import jobs, memory_sources, repository, short_term
-from ..store.models import MemoryRow
+from ..store import cycle_runs, jobs, memory_sources, repository, short_term
 from ..store.unit_of_work import UnitOfWork
+from .editors import Editor, load_visible, lock_for
 from .knowledge import source_superseded as knowledge_source_superseded
 from .knowledge import sources_removed as knowledge_sources_removed
 from .profile_queue import queue_rebuilds
@@ -53,41 +54,6 @@ from .writes import REFUSAL_MESSAGES, checked_text, refuse_if_asked_not_to_remem
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
-
-
-async def lock_for(uow: UnitOfWork, context: ChatContext, memory_id: int) -> None:
-    """Lock this chat and, when it is another one (a private chat forgetting a group fact),
-    the chat the fact belongs to: both in one call, before anything is read for the change."""
-    rows = await repository.get_rows(uow.session, context.bot_id, [memory_id])
-    row = rows.get(memory_id)
-    scopes = [context.scope]
-    if row is not None:
-        scopes.append(repository.to_record(row).scope)
-    await uow.session.rollback()  # nothing read before the lock may be trusted
-    await uow.lock_scope(context.bot_id, *scopes)
-
-
-async def load_visible(
-    uow: UnitOfWork, context: ChatContext, memory_id: int, policy: ScopePolicy, *, expired_ok: bool = False
-) -> MemoryRow:
-    """The active fact ``memory_id`` if this chat may see it under the configured ``policy`` (as
-    recall does: what a chat was shown, it may correct or forget, if permitted); else why not,
-    in Chinese. ``expired_ok``: an expired fact too (a forget: it is still the user's to remove;
-    a correction is refused: it would bring the text back, which is a restore's decision)."""
-    rows = await repository.get_rows(uow.session, context.bot_id, [memory_id])
-    row = rows.get(memory_id)
-    if row is None:
-        if await repository.barrier_for(uow.session, memory_id):
-            raise NotFound(f"记忆 #{memory_id} 已被删除")
-        raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
-    if not visibility_for(context, policy).allows(repository.to_record(row)):
-        raise NotFound(f"没有找到编号为 {memory_id} 的记忆")
-    if row.status == MemoryStatus.EXPIRED.value and not expired_ok:
-        raise NotFound(f"记忆 #{memory_id} 已过期；请先恢复（/memory restore {memory_id}，管理员）再更正")
-    if row.status not in (MemoryStatus.ACTIVE.value, MemoryStatus.EXPIRED.value):
-        newer = f"，新版本是 #{row.superseded_by}" if row.superseded_by else ""
-        raise ConcurrentChange(f"记忆 #{memory_id} 已被修改{newer}；请对新版本操作")
-    return row
 
 
 async def update_memory(
@@ -115,42 +81,76 @@ async def update_memory(
     conversation (kind ``turn``) is a quote of what was said when it was said: its times are not
     anchored at the correction and it keeps its date."""
     refuse_if_asked_not_to_remember(said)
+    source: dict[str, object] = {
+        "via": "correction",
+        "messages": [message_id] if message_id else [],
+        "edited_by": context.user_id,
+    }
+    # the text is the correction's, not an inference
+    return await _correct(engine, Editor.of(context), memory_id, text, importance, tags, now, source)
+
+
+async def revise_in_chat(
+    engine: CognitionEngine,
+    actor: Operator,
+    bot_id: str,
+    scope: Scope,
+    memory_id: int,
+    text: str,
+    importance: Importance | None = None,
+    tags: Sequence[str] | None = None,
+    now: datetime | None = None,
+) -> MemoryRecord:
+    """The operator's rewording of a fact of ``scope`` (the consolidation cycle's): the path of
+    ``update_memory`` (a new fact supersedes it, anchored, gated, admitted, barrier and opt-outs
+    checked), its provenance ``consolidated`` and its source naming ``actor``."""
+    source: dict[str, object] = {"via": "consolidation", "edited_by": actor.name}
+    return await _correct(
+        engine, Editor(actor, bot_id, scope), memory_id, text, importance, tags, now, source, Provenance.CONSOLIDATED
+    )
+
+
+async def _correct(
+    engine: CognitionEngine,
+    editor: Editor,
+    memory_id: int,
+    text: str,
+    importance: Importance | None,
+    tags: Sequence[str] | None,
+    now: datetime | None,
+    source: dict[str, object],
+    provenance: Provenance = Provenance.USER_STATED,
+) -> MemoryRecord:
+    """A correction by ``editor`` (``update_memory``'s doc), its ``source`` completed here."""
     moment = aware_or_now(now)
     zone = ZoneInfo(engine.config.timezone)
     async with engine.unit_of_work() as uow:  # the kind never changes along a lineage: read before the lock
-        found = await repository.get_rows(uow.session, context.bot_id, [memory_id])
+        found = await repository.get_rows(uow.session, editor.bot_id, [memory_id])
     quoted = memory_id in found and found[memory_id].kind == MemoryKind.TURN.value
     anchored, gate, verdict = await asyncio.to_thread(_anchored, engine, text, moment.astimezone(zone), not quoted)
     if not verdict.admit:
         raise InvalidInput(verdict.message)
     new_text = verdict.text  # a secret inside is replaced by [已隐去]
-    switches = await switch_state(engine, context.bot_id)
+    switches = await switch_state(engine, editor.bot_id)
     async with engine.unit_of_work() as uow:
-        await lock_for(uow, context, memory_id)
-        old = await load_visible(uow, context, memory_id, engine.config.scope_policy)
+        await lock_for(uow, editor, memory_id)
+        old = await load_visible(uow, editor, memory_id, engine.config.scope_policy)
         old_record = repository.to_record(old)
-        permissions.check_correct_memory(context, old_record)
+        permissions.check_correct(editor.actor, old_record)
         # the new text is new: not in a switched-off chat, nor by or about an opted-out user
         refuse_unwritable(
             engine,
             switches,
-            context,
+            editor.context,
             old_record.scope,
             (old.speaker_id, old.subject_id),
             [new_text],
             (old.speaker_name, old.subject_name),
         )
-        digest = content_hash(context.bot_id, old_record.scope, new_text)
+        digest = content_hash(editor.bot_id, old_record.scope, new_text)
         if digest in await repository.barred_hashes(uow.session, [digest]):
             raise InvalidInput(REFUSAL_MESSAGES["forgotten"])
-        source: dict[str, object] = {
-            "via": "correction",
-            "messages": [message_id] if message_id else [],
-            "said_at": moment.isoformat(),
-            "supersedes": old.id,
-            "edited_by": context.user_id,
-            "absolute": gate.ok,
-        }
+        source = {**source, "said_at": moment.isoformat(), "supersedes": old.id, "absolute": gate.ok}
         if not gate.ok:
             source["warning"] = "not absolute: " + "、".join(problem.word for problem in gate.problems)[:200]
         happened = old_record.happened_at if old.kind == MemoryKind.TURN.value else None
@@ -168,17 +168,24 @@ async def update_memory(
             kind=old.kind,  # type: ignore[arg-type]
             tags=list(tags) if tags is not None else old_record.tags,
             importance=importance or old_record.importance,
-            provenance=Provenance.USER_STATED,  # the text is the correction's, not an inference
+            provenance=provenance,
             source=source,
             happened_at=happened,
         )
-        (new_row,) = await repository.insert_memories(uow.session, context.bot_id, [draft], moment)
+        (new_row,) = await repository.insert_memories(uow.session, editor.bot_id, [draft], moment)
         if not await repository.supersede(uow.session, old, new_row, moment):
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，本次更正未保存")
-        await knowledge_source_superseded(uow, context.bot_id, old.id, new_row.id, moment)
-        uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
+        await knowledge_source_superseded(uow, editor.bot_id, old.id, new_row.id, moment)
+        uow.record(IndexWorkQueued(), MemoriesChanged(editor.bot_id))
         await uow.commit()
-    log_event("correct", memory_id=memory_id, new_id=new_row.id, scope=old_record.scope.key, absolute=gate.ok)
+    log_event(
+        "correct",
+        memory_id=memory_id,
+        new_id=new_row.id,
+        scope=old_record.scope.key,
+        absolute=gate.ok,
+        by=actor_name(editor.actor),
+    )
     return repository.to_record(new_row)
 
 
@@ -226,25 +233,43 @@ async def forget_memory(
 ) -> MemoryRecord:
     """Forget a fact and every version it replaced (a barrier for each: nothing comes back), and
     the short-term traces of the messages they were drawn from (``_remove_traces``). A merged
-    fact and its merge go together, whichever is named (``merge_head``, ``repository.forget``)."""
-    memory_id = await merge_head(engine, context.bot_id, memory_id)
+    fact and its merge go together, whichever is named (``merge_head``, ``repository.forget``).
+    The consolidation cycles' summaries of the chat and a message they left unsent are blanked
+    (``cycle_runs.blank_chat``: they may quote it)."""
+    return await _forget(engine, Editor.of(context), memory_id, now)
+
+
+async def forget_in_chat(
+    engine: CognitionEngine, actor: Operator, bot_id: str, scope: Scope, memory_id: int, now: datetime | None = None
+) -> MemoryRecord:
+    """The operator's forget of a fact of ``scope`` (the consolidation cycle's, naming ``actor`` in
+    the barriers' reason): ``forget_memory``'s path, lineage, traces, knowledge and cycle summaries included."""
+    return await _forget(engine, Editor(actor, bot_id, scope), memory_id, now)
+
+
+async def _forget(engine: CognitionEngine, editor: Editor, memory_id: int, now: datetime | None) -> MemoryRecord:
+    memory_id = await merge_head(engine, editor.bot_id, memory_id)
     async with engine.unit_of_work() as uow:
-        await lock_for(uow, context, memory_id)
-        row = await load_visible(uow, context, memory_id, engine.config.scope_policy, expired_ok=True)
+        await lock_for(uow, editor, memory_id)
+        row = await load_visible(uow, editor, memory_id, engine.config.scope_policy, expired_ok=True)
         record = repository.to_record(row)
-        permissions.check_forget_memory(context, record)
+        permissions.check_forget(editor.actor, record)
         moment = aware_or_now(now)
         lineage = await repository.whole_lineage(uow.session, row.id)
         versions = [record, *(repository.to_record(older) for older in lineage)]
-        removed = await repository.forget(uow.session, row, reason=f"by:{context.user_id}", now=moment)
+        by = actor_name(editor.actor)
+        removed = await repository.forget(uow.session, row, reason=f"by:{by}", now=moment)
         if not removed:
             raise ConcurrentChange(f"记忆 #{memory_id} 已被修改或删除，请重新查看")
-        traces = await _remove_traces(uow, context.bot_id, versions, moment)
-        await queue_rebuilds(engine, uow, context.bot_id, removed, moment)  # same commit as the forget
-        await knowledge_sources_removed(uow, context.bot_id, removed, moment)  # hidden or deleted with it
-        uow.record(IndexWorkQueued(), MemoriesChanged(context.bot_id))
+        traces = await _remove_traces(uow, editor.bot_id, versions, moment)
+        await queue_rebuilds(engine, uow, editor.bot_id, removed, moment)  # same commit as the forget
+        await knowledge_sources_removed(uow, editor.bot_id, removed, moment)  # hidden or deleted with it
+        # the chats' cycle summaries and a message not sent yet may quote it: blanked
+        for scope in sorted({version.scope for version in versions}, key=lambda scope: scope.key):
+            await cycle_runs.blank_chat(uow.session, editor.bot_id, scope)
+        uow.record(IndexWorkQueued(), MemoriesChanged(editor.bot_id))
         await uow.commit()
-    log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed), **traces)
+    log_event("forget", memory_id=memory_id, scope=record.scope.key, versions=len(removed), by=by, **traces)
     return record
 
 

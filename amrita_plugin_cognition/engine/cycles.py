@@ -13,11 +13,16 @@ for every due chat (memories written without a message: the CLI, an importer).
 merge it looks whether the chat had a message since the run began (this process's tally and the
 flushed row, ``idle_windows.state``); if so it yields: what it merged stays committed, the job is
 completed and a new one is queued for the rest at the chat's next window (its payload counts the
-runs and merges so far). A finished run calls ``idle_windows.record_cycle`` (the planner's penalty
-starts again) and completes the job. A failure counts an attempt (backoff, then dead) like any job.
+runs and merges so far). A finished run completes the job and calls ``idle_windows.record_cycle``
+as of its end (the planner's penalty starts again; what the run itself wrote is not new for the
+next cycle). A failure counts an attempt (backoff, then dead) like any job.
 
-**The judgement step** (a model agent for near clusters, importance, tags, cards, knowledge) is not
-built yet: a run leaves near clusters as proposals, and says so in its report and log.
+**The judgement step** follows a pre-pass that ran to its end (``engine/judgement.py``: a budgeted
+model agent for near clusters, importance, tags, cards, the memo, knowledge and suggestions, when
+something needs it and the bot account's daily budget allows). It asks the same ``should_stop``
+between its rounds: a step that yields makes the run yield like the pre-pass does. Every run that
+did its pre-pass leaves a row in ``cognition_cycle_run`` (what it did, or why the model did not
+run, and its tokens); the run's outcome goes on the row (``lost`` when the lease was taken).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from ..domain.records import Scope
 from ..logs import log_event
 from ..store import cycles as store
 from ..store import jobs
-from . import idle_windows
+from . import idle_windows, judgement
 from .consolidation import PrepassReport, prepass
 from .switches import chat_switches
 
@@ -139,6 +144,11 @@ def _talked_since(engine: CognitionEngine, bot_id: str, scope: Scope, started: d
     return talked
 
 
+def _ended(moment: datetime, started: float) -> datetime:
+    """When a run that began at ``moment`` (``perf_counter`` ``started``) ended, on its clock."""
+    return moment + timedelta(seconds=time.perf_counter() - started)
+
+
 async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | None = None) -> CycleRun:
     """Run one leased cycle job (see the module's docstring)."""
     started = time.perf_counter()
@@ -151,18 +161,21 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             await uow.commit()
         log_event("cycle", job=held.job_id, scope=held.scope.key, outcome="off")
         return run
-    report = await prepass(
-        engine, held.bot_id, held.scope, now=moment, should_stop=_talked_since(engine, held.bot_id, held.scope, moment)
-    )
+    talked = _talked_since(engine, held.bot_id, held.scope, moment)
+    report = await prepass(engine, held.bot_id, held.scope, now=moment, should_stop=talked)
     run.report = report
+    step = report.model_step = await judgement.judge(
+        engine, report, trigger="scheduled", now=moment, should_stop=talked
+    )
     progress: dict[str, Any] = {
         "runs": int(held.payload.get("runs", 0)) + 1,
         "merged": int(held.payload.get("merged", 0)) + len(report.merged),
     }
-    if report.stopped:
+    if report.stopped or step.yielded:
         run.next_window = await next_due(engine, held.bot_id, held.scope, moment)
     async with engine.unit_of_work() as uow:
         if not await jobs.finish(uow.session, held):
+            await judgement.set_outcome(engine, step.run_id, "lost")
             return CycleRun(held.job_id, "lost", report)
         if run.next_window is not None:
             jobs.enqueue(
@@ -171,7 +184,8 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             uow.record(JobsQueued())
         await uow.commit()
     if run.next_window is None:
-        await idle_windows.record_cycle(engine, held.bot_id, held.scope, moment)
+        # as of its end: what its own steps wrote is not new for the next cycle
+        await idle_windows.record_cycle(engine, held.bot_id, held.scope, _ended(moment, started))
         run.outcome = "done"
     else:
         run.outcome = "yielded"
@@ -184,31 +198,40 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         outcome=run.outcome,
         merged=len(report.merged),
         near_proposed=len(report.near),
-        model_step="not_built",
+        model_step=step.ended,
+        model_tokens=step.tokens,
+        **({"model_skipped": step.reason} if step.ended == "skipped" else {}),
         **({"next": run.next_window.start.isoformat(timespec="minutes")} if run.next_window else {}),
     )
     return run
 
 
 async def run_now(engine: CognitionEngine, bot_id: str, scope: Scope, now: datetime | None = None) -> PrepassReport:
-    """A cycle of one chat now (``ambot cognition consolidate``, ``/memory dmn``): the pre-pass to
-    its end, the chat's waiting cycle job dropped (this was its cycle), the planner's penalty reset.
-    Runs whether ``consolidation.cycle`` is on or not (an operator asked); a chat whose memory is
-    off gets nothing (``report.switched_off``)."""
+    """A cycle of one chat now (``ambot cognition consolidate``, ``/memory dmn``): the pre-pass and
+    the judgement step to their end (no yielding: someone asked), the chat's waiting cycle job
+    dropped (this was its cycle), the planner's penalty reset. Runs whether ``consolidation.cycle``
+    is on or not (an operator asked); a chat whose memory is off gets nothing (``report.switched_off``)."""
+    started = time.perf_counter()
     moment = aware_or_now(now)
     report = await prepass(engine, bot_id, scope, now=moment)
     if report.switched_off:
         return report
+    report.model_step = await judgement.judge(engine, report, trigger="command", now=moment)
     async with engine.unit_of_work() as uow:
         await store.drop_waiting(uow.session, bot_id, scope)
         await uow.commit()
-    await idle_windows.record_cycle(engine, bot_id, scope, moment)
+    await idle_windows.record_cycle(engine, bot_id, scope, _ended(moment, started))
     return report
 
 
 async def dry_run(engine: CognitionEngine, bot_id: str, scope: Scope, now: datetime | None = None) -> PrepassReport:
-    """What a cycle of the chat would do now, changing nothing."""
-    return await prepass(engine, bot_id, scope, dry_run=True, now=now)
+    """What a cycle of the chat would do now, changing nothing and calling no model: the pre-pass's
+    plan, and whether the judgement step would run after it (and why not)."""
+    moment = aware_or_now(now)
+    report = await prepass(engine, bot_id, scope, dry_run=True, now=moment)
+    if not report.switched_off:
+        report.model_step = await judgement.would_judge(engine, report, moment)
+    return report
 
 
 async def bots_with_chat(engine: CognitionEngine, scope: Scope) -> list[str]:

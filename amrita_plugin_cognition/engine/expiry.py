@@ -25,7 +25,7 @@ from ..errors import ConcurrentChange, InvalidInput, NotFound
 from ..logs import log_event
 from ..store import decay as decay_store
 from ..store import repository
-from .corrections import load_visible, lock_for
+from .editors import load_visible, lock_for
 
 if TYPE_CHECKING:
     from .service import CognitionEngine

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.governance import OTHER_OPTED_OUT_MESSAGE, SELF_OPTED_OUT_MESSAGE
 from ..domain.knowledge import REVIEW_OUTCOMES, judge_suggestion, suggestion_allowed
-from ..domain.records import ChatContext
+from ..domain.records import ChatContext, Scope
 from ..errors import InvalidInput, LimitExceeded, NotFound
 from ..logs import log_event
 from ..store import knowledge_suggestions as store
@@ -94,11 +94,15 @@ async def suggest(
 
 
 async def list_suggestions(
-    engine: CognitionEngine, bot_id: str | None, state: str | None = "pending", limit: int = 200
+    engine: CognitionEngine,
+    bot_id: str | None,
+    state: str | None = "pending",
+    limit: int = 200,
+    scope: Scope | None = None,
 ) -> list[Suggestion]:
-    """Suggestions, oldest first (``state`` None: every state)."""
+    """Suggestions, oldest first (``state`` None: every state; ``scope``: those filed in that chat)."""
     async with engine.unit_of_work() as uow:
-        return [_suggestion(row) for row in await store.list_rows(uow.session, bot_id, state, limit)]
+        return [_suggestion(row) for row in await store.list_rows(uow.session, bot_id, state, limit, scope)]
 
 
 async def review(

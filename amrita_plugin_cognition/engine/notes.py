@@ -5,11 +5,13 @@ pins; replacing the memo in a group, and changing or deleting someone else's pin
 author (pins), a group admin, the owner or a bot admin. Every write takes the chat's write lock
 first (``UnitOfWork.lock_scope``), so an append never races a replacement and the pin limit
 holds across processes. Each replaced memo version is kept (``memo_revisions_keep``) and can be
-restored.
+restored. The consolidation cycle replaces a memo as the operator (``replace_memo_in_chat``), only
+while it is still the version its model read (``memo_version``).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,12 +21,14 @@ from ..domain import permissions
 from ..domain.admission import admit
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import NotesChanged
+from ..domain.permissions import Operator
 from ..domain.records import ChatContext, Scope, normalise_text
-from ..errors import InvalidInput, LimitExceeded, NotFound
+from ..errors import ConcurrentChange, InvalidInput, LimitExceeded, NotFound
+from ..logs import log_event
 from ..store import notes as store
 from ..store.unit_of_work import UnitOfWork
 from .caches import notes_key
-from .switches import check_writable
+from .switches import check_writable, refuse_unwritable, switch_state
 from .writes import refuse_if_asked_not_to_remember
 
 if TYPE_CHECKING:
@@ -75,8 +79,12 @@ def _revision(row: MemoRevisionRow) -> MemoRevision:
 
 
 async def read_memo(engine: CognitionEngine, context: ChatContext) -> str:
+    return await memo_of(engine, context.bot_id, context.scope)
+
+
+async def memo_of(engine: CognitionEngine, bot_id: str, scope: Scope) -> str:
     async with engine.unit_of_work() as uow:
-        row = await store.get_memo(uow.session, context.bot_id, context.scope)
+        row = await store.get_memo(uow.session, bot_id, scope)
     return row.content if row else ""
 
 
@@ -109,12 +117,10 @@ def cache_documents(engine: CognitionEngine, context: ChatContext, documents: Ch
 
 
 async def _write_memo(
-    uow: UnitOfWork, engine: CognitionEngine, context: ChatContext, value: str, now: datetime
+    uow: UnitOfWork, engine: CognitionEngine, bot_id: str, scope: Scope, value: str, by: str, now: datetime
 ) -> None:
-    await store.write_memo(
-        uow.session, context.bot_id, context.scope, value, context.user_id, now, engine.config.memo_revisions_keep
-    )
-    uow.record(NotesChanged(context.bot_id, context.scope))
+    await store.write_memo(uow.session, bot_id, scope, value, by, now, engine.config.memo_revisions_keep)
+    uow.record(NotesChanged(bot_id, scope))
     await uow.commit()
 
 
@@ -134,7 +140,43 @@ async def update_memo(
     _admitted(value)
     async with engine.unit_of_work() as uow:
         await uow.lock_scope(context.bot_id, context.scope)
-        await _write_memo(uow, engine, context, value, aware_or_now(now))
+        await _write_memo(uow, engine, context.bot_id, context.scope, value, context.user_id, aware_or_now(now))
+    return value
+
+
+def memo_version(content: str) -> str:
+    """A short fingerprint of a memo's text: the version a reader saw, checked when it replaces it."""
+    return hashlib.sha256(content.encode()).hexdigest()[:12]
+
+
+async def replace_memo_in_chat(
+    engine: CognitionEngine,
+    actor: Operator,
+    bot_id: str,
+    scope: Scope,
+    content: str,
+    expected_version: str,
+    now: datetime | None = None,
+) -> str:
+    """The operator's replacement of a chat's memo (the consolidation cycle moving details into
+    memories and leaving a pointer): refused like any memo write (the chat's switch, a text naming
+    an opted-out user, admission, the limit), and with ``ConcurrentChange`` unless the memo is
+    still the version read (``memo_version``); the replaced version is kept as a revision."""
+    value = normalise_text_block(content)
+    refuse_unwritable(engine, await switch_state(engine, bot_id), None, scope, (), [value])
+    limit = engine.config.memo_max_chars
+    if len(value) > limit:
+        raise LimitExceeded(f"备忘录最多 {limit} 字，新内容 {len(value)} 字，请精简")
+    value = _admitted(value) if value else value
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(bot_id, scope)
+        row = await store.get_memo(uow.session, bot_id, scope)
+        if memo_version(row.content if row else "") != expected_version:
+            raise ConcurrentChange(
+                "备忘录在读取后已被修改，请重新读取后再改", en=f"memo of {scope.key} changed meanwhile"
+            )
+        await _write_memo(uow, engine, bot_id, scope, value, actor.name, aware_or_now(now))
+    log_event("memo_replace", scope=scope.key, chars=len(value), by=actor.name)
     return value
 
 
@@ -158,7 +200,7 @@ async def append_memo(
                 f"追加后备忘录将有 {len(combined)} 字，超过上限 {limit} 字（当前 {len(current)} 字）；"
                 "请用整体替换精简备忘录"
             )
-        await _write_memo(uow, engine, context, combined, aware_or_now(now))
+        await _write_memo(uow, engine, context.bot_id, context.scope, combined, context.user_id, aware_or_now(now))
     return combined
 
 

@@ -8,6 +8,9 @@ synchroniser); the work itself lives in modules of one concern each:
 =================  =====================================================================
 ``writes``         remember, write_memory, supersede (the one write path for facts)
 ``corrections``    correct (supersede a still-active fact), forget with its lineage, list
+``editors``        who changes a fact (a chat's speaker, or the operator in one chat) and what they reach
+``chat_memories``  one chat's facts for the consolidation cycle: pages, counts, labels, its own writes
+``cycle_tools``    the consolidation cycle's judgement-step tools over one chat (``cycle_tools(engine, desk)``)
 ``recall``         candidates from both indices (the vector side under a deadline)
 ``ranking``        one score, feedback, MMR
 ``caches``         what a turn may skip (bounded TTL/LRU caches)

@@ -1,6 +1,7 @@
 """The store's health at a glance: fingerprint, counts, outbox lag and dead rows, index health
-with the missing vectors counted by id, the decay sweep's cursor and last pass, and the LLM calls
-of every process (counted in SQL)."""
+with the missing vectors counted by id, the decay sweep's cursor and last pass, the consolidation
+cycles (with their model use against the daily budget), and the LLM calls of every process
+(counted in SQL)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..domain.records import MemoryStatus
 from ..errors import IndexUnavailable
 from ..store import jobs, outbox, repository
-from . import llm_usage
+from . import cycle_runs, llm_usage
 from .cycles import summary as cycles_summary
 from .decay import sweep_status
 from .reindex import stored_fingerprint
@@ -81,7 +82,8 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
 
 async def _cycles_status(engine: CognitionEngine) -> dict[str, Any]:
     """The consolidation cycles: jobs waiting, running and dead, chats cycled and the last cycle,
-    merges done (and the sources they replaced), whether cycles are on."""
+    merges done (and the sources they replaced), whether cycles are on; the judgement step's tokens
+    today per bot account against its daily budget, and the last runs (``engine/cycle_runs.py``)."""
     found = await cycles_summary(engine)
     return {
         "enabled": engine.config.consolidation.cycle,
@@ -92,4 +94,5 @@ async def _cycles_status(engine: CognitionEngine) -> dict[str, Any]:
         "last_cycle_at": found.last_cycle_at.isoformat() if found.last_cycle_at else None,
         "merged": found.merged,
         "merged_sources": found.merged_sources,
+        "judgement": await cycle_runs.usage(engine),
     }

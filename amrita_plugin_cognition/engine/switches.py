@@ -183,20 +183,22 @@ async def memory_on(engine: CognitionEngine, bot_id: str, scope: Scope) -> bool:
 def refuse_unwritable(
     engine: CognitionEngine,
     switches: SwitchState,
-    context: ChatContext,
+    context: ChatContext | None,
     scope: Scope,
     people: Iterable[str] = (),
     texts: Sequence[str] = (),
     names: Iterable[str] = (),
 ) -> None:
-    """``InvalidInput`` (with the reason in Chinese) when ``context``'s speaker may not write
-    ``texts`` about ``people`` (called ``names``) into ``scope``: the chat is off, or someone
-    involved opted out. The speaker's own name in a text is the speaker's."""
+    """``InvalidInput`` (with the reason in Chinese) when ``context``'s speaker (None: the
+    operator, such as the consolidation cycle) may not write ``texts`` about ``people`` (called
+    ``names``) into ``scope``: the chat is off, or someone involved opted out. The speaker's own
+    name in a text is the speaker's."""
     if not chat_open(engine, switches, scope):
         raise InvalidInput(CHAT_OFF_MESSAGE, en=f"memory is off in {scope.key}")
-    if switches.is_opted_out(context.user_id):
+    if context is not None and switches.is_opted_out(context.user_id):
         raise InvalidInput(SELF_OPTED_OUT_MESSAGE, en="the speaker opted out of memory")
-    if switches.touches_opted_out(people, texts, (context.user_name, *names)):
+    speaker = (context.user_name,) if context is not None else ()
+    if switches.touches_opted_out(people, texts, (*speaker, *names)):
         raise InvalidInput(OTHER_OPTED_OUT_MESSAGE, en="the text is about a user who opted out of memory")
 
 

@@ -6,8 +6,8 @@ A tool's arguments are a pydantic model: the driver validates the model's raw ar
 (Amrita's own validation is off, so nothing is coerced behind our back) and hands the handler the
 validated model; invalid arguments go back to the model as the tool's answer, never to the
 handler. A handler answers in text (what the model reads next) and raises nothing for a refusal:
-a refusal is an answer ("拒绝：…"). The driver adds its own stop tool (:data:`STOP_TOOL`), whose
-``summary`` ends the run.
+a refusal is an answer beginning with :data:`REFUSED` ("拒绝：…"). The driver adds its own stop
+tool (:data:`STOP_TOOL`), whose ``summary`` ends the run.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from pydantic import BaseModel
 
 #: The tool that ends a run; its ``summary`` argument is the run's summary.
 STOP_TOOL = "cycle_stop"
+#: How a handler's refusal begins (the call is recorded with ``ok=False``).
+REFUSED = "拒绝："
 
 #: Why a run ended: the model called the stop tool; ``max_iterations`` rounds were used; the token
 #: budget ran out; ``should_stop`` said yes between rounds (the chat talked); a round answered with

@@ -29,6 +29,19 @@ class PurposeCounters:
     #: English reason of the last failed call ("" when none failed).
     last_error: str = ""
 
+    def add(self, other: PurposeCounters) -> None:
+        """Add ``other``'s counts to these; its ``last_error``, when it has one, becomes the last."""
+        self.calls += other.calls
+        self.failures += other.failures
+        self.retries += other.retries
+        self.timeouts += other.timeouts
+        self.invalid_outputs += other.invalid_outputs
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.latency_seconds += other.latency_seconds
+        if other.last_error:
+            self.last_error = other.last_error
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["latency_seconds"] = round(self.latency_seconds, 3)

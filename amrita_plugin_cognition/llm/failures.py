@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from pydantic import ValidationError
+
 from ..errors import TIMEOUTS
 
 #: HTTP statuses that another attempt cannot fix (bad request, key, permission, model name).
@@ -40,6 +42,15 @@ class AttemptFailed(Exception):
         #: on the next attempt.
         self.problem = problem
         self.arguments = arguments
+
+
+def validation_lines(error: ValidationError, limit: int) -> list[str]:
+    """What was wrong with a model's arguments, one ``- 字段：problem`` line per error (at most
+    ``limit``), as the model is told."""
+    return [
+        f"- {'.'.join(str(part) for part in item['loc']) or '(参数整体)'}：{item['msg']}"
+        for item in error.errors()[:limit]
+    ]
 
 
 def exception_chain(error: BaseException) -> list[BaseException]:

@@ -7,7 +7,8 @@ retries, tokens and latency per purpose: in this process (``snapshot()``), and, 
 ``usage_sink``, where every process's calls add up (the engine keeps them in SQL for ``status``).
 When every attempt failed it raises :class:`~amrita_plugin_cognition.errors.LLMUnavailable`.
 
-Two entry points: :meth:`LLMGateway.complete_text` (plain text) and
+Three entry points: :meth:`LLMGateway.complete_text` (plain text),
+:meth:`LLMGateway.run_agent` (a budgeted ReAct agent over tools, driven by :mod:`.agent`) and
 :meth:`LLMGateway.complete_structured`, where the model must call one function whose parameter
 schema is projected from a pydantic model (amrita_core's own projection, so every protocol
 adapter can send it) and whose arguments are validated by that model. A missing or invalid call
@@ -42,8 +43,9 @@ from tenacity import (
 
 from ..errors import TIMEOUTS, LLMUnavailable
 from ..logs import log_event
+from .agent import run_agent as _run_agent
 from .counters import PurposeCounters, UsageSink
-from .failures import FAILURE_ZH, AttemptFailed, failure_from, quote_for_log
+from .failures import FAILURE_ZH, AttemptFailed, failure_from, quote_for_log, validation_lines
 from .presets import PresetResolver, resolve_amrita_preset
 from .prompts import PromptTemplates, RenderedPrompt, default_templates
 from .settings import LLMSettings
@@ -51,6 +53,8 @@ from .settings import LLMSettings
 if TYPE_CHECKING:
     from amrita_core import AmritaConfig, ModelPreset, ToolFunctionSchema, UniResponseUsage
     from amrita_core.types import CONTENT_LIST_TYPE
+
+    from .agent_types import AgentRunner
 
 __all__ = ["LLMGateway", "PurposeCounters", "StructuredT"]
 
@@ -154,6 +158,21 @@ class LLMGateway:
 
         return await self._call(purpose, prompt, answer, preset)
 
+    #: Run one budgeted ReAct agent over tools on the configured preset: :func:`.agent.run_agent`
+    #: with this gateway (so ``gateway.run_agent`` is an :class:`.agent_types.AgentRunner`).
+    run_agent = _run_agent
+
+    async def preset(self, name: str = "") -> ModelPreset:
+        """The amrita_core preset called ``name`` (empty: ``settings.preset``, empty: the default);
+        :class:`LLMUnavailable` when there is none."""
+        return await self._resolve_preset(name or self.settings.preset)
+
+    async def add_usage(self, purpose: str, usage: PurposeCounters) -> None:
+        """Count a finished run made outside :meth:`_call` (an agent run) under ``purpose``, in this
+        process and through ``usage_sink``."""
+        self._counters.setdefault(purpose, PurposeCounters()).add(usage)
+        await self._report(purpose, usage)
+
     @staticmethod
     def tool_schema(output: type[BaseModel], tool_name: str, tool_description: str | None = None) -> ToolFunctionSchema:
         """The amrita_core function schema of ``output`` (what the model is offered)."""
@@ -171,14 +190,7 @@ class LLMGateway:
         """Plain counters for ``status`` output: settings, one entry per purpose, and the totals."""
         total = PurposeCounters()
         for counters in self._counters.values():
-            total.calls += counters.calls
-            total.failures += counters.failures
-            total.retries += counters.retries
-            total.timeouts += counters.timeouts
-            total.invalid_outputs += counters.invalid_outputs
-            total.prompt_tokens += counters.prompt_tokens
-            total.completion_tokens += counters.completion_tokens
-            total.latency_seconds += counters.latency_seconds
+            total.add(counters)
         totals = total.as_dict()
         del totals["last_error"]
         return {
@@ -396,10 +408,7 @@ class LLMGateway:
         try:
             return output.model_validate_json(arguments)
         except ValidationError as error:
-            details = [
-                f"- {'.'.join(str(part) for part in item['loc']) or '(参数整体)'}：{item['msg']}"
-                for item in error.errors()[:MAX_FEEDBACK_ERRORS]
-            ]
+            details = validation_lines(error, MAX_FEEDBACK_ERRORS)
             raise AttemptFailed(
                 "invalid_output",
                 f"invalid arguments for {tool_name}: {error.error_count()} error(s): "
@@ -416,3 +425,9 @@ class LLMGateway:
         if thinking is not None and (thinking.thinking_type == "enabled" or bool(thinking.enable_thinking)):
             return "auto"
         return tool
+
+
+if TYPE_CHECKING:  # mypy holds the method to the interface the cycle is written against
+
+    def _agent_runner(gateway: LLMGateway) -> AgentRunner:
+        return gateway.run_agent

@@ -21,10 +21,22 @@ from ..domain.erasure import ErasureTarget, merge_job_without_part, scrub_job
 from ..domain.job_kinds import MERGE_JOB
 from ..domain.people import KeptName, PersonMatcher, without_lines
 from ..domain.records import MemoryStatus, Scope
-from . import jobs, keyword, knowledge_erasure, memory_sources, outbox, people, profile_erasure, repository, turns
+from . import (
+    cycle_runs,
+    jobs,
+    keyword,
+    knowledge_erasure,
+    memory_sources,
+    outbox,
+    people,
+    profile_erasure,
+    repository,
+    turns,
+)
 from .models import (
     BarrierRow,
     ChatActivityRow,
+    CycleRunRow,
     JobRow,
     MemoRevisionRow,
     MemoRow,
@@ -367,6 +379,7 @@ async def erase(
         counts.pins = await _delete_where(session, PinRow, _whole_chats(PinRow, target), counts)
         counts.profiles = await profile_erasure.erase(session, target, now)
         counts.knowledge = await knowledge_erasure.erase(session, target, now)
+        await cycle_runs.erase(session, _whole_chats(CycleRunRow, target), target.bot_id, None)
         return counts
     matcher = matcher or await people.person_matcher(session, target.bot_id, target.user_id)
     counts.kept_names = matcher.kept(target.user_id)
@@ -389,5 +402,6 @@ async def erase(
     counts.pins = await _delete_ids(session, PinRow, pin_ids, counts)
     counts.profiles = await profile_erasure.erase(session, target, now, matcher)
     counts.knowledge = await knowledge_erasure.erase(session, target, now, matcher)
+    await cycle_runs.erase(session, _whole_chats(CycleRunRow, target), target.bot_id, names)
     await _erase_barrier_reasons(session, target)
     return counts

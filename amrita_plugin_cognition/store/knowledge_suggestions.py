@@ -47,12 +47,16 @@ async def filed_since(session: AsyncSession, bot_id: str, user_id: str, since: d
 
 
 async def list_rows(
-    session: AsyncSession, bot_id: str | None, state: str | None = PENDING, limit: int = 200
+    session: AsyncSession, bot_id: str | None, state: str | None = PENDING, limit: int = 200, scope: Scope | None = None
 ) -> list[KnowledgeSuggestionRow]:
-    """Suggestions, oldest first (what the cycle reviews first)."""
+    """Suggestions, oldest first (what the cycle reviews first); ``scope``: those filed in that chat."""
     query = select(KnowledgeSuggestionRow)
     if bot_id is not None:
         query = query.where(KnowledgeSuggestionRow.bot_id == bot_id)
+    if scope is not None:
+        query = query.where(
+            KnowledgeSuggestionRow.scope_kind == scope.kind, KnowledgeSuggestionRow.scope_id == scope.id
+        )
     if state is not None:
         query = query.where(KnowledgeSuggestionRow.state == state)
     query = query.order_by(KnowledgeSuggestionRow.id).limit(limit)

@@ -1,7 +1,9 @@
 """A consolidation merge in SQL: the merged memory written through the insert's path (keyword row,
 outbox row), each source superseded by it through the supersede's path (out of both indices,
 ``superseded_by`` and ``invalid_at`` set, nothing overwritten in place), the lineage rows, and the
-knowledge entries citing a source moved to the merge. All in the caller's transaction."""
+knowledge entries citing a source moved to the merge. All in the caller's transaction. An exact
+merge (the pre-pass) and a judged one (the cycle's model, its text) are written alike; the
+source of a judged one says so (``judged``)."""
 
 from __future__ import annotations
 
@@ -32,7 +34,12 @@ async def write_merge(
         tags=list(plan.tags),
         importance=plan.importance,
         provenance=Provenance.CONSOLIDATED,
-        source={"via": "consolidation", "sources": list(plan.source_ids), "merged_at": now.isoformat()},
+        source={
+            "via": "consolidation",
+            "sources": list(plan.source_ids),
+            "merged_at": now.isoformat(),
+            **({"judged": True} if plan.judged else {}),  # the model's text, not an exact duplicate's
+        },
         happened_at=plan.happened_at,
     )
     (merged,) = await repository.insert_memories(session, bot_id, [draft], now)

@@ -499,3 +499,49 @@ class KnowledgeSuggestionRow(Model):
     review_note: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     reviewed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class CycleRunRow(Model):
+    """One run of a chat's consolidation cycle (``engine/judgement.py``): what the pre-pass did and
+    what the judgement step (the model) did or why it did not run, with its tokens, so that each
+    bot account's daily budget is a sum over its rows of the day and ``status`` shows the last runs.
+    ``summary`` and ``message_to_user`` are the model's words about this chat: blanked by a forget
+    in the chat, deleted with the chat's (a private chat: its user's) data."""
+
+    __tablename__ = "cognition_cycle_run"
+    __table_args__ = (
+        Index("ix_cognition_cycle_run_bot", "bot_id", "started_at"),
+        Index("ix_cognition_cycle_run_chat", "bot_id", "scope_kind", "scope_id"),
+    )
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    scope_kind: Mapped[str] = mapped_column(String(16))
+    scope_id: Mapped[str] = mapped_column(String(64))
+    #: "scheduled" (a cycle job) or "command" (``/memory dmn``, ``ambot cognition consolidate``).
+    trigger: Mapped[str] = mapped_column(String(16))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: None while the judgement step runs (its ``reserved_tokens`` count against the day).
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    #: The cycle's: "running", "done", "yielded" (a message came in) or "lost" (its job's lease was taken).
+    outcome: Mapped[str] = mapped_column(String(16))
+    #: Exact-duplicate merges written by the pre-pass, near clusters it proposed.
+    merged: Mapped[int] = mapped_column(Integer, default=0)
+    near: Mapped[int] = mapped_column(Integer, default=0)
+    #: How the judgement step ended (``llm/agent_types.Ended``), or "skipped" / "unavailable" / "running".
+    ended: Mapped[str] = mapped_column(String(16))
+    #: Why it was skipped (``domain/judgement.py``'s codes) or what failed (English, short); "" when it ran.
+    reason: Mapped[str] = mapped_column(String(200), default="")
+    rounds: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: The step's token budget while it runs (0 once finished: then its tokens count).
+    reserved_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    tool_calls: Mapped[int] = mapped_column(Integer, default=0)
+    #: JSON object: what the step's tools changed, by kind ({"merged": 2, "tags": 1}).
+    changes: Mapped[str] = mapped_column(Text, default="{}")
+    #: The model's summary of the run (at most 500 characters).
+    summary: Mapped[str] = mapped_column(Text, default="")
+    #: A message the agent left for the private chat's user (``allow_send_to_user``), and when it went.
+    message_to_user: Mapped[str | None] = mapped_column(Text, nullable=True)
+    message_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -136,6 +136,7 @@ async def test_a_line_that_is_no_json_or_a_broken_file_is_refused_the_same_way(t
 
 
 @pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_cli_answers_a_damaged_backup_with_exit_code_2_and_one_line(tmp_path: Path) -> None:
     header = {"format": "amrita_plugin_cognition.backup", "version": 1, "created_at": "2026-11-30T12:00:00+00:00"}
     damaged = tmp_path / "damaged.jsonl.gz"

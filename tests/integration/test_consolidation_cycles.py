@@ -27,9 +27,13 @@ PAIRS = [
 ]
 
 
+#: The cycles as jobs, with the pre-pass only: the judgement step is off (test_judgement.py tests it).
+PREPASS_ONLY = {"daily_token_budget": 0}
+
+
 @pytest.fixture
 async def engine(tmp_root, chroma_port):  # type: ignore[no-untyped-def]
-    return await make_engine(tmp_root, chroma_port)
+    return await make_engine(tmp_root, chroma_port, consolidation=PREPASS_ONLY)
 
 
 async def _write(engine, bot: str, scope: Scope, *texts: str) -> None:  # type: ignore[no-untyped-def]
@@ -54,7 +58,7 @@ async def _active(engine, bot: str) -> int:  # type: ignore[no-untyped-def]
 async def test_one_cycle_per_chat_at_its_window_cheapest_first_and_a_message_moves_it(tmp_root, chroma_port) -> None:  # type: ignore[no-untyped-def]
     # the back-off planner: each message since the last cycle lengthens the wait (with the heat
     # maps and no history the window is the fixed 03:00 one, which a message does not move)
-    engine = await make_engine(tmp_root, chroma_port, consolidation={"use_idle_window_planner": False})
+    engine = await make_engine(tmp_root, chroma_port, consolidation={**PREPASS_ONLY, "use_idle_window_planner": False})
     bot = new_bot()
     await _write(engine, bot, CHAT, *(text for pair in PAIRS for text in pair))
     await _write(engine, bot, SMALL, *PAIRS[0])
@@ -101,7 +105,9 @@ async def test_a_cycle_yields_to_a_message_and_resumes_at_the_next_window(engine
     assert await _active(engine, bot) == 3
     assert await _cycles(engine, bot) == []
     activity = await engine.idle_windows.state(bot, CHAT)
-    assert activity.last_cycle_at == again.next_attempt_at and activity.messages_since_cycle == 0
+    assert activity.last_cycle_at is not None and activity.messages_since_cycle == 0
+    # recorded as of the run's end (what it wrote is not new for the next cycle)
+    assert again.next_attempt_at <= activity.last_cycle_at < again.next_attempt_at + timedelta(minutes=1)
     await engine.consolidation.refresh(now=again.next_attempt_at)  # nothing new since: no cycle
     assert await _cycles(engine, bot) == []
     summary = await engine.consolidation.summary()
@@ -109,7 +115,7 @@ async def test_a_cycle_yields_to_a_message_and_resumes_at_the_next_window(engine
 
 
 async def test_cycles_switched_off_plan_and_run_nothing(tmp_root, chroma_port) -> None:  # type: ignore[no-untyped-def]
-    engine = await make_engine(tmp_root, chroma_port, consolidation={"cycle": False})
+    engine = await make_engine(tmp_root, chroma_port, consolidation={**PREPASS_ONLY, "cycle": False})
     bot = new_bot()
     await _write(engine, bot, CHAT, *PAIRS[0])
     assert await engine.consolidation.refresh(now=NOW) == 0

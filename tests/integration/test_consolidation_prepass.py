@@ -42,7 +42,8 @@ RUN_BANG = "QQ号10004（昵称老王）每天早上六点起床跑步！"
 
 @pytest.fixture
 async def engine(tmp_root, chroma_port):  # type: ignore[no-untyped-def]
-    return await make_engine(tmp_root, chroma_port)
+    # the pre-pass alone: the judgement step (the model) is off (test_judgement.py tests it)
+    return await make_engine(tmp_root, chroma_port, consolidation={"daily_token_budget": 0})
 
 
 async def _write(engine, bot: str, text_: str, speaker: str = U, **fields) -> int:  # type: ignore[no-untyped-def]

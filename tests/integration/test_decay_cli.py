@@ -9,6 +9,7 @@ from amrita_plugin_cognition.cli import render, render_decay
 
 
 @pytest.mark.slow  # starts other processes: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_cli_sweeps_lists_and_refuses_to_restore_what_is_not_there(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from processes import one_line_error, only_json, run_cli
 
@@ -42,6 +43,7 @@ print("seeded", memory_id, report.expired)
 
 
 @pytest.mark.slow  # starts other processes: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_cli_lists_and_restores_an_expired_memory(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from processes import only_json, run_cli, seed_home
 

@@ -82,6 +82,7 @@ async def test_the_score_counts_the_model_alone_and_with_the_rules_and_reports_f
 
 
 @pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # the eval reads files and asks the fake model: no storage backend
 def test_the_command_asks_the_model_with_the_historians_prompt(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     preset = tmp_path / "flags-model.json"
     preset.write_text(json.dumps(chat_preset("flags-model", "flags-model", fake_openai.base_url, "sk", False)), "utf-8")
@@ -123,6 +124,7 @@ def test_the_command_asks_the_model_with_the_historians_prompt(tmp_path: Path, f
 
 
 @pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # the eval reads files and asks the fake model: no storage backend
 def test_a_bad_preset_or_model_for_another_kind_is_a_usage_error(tmp_path: Path) -> None:
     cases = write_lines(tmp_path / "cases.jsonl", LINES[:1])
     missing = run_cli("eval", "admission", str(cases), "--model", "no-such-preset", "--json")

@@ -234,6 +234,7 @@ async def test_export_of_a_user_holds_their_data_and_nobody_else(tmp_root, chrom
 
 
 @pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_cli_deletes_with_confirmation_audits_and_exports(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from processes import one_line_error, only_json, run_cli
 

@@ -66,6 +66,7 @@ def _orm_script(tmp_path, body: str) -> list[str]:  # type: ignore[no-untyped-de
 
 
 @pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``b3f9d2c6a8e1`` (the keep marker): down, expired memories go (the older release knows no
     such status) and the table keeps AUTOINCREMENT and its indexes (batch rebuild on SQLite); up
@@ -93,6 +94,7 @@ def test_the_decay_sweep_revision_downgrades_and_upgrades_again(tmp_path) -> Non
 
 
 @pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_memory_sources_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``e8a4c1f7d3b6`` (the lineage of merges): down, the table goes and the memories stay (each
     source still ``superseded_by`` its merge); up again, the table is back, empty, with its index."""
@@ -120,4 +122,32 @@ def test_the_memory_sources_revision_downgrades_and_upgrades_again(tmp_path) -> 
     assert lines == [
         "down [] [('merged', None), ('source', 1)]",
         "up [('cognition_memory_source',)] [(0,)] [('ix_cognition_memory_source_source',)]",
+    ]
+
+
+@pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
+def test_the_cycle_runs_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``f6b2d8a4c1e9`` (the cycles' runs): down, the table goes; up again, it is back, empty, with
+    its two indexes."""
+    lines = _orm_script(
+        tmp_path,
+        """
+        with sqlite3.connect(f"{folder}/x.db") as db:
+            db.execute(
+                "INSERT INTO cognition_cycle_run (bot_id, scope_kind, scope_id, trigger, started_at, outcome, merged,"
+                " near, ended, reason, rounds, prompt_tokens, completion_tokens, reserved_tokens, tool_calls, changes,"
+                " summary) VALUES ('b', 'group', '1', 'scheduled', '2026-01-01', 'done', 0, 0, 'stopped', '', 3, 900,"
+                " 100, 0, 4, '{}', 'ok')")
+        tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cognition_cycle_run'"
+        run("downgrade", "e8a4c1f7d3b6")
+        print("down", rows(tables))
+        run("upgrade")
+        print("up", rows(tables), rows("SELECT count(*) FROM cognition_cycle_run"),
+              rows("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'cognition_cycle_run'"
+                   " AND name NOT LIKE 'sqlite_%' ORDER BY name"))
+        """,
+    )
+    assert lines == [
+        "down []",
+        "up [('cognition_cycle_run',)] [(0,)] [('ix_cognition_cycle_run_bot',), ('ix_cognition_cycle_run_chat',)]",
     ]

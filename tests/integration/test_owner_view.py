@@ -308,6 +308,7 @@ async def test_status_counts_the_llm_calls_of_every_process(tmp_root, chroma_por
 
 
 @pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_status_beside_the_running_bot_says_once_who_holds_the_index(tmp_path: Path) -> None:
     """The bot holds the embedded index: status names the holder in its report, and no warning line
     on stderr says it again."""

@@ -196,6 +196,7 @@ def _delete_alls_since(database: Path, start: datetime) -> int:
 
 
 @pytest.mark.slow  # starts another process: runs with tests/e2e (-m slow)
+@pytest.mark.embedded_only  # the restore and delete-all run on a standalone SQLite home (server backups: elsewhere)
 async def test_the_cli_restore_replays_a_cli_delete_all_and_says_so(tmp_root, chroma_port, tmp_path: Path) -> None:
     from processes import only_json, run_cli
 

@@ -4,12 +4,13 @@ record, backups and restores."""
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import backup as _backup
+from .. import chat_memories as _chat
 from .. import corrections as _corrections
 from .. import erasure as _erasure
 from .. import inspection as _inspection
@@ -17,7 +18,7 @@ from .. import switches as _switches
 
 if TYPE_CHECKING:
     from ...domain.erasure import ErasureTarget
-    from ...domain.permissions import Actor
+    from ...domain.permissions import Actor, Operator
     from ...domain.records import ChatContext, MemoryRecord, Scope
     from ...store.audit import AuditEntry
     from ..backup import BackupInfo
@@ -40,6 +41,16 @@ class GovernanceService(_Service):
     async def forget(self, context: ChatContext, memory_id: int, now: datetime | None = None) -> MemoryRecord:
         """Forget a still-active fact with every version it replaced (barriers kept)."""
         return await _corrections.forget_memory(self._engine, context, memory_id, now)
+
+    async def forget_in_chat(
+        self, actor: Operator, bot_id: str, scope: Scope, memory_id: int, now: datetime | None = None
+    ) -> MemoryRecord:
+        """The operator's (the consolidation cycle's) forget of a fact of one chat, with its lineage."""
+        return await _corrections.forget_in_chat(self._engine, actor, bot_id, scope, memory_id, now)
+
+    async def barred_in(self, bot_id: str, scope: Scope, texts: Sequence[str]) -> bool:
+        """Whether a piece of any of ``texts`` hashes like a fact forgotten in this chat."""
+        return await _chat.barred_in(self._engine, bot_id, scope, texts)
 
     async def delete_all(self, target: ErasureTarget, actor: Actor, now: datetime | None = None) -> ErasureReport:
         """Delete everything of a chat, a user or a bot account in one unit of work, audited, if

@@ -16,7 +16,7 @@ from .base import _Service
 
 if TYPE_CHECKING:
     from ...domain.knowledge import KnowledgeEntry
-    from ...domain.records import ChatContext
+    from ...domain.records import ChatContext, Scope
     from ..knowledge import ListedEntry, SavedEntry
     from ..knowledge_search import KnowledgeSearchResult
     from ..knowledge_suggestions import FiledSuggestion, Suggestion
@@ -87,10 +87,10 @@ class KnowledgeService(_Service):
         return await _suggestions.suggest(self._engine, context, text, now)
 
     async def suggestions(
-        self, bot_id: str | None = None, state: str | None = "pending", limit: int = 200
+        self, bot_id: str | None = None, state: str | None = "pending", limit: int = 200, scope: Scope | None = None
     ) -> builtins.list[Suggestion]:
-        """Suggestions, oldest first (``state`` None: every state)."""
-        return await _suggestions.list_suggestions(self._engine, bot_id, state, limit)
+        """Suggestions, oldest first (``state`` None: every state; ``scope``: those filed in that chat)."""
+        return await _suggestions.list_suggestions(self._engine, bot_id, state, limit, scope)
 
     async def review(
         self, bot_id: str, suggestion_id: int, outcome: str, note: str = "", now: datetime | None = None

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ...domain.records import Importance
+from ...domain.records import Importance, MemoryKind
+from .. import chat_memories as _chat
 from .. import corrections as _corrections
 from .. import duplicates as _duplicates
 from .. import recall as _recall
@@ -16,7 +17,9 @@ from .. import writes as _writes
 from ..search import DEFAULT_FLOOR
 
 if TYPE_CHECKING:
+    from ...domain.permissions import Operator
     from ...domain.records import ChatContext, MemoryDraft, MemoryRecord, Scope
+    from ...store.chat_memories import ChatCounts, ChatFigures
     from ..duplicates import DuplicateClusters
     from ..ranking import RecallFilters, RecallResult
     from ..search import RelevanceFloor, SearchResult
@@ -106,3 +109,83 @@ class MemoryService(_Service):
     ) -> tuple[builtins.list[MemoryRecord], int]:
         """One page of the chat's (``group``) or the speaker's (``user``) facts, and the total."""
         return await _corrections.list_memories(self._engine, context, target, offset, limit)
+
+    # ---------------------------------------------------------------- one chat, for the consolidation cycle
+
+    async def in_chat(self, bot_id: str, scope: Scope, ids: Sequence[int]) -> dict[int, MemoryRecord]:
+        """The facts of ``ids`` that belong to this chat, whatever their status."""
+        return await _chat.in_chat(self._engine, bot_id, scope, ids)
+
+    async def merged_from(self, ids: Sequence[int]) -> dict[int, builtins.list[int]]:
+        """memory id → the ids a merge built it from (only merged memories appear)."""
+        return await _chat.merged_from(self._engine, ids)
+
+    async def chat_page(
+        self,
+        bot_id: str,
+        scope: Scope,
+        *,
+        importance: Importance | None = None,
+        tag: str = "",
+        since: datetime | None = None,
+        offset: int = 0,
+        limit: int = 20,
+    ) -> tuple[builtins.list[MemoryRecord], int]:
+        """One page of a chat's active facts (newest first; of one importance, with a tag,
+        recorded after ``since``) and how many match."""
+        return await _chat.page(
+            self._engine, bot_id, scope, importance=importance, tag=tag, since=since, offset=offset, limit=limit
+        )
+
+    async def chat_counts(self, bot_id: str, scope: Scope, since: datetime | None = None) -> ChatCounts:
+        """A chat's active facts in all, by importance and recorded after ``since``; its expired ones."""
+        return await _chat.counts(self._engine, bot_id, scope, since)
+
+    async def chat_figures(self, bot_id: str, scope: Scope) -> ChatFigures:
+        """A chat's active facts by kind, provenance and tag; kept; oldest and newest."""
+        return await _chat.figures(self._engine, bot_id, scope)
+
+    async def relabel(
+        self,
+        actor: Operator,
+        bot_id: str,
+        scope: Scope,
+        memory_id: int,
+        importance: Importance | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> MemoryRecord:
+        """Set a fact's importance and/or tags in place (the cycle's calibration)."""
+        return await _chat.relabel(self._engine, actor, bot_id, scope, memory_id, importance, tags)
+
+    async def write_consolidated(
+        self,
+        actor: Operator,
+        bot_id: str,
+        scope: Scope,
+        text: str,
+        importance: Importance = Importance.MEDIUM,
+        tags: Sequence[str] = (),
+        about: str = "",
+        kind: MemoryKind = MemoryKind.FACT,
+        now: datetime | None = None,
+    ) -> MemoryRecord:
+        """A new fact of the chat written by the cycle (provenance ``consolidated``) through the write path."""
+        return await _chat.write_consolidated(
+            self._engine, actor, bot_id, scope, text, importance, tags, about, kind, now
+        )
+
+    async def revise_in_chat(
+        self,
+        actor: Operator,
+        bot_id: str,
+        scope: Scope,
+        memory_id: int,
+        text: str,
+        importance: Importance | None = None,
+        tags: Sequence[str] | None = None,
+        now: datetime | None = None,
+    ) -> MemoryRecord:
+        """The operator's (the cycle's) rewording of a fact of ``scope``: a new fact supersedes it."""
+        return await _corrections.revise_in_chat(
+            self._engine, actor, bot_id, scope, memory_id, text, importance, tags, now
+        )

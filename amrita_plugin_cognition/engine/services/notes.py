@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .. import notes as _notes
 
 if TYPE_CHECKING:
+    from ...domain.permissions import Operator
     from ...domain.records import ChatContext, Scope
     from ..notes import MemoRevision, Pin
 
@@ -28,6 +29,26 @@ class NoteService(_Service):
     ) -> str:
         """Replace the memo (an admin's in a group); the old one is kept as a revision."""
         return await _notes.update_memo(self._engine, context, content, now, said)
+
+    async def memo_of(self, bot_id: str, scope: Scope) -> str:
+        """A chat's memo read by the operator or the cycle ("" when none)."""
+        return await _notes.memo_of(self._engine, bot_id, scope)
+
+    def memo_version(self, content: str) -> str:
+        """The fingerprint of a memo's text that ``replace_memo_in_chat`` checks."""
+        return _notes.memo_version(content)
+
+    async def replace_memo_in_chat(
+        self,
+        actor: Operator,
+        bot_id: str,
+        scope: Scope,
+        content: str,
+        expected_version: str,
+        now: datetime | None = None,
+    ) -> str:
+        """Replace a chat's memo if it is still the version read (the cycle); the old one kept as a revision."""
+        return await _notes.replace_memo_in_chat(self._engine, actor, bot_id, scope, content, expected_version, now)
 
     async def append_memo(
         self, context: ChatContext, addition: str, now: datetime | None = None, said: Sequence[str] = ()

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from .. import chat_recent as _recent
 from .. import context as _context
 from .. import turns as _turns
 
 if TYPE_CHECKING:
     from ...domain.records import ChatContext, Scope
+    from ..chat_recent import RecentMessage
     from ..context import BuiltContext
     from ..turns import EndResult, InputMessage
 
@@ -50,3 +52,8 @@ class TurnService(_Service):
     async def record(self, context: ChatContext, message: InputMessage, reply: str, *, ended: bool) -> bool:
         """Capture one turn of the transcript (batched into a job unless ``end`` covered it)."""
         return await _turns.record_turn(self._engine, context, message, reply, ended=ended)
+
+    async def recent(self, bot_id: str, scope: Scope, turns: int = 20) -> builtins.list[RecentMessage]:
+        """A chat's last turns as the consolidation cycle may read them (opted-out users' words,
+        requests not to remember and secrets left out)."""
+        return await _recent.recent(self._engine, bot_id, scope, turns)
