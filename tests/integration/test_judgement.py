@@ -309,6 +309,31 @@ async def test_through_the_real_driver_the_step_records_what_the_model_used(
 # ---------------------------------------------------------------------------- why not, and dry runs
 
 
+async def test_a_near_cluster_the_model_has_seen_asks_for_no_new_judgement_until_it_changes(
+    tmp_root, chroma_port, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Every cycle proposes the near clusters again; only one with a member newer than the last
+    judged run counts as work, so a pair the model left apart costs no tokens night after night."""
+    runner = Runner()
+    engine = await _engine(tmp_root, chroma_port, monkeypatch, runner)
+    bot = new_bot()
+    pair = ["阿杰每周三晚上去健身房。", "阿杰每个星期三晚上去健身房。"]
+    await _write(engine, bot, GROUP, *pair)
+    first = await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW)
+    assert len(first.near) == 1 and first.model_step is not None
+    assert first.model_step.ran and first.model_step.work == ("near_clusters", "new_memories")
+    # the model saw the pair and merged nothing: the next night the pair is proposed, not judged again
+    second = await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW + timedelta(hours=1))
+    assert len(second.near) == 1 and second.model_step is not None
+    assert (second.model_step.ended, second.model_step.reason) == ("skipped", "nothing_to_judge")
+    # a third wording joins the cluster: it is new, so the cluster is judged again
+    await _write(engine, bot, GROUP, "阿杰每周三晚上都去健身房。", at=NOW + timedelta(hours=2))
+    third = await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW + timedelta(hours=3))
+    assert [len(cluster) for cluster in third.near] == [3]
+    assert third.model_step is not None and third.model_step.ran
+    assert third.model_step.work == ("near_clusters", "new_memories") and len(runner.runs) == 2
+
+
 async def test_each_reason_not_to_call_the_model_is_recorded_and_a_dry_run_calls_nothing(
     tmp_root, chroma_port, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
