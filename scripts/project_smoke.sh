@@ -3,9 +3,10 @@
 # made by ambot's own project template (`amctl create -t ambot`):
 #   install the plugin (uv add, from a local path or a built wheel), register it
 #   (ambot plugin add), migrate (ambot orm upgrade; ambot orm current shows the head), enable the
-#   chat, start the bot (ambot run) and hold two chat turns with a fake OpenAI-compatible model and
+#   chat, start the bot (ambot run) and hold three chat turns with a fake OpenAI-compatible model and
 #   a fake QQ client on 127.0.0.1 (scripts/project_turn.py): the first writes a memory through the
-#   plugin's tool, the second must carry the memory block to the model.
+#   plugin's tool, the second must carry the memory block to the model, the third (/memory dmn)
+#   runs the chat's consolidation cycle, its judgement step on the cycle's own tools.
 #
 #   PYTHON_VERSION=3.10|3.13|… (pyenv's interpreter if there is one, else uv finds it) or a path
 #   SOURCE=path|wheel|git (git: `uv add git+file://<checkout>`, the committed HEAD, as a stand-in
@@ -129,11 +130,11 @@ ambot_seconds="$(median "$help_times.ambot")"
 step "ambot cognition --help: median ${help_seconds}s (ambot --help ${ambot_seconds}s)"
 
 # 5. Enable the chat (Amrita's switch: config/chat/config.toml) with a model preset, start the
-#    bot with `ambot run` and hold two turns.
+#    bot with `ambot run` and hold three turns.
 mkdir -p config/chat
 printf 'enable = true\npreset = "smoke"\n' > config/chat/config.toml
 uv run --no-sync python "$repo/scripts/project_turn.py"
-step "ambot run: a memory written by the tool in turn 1 reaches the model in turn 2"
+step "ambot run: a memory written by the tool in turn 1 reaches the model in turn 2; /memory dmn runs a cycle with the model in turn 3"
 
 # 6. The plugin's CLI acts on the bot's own database.
 uv run --no-sync ambot cognition status --json > "$work/status.json" 2> "$work/status.log" \
@@ -143,6 +144,9 @@ import json, sys
 status = json.loads(open(sys.argv[1], encoding="utf-8").read())
 assert status["memories"]["private"]["active"] == 1, status["memories"]
 print("ambot cognition status: memories", json.dumps(status["memories"], ensure_ascii=False))
+runs = status["cycles"]["judgement"]["recent"]
+assert [(run["ended"], run["rounds"], run["tokens"]) for run in runs] == [("stopped", 2, 3080)], runs
+print("ambot cognition status: the cycle's judgement step", json.dumps(runs[0], ensure_ascii=False))
 PY
 step "ambot cognition status --json"
 

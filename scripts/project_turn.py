@@ -12,7 +12,10 @@ stays on 127.0.0.1:
 
 Turn 1: the model calls ``cognition_memory_write`` and the plugin writes the fact into the bot's
 own database. Turn 2: the request the model receives must carry the memory block
-(``<cognition_memory>`` with the fact) in its system message. Exit 0 on success; else the bot's
+(``<cognition_memory>`` with the fact) in its system message. Turn 3: the user, a superuser here,
+sends ``/memory dmn``: the chat's consolidation cycle runs in the bot, its judgement step asks the
+model with the cycle's own tools (never the chat's), the model reads ``cycle_context`` and stops
+with a summary, and the reply tells the rounds and the summary. Exit 0 on success; else the bot's
 log tail and exit 1.
 """
 
@@ -41,6 +44,9 @@ FACT = "小明（QQ10001）最喜欢的水果是芒果。"
 FIRST = "记住：我最喜欢的水果是芒果。"
 SECOND = "我最喜欢什么水果来着？"
 REPLY = "好的，记住了。"
+DMN = "/memory dmn"
+CYCLE_SUMMARY = "检查了本会话的记忆，没有需要合并的内容。"
+CYCLE_USAGE = {"prompt_tokens": 1500, "completion_tokens": 40, "total_tokens": 1540}
 BOOT_TIMEOUT = float(os.environ.get("SMOKE_BOOT_TIMEOUT", "240"))
 TURN_TIMEOUT = 120.0
 
@@ -57,6 +63,7 @@ class FakeModel:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.wrote = False
+        self.cycle_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.server = LoopbackServer(lambda method, path, body: self.answer(path, body), name="smoke-model")
 
@@ -71,6 +78,13 @@ class FakeModel:
                 self.wrote = True
                 call = {"content": FACT, "scope": "user", "importance": "high"}
                 return 200, completion(tool_call_message("cognition_memory_write", call), "smoke-model")
+            if "cycle_context" in tool_names(body):  # the consolidation cycle's agent: read, then stop
+                self.cycle_requests.append(body)
+                read = any(m.get("role") == "tool" for m in messages)
+                call = ("cycle_stop", {"summary": CYCLE_SUMMARY}) if read else ("cycle_context", {})
+                answer = completion(tool_call_message(*call, call_id=f"call_{len(messages)}"), "smoke-model")
+                answer["usage"] = dict(CYCLE_USAGE)  # the provider's count, which the cycle's budget reads
+                return 200, answer
         return 200, completion({"role": "assistant", "content": REPLY}, "smoke-model")
 
 
@@ -198,7 +212,14 @@ def main() -> int:
 
     port = free_port()
     log_path = project / "smoke-bot.log"
-    env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1", "ANONYMIZED_TELEMETRY": "False"}
+    # the user is the bot's superuser, who may run /memory dmn (the environment outranks the project's .env)
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "HOST": "127.0.0.1",
+        "ANONYMIZED_TELEMETRY": "False",
+        "SUPERUSERS": json.dumps([str(USER_ID)]),
+    }
     with log_path.open("wb") as log:
         # its own session: stopped below by its process group id (uv run and the bot under it)
         bot = subprocess.Popen(
@@ -242,6 +263,17 @@ def main() -> int:
             f"turn 2: {len(asked)} chat request(s), each with <cognition_memory> and the fact; bot replied {second!r}",
             flush=True,
         )
+
+        time.sleep(float(os.environ.get("SMOKE_RATE_LIMIT_WAIT", "6")))
+        qq.message(DMN)
+        third = qq.wait_for_reply(2, TURN_TIMEOUT)
+        check(len(model.cycle_requests) == 2, f"turn 3: the cycle asked the model {len(model.cycle_requests)} times")
+        for body in model.cycle_requests:
+            names = tool_names(body)
+            check(not any(name.startswith("cognition_") for name in names), f"turn 3: chat tools offered: {names}")
+        spent = "2 轮，输入 3000 / 输出 80 tokens"
+        check(CYCLE_SUMMARY in third and spent in third, f"turn 3: /memory dmn answered {third!r}")
+        print(f"turn 3: /memory dmn ran the cycle's judgement step in 2 rounds; bot replied {third!r}", flush=True)
         return 0
     except (AssertionError, RuntimeError) as error:
         print(f"FAILED: {error}", file=sys.stderr)

@@ -15,15 +15,19 @@ runs at that day's time and its jobs are printed: the observations a turn handed
 tool with the time resolver's anchors, and the absolute facts written from them. The card
 merges those facts queued then run at the end of their coalescing window (the simulated clock
 moves on by ``profiles.merge_window_seconds``; nothing sleeps), and the cards the script follows
-(a user's group-visible part, a group's card) are printed with what changed that day. The model is
-a user's preset (``--preset``) or, by default, the built-in replay model (``replay_model.py``);
-everything else is the real code.
+(a user's group-visible part, a group's card) are printed with what changed that day. After the
+last day comes the night (``demo_night``): at the idle-window planner's window for one group, the
+decay sweep, then that group's consolidation cycle (the model-free pre-pass, then the model's
+judgement step over the cycle's tools: merges, the group's card, a knowledge entry), each step
+printed with the night's own checks. The model is a user's preset (``--preset``) or, by default,
+the built-in replay model (``replay_model.py``); everything else is the real code.
 
 The pieces: ``demo_script`` (the scripted conversation), ``demo_adapter`` (the simulated QQ
 client and its events), ``demo_recording`` (what a turn showed, and the checks),
 ``demo_historian`` (the historian driven by hand), ``demo_cards`` (the card merges driven by the
-simulated clock), ``demo_printing`` (the transcript), and this module (the model, the run). The
-replay model's answers to card merges are ``demo_card_model``'s.
+simulated clock), ``demo_night`` (the night's consolidation and its checks), ``demo_printing`` and
+``demo_night_printing`` (the transcript), and this module (the model, the run). The replay model's
+answers to card merges are ``demo_card_model``'s, to the cycle's rounds ``demo_cycle_model``'s.
 
 Run it as ``python -m amrita_plugin_cognition demo`` (``__main__`` boots NoneBot for it) or as
 ``ambot cognition demo`` (which starts the former in a subprocess).
@@ -55,6 +59,8 @@ from ..errors import TIMEOUTS
 from .demo_adapter import event_payload, simulated_qq_adapter
 from .demo_cards import run_merges
 from .demo_historian import pause_scheduled_runs, run_historian
+from .demo_night import hold_the_night, run_night
+from .demo_night_printing import print_night
 from .demo_printing import Printer
 from .demo_recording import Outcome, Recorder
 from .demo_script import DemoScript, ScriptError, load_script
@@ -183,6 +189,7 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
         except runtime.EngineUnavailable as error:
             raise DemoError(f"记忆引擎启动失败：{error}") from error
         pause_scheduled_runs(engine)
+        configured_short_term_days = hold_the_night(engine, script.night)
         await engine.jobs.settle()  # the wake-up of the bot's start, if one is still going
         printer.line(
             f"存储：SQLite；向量索引：{engine.vectors.description}；嵌入模型：{engine.embedder.fingerprint.model}"
@@ -222,6 +229,14 @@ async def run_turns(script: DemoScript, choice: ModelChoice, printer: Printer) -
             with contextlib.suppress(*TIMEOUTS):
                 await asyncio.wait_for(wait_for_background(engine), timeout=BACKGROUND_TIMEOUT)
         outcome.conversation_seconds = time.perf_counter() - started
+        if script.night is not None:
+            started = time.perf_counter()
+            timeout = HISTORIAN_TIMEOUT if choice.replay else MODEL_HISTORIAN_TIMEOUT
+            night = run_night(engine, script, configured_short_term_days)
+            done = await _day_step(printer, outcome, night, timeout, "夜间整理超过 {:.0f} 秒没有完成")
+            if done is not None:
+                print_night(printer, done, outcome)
+            outcome.night_seconds = time.perf_counter() - started
         status = await engine.index.status()
         labels = {f"{chat.kind}:{chat.id}": chat.label for chat in script.chats.values()}
         scopes = "，".join(
@@ -309,6 +324,7 @@ def _banner(script: DemoScript, choice: ModelChoice, home: Path, keep: bool) -> 
         f"对话由脚本以 OneBot V11 事件送入，共 {len(script.turns)} 轮，"
         f"模拟 {script.days} 天（{script.day_date(first).isoformat()} 至 {script.day_date(last).isoformat()}），"
         "每天结束时按当天的模拟时间运行史官，合并窗口到期后合并画像"
+        + (f"；最后一天之后的夜里，在{script.night.chat.label}的空闲窗口做一次夜间整理" if script.night else "")
     )
     click.echo(f"数据目录：{home}" + ("（运行后保留）" if keep else "（运行结束后删除，--keep 可保留）"))
 
@@ -339,7 +355,10 @@ def run_standalone(preset: str | None, start: date | None, keep: bool) -> int:
         total = outcome.passed + outcome.failed
         click.echo(f"检查：{outcome.passed}/{total} 通过" + (f"，{outcome.failed} 项未通过" if outcome.failed else ""))
         requests = f"，回放模型收到请求 {choice.replay.requests} 次" if choice.replay else ""
-        click.echo(f"用时：启动 {outcome.startup_seconds:.1f} 秒，对话 {outcome.conversation_seconds:.1f} 秒{requests}")
+        night = f"，夜间整理 {outcome.night_seconds:.1f} 秒" if script.night else ""
+        click.echo(
+            f"用时：启动 {outcome.startup_seconds:.1f} 秒，对话 {outcome.conversation_seconds:.1f} 秒{night}{requests}"
+        )
     finally:
         if choice is not None and choice.replay is not None:
             choice.replay.stop()

@@ -193,13 +193,14 @@ class Printer:
                     self.line(f"      未完成（{state}）：{job.error[:200]}")
                     outcome.failed += 1
         for followed, card in run.cards:
-            self._card(followed, card)
+            self.card(followed, card)
 
-    def _card(self, followed: FollowedCard, card: Card | None) -> None:
+    def card(self, followed: FollowedCard, card: Card | None, when: str = "", fresh: str = "今天") -> None:
+        """A followed card as it is now (``when``: the day, unless said), against its last print."""
         key = (followed.entity_type, followed.entity_id, followed.chat_id)
         before = self.shown_cards.get(key)
         self.shown_cards[key] = card
-        head = f"  ▣ {followed.title} · 第 {self.day} 天"
+        head = f"  ▣ {followed.title} · {when or f'第 {self.day} 天'}"
         if card is None:
             if before is None:
                 self.line(f"{head}：还没有（史官还没有写入与它有关的事实）")
@@ -224,7 +225,7 @@ class Printer:
             return "（更新）" if getattr(before, section) != getattr(card, section) else ""
 
         self.line(f"      评价：{card.evaluation or '（空）'}{mark('evaluation')}")
-        self.line("      正文（＋ 今天新增，－ 今天删去）：" if before is not None else "      正文：")
+        self.line(f"      正文（＋ {fresh}新增，－ {fresh}删去）：" if before is not None else "      正文：")
         for line in lines:
             self.line(f"        {'＋' if line not in old_lines else '·'} {line}")
         for line in old_lines:

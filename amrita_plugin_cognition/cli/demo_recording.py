@@ -108,6 +108,7 @@ class Outcome:
     unanswered: int = 0
     startup_seconds: float = 0.0
     conversation_seconds: float = 0.0
+    night_seconds: float = 0.0
 
     def count(self, ok: bool) -> None:
         self.passed += ok

@@ -14,6 +14,11 @@ observations went to the historian).
 
 ``cards`` names the card parts the demo prints after each day's merges (a user's group-visible
 part, a group's card), with what changed since the day before.
+
+``night`` is the night after the last day (``demo_night``): the decay sweep and one chat's
+consolidation cycle at that chat's idle window, with the low tier's lifetime the demo sets
+(``short_term_days``: the simulated span is days, not weeks) and its checks (``NIGHT_CHECK_KINDS``,
+each ``text`` a keyword of the planted memories, of the card or the knowledge search's query).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from zoneinfo import ZoneInfo
 
 SCRIPT_RESOURCE = "demo_conversation.json"
 CHECK_KINDS = ("context_has", "context_lacks", "memory_has", "results_lack", "tools_ok", "tool_refused", "ended")
+NIGHT_CHECK_KINDS = ("retired", "merged_exact", "merged_by_model", "card_has", "knowledge_found")
 WEEKDAYS = "一二三四五六日"
 _PLACEHOLDER = re.compile(r"\{(date|md|weekday)([+-]\d+)?\}")
 
@@ -116,6 +122,17 @@ class FollowedCard:
     chat_id: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Night:
+    """The night after the last simulated day (``night`` in the script): the decay sweep, then
+    ``chat``'s consolidation cycle at its idle window; ``short_term_days`` the low tier's lifetime
+    the demo sets; ``checks`` of ``NIGHT_CHECK_KINDS``."""
+
+    chat: Chat
+    short_term_days: float
+    checks: tuple[Check, ...] = ()
+
+
 @dataclass(slots=True)
 class DemoScript:
     bot_id: int
@@ -126,6 +143,7 @@ class DemoScript:
     start: date
     zone: ZoneInfo
     cards: list[FollowedCard] = field(default_factory=list)
+    night: Night | None = None
 
     @property
     def days(self) -> int:
@@ -239,6 +257,28 @@ def _parse_cards(data: list[Any], chats: dict[str, Chat], people: dict[int, Pers
     return cards
 
 
+def _parse_night(data: Any, chats: dict[str, Chat]) -> Night | None:
+    if data is None:
+        return None
+    where = "night"
+    if not isinstance(data, dict):
+        raise ScriptError(f"{where}: 应为对象")
+    chat = chats.get(str(_require(data, "chat", where)))
+    if chat is None or chat.kind != "group":
+        raise ScriptError(f"{where}: chat 应为脚本里的群")
+    try:
+        days = float(_require(data, "short_term_days", where))
+    except (TypeError, ValueError) as error:
+        raise ScriptError(f"{where}: short_term_days 应为天数") from error
+    if days <= 0:
+        raise ScriptError(f"{where}: short_term_days 应大于 0")
+    checks = tuple(Check(**check) for check in data.get("checks") or [])
+    for check in checks:
+        if check.kind not in NIGHT_CHECK_KINDS or not check.text:
+            raise ScriptError(f"{where}: 检查 {check.kind} 未知或缺少 text")
+    return Night(chat, days, checks)
+
+
 def parse_script(data: dict[str, Any], zone: ZoneInfo, start: date | None = None) -> DemoScript:
     chats = {
         key: Chat(key=key, kind=value["kind"], id=int(value["id"]), label=value["label"])
@@ -266,6 +306,7 @@ def parse_script(data: dict[str, Any], zone: ZoneInfo, start: date | None = None
         start=date.today(),
         zone=zone,
         cards=_parse_cards(data.get("cards") or [], chats, people),
+        night=_parse_night(data.get("night"), chats),
     )
     script.start = start or default_start(script.days, zone)
     said = [script.said(turn) for turn in turns]

@@ -58,6 +58,16 @@ def tool_call_message(name: str, arguments: dict[str, Any], call_id: str = "call
     }
 
 
+def message_text(message: dict[str, Any]) -> str:
+    """A request message's text (its content, or the text parts of a multi-part content)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
 def stream_chunks(answer: dict[str, Any]) -> list[dict[str, Any]]:
     """A chat completion as the chunks of a stream: the message, the finish reason, the usage."""
     message = answer["choices"][0]["message"]

@@ -14,7 +14,8 @@ expressions replaced by the anchors the request's 时间换算 lines give, 我/�
 Transcript extraction requests get no facts: the scripted turns store what matters through the
 memory tools themselves. The card merge's requests (the one function ``cognition_update_profile``)
 are answered by rule from the card and the new observations the request carries
-(``demo_card_model``).
+(``demo_card_model``), a consolidation cycle's (they offer ``cycle_stop``) from the tool calls and
+answers the request carries (``demo_cycle_model``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .demo_card_model import PROFILE_TOOL, card_answer
+from .demo_cycle_model import STOP_TOOL as CYCLE_STOP_TOOL
+from .demo_cycle_model import cycle_answer
 from .demo_script import DemoScript, Reply, Turn
-from .loopback import LoopbackServer, completion, tool_call_message
+from .loopback import LoopbackServer, completion, message_text, tool_call_message
 
 MODEL_NAME = "cognition-demo-replay"
 NO_TOOL_TEXT = "无需调用工具。"
@@ -48,15 +51,6 @@ ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 WEEKDAY_NOTE = re.compile(r"（周.）")
 #: First person words and what replaces them (``{speaker}``: the speaker as ``QQ号…（昵称…）``).
 FIRST_PERSON = (("我们", "{speaker}等人"), ("咱们", "{speaker}等人"), ("我", "{speaker}"))
-
-
-def message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
 
 
 def memory_block(messages: list[dict[str, Any]]) -> str:
@@ -131,6 +125,9 @@ class ReplayModel:
                 return tool_call_message(HISTORIAN_TOOL, {"facts": historian_facts(user)}, f"call_historian_{serial}")
             system = "\n".join(message_text(message) for message in messages if message.get("role") == "system")
             return tool_call_message(PROFILE_TOOL, card_answer(system, user), f"call_profile_{serial}")
+        if CYCLE_STOP_TOOL in offered:  # a consolidation cycle's judgement step
+            name, arguments = cycle_answer(messages, offered)
+            return tool_call_message(name, arguments, f"call_cycle_{serial}")
         try:
             last_user = max(index for index, message in enumerate(messages) if message.get("role") == "user")
         except ValueError:

@@ -17,7 +17,8 @@ judgement in one chat (near clusters, importance and tags, cards, the memo, know
   the run began: the step yields, what its tools did stays). An unavailable model is recorded
   (``unavailable``) and the cycle is still done; any other failure is recorded (``failed``) and
   raised (the job retries).
-* **What it left**: rounds, tokens, tool calls, the changes its tools counted, its summary
+* **What it left**: rounds, tokens, tool calls (on the returned step with their arguments and
+  answers, for the caller to show), the changes its tools counted, its summary
   (≤ 500 characters) and, in a private chat with ``allow_send_to_user``, one message for the user
   (delivered by the bot: ``engine/cycle_runs.py``).
 """
@@ -41,7 +42,7 @@ from ..domain.judgement import (
     step_tokens,
 )
 from ..errors import LLMUnavailable
-from ..llm.agent_types import AgentBudget, AgentOutcome, AgentTool
+from ..llm.agent_types import AgentBudget, AgentOutcome, AgentTool, ToolCallRecord
 from ..llm.prompts import RenderedPrompt, default_templates
 from ..logs import log_event
 from ..store import cycle_runs, cycle_signals
@@ -80,6 +81,9 @@ class ModelStep:
     summary: str = ""
     message_to_user: str | None = None
     run_id: int | None = None
+    #: The run's tool calls in order, with their arguments and answers (this process only: the
+    #: run's row keeps their count).
+    calls: tuple[ToolCallRecord, ...] = ()
 
     @property
     def ran(self) -> bool:
@@ -144,13 +148,16 @@ async def _signals(engine: CognitionEngine, report: PrepassReport, now: datetime
     settings = engine.config.consolidation
     async with engine.session() as session:
         due = await cycle_store.chats_due(session, bot_id, scope, limit=1)
+        judged = await cycle_runs.last_finished(session, bot_id, scope)
         return JudgementSignals(
             model_configured=engine.llm is not None,
             memory_on=await chat_switches(engine, bot_id, scope) is not None,
             daily_token_budget=settings.daily_token_budget,
             cycle_token_budget=settings.cycle_token_budget,
             tokens_today=await cycle_runs.tokens_between(session, bot_id, start, end, now),
-            near_clusters=len(report.near),
+            near_clusters=await cycle_signals.unjudged_clusters(
+                session, report.near, judged.started_at if judged is not None else None
+            ),
             new_memories=due[0].new if due else 0,
             stale_knowledge=await cycle_signals.stale_knowledge(session, bot_id, scope),
             suggestions=await cycle_signals.pending_suggestions(session, bot_id, scope),
@@ -293,6 +300,7 @@ def _take(step: ModelStep, outcome: AgentOutcome, desk: Any) -> None:
     step.prompt_tokens = outcome.prompt_tokens
     step.completion_tokens = outcome.completion_tokens
     step.tool_calls = len(outcome.calls)
+    step.calls = tuple(outcome.calls)
     step.changes = {str(key): int(value) for key, value in desk.changes.items() if value}
     step.summary = outcome.summary.strip()[: cycle_runs.SUMMARY_MAX_CHARS]
     message = (desk.message_to_user or "").strip() if desk.allow_send_to_user else ""

@@ -26,6 +26,7 @@ at a time, in the order of the calls.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import uuid
@@ -52,7 +53,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import CognitionError
 from ..logs import log_event
-from .agent_types import REFUSED, STOP_TOOL, AgentTool, ToolCallRecord
+from .agent_types import ANSWER_KEPT_CHARS, REFUSED, STOP_TOOL, AgentTool, ToolCallRecord
 from .failures import quote_for_log, validation_lines
 from .gateway import LLMGateway
 
@@ -230,7 +231,17 @@ class AgentSession:
             if left[call.function.name] > 0:
                 left[call.function.name] -= 1
             else:
-                self.calls.append(ToolCallRecord(self.rounds, call.function.name, False, len(answers.get(call.id, ""))))
+                answer = str(answers.get(call.id, ""))
+                self.calls.append(
+                    ToolCallRecord(
+                        self.rounds,
+                        call.function.name,
+                        False,
+                        len(answer),
+                        str(call.function.arguments or ""),
+                        answer[:ANSWER_KEPT_CHARS],
+                    )
+                )
 
     # ------------------------------------------------------------------ tools
 
@@ -264,7 +275,8 @@ class AgentSession:
                     )
                 else:
                     ok = not answer.startswith(REFUSED)
-            self.calls.append(ToolCallRecord(self.rounds, tool.name, ok, len(answer)))
+            record = ToolCallRecord(self.rounds, tool.name, ok, len(answer), _json(raw), answer[:ANSWER_KEPT_CHARS])
+            self.calls.append(record)
             return answer
 
     async def _stop(self, arguments: BaseModel) -> str:
@@ -279,6 +291,16 @@ def _name(tool: Any) -> str:
     if isinstance(tool, dict):
         return str(tool.get("function", {}).get("name", ""))
     return str(tool.function.name)
+
+
+def _json(raw: Any) -> str:
+    """The arguments as the model sent them, as JSON text (as they came when they are no JSON)."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return json.dumps(raw, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(raw)
 
 
 def _described(error: Exception) -> str:

@@ -51,12 +51,20 @@ class AgentBudget:
 @dataclass(frozen=True, slots=True)
 class ToolCallRecord:
     """One tool call of a run, for the report and the log: ``ok`` is False when the arguments were
-    invalid or the handler refused."""
+    invalid or the handler refused. ``arguments`` is what the model sent (JSON text), ``answer``
+    what it read back (its first ``ANSWER_KEPT_CHARS`` characters; ``answer_chars`` is the whole)."""
 
     round: int
     name: str
     ok: bool
     answer_chars: int
+    arguments: str = ""
+    answer: str = ""
+
+
+#: The characters of a tool's answer kept on its ``ToolCallRecord`` (a page of memories can be long;
+#: the record is for showing what the run did, the model read the whole).
+ANSWER_KEPT_CHARS = 2000
 
 
 @dataclass(slots=True)

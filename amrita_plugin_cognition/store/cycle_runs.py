@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..domain.clock import as_utc
 from ..domain.records import Scope
 from .models import CycleRunRow
 from .unit_of_work import take_write_lock
@@ -69,8 +70,8 @@ def to_run(row: CycleRunRow) -> CycleRun:
         bot_id=row.bot_id,
         scope=Scope(row.scope_kind, row.scope_id),  # type: ignore[arg-type]
         trigger=row.trigger,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
+        started_at=as_utc(row.started_at),  # type: ignore[arg-type]  # never None: the column is not nullable
+        finished_at=as_utc(row.finished_at),
         outcome=row.outcome,
         merged=row.merged,
         near=row.near,
@@ -83,7 +84,7 @@ def to_run(row: CycleRunRow) -> CycleRun:
         changes=changes,
         summary=row.summary,
         message_to_user=row.message_to_user,
-        message_sent_at=row.message_sent_at,
+        message_sent_at=as_utc(row.message_sent_at),
     )
 
 

@@ -95,3 +95,18 @@ async def cards_touched(session: AsyncSession, bot_id: str, scope: Scope, since:
     if since is not None:
         query = query.where(ProfileRow.updated_at > since)
     return int(await session.scalar(query) or 0)
+
+
+async def unjudged_clusters(session: AsyncSession, clusters: list[tuple[int, ...]], since: datetime | None) -> int:
+    """The near clusters with a member recorded after ``since`` (the start of the chat's last run
+    whose judgement step ran; None: every cluster). A cluster the model already saw whole, and left
+    apart, asks for no new judgement until one of its members is new."""
+    if since is None or not clusters:
+        return len(clusters)
+    members = sorted({member for cluster in clusters for member in cluster})
+    newer = set(
+        (await session.execute(select(MemoryRow.id).where(MemoryRow.id.in_(members), MemoryRow.recorded_at > since)))
+        .scalars()
+        .all()
+    )
+    return sum(1 for cluster in clusters if newer.intersection(cluster))

@@ -21,15 +21,23 @@ import pytest
 from click.testing import CliRunner
 
 from amrita_plugin_cognition.cli import demo
+from amrita_plugin_cognition.cli import demo_cycle_model as cycle_model
 from amrita_plugin_cognition.cli.commands import cognition
 from amrita_plugin_cognition.cli.demo_card_model import PROFILE_TOOL
-from amrita_plugin_cognition.cli.demo_script import FollowedCard, ScriptError, load_script, parse_script
+from amrita_plugin_cognition.cli.demo_script import (
+    NIGHT_CHECK_KINDS,
+    FollowedCard,
+    ScriptError,
+    load_script,
+    parse_script,
+)
 from amrita_plugin_cognition.cli.loopback import chat_preset
 from amrita_plugin_cognition.cli.replay_model import HISTORIAN_TOOL, ReplayModel
 from amrita_plugin_cognition.domain.gate import check_fact
 from amrita_plugin_cognition.domain.profiles import Card, CardLimits
 from amrita_plugin_cognition.domain.timeresolve import anchor_hints
 from amrita_plugin_cognition.engine import historian, profile_prompt
+from amrita_plugin_cognition.llm.agent_types import REFUSED, STOP_TOOL
 from amrita_plugin_cognition.llm.prompts import default_templates
 
 # The demo is the chat flow on the embedded defaults; the server backend run skips it.
@@ -178,7 +186,8 @@ def _body(view: str) -> list[str]:
 
 def _check_count() -> int:
     script = load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))
-    return sum(len(turn.checks) for turn in script.turns)
+    assert script.night is not None
+    return sum(len(turn.checks) for turn in script.turns) + len(script.night.checks)
 
 
 def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
@@ -188,14 +197,14 @@ def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
     assert re.fullmatch(r"未配置模型：使用内置回放模型（127\.0\.0\.1:\d+），除模型外均为真实代码", lines[0])
     assert "universal-sentence-encoder" in run.stdout and "embedded" in run.stdout
     turns = run.turns()
-    assert len(turns) == 18
+    assert len(turns) == 23
     # What the bot was asked, which tool ran with which arguments, and what it answered.
     assert "小明（10001）问：我3月10日要去杭州西湖拍日出，有人一起吗？" in turns[1]
     assert f'● cognition_memory_write {{"content": "{GROUP_A_FACT}"' in turns[1]
     assert '→ {"ok": true, "memory_id": 1}' in turns[1]
     # The fact written on day 1 reaches the model two simulated days later, in the same group,
     # stamped with the simulated time it was said, next to the group's pinned memo.
-    recalled = Run.context(turns[11])
+    recalled = Run.context(turns[12])
     assert f"│ - [记忆#1] 2026-03-02 20:05 小明：{GROUP_A_FACT}" in recalled
     assert "人民公园" in recalled
     # Group B never sees group A's fact, nor anyone's private one.
@@ -205,16 +214,16 @@ def test_replay_demo_prints_each_turn_of_the_real_chat_flow(runs: Runs) -> None:
         assert "西湖" not in Run.context(turn) and PRIVATE_FACT not in Run.context(turn)
     assert "市体育馆" in Run.context(turns[8])
     # The private chat has its own fact and the pin; after the delete the fact is gone.
-    assert PRIVATE_FACT in Run.context(turns[13]) and "交房租" in Run.context(turns[13])
+    assert PRIVATE_FACT in Run.context(turns[15]) and "交房租" in Run.context(turns[15])
     # forgetting asks first: the fact is still there until the user agrees in the next message
-    assert '● cognition_memory_delete {"memory_id": 2}' in turns[14] and '"needs_confirmation": true' in turns[14]
-    assert PRIVATE_FACT in Run.context(turns[15])
-    assert '● cognition_memory_delete {"memory_id": 2, "confirmed": true}' in turns[15]
-    assert '"deleted": 2' in turns[15]
-    assert PRIVATE_FACT not in Run.context(turns[16]) and "交房租" in Run.context(turns[16])
-    assert "不记得了" in turns[16]
+    assert '● cognition_memory_delete {"memory_id": 2}' in turns[16] and '"needs_confirmation": true' in turns[16]
+    assert PRIVATE_FACT in Run.context(turns[17])
+    assert '● cognition_memory_delete {"memory_id": 2, "confirmed": true}' in turns[17]
+    assert '"deleted": 2' in turns[17]
+    assert PRIVATE_FACT not in Run.context(turns[18]) and "交房租" in Run.context(turns[18])
+    assert "不记得了" in turns[18]
     # The credential was refused, never stored.
-    assert '"ok": false' in turns[10] and "Sunny2024abc" not in Run.context(turns[13])
+    assert '"ok": false' in turns[10] and "Sunny2024abc" not in Run.context(turns[15])
     total = _check_count()
     assert "✗" not in run.stdout and f"检查：{total}/{total} 通过" in run.stdout
     home = re.search(r"^数据目录：(\S+?)（", run.stdout, re.MULTILINE)
@@ -227,27 +236,27 @@ def test_replay_demo_shows_the_historian_rewriting_observations(runs: Runs) -> N
     run = runs.replay
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     turns = run.turns()
-    assert "● end {" in turns[12] and '"observations": 2' in turns[12]
+    assert "● end {" in turns[13] and '"observations": 2' in turns[13]
     # Not a fact yet during day 3: the historian runs when the day is over.
-    assert "雪景" not in Run.context(turns[13])
+    assert "雪景" not in Run.context(turns[15])
     section = _historian_section(run.stdout, 3)
     assert "观察改写 · 群A·摄影爱好者（群 20001） · 小明（10001）12:30 的一轮" in section
     assert "观察#1：QQ号10001（昵称小明）昨晚在西湖断桥拍到了雪景" in section
     assert f"时间换算：“昨晚” = {LAST_NIGHT}（周" in section
     assert f"时间换算：“下周六” = {NEXT_SATURDAY}（周六）" in section
-    assert f"● [记忆#7] {SNOW_FACT}\n          发生日期 {LAST_NIGHT} · 绝对表述：是" in section
-    assert f"● [记忆#8] {TRIP_FACT}\n          发生日期 {NEXT_SATURDAY} · 绝对表述：是" in section
+    assert f"● [记忆#9] {SNOW_FACT}\n          发生日期 {LAST_NIGHT} · 绝对表述：是" in section
+    assert f"● [记忆#10] {TRIP_FACT}\n          发生日期 {NEXT_SATURDAY} · 绝对表述：是" in section
     # Transcript turns that ended without ``end`` become extraction jobs, which the replay
     # model answers with no facts.
     assert "对话记录提取" in _historian_section(run.stdout, 1)
     # A day later, in the same group, the block carries the rewritten facts (the raw note of the
     # turn, with its 昨晚, sits in the notes); the reply quotes the dated one.
-    context = Run.context(turns[17])
-    assert re.search(rf"│ - \[记忆#7\] {LAST_NIGHT} 小明：{re.escape(SNOW_FACT)}$", context, re.MULTILINE)
+    context = Run.context(turns[19])
+    assert re.search(rf"│ - \[记忆#9\] {LAST_NIGHT} 小明：{re.escape(SNOW_FACT)}$", context, re.MULTILINE)
     assert f"小明：{TRIP_FACT}" in context
     assert "【本会话最近的笔记】" in context and "小明分享了昨晚在断桥拍的雪景" in context
-    assert f"我记得：「{SNOW_FACT}」" in turns[17]
-    assert "检查 ✓ 史官把“昨晚”换算成了日期" in turns[17]
+    assert f"我记得：「{SNOW_FACT}」" in turns[19]
+    assert "检查 ✓ 史官把“昨晚”换算成了日期" in turns[19]
 
 
 def test_replay_demo_shows_a_card_growing_day_by_day(runs: Runs) -> None:
@@ -262,9 +271,9 @@ def test_replay_demo_shows_a_card_growing_day_by_day(runs: Runs) -> None:
     assert "◆ 合并任务" in day_1 and "小明（10001）的画像（群A·摄影爱好者内可见） · 新事实：记忆#3、#4" in day_1
     assert "群A·摄影爱好者（群 20001）的画像 · 新事实：记忆#3、#4" in day_1
     # Day 3's two observations of one turn make one merge per card, not one per fact.
-    assert "小明（10001）的画像（群A·摄影爱好者内可见） · 新事实：记忆#7、#8" in _historian_section(run.stdout, 3)
+    assert "小明（10001）的画像（群A·摄影爱好者内可见） · 新事实：记忆#9、#10" in _historian_section(run.stdout, 3)
     # what he said in group B on day 2 grows group B's view of him, never group A's
-    assert "小明（10001）的画像（群B·羽毛球内可见） · 新事实：记忆#6" in _historian_section(run.stdout, 2)
+    assert "小明（10001）的画像（群B·羽毛球内可见） · 新事实：记忆#7" in _historian_section(run.stdout, 2)
     cards = _card_views(run.stdout, MING_CARD)
     assert sorted(cards) == [1, 2, 3, 4], run.stdout[-3000:]
     assert "第 1 天：新建" in cards[1] and "第 2 天：没有变化" in cards[2]
@@ -292,9 +301,9 @@ def test_replay_demo_shows_a_card_growing_day_by_day(runs: Runs) -> None:
     turns = run.turns()
     assert "群B·羽毛球" in turns[8].splitlines()[0] and "小明（10001）问" in turns[8]
     assert "用户 10001" not in Run.context(turns[8]) and "风光摄影" not in Run.context(turns[8])
-    assert "群A·摄影爱好者" in turns[18].splitlines()[0] and "小明（10001）问" in turns[18]
-    assert "用户 10001 在群 20001 的画像（小明）" in Run.context(turns[18])
-    assert "用富士相机拍照" in Run.context(turns[18]) and "羽毛球新手" not in Run.context(turns[18])
+    assert "群A·摄影爱好者" in turns[20].splitlines()[0] and "小明（10001）问" in turns[20]
+    assert "用户 10001 在群 20001 的画像（小明）" in Run.context(turns[20])
+    assert "用富士相机拍照" in Run.context(turns[20]) and "羽毛球新手" not in Run.context(turns[20])
     assert "用户 10001" not in Run.context(turns[7])  # 阿强 speaks: not 小明's card
 
 
@@ -315,6 +324,80 @@ def test_replay_demo_cards_never_show_private_facts(runs: Runs) -> None:
             assert not any(word in Run.context(turn) for word in PRIVATE_WORDS)
 
 
+def _night(stdout: str) -> str:
+    """The night's part of the transcript (after the last day, before the end)."""
+    found = re.search(r"^━━━━━━━━ 夜间整理 · .*?(?=^━━━━━━━━ 结束)", stdout, re.MULTILINE | re.DOTALL)
+    assert found, stdout[-3000:]
+    return found.group(0)
+
+
+#: The night's planted memories (``night`` in the script): the low plan of day 2, 小明's meeting
+#: time written twice (one full stop apart), and one how-to said in two wordings by 小红 and 阿强.
+AGED = "[记忆#6] 小红（QQ10002）计划 2026-03-03 22:00 在群里发几张夜景练习照。"
+MEETING = "西湖拍日出的集合安排：2026-03-10 早上六点在断桥集合"
+HOW_TO = "拍星空的做法：相机固定在三脚架上，ISO 3200，快门 15 秒"
+#: The tools a careful agent calls in that night, in order (then the stop tool).
+CYCLE_TOOLS = [
+    "cycle_context",
+    "cycle_clusters",
+    "cycle_memory_merge",
+    "cycle_card_read",
+    "cycle_card_update",
+    "cycle_knowledge_search",
+    "cycle_knowledge_write",
+]
+
+
+def test_replay_demo_runs_one_night_of_consolidation(runs: Runs) -> None:
+    """After the last day, at the planner's window for group A: the decay sweep retires the aged
+    plan, the cycle's pre-pass merges the exact pair, the model merges the near pair, adds it to
+    the group's card and writes it into the knowledge base; every step printed, every check passed."""
+    run = runs.replay
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    night = _night(run.stdout)
+    assert run.stdout.index("◇ 史官整理（第 4 天结束") < run.stdout.index("━━━━━━━━ 夜间整理")
+    # On the simulated clock: the planner's window after the last message (day 4, 20:40, then the buffer).
+    head = re.match(r"━━━━━━━━ 夜间整理 · (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) ", night)
+    assert head, night[:300]
+    last_turn = datetime.fromisoformat(f"{date.fromisoformat(START) + timedelta(days=3)} 20:40")
+    assert datetime.fromisoformat(head.group(1)) >= last_turn + timedelta(minutes=15)
+    assert "群A·摄影爱好者（群 20001）的下一个空闲窗口（空闲窗口规划器" in night
+    assert "由 7 天改为 1 天（中重要度随之为 9.5 天，高重要度 90 天不变）" in night
+    # 1. the sweep retires the plan of day 2, and nothing else
+    assert "过期 1 条" in night and f"    ● 过期 {AGED}（低重要度，03-03 21:30 写入，已过 1 天的寿命" in night
+    assert night.count("● 过期 ") == 1 and "● 降级 " not in night
+    # 2. the pre-pass merges the exact pair; each source stays reachable by lineage
+    assert f"      ● 合并 [记忆#12]、[记忆#13] → [记忆#15] {MEETING}" in night
+    assert "        合并链：#15 ← #12、#13" in night
+    assert "相近的记忆 1 组，留给模型判断：#8、#11" in night
+    # then the model, round by round, each call with its arguments and the answer it read
+    calls = re.findall(r"^      ● (cycle_\w+) (.*)\n        → (.*)$", night, re.MULTILINE)
+    assert [name for name, _, _ in calls] == [*CYCLE_TOOLS, STOP_TOOL]
+    answers = {name: (arguments, answer) for name, arguments, answer in calls}
+    assert "会话：群聊 20001" in answers["cycle_context"][1] and "待判断的近似重复 1 组" in answers["cycle_context"][1]
+    assert json.loads(answers["cycle_memory_merge"][0])["ids"] == [8, 11]
+    assert answers["cycle_memory_merge"][1].startswith("已合并 #8、#11 → #16")
+    card_update = answers["cycle_card_update"][0]
+    assert card_update.startswith('{"entity_type": "group", "entity_id": "20001", "expected_version": ')
+    assert card_update.endswith("…")  # a long argument is shortened
+    assert answers["cycle_card_update"][1].startswith("已更新群 20001")
+    assert answers["cycle_knowledge_write"][1] == "已写入知识条目 #1（第 1 版）"
+    assert f"      ● 模型合并 → [记忆#16] {HOW_TO}。" in night and "        合并链：#16 ← #8、#11" in night
+    assert "模型完成并停止，8 轮" in night and "工具调用 8 次" in night
+    assert "    改动：合并 1，画像 1，知识库 1" in night
+    assert "    总结：合并相近记忆 #8、#11 → #16；群画像补充了合并后的事实；新建知识条目 #1「拍星空的做法」。" in night
+    # the card's change and the entry
+    assert f"▣ {GROUP_A_CARD} · 夜间整理：更新（正文 6 条）" in night and f"        ＋ {HOW_TO}" in night
+    assert "▤ 知识库条目 #1「拍星空的做法」（第 1 版，公开，依据记忆 #16，由 consolidation:group:20001 写入）" in night
+    assert "        - 相机固定在三脚架上\n        - ISO 3200\n        - 快门 15 秒" in night
+    assert not any(word in night for word in PRIVATE_WORDS)
+    # 3. the night's checks, evaluated on what happened
+    script = load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))
+    assert script.night is not None
+    assert night.count("  检查 ✓ ") == len(script.night.checks) == 5 and "✗" not in night
+    assert "记忆库：有效记忆 10 条（群A·摄影爱好者 8 条，群B·羽毛球 2 条）" in run.stdout
+
+
 def test_demo_with_a_preset_talks_to_that_model(runs: Runs) -> None:
     run = runs.preset
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -324,9 +407,13 @@ def test_demo_with_a_preset_talks_to_that_model(runs: Runs) -> None:
     assert runs.preset_model_requests > 20
     assert "✗" not in run.stdout and "cognition_memo_update" in run.stdout
     # The historian's calls go to that model too (the chat's preset is the historian's default).
-    assert f"● [记忆#7] {SNOW_FACT}" in _historian_section(run.stdout, 3)
+    assert f"● [记忆#9] {SNOW_FACT}" in _historian_section(run.stdout, 3)
     # So do the card merges: the card grows there too.
     assert len(_card_views(run.stdout, MING_CARD)) == 4 and "千岛湖" in _card_views(run.stdout, MING_CARD)[4]
+    # And the night: that model's judgement step, its calls shown as it made them.
+    night = _night(run.stdout)
+    assert "模型判断的工具调用（模型预设）：" in night and "      ● cycle_memory_merge " in night
+    assert "内置回放模型" not in night and "  检查 ✓ " in night
 
 
 def test_demo_under_a_bot_runs_in_a_process_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_root: Path) -> None:
@@ -505,3 +592,109 @@ def test_script_names_the_cards_the_demo_follows() -> None:
     ):
         with pytest.raises(ScriptError, match=message):
             parse_script({**data, "cards": [wrong]}, ZoneInfo("Asia/Shanghai"))
+
+
+def _cycle_run(model: ReplayModel, answers: dict[str, str], offered: list[str] | None = None) -> list[tuple[str, dict]]:
+    """Drive the replay model through a cycle's rounds: each call it makes is answered from
+    ``answers`` (by tool name, as the cycle's tools would), until it calls the stop tool."""
+    tools = [{"type": "function", "function": {"name": name}} for name in offered or [*CYCLE_TOOLS, STOP_TOOL]]
+    messages: list[dict] = [{"role": "system", "content": "整理员"}, {"role": "user", "content": "开始整理"}]
+    made: list[tuple[str, dict]] = []
+    for _ in range(12):
+        answer = model.answer({"messages": messages, "tools": tools})
+        call = answer["tool_calls"][0]
+        name, arguments = call["function"]["name"], json.loads(call["function"]["arguments"])
+        made.append((name, arguments))
+        if name == STOP_TOOL:
+            return made
+        messages += [answer, {"role": "tool", "tool_call_id": call["id"], "content": answers[name]}]
+    raise AssertionError(f"no stop after 12 rounds: {made}")
+
+
+CONTEXT = "现在：2026-03-05 22:15 周四（Asia/Shanghai）\n会话：群聊 20001\n预整理：没有完全重复；待判断的近似重复 2 组"
+CLUSTERS = "\n".join(
+    [
+        "组1：",
+        "  #8 [中] 拍星空的做法：用三脚架固定相机，快门 15 秒。 (标签: 摄影、星空; 2026-03-04)",
+        "  #11 [高] 拍星空的做法：相机固定在三脚架上，快门 15 秒。 (标签: 星空、夜景; 2026-03-05)",
+        "组2：",
+        "  #5 [中] 周四晚上八点打球 (2026-03-03)",
+        "  #9 [中] 周四晚上九点打球 (2026-03-04)",
+        "（共 2 组，本页第 1-2 组）",
+    ]
+)
+CARD = "群 20001 的画像（版本 v7）\n标签：摄影\n评价：\n常聊摄影。\n正文：\n爱拍日出\n吐槽：\n没什么可吐槽的。"
+
+
+def test_replay_model_works_a_cycle_from_the_tool_answers() -> None:
+    """The replay model's judgement step is a function of the tool answers the request carries:
+    the context, the groups read whole, a merge of the group whose numbers agree (not of the
+    other), the card read and then updated with the version read, the how-to searched then
+    written, and a stop that says what happened."""
+    assert (cycle_model.STOP_TOOL, cycle_model.REFUSED) == (STOP_TOOL, REFUSED)
+    model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START)))
+    answers = {
+        "cycle_context": CONTEXT,
+        "cycle_clusters": CLUSTERS,
+        "cycle_memory_merge": "已合并 #8、#11 → #16（来源均已被取代，可追溯）",
+        "cycle_card_read": CARD,
+        "cycle_card_update": "已更新群 20001 的画像（新版本 v8）",
+        "cycle_knowledge_search": "#3 夜景的做法 — 用三脚架",
+        "cycle_knowledge_write": "已写入知识条目 #4（第 1 版）",
+    }
+    made = _cycle_run(model, answers)
+    assert [name for name, _ in made] == [*CYCLE_TOOLS, STOP_TOOL]
+    text = "拍星空的做法：相机固定在三脚架上，快门 15 秒。"
+    # the longer wording, the higher importance, every tag; group 2 says 八点 / 九点: left alone
+    assert made[2][1] == {"ids": [8, 11], "text": text, "importance": "high", "tags": ["摄影", "星空", "夜景"]}
+    assert made[3][1] == {"entity_type": "group", "entity_id": "20001"}
+    assert made[4][1] == {
+        "entity_type": "group",
+        "entity_id": "20001",
+        "expected_version": "v7",
+        "body": "爱拍日出\n拍星空的做法：相机固定在三脚架上，快门 15 秒",
+        "tags": ["摄影", "星空", "夜景"],
+    }
+    assert made[5][1] == {"query": "拍星空的做法", "top_k": 5}
+    assert made[6][1] == {
+        "title": "拍星空的做法",
+        "summary": "相机固定在三脚架上，快门 15 秒。",
+        "body": "- 相机固定在三脚架上\n- 快门 15 秒",
+        "source_ids": [16],
+    }
+    assert (
+        made[7][1]["summary"]
+        == "合并相近记忆 #8、#11 → #16；群画像补充了合并后的事实；新建知识条目 #4「拍星空的做法」。"
+    )
+    # An entry with that title already: not written twice.
+    found = _cycle_run(model, {**answers, "cycle_knowledge_search": "#3 拍星空的做法 — 三脚架"})
+    assert "cycle_knowledge_write" not in [name for name, _ in found]
+    # A refused merge is an answer: nothing built on it, the stop says so.
+    refused = _cycle_run(model, {**answers, "cycle_memory_merge": "拒绝：涉及已选择不被记忆的用户，不能合并"})
+    assert [name for name, _ in refused] == ["cycle_context", "cycle_clusters", "cycle_memory_merge", STOP_TOOL]
+    assert "cycle_memory_merge 被拒绝（涉及已选择不被记忆的用户" in refused[-1][1]["summary"]
+    # A fact that names someone is no general knowledge: the card, but no entry.
+    about = CLUSTERS.replace("拍星空的做法：", "QQ号10001（昵称小明）拍星空的做法：")
+    named = _cycle_run(model, {**answers, "cycle_clusters": about})
+    assert [name for name, _ in named][-3:] == ["cycle_card_read", "cycle_card_update", STOP_TOOL]
+    # Nothing near: the context, then the stop; winding down (only the stop offered): the stop at once.
+    quiet = _cycle_run(model, {"cycle_context": CONTEXT.replace("近似重复 2 组", "近似重复 0 组")})
+    assert [name for name, _ in quiet] == ["cycle_context", STOP_TOOL]
+    assert quiet[-1][1]["summary"] == "检查了本会话的记忆，没有需要改动的。"
+    assert _cycle_run(model, {}, offered=[STOP_TOOL])[0][0] == STOP_TOOL
+
+
+def test_script_night_is_checked() -> None:
+    script = load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START))
+    assert script.night is not None and script.night.chat.key == "group_a" and script.night.short_term_days == 1
+    assert [check.kind for check in script.night.checks] == list(NIGHT_CHECK_KINDS)
+    data = json.loads((Path(demo.__file__).parent / "demo_conversation.json").read_text(encoding="utf-8"))
+    for wrong, message in (
+        ({**data["night"], "chat": "private_ming"}, "应为脚本里的群"),
+        ({**data["night"], "short_term_days": 0}, "应大于 0"),
+        ({**data["night"], "checks": [{"kind": "merged_exact"}]}, "缺少 text"),
+        ({**data["night"], "checks": [{"kind": "guessed", "text": "x"}]}, "未知"),
+    ):
+        with pytest.raises(ScriptError, match=message):
+            parse_script({**data, "night": wrong}, ZoneInfo("Asia/Shanghai"))
+    assert parse_script({key: value for key, value in data.items() if key != "night"}, ZoneInfo("UTC")).night is None

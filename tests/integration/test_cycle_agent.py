@@ -156,9 +156,23 @@ async def test_two_tools_then_stop(model: FakeOpenAI) -> None:
     assert outcome.summary == "合并了 #11 和 #12，#13 留着。"
     assert (outcome.rounds, outcome.prompt_tokens, outcome.completion_tokens, outcome.tokens) == (3, 450, 30, 480)
     assert outcome.calls == [
-        ToolCallRecord(1, "cognition_test_note", True, len("已给 #11 写备注")),
-        ToolCallRecord(2, "cognition_test_tag", True, len("#12 加了 2 个标签")),
-        ToolCallRecord(3, STOP_TOOL, True, len("已结束。")),
+        ToolCallRecord(
+            1,
+            "cognition_test_note",
+            True,
+            len("已给 #11 写备注"),
+            '{"memory_id": 11, "note": "和 #12 重复"}',
+            "已给 #11 写备注",
+        ),
+        ToolCallRecord(
+            2,
+            "cognition_test_tag",
+            True,
+            len("#12 加了 2 个标签"),
+            '{"memory_id": 12, "tags": ["出行", "成都"]}',
+            "#12 加了 2 个标签",
+        ),
+        ToolCallRecord(3, STOP_TOOL, True, len("已结束。"), '{"summary": "合并了 #11 和 #12，#13 留着。"}', "已结束。"),
     ]
     assert handlers.received == [
         NoteArguments(memory_id=11, note="和 #12 重复"),
@@ -209,6 +223,9 @@ async def test_invalid_arguments_are_answered_and_the_handler_is_not_called(mode
     assert note_answer.startswith("参数不符合要求，没有执行：")
     assert "- memory_id：" in note_answer and "- note：" in note_answer
     assert tag_answer.startswith("参数不符合要求") and "- tags：" in tag_answer
+    # the record keeps what the model sent and what it read back
+    assert json.loads(outcome.calls[0].arguments) == {"memory_id": "第十一条", "note": "备" * 30}
+    assert (outcome.calls[0].answer, outcome.calls[1].answer) == (note_answer, tag_answer)
 
 
 async def test_a_summary_over_500_characters_is_refused_and_the_run_goes_on(model: FakeOpenAI) -> None:
@@ -228,7 +245,10 @@ async def test_a_handler_that_raises_is_answered_and_the_run_goes_on(model: Fake
     outcome = await run(handlers)
 
     assert outcome.ended == "stopped" and outcome.rounds == 2
-    assert outcome.calls[0] == ToolCallRecord(1, "cognition_test_note", False, len("工具出错：RuntimeError: 数据库忙"))
+    failed = "工具出错：RuntimeError: 数据库忙"
+    assert outcome.calls[0] == ToolCallRecord(
+        1, "cognition_test_note", False, len(failed), '{"memory_id": 11, "note": "重复"}', failed
+    )
     assert tool_answers(model.chat_requests[1]) == ["工具出错：RuntimeError: 数据库忙"]
 
 

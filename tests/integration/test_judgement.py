@@ -288,6 +288,12 @@ async def test_through_the_real_driver_the_step_records_what_the_model_used(
     step = (await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW)).model_step
     assert step is not None and (step.ended, step.summary, step.rounds) == ("stopped", "统一了一个标签。", 3)
     assert (step.prompt_tokens, step.completion_tokens, step.tool_calls, step.changes) == (3000, 75, 3, {"tags": 1})
+    # the step keeps each call with what the model sent and read back, for the caller to show
+    assert [(call.name, call.arguments, call.answer) for call in step.calls] == [
+        ("cycle_context", "{}", f"会话 {GROUP.key}，相近的记忆 0 组"),
+        ("test_change", '{"kind": "tags"}', "好"),
+        (STOP_TOOL, '{"summary": "统一了一个标签。"}', "已结束。"),
+    ]
     first = model.chat_requests[0]
     prompt = judgement.cycle_prompt()
     assert [(message["role"], message["content"]) for message in first["messages"]] == [
@@ -301,6 +307,31 @@ async def test_through_the_real_driver_the_step_records_what_the_model_used(
 
 
 # ---------------------------------------------------------------------------- why not, and dry runs
+
+
+async def test_a_near_cluster_the_model_has_seen_asks_for_no_new_judgement_until_it_changes(
+    tmp_root, chroma_port, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Every cycle proposes the near clusters again; only one with a member newer than the last
+    judged run counts as work, so a pair the model left apart costs no tokens night after night."""
+    runner = Runner()
+    engine = await _engine(tmp_root, chroma_port, monkeypatch, runner)
+    bot = new_bot()
+    pair = ["阿杰每周三晚上去健身房。", "阿杰每个星期三晚上去健身房。"]
+    await _write(engine, bot, GROUP, *pair)
+    first = await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW)
+    assert len(first.near) == 1 and first.model_step is not None
+    assert first.model_step.ran and first.model_step.work == ("near_clusters", "new_memories")
+    # the model saw the pair and merged nothing: the next night the pair is proposed, not judged again
+    second = await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW + timedelta(hours=1))
+    assert len(second.near) == 1 and second.model_step is not None
+    assert (second.model_step.ended, second.model_step.reason) == ("skipped", "nothing_to_judge")
+    # a third wording joins the cluster: it is new, so the cluster is judged again
+    await _write(engine, bot, GROUP, "阿杰每周三晚上都去健身房。", at=NOW + timedelta(hours=2))
+    third = await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW + timedelta(hours=3))
+    assert [len(cluster) for cluster in third.near] == [3]
+    assert third.model_step is not None and third.model_step.ran
+    assert third.model_step.work == ("near_clusters", "new_memories") and len(runner.runs) == 2
 
 
 async def test_each_reason_not_to_call_the_model_is_recorded_and_a_dry_run_calls_nothing(

@@ -42,7 +42,7 @@ _CAPS_CODE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0
 # Values that are public by what they are: an address to pay to, a company's registration code,
 # an encoding shown decoded, a server's settings.
 _PUBLIC_VALUE_TALK = re.compile(
-    r"收款地址|钱包地址|打赏地址|充值地址|链上|(?<![A-Za-z])(?:address|addr|btc|eth|usdt|trc20|erc20)(?![A-Za-z])"
+    r"收款地址|钱包地址|打赏地址|充值地址|链上|(?<![A-Za-z])(?:address|addr)(?![A-Za-z])"
     r"|信用代码|营业执照|税号|base64|解码|编码|作业|习题|公式|方程|(?<![A-Za-z])git\s+(?:revert|checkout|show|cherry-pick|reset|log|diff|bisect|rebase)"
     r"|^\s*\[[a-z_]+\]\s*$",
     _I | re.MULTILINE,

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from . import shapes
-from .rules import _A, _I, _NOT_A_VALUE_AFTER, PUZZLE_TALK, Rule, Span, _after, _always, _value_spans
+from .rules import _A, _I, _NOT_A_VALUE_AFTER, BANK_SHORT_NAME, PUZZLE_TALK, Rule, Span, _after, _always, _value_spans
 
 # --- one-time codes, security answers, recovery codes -------------------------------------------
 
@@ -116,7 +116,7 @@ _PASSPORT = re.compile(
 )
 _CARD = re.compile(r"(?<![\w.\-])(?P<v>\d{4,6}(?:[ \-]\d{1,7}){2,6}|\d{15,19})(?![\w\-]|\.\d)", _A)
 _CARD_CUE_BEFORE = re.compile(
-    r"(?:银行卡|卡号|信用卡|借记卡|储蓄卡|工资卡|[工农中建招交浦兴光民邮]行卡|银联|card|转账到|打钱到|转到|汇款到|打到|收款|账户|开户|的卡)"
+    rf"(?:银行卡|{BANK_SHORT_NAME}卡|卡号|信用卡|借记卡|储蓄卡|工资卡|银联|card|转账到|打钱到|转到|汇款到|打到|收款|账户|开户|的卡)"
     r"[^，。！？,!?\d]{0,8}$",
     _I,
 )

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from . import shapes
-from .rules import _FIGURATIVE_PASSWORD, PUZZLE_TALK, named_example
+from .rules import _FIGURATIVE_PASSWORD, BANK_SHORT_NAME, PUZZLE_TALK, named_example
 
 Span = tuple[int, int]
 
@@ -67,7 +67,7 @@ _ORDINARY = re.compile(
     # e-mail addresses, alone or listed with other ways to reach someone (a@b.com/c@d.com, a@b.com/138…)
     r"|(?:[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|1[3-9]\d{9}|[48]00-?\d{3}-?\d{4}|0\d{2,3}-\d{7,8})"
     r"(?:[/|](?:[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+|1[3-9]\d{9}|[48]00-?\d{3}-?\d{4}|0\d{2,3}-\d{7,8})?)*"
-    r"|(?:qq|wx|vx|tel|uid|uin|id|no)[:：]?\d{5,13}"  # a chat or phone id with its app's name
+    r"|(?:tel|uid|uin|id|no)[:：]?\d{5,13}"  # a chat or phone id with its app's name
     # a record named by its date: snap-20261129, backup_20261201, IMG_20261129_0815.jpg
     r"|(?:snap(?:shot)?|backup|bak|logs?|dump|report|export|build|release|img|dsc|screenshot|scan|invoice|archive"
     r"|photo|video|vid|rec(?:ord)?)[_\-.]?(?:19|20)\d{6}(?:[_\-.][A-Za-z0-9]+)*"
@@ -112,7 +112,7 @@ _NUMBER_AFTER = re.compile(
     rf"|{_PLACE}"
     r"|是[^，。,!?！？\d]{0,6}?(?:邮编|区号|电话|号码|热线|车次|航班|股票|代码)"  # "430000 是武汉的邮编"
     # a card's prefix said to be a bank's: "622848是农行的", "436742 是建设银行的卡头"
-    r"|是(?:[工农中建招交浦兴光民邮]行|[\u4e00-\u9fff]{2}银行|银联)的(?:卡|卡头|号段|借记卡|信用卡)?\s*(?:[，。！？,!?]|$))",
+    rf"|是(?:{BANK_SHORT_NAME}|[\u4e00-\u9fff]{{2}}银行|银联)的(?:卡|卡头|号段|借记卡|信用卡)?\s*(?:[，。！？,!?]|$))",
     _I,
 )
 # ``NAME=`` before a value (``API_KEY=…``); base64 padding at the end is not one.
@@ -126,11 +126,19 @@ _EXAMPLE_BEFORE = re.compile(
 )
 # A name, not a secret: "WiFi 名字是 Office-5G", "用户名 ci-bot".
 _NAME_BEFORE = re.compile(
-    r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user|连(?:上|接)?|(?<![喊大])叫)[^，。！？,!?]{0,3}$"
-    # where to find someone: "微信 lisi1993", "抖音号: xx_88"
-    r"|(?:微信|wechat|weixin|wx|vx|微博|抖音|快手|小红书|b站|推特|twitter|ins|instagram)(?:号|id)?\s*(?:是|为|[:：])?\s*$",
+    r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user|连(?:上|接)?|(?<![喊大])叫)[^，。！？,!?]{0,3}$",
     _I,
 )
+# Where to find someone: a handle after the word for one, any short word before 号 or ID ("微信号是 wxid_x",
+# "抖音号: xx_88", "ins id lily_99"), whatever the app, or a word listed after an e-mail address and a slash
+# as another way to reach the same person ("wangli@163.com/微信 wangli88 都可以"). Not an account and its
+# password traded together ("游戏号6800126630----JOr12J3sWo"): a handle is one word.
+_HANDLE_BEFORE = re.compile(
+    r"(?:[\u4e00-\u9fff]{1,4}|(?<![A-Za-z])[A-Za-z]{1,12}\s?)(?:号|(?<![A-Za-z])id)\s*(?:是|为|[:：])?\s*$"
+    r"|@[\w\-]+(?:\.[\w\-]+)+\s*[/／|｜]\s*[^\s/／|｜，。！？,!?]{1,6}\s*(?:是|为|[:：])?\s*$",
+    _I,
+)
+_PAIRED = re.compile(r"-{2,}|[/|]")
 # The message says the code never came: a number in it is something else.
 _NO_CODE = re.compile(r"(?:码|短信|数字)[^，。,.!?！？]{0,4}?(?:收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没)")
 # The weakest passwords are said as examples ("不会也是 123456 吧"), not given away.
@@ -169,7 +177,15 @@ def _password_like(value: str) -> bool:
         return True
     if _ordinary(value) or not any(char.isdigit() for char in value) or _OPTION.fullmatch(value):
         return False
+    if _NAMES_PASSWORDS.search(value):
+        return False
     return shapes.strong_password(value)
+
+
+# A word that holds "password" (1Password, password_hash, my-passwords.kdbx) names something about
+# passwords, a manager, a field or a file; the secret itself is the adjacency rules' when a cue
+# stands right before it ("密码是 Password123").
+_NAMES_PASSWORDS = re.compile(r"password", _I)
 
 
 # A command-line option ("openssl rand -base64 16"): a name, not a password.
@@ -178,7 +194,7 @@ _OPTION = re.compile(r"--?[a-z][a-z0-9\-]*")
 
 # A parcel's or a product's number, named as one: "快递 YT7412589630147", "ASIN 是 B08N5WRWNW".
 _PUBLIC_ID_BEFORE = re.compile(
-    r"(?:快递|物流|运单|asin|sku|spu|fnsku|upc|ean|货号|款号)"
+    r"(?:快递|物流|运单|sku|spu|upc|ean|货号|款号)"
     r"[^，。！？,!?\d\u4e00-\u9fff]{0,4}(?:单号|号码|号)?\s*(?:是|为|[:：])?\s*$",
     _I,
 )
@@ -199,6 +215,8 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
         before = _before(text, match.start())
         numbered = _NUMBER_BEFORE.search(before) and not _SAME_AS_BEFORE.search(before)
         if _EXAMPLE_BEFORE.search(before) or numbered or _NAME_BEFORE.search(before):
+            continue
+        if _HANDLE_BEFORE.search(before) and not _PAIRED.search(match.group()):
             continue
         if _PUBLIC_ID_BEFORE.search(before) and not match.group().isdigit():
             continue
@@ -227,7 +245,7 @@ _CARD_PREFIX = re.compile(r"[2-6]\d{3,7}")
 # 或者 6214 开头").
 _PREFIX_WORD = re.compile(r"前缀|前几位|头几位|开头|打头")
 _BANK_WORD = re.compile(
-    r"银行|[工农中建招交浦兴光民邮]行|银联|信用卡|借记卡|储蓄卡",
+    rf"银行|{BANK_SHORT_NAME}|银联|信用卡|借记卡|储蓄卡",
     _I,
 )
 

@@ -1,6 +1,7 @@
 """Credentials: a secret value next to its cue, judged by the value's shape. Passwords, accounts,
-cookies, sessions, connection strings and keys are here; codes and numbers are in ``codes``,
-the shared helpers in ``rules``, the second layer (what a message is about) in ``contextual``.
+cookies, sessions and connection strings are here; keys and tokens are in ``keys``, codes and numbers
+in ``codes``, the shared helpers in ``rules``, the second layer (what a message is about) in
+``contextual``.
 
 Each rule is a pattern that finds a candidate value and a check of that value (Luhn for card
 numbers, the MOD 11-2 check of a 身份证号, cookie and connection-string syntax, the entropy of a
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from . import shapes
 from .codes import CODE_RULES
 from .contextual import contextual_secrets
+from .keys import KEY_RULES
 from .rules import (
     _A,
     _FIGURATIVE_PASSWORD,
@@ -50,7 +52,7 @@ class Secret:
 _PW_CUE = (
     rf"(?:{_FIGURATIVE_PASSWORD}密\s?码(?!学|锁|箱|柜|本|器|机|盘|管理|子|破解|策略|框|强度|长度|规则|芯片|错误|保护|输错)"
     r"|口令|pin\s*码|解压码|开锁码|(?<![\u4e00-\u9fff])密(?=[:：]?\s*[A-Za-z0-9!@#$%^&*])"
-    r"|蜜码|秘码|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd|psw|mima|mi\s?ma)(?![A-Za-z])"
+    r"|蜜码|秘码|(?<![A-Za-z0-9])(?:password|passwd|passcode|passphrase|pwd|psw|mima|mi\s?ma)(?![A-Za-z])"
     r"|(?<![A-Za-z])(?:pass|pin|pw)(?=\s*[:=：]))"
 )
 _MODIFIER = (
@@ -92,8 +94,8 @@ _PASSWORD_NEW = re.compile(
 )
 
 _ACCOUNT_CUE = (
-    r"(?:账号|帐号|账户|帐户|用户名|登录名|登录账号|游戏号|qq号|微信号|邮箱|手机号|学号|工号|号"
-    r"|(?<![A-Za-z])(?:qq|email|e-mail|user(?:name)?|login|uid|id)(?![A-Za-z]))"
+    r"(?:账号|帐号|账户|帐户|用户名|登录名|登录账号|邮箱|号"
+    r"|(?<![A-Za-z])(?:email|e-mail|user(?:name)?|login|uid|id)(?![A-Za-z]))"
 )
 _ACCOUNT_VALUE = r"(?<![\w.@\-])(?P<acct>[A-Za-z0-9_.@\-]{3,40})(?![\w.@\-])"
 _ACCOUNT_PAIR = re.compile(
@@ -126,9 +128,12 @@ _CLI_PASSWORD = re.compile(
     r"[\"']?(?P<v>[!#-&(-~]{4,})",
     _I,
 )
-# -a and -p are passwords only for these tools (elsewhere -p is a port, a path, a profile …)
-_CLI_TOOLS = re.compile(
-    r"(?<![\w\-])(?:redis-cli|sshpass|mysql|mysqldump|mariadb|mysqladmin|docker\s+login|podman\s+login)(?![\w\-])", _I
+# -a and -p are a password in a command that logs in somewhere: one that names a user or a host (-u root,
+# -h 10.0.3.8, --user, root@47.96.1.2), whatever the tool; elsewhere -p is a port, a path, a profile …
+_LOGIN_COMMAND = re.compile(
+    r"(?<![\w\-])(?-i:-[uhU])(?:[ \t]*[\w.\-]|(?=[\w.]))|(?<![\w\-])--(?:user(?:name)?|host)(?![\w\-])"
+    r"|(?<![\w.\-])[\w.\-]+@[\w.\-]+",
+    _I,
 )
 
 _ACCOUNT_TALK = re.compile(
@@ -142,12 +147,14 @@ _COOKIE = re.compile(
     rf"(?<![A-Za-z])(?:set-)?cookies?(?![A-Za-z])[^，。！？,!?\n=]{{0,8}}?(?P<v>{_COOKIE_PAIR}(?:\s*;\s*{_COOKIE_PAIR})*;?)",
     _I,
 )
-_SESSION_NAMED = (
-    r"sessdata|bili_jct|sessionid(?:_ss)?|session[_-]?id|session[_-]?token|jsessionid|phpsessid|aspsessionid\w*"
-    r"|asp\.net_sessionid|connect\.sid|csrftoken|csrf[_-]?token|xsrf[_-]?token|_xsrf|skey|p_skey|pt4_token|pt_key"
-    r"|ptcz|uid_tt|odin_tt|sid_tt|passport_csrf_token|z_c0|web_session|laravel_session|ci_session|remember_token"
-    r"|wordpress_logged_in_\w*|bduss(?:_bfess)?|stoken|_m_h5_tk|cookie2|_tb_token_"
-)
+# A cookie's or a header's name that says it holds a session: one of the words for it anywhere in the name
+# (sessionid, PHPSESSID, connect.sid, csrftoken, x-xsrf-token, remember_token, wordpress_logged_in_…).
+_SESSION_NAMED = r"(?:[A-Za-z_][\w.\-]*?)?(?:sess|sid|token|csrf|xsrf|logged_in)[\w.\-]*"
+# Pairs joined by ";" are a cookie as it is copied from a browser, with or without the word cookie before
+# it ("SESSDATA=…; bili_jct=…; DedeUserID=…"): once one of its names says session, every value in it is the
+# login's.
+_COOKIE_STRING = re.compile(rf"(?<![\w.\-]){_COOKIE_PAIR}(?:\s*;\s*{_COOKIE_PAIR})+;?", _I)
+_SESSION_NAME = re.compile(rf"(?:^|;)\s*{_SESSION_NAMED}=", _I)
 _SESSION_GENERIC = (
     r"access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|authtoken|x-auth-token|x-access-token|x-api-key"
     r"|api[_-]?token|token|auth|ticket|session|sess|sid|sub|_t"
@@ -163,7 +170,7 @@ _AUTHORIZATION = re.compile(
     _I,
 )
 # A presigned URL's signature opens the object to whoever holds it ("…?Expires=…&Signature=Xk2p…").
-_URL_SIGNATURE = re.compile(r"[?&](?:x-amz-signature|signature|sig|sign)=(?P<v>[A-Za-z0-9%+/=_\-]{6,})", _I)
+_URL_SIGNATURE = re.compile(r"[?&](?:[\w\-]*signature|sig|sign)=(?P<v>[A-Za-z0-9%+/=_\-]{6,})", _I)
 _URL_CREDENTIALS = re.compile(r"(?<![\w])[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s@/]+", _I)
 _GO_DSN = re.compile(r"(?<![\w/:])[\w.\-]+:(?P<v>[^\s@/]+)@(?:tcp|unix|udp)\(", _I)
 _ASSIGNMENT = re.compile(
@@ -178,77 +185,9 @@ _ASSIGNMENT_NOT_SECRET = re.compile(
     _I,
 )
 
-# --- keys and tokens --------------------------------------------------------------------------
-
-_PREFIXED_KEYS = re.compile(
-    "|".join(
-        f"(?:{pattern})"
-        for pattern in (
-            r"(?<![\w-])sk-(?:proj-|ant-(?:api\d+-)?|or-v1-|live-|svcacct-)?[A-Za-z0-9_\-]{20,}",
-            r"(?<![\w])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}",
-            r"(?<![\w])gh[pousr]_[A-Za-z0-9]{30,}",
-            r"(?<![\w])github_pat_[A-Za-z0-9_]{30,}",
-            r"(?<![\w])glpat-[A-Za-z0-9_\-]{20,}",
-            # the body of an OpenSSH private key ("openssh-key-v1" in base64)
-            r"(?<![A-Za-z0-9+/])b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{16,}",
-            r"(?<![\w])xox[abprse]-[A-Za-z0-9\-]{10,}",
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-            r"(?<![\w])AIza[0-9A-Za-z_\-]{30,}",
-            r"(?<![\w])hf_[A-Za-z0-9]{30,}",
-            r"(?<![\w])LTAI[A-Za-z0-9]{12,30}",
-            r"(?<![\w])AKID[A-Za-z0-9]{13,40}",
-            r"(?<![\w])ya29\.[A-Za-z0-9_\-]{20,}",
-            r"(?<![\w])npm_[A-Za-z0-9]{30,}",
-            r"(?<![\w])pypi-AgE[A-Za-z0-9_\-]{40,}",
-            r"(?<![\w])do[opr]_v1_[a-f0-9]{64}",
-            r"(?<![\w])shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
-            r"(?<![\w])SG\.[\w\-]{16,}\.[\w\-]{16,}",
-            r"(?<![\w])whsec_[A-Za-z0-9+/=]{20,}",
-            r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*",  # JWT
-            r"(?<!\d)\d{8,10}:A[A-Za-z0-9_\-]{32,}",  # Telegram bot token
-            # webhook URLs whose path or query is the secret (Feishu, DingTalk, WeCom, Slack, Discord)
-            r"open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[\w\-]{16,}",
-            r"oapi\.dingtalk\.com/robot/send\?access_token=\w{16,}",
-            r"qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[\w\-]{16,}",
-            r"hooks\.slack\.com/services/[\w/]{20,}",
-            r"discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}",
-            r"(?:alchemy\.com|infura\.io|quiknode\.pro|ankr\.com|chainstack\.com)/(?:v\d/)?[\w\-]{24,}",
-            r"(?<![\w])[MN][A-Za-z\d]{23,25}\.[\w\-]{6}\.[\w\-]{27,}",  # Discord bot token
-        )
-    ),
-    _A,
-)
-_KEY_CUE = (
-    r"(?:(?<![A-Za-z])(?:api[\s_-]?key|apikey|app[\s_-]?key|app[\s_-]?secret|client[\s_-]?secret"
-    r"|(?:corp)?secret(?:[\s_-]?(?:key|id|access[\s_-]?key))?|access[\s_-]?key(?:[\s_-]?(?:id|secret))?|signing[\s_-]?key"
-    r"|webhook[\s_-]?secret|private[\s_-]?key|bot[\s_-]?token|token|key|ak|sk)(?![A-Za-z])"
-    r"|令牌|密钥|秘钥|密匙|私钥|凭证|凭据)"
-)
-_KEY = re.compile(
-    _KEY_CUE
-    # between the cue and the value: a few Chinese words, or a format named ("私钥 WIF 格式 5Kb8…")
-    + r"\s*(?:[^\x00-\x7f，。！？；\n]{0,6}?|[A-Za-z]{2,8}\s*[^\x00-\x7f，。！？；\n]{1,4}?)?"
-    + r"\s*(?:[:：=]|是|为|is)?\s*[\"'“`]?(?<![\w+/.\-])"
-    r"(?P<v>(?:0x)?[A-Za-z0-9_\-+/=.]{16,})(?![\w+/=\-])",
-    _I,
-)
 # The start of a URL up to its user-info colon, with no space: a cue right after it fills the
 # password's place in a template.
 _IN_URL_TEMPLATE = re.compile(r"[a-z][a-z0-9+.\-]{1,20}://[^\s/@]*:$", _I)
-_PUBLIC_BEFORE = re.compile(r"(?:public|pub|公)\s*$", _I)
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,\-]*)"
-    # without its armour: the DER of a private key starts with a SEQUENCE and version 0 (PKCS#1
-    # "MIIEowIBAAK…", PKCS#8 "MIIEvQIBADAN…"); a public key's ("MIIBIjANBgkq…") has no version
-    r"|(?<![A-Za-z0-9+/])MII[A-Za-z0-9+/]{3}IBA[AD][A-Za-z0-9+/=]{30,}"
-)
-_SEED_PHRASE = re.compile(
-    r"(?:助记词|seed\s*phrase|mnemonic(?:\s*(?:phrase|words))?|recovery\s*phrase"
-    r"|(?:备份|恢复|钱包)的?\s*(?:12|24|十二|二十四)\s*个?(?:词|单词))[^。！？\n]{0,6}?(?:[:：=]|是|为)?\s*"
-    r"(?P<v>(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?:[\s,]+(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}){4,23})",
-    _I,
-)
 
 
 def _password_ok(match: re.Match[str], text: str) -> bool:
@@ -302,9 +241,10 @@ def _account_pairs(text: str) -> Iterator[Span]:
 _EMAIL = re.compile(r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}", _A)
 
 
-# After an e-mail address and a slash, another way to reach the same person (a@b.com/QQ, a@b.com/13812345678).
+# After an e-mail address and a slash, another way to reach the same person named by what it is, not by whose
+# service it is (a@b.com/13812345678, a@b.com/email, a@b.com/https://…).
 _CONTACT_AFTER = re.compile(
-    r"(?:qq|wx|vx|tel|phone|mobile|wechat|weixin|skype|telegram|whatsapp|line|email|mail|outlook|gmail|com|cn|net)"
+    r"(?:tel|phone|mobile|email|mail|com|cn|net)"
     r"|1[3-9]\d{9}|[48]00-?\d{3}-?\d{4}|0\d{2,3}-?\d{7,8}|(?:https?:|www\.)\S*",
     _I,
 )
@@ -338,13 +278,14 @@ def _password_new_ok(match: re.Match[str], text: str) -> bool:
 
 def _cli_password_ok(match: re.Match[str], text: str) -> bool:
     value = match.group("v")
-    if match.group().startswith("-") and not match.group().startswith("--") and not _CLI_TOOLS.search(text):
+    short = match.group().startswith("-") and not match.group().startswith("--")
+    if short and (not _LOGIN_COMMAND.search(text) or not any(char.isalpha() for char in value)):
         return False
     return not shapes.is_placeholder(value) and not value.startswith(("$", "-")) and not value.isdigit()
 
 
-def _cookie_ok(match: re.Match[str], text: str) -> bool:
-    values = [pair.split("=", 1)[1] for pair in re.split(r"\s*;\s*", match.group("v")) if "=" in pair]
+def _cookie_ok(match: re.Match[str], text: str, group: int | str = "v") -> bool:
+    values = [pair.split("=", 1)[1] for pair in re.split(r"\s*;\s*", match.group(group)) if "=" in pair]
     return any(len(value) >= 6 and not shapes.is_placeholder(value) for value in values)
 
 
@@ -355,6 +296,12 @@ def _session_ok(match: re.Match[str], text: str) -> bool:
     if re.fullmatch(_SESSION_NAMED, name, _I):
         return len(set(value)) >= 5 and not value.isalpha()
     return shapes.high_entropy_key(value)
+
+
+def _cookie_strings(text: str) -> Iterator[Span]:
+    for match in _COOKIE_STRING.finditer(text):
+        if _SESSION_NAME.search(match.group()) and _cookie_ok(match, text, 0):
+            yield match.span()
 
 
 def _connection_ok(match: re.Match[str], text: str) -> bool:
@@ -372,36 +319,11 @@ def _assignment_ok(match: re.Match[str], text: str) -> bool:
     return shapes.high_entropy_key(value) or (len(value) >= 10 and shapes.char_classes(value) >= 3)
 
 
-def _key_ok(match: re.Match[str], text: str) -> bool:
-    value = match.group("v")
-    if _PUBLIC_BEFORE.search(text[max(0, match.start() - 8) : match.start()]):
-        return False
-    if value.startswith("/") or "//" in value or ("." in value and not any(char.isdigit() for char in value)):
-        return False
-    return shapes.high_entropy_key(value)
-
-
-def _prefixed_keys(text: str) -> Iterator[Span]:
-    for match in _PREFIXED_KEYS.finditer(text):  # one pass for every vendor's prefix
-        # ghp_XXXXXXXX… is a key masked in a tutorial, AKIAIOSFODNN7EXAMPLE the documentation's
-        if len(set(match.group()[-16:])) > 3 and not shapes.is_placeholder(match.group()):
-            yield match.span()
-
-
-def _private_keys(text: str) -> Iterator[Span]:
-    for match in _PRIVATE_KEY.finditer(text):
-        start, end = match.span()
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        yield start, end
-
-
 _RULES: tuple[tuple[str, Rule], ...] = (
-    ("private_key", _private_keys),
-    ("api_key", _prefixed_keys),
     ("connection", _value_spans(_URL_CREDENTIALS, _connection_ok)),
     ("connection", _value_spans(_GO_DSN, _connection_ok)),
     ("cookie", _value_spans(_COOKIE, _cookie_ok)),
+    ("cookie", _cookie_strings),
     ("session", _value_spans(_SESSION, _session_ok)),
     ("session", _value_spans(_AUTHORIZATION, _always)),
     ("session", _value_spans(_URL_SIGNATURE, _connection_ok)),
@@ -413,8 +335,7 @@ _RULES: tuple[tuple[str, Rule], ...] = (
     ("password", _value_spans(_PASSWORD_LOOSE, _password_loose_ok)),
     ("password", _value_spans(_PASSWORD_REVERSE, _password_reverse_ok)),
     ("password", _value_spans(_PASSWORD_NEW, _password_new_ok)),
-    ("api_key", _value_spans(_KEY, _key_ok)),
-    ("seed_phrase", _value_spans(_SEED_PHRASE, _always)),
+    *KEY_RULES,
     *CODE_RULES,
 )
 

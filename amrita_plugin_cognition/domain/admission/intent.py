@@ -74,7 +74,7 @@ _OBJECT_NOT_MEMORY = re.compile(
     r"|草稿|代码|配置|桌面|手机|电脑|硬盘|云盘|网盘|U盘|浏览器|本地|相册|[CDE]盘|git|仓库|缓存"
     r"|cookie|(?<![a-z])(?:token|api\s?key|secret)s?(?![a-z])|密钥|秘钥|令牌|明文|密文|密码|货|材料|物料|商品|库存|零件|公式|单词|课文|知识点|考点|定理|纪要|会议记录|笔记|日志|日记|账|仇|恨"
     r"|成绩|作业|步数|考勤|工时|心上|心里|心中|培训|讲义|课|考试|讲座|复习|系统|(?<!截)图(?!片)|表格|网页|冰箱|冰柜|冷冻|冷藏"
-    r"|字段|前端|后端|接口|服务端|客户端|数据表|表里|localstorage|sessionstorage|redis",
+    r"|字段|前端|后端|接口|服务端|客户端|数据表|表里|localstorage|sessionstorage",
     _I,
 )
 _FILL_NOT_ABOUT_MEMORY = re.compile(

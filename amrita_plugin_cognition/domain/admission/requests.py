@@ -41,7 +41,7 @@ SAID_TO_YOU = r"(?:骂|说|怼|批评|损|笑话|吼|凶)(?:了)?你的(?:话|�
 _PRODUCT = (
     r"测试用例|用例|单测|单元测试|过滤器|关键词|需求|排期|(?:下个|这个)版本|按钮|开关|产品|原型|设计上|模板|旧版|新版"
     r"|遗忘曲线|遗忘机制|(?<![a-z])pm(?![a-z])|(?:要不要|该不该|应不应该|应该|需不需要)(?:加|支持|做|上线|提供|设计|引入)"
-    r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage|redis"
+    r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage"
 )
 _NOT_STORED = re.compile(
     # files and things of one's own (what is in a photo or a screenshot is what was said)

@@ -16,6 +16,11 @@ _PW_VALUE = rf"(?<![{_PW_CHARS}])(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])"
 _FIGURATIVE_PASSWORD = r"(?<!流量)(?<!财富)(?<!摩斯)(?<!成功)(?<!幸福)(?<!快乐)(?<!长寿)(?<!致富)(?<!生命)"
 
 
+# A bank named short, one character and 行 (工行, 招行, and any other bank's), not the words that end in 行 and
+# can stand where a bank does ("是不行的", "可行", "流行", "进行") nor a count of lines ("第三行卡住了").
+BANK_SHORT_NAME = r"(?![不可流进一二两三四五六七八九十几多])[\u4e00-\u9fff]行"
+
+
 # After a value: a count, a unit or an example marker means the "value" is not a password.
 _NOT_A_VALUE_AFTER = re.compile(
     r"\s*(?:位|个|次|天|小时|分钟|秒|年(?![底初中])|月(?![底初中])|日(?![后常])|号|岁|块|元|%|字|以上|以内|左右|多|bit|加密|哈希|算法|格式|方式|字段|校验|编码"

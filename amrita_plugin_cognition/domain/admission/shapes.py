@@ -25,10 +25,9 @@ _STOPWORDS = """
     encryption decrypt protected protection less free recovery login logon error errors fail failed
     weak strong must should can cannot will would may might need needs needed generator generated
     null none empty nil undefined true false string varchar char int integer md5 sha1 sha256 sha512
-    bcrypt scrypt argon2 argon2id pbkdf2 aes rsa des base64 json xml utf8 bitwarden lastpass keepass
-    keepassxc 1password dashlane keychain vault authenticator enabled disabled wifi wlan qq app apps web
-    ios android iphone ipad mac macos windows linux email gmail steam wechat icloud apple google chrome
-    safari edge firefox github gitlab bug bugs api sdk ssh vpn bios pc
+    bcrypt scrypt argon2 argon2id pbkdf2 aes rsa des base64 json xml utf8
+    keychain vault authenticator enabled disabled wifi wlan app apps web email
+    bug bugs api sdk ssh vpn bios pc
     push pull clone fetch commit sudo su scp sftp ftp rsync telnet rdp deploy connect mount
 """
 STOPWORDS = frozenset(_STOPWORDS.split())

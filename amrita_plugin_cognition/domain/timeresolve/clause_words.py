@@ -80,7 +80,7 @@ STRONG_LEFT_PARTNERS: dict[str, str] = {
 }
 #: Characters that make a word with the last character of the time word on its right.
 RIGHT_PARTNERS: dict[str, str] = {
-    "天": "真空气堂生使地涯然才天数赋性意色文线津猫台鹅桥安窗际命神子亮黑晴冷热暖凉阴籁庭经国王平灾敌机职",
+    "天": "真空气堂生使地涯然才天数赋性意色文线台鹅桥窗际命神子亮黑晴冷热暖凉阴籁庭经国王平灾敌机职",
     "年": "费代龄级度会终货薪纪轻限头华份夜糕画鉴",
     "早": "已就不没都也还仍无依尚犹先期点些餐饭晨安",
     "月": "饼光亮色球季嫂宫老牙食桂下票",

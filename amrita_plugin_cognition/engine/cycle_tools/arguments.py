@@ -38,7 +38,9 @@ def _tags(value: list[str] | None) -> list[str] | None:
 
 Ids = Annotated[list[int], AfterValidator(_ids)]
 Tags = Annotated[list[str], AfterValidator(_tags)]
-ImportanceName = Literal["high", "medium", "low"]
+# The order of ``bot/tools/arguments.ImportanceLevel``: typing caches a Literal by its set of values,
+# so a second spelling in another order would reorder the chat tools' enum in whichever loads later.
+ImportanceName = Literal["low", "medium", "high"]
 KindName = Literal["fact", "event", "preference", "plan", "decision"]
 EntityType = Literal["user", "group"]
 QQ = Annotated[str, Field(pattern=r"^[0-9]{5,20}$", description="QQ 号或群号")]
