@@ -219,10 +219,15 @@ async def _reserve(
 
 
 def _desk_and_tools(
-    engine: CognitionEngine, report: PrepassReport, now: datetime, last: cycle_runs.CycleRun | None, last_cycle: Any
+    engine: CognitionEngine,
+    report: PrepassReport,
+    now: datetime,
+    last: cycle_runs.CycleRun | None,
+    last_cycle: Any,
+    work: tuple[str, ...] = (),
 ) -> tuple[CycleDesk, Sequence[AgentTool]]:
     """The cycle's desk (what its tools share: the context, the changes counted, a message queued)
-    and its tools (``engine/cycle_tools``); a message only in a private chat, while allowed."""
+    and the tools ``work`` needs (``engine/cycle_tools``); a message only in a private chat, while allowed."""
     desk = CycleDesk(
         bot_id=report.bot_id,
         scope=report.scope,
@@ -232,7 +237,7 @@ def _desk_and_tools(
         prepass=report,
         allow_send_to_user=engine.config.consolidation.allow_send_to_user and not report.scope.is_group,
     )
-    return desk, cycle_tools(engine, desk)
+    return desk, cycle_tools(engine, desk, work)
 
 
 async def judge(
@@ -260,7 +265,7 @@ async def judge(
         async with engine.session() as session:
             last = await cycle_runs.last_finished(session, report.bot_id, report.scope)
         last_cycle = (await idle_windows.state(engine, report.bot_id, report.scope)).last_cycle_at
-        desk, tools = _desk_and_tools(engine, report, now, last, last_cycle)
+        desk, tools = _desk_and_tools(engine, report, now, last, last_cycle, verdict.work)
         assert engine.llm is not None  # decide() said a model is configured
         prompt = cycle_prompt()
         outcome: AgentOutcome = await engine.llm.run_agent(

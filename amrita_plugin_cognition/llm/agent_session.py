@@ -56,6 +56,7 @@ from ..logs import log_event
 from .agent_types import ANSWER_KEPT_CHARS, REFUSED, STOP_TOOL, AgentTool, ToolCallRecord
 from .failures import quote_for_log, validation_lines
 from .gateway import LLMGateway
+from .lean_schema import lean
 
 #: What the model is told when its arguments do not validate (the handler is not called).
 INVALID_ARGUMENTS = "参数不符合要求，没有执行："
@@ -104,12 +105,12 @@ def run_config(timeout_seconds: float, max_iterations: int) -> AmritaConfig:
 
 class _CycleRound(ReActAgentStrategy):
     """One round: one request with the run's configuration, then ReAct's tool loop; amrita_core's
-    ``agent_stop`` is not offered."""
+    ``agent_stop`` is not offered, the run's tools are sent without filler (``lean``)."""
 
-    def __init__(self, context: StrategyContext, timeout_seconds: float) -> None:
+    def __init__(self, context: StrategyContext, timeout_seconds: float, lean: dict[str, ToolFunctionSchema]) -> None:
         super().__init__(context)
         offered: list[ToolFunctionSchema] = self.tools  # type: ignore[has-type]  # (mypy loses amrita's annotation)
-        self.tools = [tool for tool in offered if _name(tool) != CORE_STOP_TOOL.function.name]
+        self.tools = [lean.get(_name(tool), tool) for tool in offered if _name(tool) != CORE_STOP_TOOL.function.name]
         self.round_timeout = timeout_seconds
         #: The tool calls of the round's response.
         self.requested: list[ToolCall] = []
@@ -163,6 +164,8 @@ class AgentSession:
         self._lock = asyncio.Lock()
         self._round_records = 0
         self.tools_manager = MultiToolsManager()
+        #: The run's tool schemas as sent (``llm/lean_schema.py``), by name.
+        self.lean_schemas: dict[str, ToolFunctionSchema] = {}
         for tool in [*tools, AgentTool(STOP_TOOL, STOP_DESCRIPTION, StopArguments, self._stop)]:
             self._register(tool)
         self.usage = SessionUsageProxy(session_id=f"cognition:{purpose}", stream_id=uuid.uuid4().hex)
@@ -212,7 +215,7 @@ class AgentSession:
         self.rounds += 1
         self._round_records = len(self.usage.records)
         ran = len(self.calls)
-        strategy = _CycleRound(self.context, self._timeout)
+        strategy = _CycleRound(self.context, self._timeout, self.lean_schemas)
         await strategy.single_execute()
         self._record_unrun(strategy.requested, self.calls[ran:])
         return bool(strategy.requested)
@@ -246,7 +249,9 @@ class AgentSession:
     # ------------------------------------------------------------------ tools
 
     def _register(self, tool: AgentTool) -> None:
-        definition = LLMGateway.tool_schema(tool.arguments, tool.name, tool.description).function
+        schema = LLMGateway.tool_schema(tool.arguments, tool.name, tool.description)
+        definition = schema.function
+        self.lean_schemas[tool.name] = lean(schema)
 
         async def run(context: ToolContext) -> str:
             return await self._run_tool(tool, context.data)

@@ -201,6 +201,27 @@ async def test_two_tools_then_stop(model: FakeOpenAI) -> None:
     assert purpose == PURPOSE and (reported.calls, reported.prompt_tokens, reported.completion_tokens) == (3, 450, 30)
 
 
+async def test_the_tools_go_out_without_filler_and_keep_what_the_model_needs(model: FakeOpenAI) -> None:
+    """``llm/lean_schema.py`` on the wire: no auto description, no ``uniqueItems``/``strict``
+    false; the real descriptions, types, bounds and required stay."""
+    model.script.append(stop())
+    await run(Handlers())
+    (body,) = model.chat_requests
+    text = json.dumps(body["tools"], ensure_ascii=False)
+    for filler in ('"Field ', '"List item"', '"uniqueItems"', '"strict"'):
+        assert filler not in text
+    tag = next(tool for tool in body["tools"] if tool["function"]["name"] == "cognition_test_tag")["function"]
+    assert tag["description"] == "给一条记忆加标签。"
+    assert tag["parameters"] == {
+        "type": "object",
+        "properties": {
+            "memory_id": {"type": "integer", "description": "记忆编号"},
+            "tags": {"type": "array", "description": "标签", "items": {"type": "string"}, "minItems": 1},
+        },
+        "required": ["memory_id", "tags"],
+    }
+
+
 async def test_invalid_arguments_are_answered_and_the_handler_is_not_called(model: FakeOpenAI) -> None:
     model.script.extend(
         [

@@ -15,6 +15,7 @@ COGNITION_TEST_BACKEND=server.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from fake_openai import FakeOpenAI, tool_call
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from amrita_plugin_cognition.domain.cycle_offer import ALWAYS, offered
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.job_kinds import CONSOLIDATION_JOB
 from amrita_plugin_cognition.domain.permissions import Operator
@@ -93,7 +95,7 @@ def tiny_tools(desk: Desk) -> list[AgentTool]:
     ]
 
 
-def use_tiny_tools(engine, report, now, last, last_cycle):  # type: ignore[no-untyped-def]
+def use_tiny_tools(engine, report, now, last, last_cycle, work=()):  # type: ignore[no-untyped-def]
     """``judgement._desk_and_tools`` over the tiny tools (the desk's allowance as the engine sets it)."""
     allowed = engine.config.consolidation.allow_send_to_user and not report.scope.is_group
     desk = Desk(report.scope, len(report.near), allowed)
@@ -124,7 +126,15 @@ class Runner:
         budget: AgentBudget,
         should_stop: Callable[[], Awaitable[bool]] | None = None,
     ) -> AgentOutcome:
-        self.runs.append({"purpose": purpose, "system": system, "kickoff": kickoff, "budget": budget})
+        self.runs.append(
+            {
+                "purpose": purpose,
+                "system": system,
+                "kickoff": kickoff,
+                "budget": budget,
+                "tools": [t.name for t in tools],
+            }
+        )
         if self.error is not None:
             raise self.error
         by_name = {tool.name: tool for tool in tools}
@@ -392,6 +402,26 @@ async def test_the_prompt_is_the_same_bytes_for_every_run_and_holds_no_variable(
     assert "cycle_context" in system and "cycle_stop" in system and "不编造" in system
     for variable in ("2026", "20001", U, bot, "Asia/Shanghai"):
         assert variable not in system
+    # the tools it names are offered to every run: what a run is offered varies, the prompt does not
+    assert set(re.findall(r"cycle_[a-z_]+", system)) <= {*ALWAYS, STOP_TOOL}
+
+
+async def test_a_run_is_offered_the_tools_its_work_needs(tmp_root, chroma_port, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The real tools (``engine/cycle_tools``) through ``judgement._desk_and_tools``: the step's
+    work picks them (``domain/cycle_offer``); a group chat's first cycle has new memories, so the
+    cards and the knowledge base, but neither the memo nor the suggestions."""
+    runner = Runner()
+    engine = await make_engine(tmp_root, chroma_port)
+    monkeypatch.setattr(engine.llm, "run_agent", runner)
+    bot = new_bot()
+    await _write(engine, bot, GROUP, *FACTS)
+    step = (await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW)).model_step
+    assert step is not None and "new_memories" in step.work and "memo_full" not in step.work
+    names = set(runner.runs[0]["tools"])
+    expected = offered(step.work, group=True)
+    assert expected is not None and names == expected - {"cycle_send_to_user"}  # never in a group
+    assert {"cycle_card_update", "cycle_knowledge_write"} <= names
+    assert not names & {"cycle_memo_update", "cycle_suggestion_review", "cycle_knowledge_delete"}
 
 
 # ---------------------------------------------------------------------------- yielding, failures

@@ -13,8 +13,10 @@ logged (``cycle_change``) beside the use case's own record. The stop tool is the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from ...domain.cycle_offer import offered
 from ...llm.agent_types import AgentTool
 from .cards import card_tools
 from .desk import CHANGE_KINDS, CycleDesk
@@ -32,10 +34,12 @@ if TYPE_CHECKING:
 __all__ = ["CHANGE_KINDS", "CycleDesk", "cycle_tools"]
 
 
-def cycle_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
+def cycle_tools(engine: CognitionEngine, desk: CycleDesk, work: Iterable[str] | None = None) -> list[AgentTool]:
     """The tools of one run over ``desk``'s chat (``cycle_send_to_user`` only in a private chat
-    with ``desk.allow_send_to_user``; the driver adds its stop tool)."""
-    return [
+    with ``desk.allow_send_to_user``; the driver adds its stop tool): those ``work`` needs
+    (``domain/cycle_offer``; near clusters the pre-pass proposed count as work, the context shows
+    them), every tool when ``work`` is None."""
+    tools = [
         *overview_tools(engine, desk),
         *memory_read_tools(engine, desk),
         *memory_change_tools(engine, desk),
@@ -45,3 +49,7 @@ def cycle_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
         *suggestion_tools(engine, desk),
         *send_tools(engine, desk),
     ]
+    if work is None:
+        return tools
+    names = offered({*work, *(("near_clusters",) if desk.prepass.near else ())}, group=desk.scope.is_group)
+    return tools if names is None else [tool for tool in tools if tool.name in names]

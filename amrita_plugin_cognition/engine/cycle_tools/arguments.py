@@ -57,7 +57,7 @@ class NoArguments(_Args):
 
 class PageArguments(_Args):
     offset: int = Field(0, ge=0, le=10**9, description="从第几条开始（0 起）")
-    limit: int = Field(20, ge=1, le=PAGE_MAX, description=f"本页条数，1-{PAGE_MAX}")
+    limit: int = Field(20, ge=1, le=PAGE_MAX, description="本页条数")
 
 
 class MemoryListArguments(PageArguments):
@@ -67,7 +67,7 @@ class MemoryListArguments(PageArguments):
 
 
 class MemoryReadArguments(_Args):
-    ids: Ids = Field(min_length=1, max_length=20, description="记忆编号，最多 20 个")
+    ids: Ids = Field(min_length=1, max_length=20, description="记忆编号")
 
 
 class MemoryWriteArguments(_Args):
@@ -103,11 +103,11 @@ class MemoryForgetArguments(_Args):
 
 class ClusterArguments(_Args):
     offset: int = Field(0, ge=0, le=10**9)
-    limit: int = Field(5, ge=1, le=20, description="本页组数，1-20")
+    limit: int = Field(5, ge=1, le=20, description="本页组数")
 
 
 class RecentArguments(_Args):
-    limit: int = Field(20, ge=1, le=PAGE_MAX, description=f"最近几轮对话，1-{PAGE_MAX}")
+    limit: int = Field(20, ge=1, le=PAGE_MAX, description="最近几轮对话")
 
 
 class CardReadArguments(_Args):

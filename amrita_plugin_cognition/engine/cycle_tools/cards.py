@@ -161,8 +161,7 @@ def card_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
             engine,
             desk,
             "cycle_card_read",
-            "读取本会话能看到的画像：entity_type=group 为本群画像，user 为成员在本会话可见的那部分；"
-            "返回版本号供修改时使用。",
+            "读取画像：group 为本群画像，user 为成员在本会话可见的那部分。",
             CardReadArguments,
             read,
         ),
@@ -170,8 +169,7 @@ def card_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
             engine,
             desk,
             "cycle_card_update",
-            "精炼本会话自己的那部分画像（只给出要改的字段；须带读取时的 expected_version）。"
-            "不写敏感内容或已遗忘的内容。",
+            "精炼本会话自己的那部分画像（只给要改的字段）。不写敏感或已遗忘的内容。",
             CardUpdateArguments,
             update,
         ),

@@ -51,7 +51,7 @@ def memo_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
             engine,
             desk,
             "cycle_memo_read",
-            "读取本会话的置顶备忘录（全文、字数/上限、版本）。",
+            "读取置顶备忘录（全文、字数/上限、版本）。",
             NoArguments,
             read,
         ),
@@ -59,8 +59,7 @@ def memo_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
             engine,
             desk,
             "cycle_memo_update",
-            "整体替换本会话的置顶备忘录（须带读取时的 expected_version；旧版本会保留）。"
-            "备忘录将满时把细节写成记忆，只留简短指引。",
+            "整体替换置顶备忘录（旧版本会保留）。将满时把细节写成记忆，只留简短指引。",
             MemoUpdateArguments,
             update,
         ),

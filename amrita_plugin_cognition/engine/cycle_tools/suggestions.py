@@ -80,7 +80,7 @@ def suggestion_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool
             engine,
             desk,
             "cycle_suggestion_review",
-            "审阅一条知识库建议：采纳（accept=true，同时给出要新建或更新的条目内容）或拒绝（accept=false，写明理由）。",
+            "审阅一条知识库建议：采纳（同时给出条目内容）或拒绝（写明理由）。",
             SuggestionReviewArguments,
             review,
         ),
