@@ -223,7 +223,7 @@ def _desk_and_tools(
     report: PrepassReport,
     now: datetime,
     last: cycle_runs.CycleRun | None,
-    last_cycle: Any,
+    last_cycle: datetime | None,
     work: tuple[str, ...] = (),
 ) -> tuple[CycleDesk, Sequence[AgentTool]]:
     """The cycle's desk (what its tools share: the context, the changes counted, a message queued)
@@ -297,7 +297,7 @@ async def judge(
     return step
 
 
-def _take(step: ModelStep, outcome: AgentOutcome, desk: Any) -> None:
+def _take(step: ModelStep, outcome: AgentOutcome, desk: CycleDesk) -> None:
     """What the agent's run and its tools left, into the step."""
     step.ended = outcome.ended
     step.reason = outcome.error[:200]
