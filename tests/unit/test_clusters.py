@@ -1,11 +1,11 @@
 """Near-duplicate clusters from vectors (``domain/clusters.py``): the blocked pair search finds
 exactly the close pairs, exact duplicates are marked, a fact without a stored vector is still
-matched by its words, and facts that differ in a part never join a cluster."""
+matched by its words, facts that differ in a part never join a cluster, and the pairs rejected only
+for their wording are kept apart, capped, for the cycle's model."""
 
 from __future__ import annotations
 
 import numpy as np
-
 import pytest
 
 from amrita_plugin_cognition.domain import clusters as clusters_module
