@@ -217,13 +217,18 @@ def _wording_clusters(
 ) -> tuple[DuplicateCluster, ...]:
     """The clusters of the pairs rejected only for their wording: those whose facts the accepted
     pairs did not join, the closest ``WORDING_PAIRS`` (by cosine; a keyword pair without vectors
-    counts as close as text gets), joined by union-find."""
+    counts as close as text gets), joined by union-find; the cluster with the closest pair first."""
     apart = [item for item in doubted if joined.find(item[0]) != joined.find(item[1])]
     apart.sort(key=lambda item: (-_judged(item[2].similarity), item[0], item[1]))
     wording = _UnionFind()
     for first, second, _ in apart[:WORDING_PAIRS]:
         wording.union(first, second)
-    return _clusters(facts, wording, apart[:WORDING_PAIRS])
+    found = _clusters(facts, wording, apart[:WORDING_PAIRS])
+    return tuple(
+        sorted(
+            found, key=lambda cluster: (-max(_judged(link.similarity) for link in cluster.links), cluster.member_ids)
+        )
+    )
 
 
 def _exact_pairs(facts: Sequence[StoredFact], folded: Sequence[str]) -> set[tuple[int, int]]:

@@ -85,21 +85,21 @@ def _at_cosines(*cosines: float) -> np.ndarray:
 def test_pairs_rejected_only_for_their_wording_are_kept_apart_closest_first(monkeypatch: pytest.MonkeyPatch) -> None:
     facts = _facts(
         "小明周末在咖啡店兼职。",  # 100
-        "小明周末在咖啡店打工。",  # 101: only the words differ (兼职 / 打工)
+        "小明周末在咖啡店打工。",  # 101: only the words differ (兼职 / 打工), less close
         "小红喜欢画油画。",  # 102
-        "小红喜欢画水彩。",  # 103: only the words differ, less close
+        "小红喜欢画水彩。",  # 103: only the words differ (油 / 水彩)
         "小刚周一去游泳。",  # 104
         "小刚周二去游泳。",  # 105: another day: never offered
     )
-    vectors = _at_cosines(0.9, 0.8, 0.95)
+    vectors = _at_cosines(0.8, 0.9, 0.95)
     search = find_clusters(facts, blocking(facts), vectors, list(range(len(facts))))
     assert search.clusters == ()
-    assert [cluster.member_ids for cluster in search.wording] == [(100, 101), (102, 103)]
-    link = search.wording[0].links[0]
-    assert link.reason == "wording" and link.detail == "兼职 ≠ 打工" and not search.wording[0].exact
+    assert [cluster.member_ids for cluster in search.wording] == [(102, 103), (100, 101)]  # the closest first
+    link = search.wording[1].links[0]
+    assert link.reason == "wording" and link.detail == "兼职 ≠ 打工" and not search.wording[1].exact
     monkeypatch.setattr(clusters_module, "WORDING_PAIRS", 1)
     capped = find_clusters(facts, blocking(facts), vectors, list(range(len(facts))))
-    assert [cluster.member_ids for cluster in capped.wording] == [(100, 101)]  # the closest pair kept
+    assert [cluster.member_ids for cluster in capped.wording] == [(102, 103)]  # the closest pair kept
 
 
 def test_a_wording_pair_the_accepted_pairs_join_is_not_offered_again() -> None:

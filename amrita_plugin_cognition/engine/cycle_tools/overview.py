@@ -30,7 +30,7 @@ _WEEKDAYS = "一二三四五六日"
 #: A member's text in ``cycle_context``'s clusters at most (``cycle_clusters`` shows more).
 CLUSTER_LINE_CHARS = 60
 #: The label of a wording cluster (the pre-pass's rules doubted it: the words left over differ).
-WORDING_LABEL = "（可能相同，措辞不同：规则存疑，常是同类的另一件事）"
+WORDING_LABEL = "（可能相同，措辞不同）"
 
 
 def _top(counter: Counter[str], limit: int = 10) -> str:
