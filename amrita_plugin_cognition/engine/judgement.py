@@ -219,7 +219,11 @@ async def _reserve(
 
 
 def _desk_and_tools(
-    engine: CognitionEngine, report: PrepassReport, now: datetime, last: cycle_runs.CycleRun | None, last_cycle: Any
+    engine: CognitionEngine,
+    report: PrepassReport,
+    now: datetime,
+    last: cycle_runs.CycleRun | None,
+    last_cycle: datetime | None,
 ) -> tuple[CycleDesk, Sequence[AgentTool]]:
     """The cycle's desk (what its tools share: the context, the changes counted, a message queued)
     and its tools (``engine/cycle_tools``); a message only in a private chat, while allowed."""
@@ -292,7 +296,7 @@ async def judge(
     return step
 
 
-def _take(step: ModelStep, outcome: AgentOutcome, desk: Any) -> None:
+def _take(step: ModelStep, outcome: AgentOutcome, desk: CycleDesk) -> None:
     """What the agent's run and its tools left, into the step."""
     step.ended = outcome.ended
     step.reason = outcome.error[:200]
