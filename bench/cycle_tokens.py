@@ -23,7 +23,7 @@ caches make the repeated system prompt and schemas cheaper at most providers; th
 in full here. Checked from storage after each run: planted duplicates merged (by the pre-pass or
 the model) / planted, near-misses merged (must be 0), every memory still reachable by lineage.
 
-    uv run python bench/cycle_tokens.py [--quick] [--runs N] [--missed]
+    uv run python bench/cycle_tokens.py [--quick] [--runs N] [--missed] [--cycle-budget TOKENS]
 
 ``--missed`` lists the rewordings the pre-pass did not propose (cosine, the parts check's
 verdict) and counts the chat's pairs that the parts check rejects only for their wording.
@@ -333,6 +333,9 @@ async def main() -> None:
     def extra(parser: Any) -> None:
         parser.add_argument("--runs", type=int, default=None, help="runs (default 3; 1 with --quick)")
         parser.add_argument("--missed", action="store_true", help="list the rewordings the pre-pass did not propose")
+        parser.add_argument(
+            "--cycle-budget", type=int, default=None, help="consolidation.cycle_token_budget (default: the default)"
+        )
 
     args = parse_args(__doc__ or "", extra)
     sizes = QUICK if args.quick else FULL
@@ -342,8 +345,9 @@ async def main() -> None:
     model = FakeAgent()
     register_loopback_preset(PRESET, model.server.base_url)
     embedder = CachedTextEmbedder()
+    budget = {} if args.cycle_budget is None else {"consolidation": {"cycle_token_budget": args.cycle_budget}}
     engine = await open_engine(
-        HOME, embedder=embedder, llm={"preset": PRESET, "timeout_seconds": 60.0, "max_retries": 0}
+        HOME, embedder=embedder, llm={"preset": PRESET, "timeout_seconds": 60.0, "max_retries": 0}, **budget
     )
     try:
         await engine.index.check_fingerprint()
