@@ -13,7 +13,8 @@ response's ``usage``, so the driver's token budget sees what a provider would re
 Two agents:
 
 * ``ours``: ``cycle_context``, then ``cycle_clusters`` page by page after the clusters the context
-  showed; each response merges every planted pair of the clusters seen so far (one call each,
+  showed (the near clusters, then the wording ones, "可能相同，措辞不同");
+  each response merges every planted pair of the clusters seen so far (one call each,
   side by side with the next page), then ``cycle_stop``.
 * ``seed``: the seed's way, ``list_memories`` page by page to the end, then every planted pair it
   saw merged in one response, then the stop tool.
@@ -30,10 +31,11 @@ from typing import Any
 
 from amrita_plugin_cognition.api import AGENT_STOP_TOOL, estimate_tokens
 
-_CLUSTER = re.compile(r"^组(\d+)：")
+_CLUSTER = re.compile(r"^组(\d+)(?:（[^）]*）)?：")  # a wording cluster is labelled: 组N（可能相同，措辞不同…）：
 _MEMBER = re.compile(r"^\s+#(\d+) ")
 _LINE_ID = re.compile(r"^#(\d+) ", re.M)
 _NEAR_TOTAL = re.compile(r"待判断的近似重复 (\d+) 组")
+_WORDING_TOTAL = re.compile(r"另有可能相同、措辞不同的 (\d+) 组")
 _NEXT_OFFSET = re.compile(r"下一页 offset=(\d+)")
 _NEXT_CURSOR = re.compile(r"下一页 cursor=(\d+)")
 CLUSTER_PAGE = 20
@@ -182,8 +184,9 @@ class FakeAgent:
             shown = _clusters(text)
             groups += shown
             if name == "cycle_context":
-                total = _NEAR_TOTAL.search(text)
-                next_page = len(shown) if total and int(total.group(1)) > len(shown) else None
+                counts = (_NEAR_TOTAL.search(text), _WORDING_TOTAL.search(text))
+                total = sum(int(found.group(1)) for found in counts if found)
+                next_page = len(shown) if total > len(shown) else None
             else:
                 found = _NEXT_OFFSET.search(text)
                 next_page = int(found.group(1)) if found else None

@@ -23,7 +23,7 @@ caches make the repeated system prompt and schemas cheaper at most providers; th
 in full here. Checked from storage after each run: planted duplicates merged (by the pre-pass or
 the model) / planted, near-misses merged (must be 0), every memory still reachable by lineage.
 
-    uv run python bench/cycle_tokens.py [--quick] [--runs N] [--missed]
+    uv run python bench/cycle_tokens.py [--quick] [--runs N] [--missed] [--cycle-budget TOKENS]
 
 ``--missed`` lists the rewordings the pre-pass did not propose (cosine, the parts check's
 verdict) and counts the chat's pairs that the parts check rejects only for their wording.
@@ -200,8 +200,12 @@ async def run_once(engine: Any, model: FakeAgent, run: int, sizes: tuple[int, in
             report = await engine.consolidation.run_now(Operator(), bot_id, scope)
             step = report.model_step
             assert step is not None
+            offered = [*report.near, *report.wording]
             covered = sum(1 for pair in planted.reworded if any(set(pair) <= set(cluster) for cluster in report.near))
-            misses = sum(1 for pair in planted.near if any(set(pair) <= set(cluster) for cluster in report.near))
+            by_wording = sum(
+                1 for pair in planted.reworded if any(set(pair) <= set(cluster) for cluster in report.wording)
+            )
+            misses = sum(1 for pair in planted.near if any(set(pair) <= set(cluster) for cluster in offered))
             current = await heads(engine, bot_id, scope)
             missed = [
                 (planted.texts[first], planted.texts[second])
@@ -214,7 +218,9 @@ async def run_once(engine: Any, model: FakeAgent, run: int, sizes: tuple[int, in
                 "driver_tokens": step.tokens,
                 "prepass_merged": len(report.merged),
                 "near_clusters": len(report.near),
+                "wording_clusters": len(report.wording),
                 "reworded_proposed": covered,
+                "reworded_wording": by_wording,
                 "near_misses_proposed": misses,
             }
         else:
@@ -264,14 +270,16 @@ def report(results: list[dict[str, Any]], sizes: tuple[int, int, int, int], miss
         f"ours found {found:.0%} of the planted duplicates (worst run; {'OK' if found >= TARGET_FOUND else 'UNDER'}, "
         f"target >= {TARGET_FOUND:.0%}): exact copies {mid('ours', 'found_exact'):.0f}/{exact} by the pre-pass, "
         f"rewordings {mid('ours', 'found_reworded'):.0f}/{reworded} by the model; the pre-pass proposed "
-        f"{mid('ours', 'reworded_proposed'):.0f}/{reworded} rewordings and {mid('ours', 'near_misses_proposed'):.0f}/"
-        f"{near} near-misses in {mid('ours', 'near_clusters'):.0f} near clusters; near-misses merged {near_merged} "
+        f"{mid('ours', 'reworded_proposed'):.0f}/{reworded} rewordings in {mid('ours', 'near_clusters'):.0f} near "
+        f"clusters and {mid('ours', 'reworded_wording'):.0f} more in {mid('ours', 'wording_clusters'):.0f} wording "
+        f"clusters (可能相同，措辞不同); near-misses offered to the model {mid('ours', 'near_misses_proposed'):.0f}/"
+        f"{near}, merged {near_merged} "
         f"(must be 0); memories reachable by lineage {reach:,}/{total:,} (worst of every run and way)"
     )
     causes = Counter(cause for _, _, _, cause in missed)
     if missed:
         print(
-            f"rewordings the pre-pass did not propose (median run): {len(missed)}; the parts check says "
+            f"rewordings the pre-pass did not offer (median run): {len(missed)}; the parts check says "
             + ", ".join(f"{cause} {count}" for cause, count in causes.most_common())
             + f" ('same_parts': accepted, but never a candidate pair); cosine median "
             f"{median([cosine for _, _, cosine, _ in missed]):.2f}"
@@ -314,6 +322,8 @@ def report(results: list[dict[str, Any]], sizes: tuple[int, int, int, int], miss
         "ratio_seed200": round(ratio200, 4),
         "found": round(found, 4),
         "near_merged": near_merged,
+        "near_misses_offered": mid("ours", "near_misses_proposed"),
+        "wording_clusters": mid("ours", "wording_clusters"),
         "reachable": reach,
         "fixed_share": round(fixed / ours["prompt"], 4),
     }
@@ -323,6 +333,9 @@ async def main() -> None:
     def extra(parser: Any) -> None:
         parser.add_argument("--runs", type=int, default=None, help="runs (default 3; 1 with --quick)")
         parser.add_argument("--missed", action="store_true", help="list the rewordings the pre-pass did not propose")
+        parser.add_argument(
+            "--cycle-budget", type=int, default=None, help="consolidation.cycle_token_budget (default: the default)"
+        )
 
     args = parse_args(__doc__ or "", extra)
     sizes = QUICK if args.quick else FULL
@@ -332,8 +345,9 @@ async def main() -> None:
     model = FakeAgent()
     register_loopback_preset(PRESET, model.server.base_url)
     embedder = CachedTextEmbedder()
+    budget = {} if args.cycle_budget is None else {"consolidation": {"cycle_token_budget": args.cycle_budget}}
     engine = await open_engine(
-        HOME, embedder=embedder, llm={"preset": PRESET, "timeout_seconds": 60.0, "max_retries": 0}
+        HOME, embedder=embedder, llm={"preset": PRESET, "timeout_seconds": 60.0, "max_retries": 0}, **budget
     )
     try:
         await engine.index.check_fingerprint()

@@ -49,9 +49,11 @@ async def dmn(engine: CognitionEngine, context: ChatContext) -> str:
     for ids, why in report.skipped:
         lines.append(f"未合并 {_ids(ids)}：{SKIP_REASONS.get(why, why)}")
     step = report.model_step
+    fate = "交给模型判断" if step is not None and step.ran else "只列为候选，没有合并"
     if report.near:
-        judged = step is not None and step.ran
-        lines.append(f"相近的记忆 {len(report.near)} 组" + ("交给模型判断" if judged else "只列为候选，没有合并"))
+        lines.append(f"相近的记忆 {len(report.near)} 组{fate}")
+    if report.wording:
+        lines.append(f"可能相同、措辞不同的记忆 {len(report.wording)} 组{fate}")
     if step is not None:
         lines += model_step_lines(step)
     lines.append("记忆衰减由每天的衰减扫描负责，整理时不重复进行")

@@ -33,6 +33,7 @@ def report_document(report: Any, window: Any) -> dict[str, Any]:
         "sources_merged": report.sources_merged,
         "skipped": [{"sources": list(ids), "reason": why} for ids, why in report.skipped],
         "near_proposed": [list(ids) for ids in report.near],
+        "wording_proposed": [list(ids) for ids in report.wording],
         "model_step": report.model_step.as_dict() if report.model_step is not None else None,
         "next_window": {"start": window.start.isoformat(), "end": window.end.isoformat(), "reason": window.reason},
         "elapsed_ms": report.elapsed_ms,

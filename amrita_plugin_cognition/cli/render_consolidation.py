@@ -49,6 +49,10 @@ def consolidated(report: dict[str, Any]) -> None:
     if near:
         groups = "；".join("、".join(f"#{member}" for member in members) for members in near)
         out.print(_escape(f"相近的记忆 {len(near)} 组（候选，由模型判断）：{groups}"))
+    wording = report.get("wording_proposed") or []
+    if wording:
+        groups = "；".join("、".join(f"#{member}" for member in members) for members in wording)
+        out.print(_escape(f"可能相同、措辞不同的记忆 {len(wording)} 组（规则存疑，由模型判断）：{groups}"))
     step = report.get("model_step")
     if step:
         for line in model_step_lines(step):

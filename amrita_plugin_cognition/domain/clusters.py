@@ -15,6 +15,11 @@ three sources of candidate pairs, then one decision:
 
 each candidate pair is judged by ``duplicates.judge_read`` (the facts' parts compared), and the
 accepted pairs are joined into clusters (union-find). Each fact is read into parts once.
+
+The pairs rejected only for their wording (``duplicates.doubted_by_wording``: every part agrees,
+the leftover words differ, 歌手 / 乐队) whose facts the accepted pairs did not join are kept too,
+the closest ``WORDING_PAIRS`` of them, and joined into clusters of their own (``wording``): the
+cycle offers them to its model as "可能相同，措辞不同", nothing merges them without judgement.
 """
 
 from __future__ import annotations
@@ -26,12 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .duplicates import EXACT, DuplicateVerdict, hard_key, judge_read
+from .duplicates import EXACT, DuplicateVerdict, doubted_by_wording, hard_key, judge_read
 from .fact_parts import FactParts, read_parts
 
 #: Cosine at or above which two stored vectors are a candidate pair. Every duplicate the parts
 #: accept on the hand-written sets has cosine ≥ 0.73 (tests/data/train/dedup_zh_*.jsonl).
 VECTOR_THRESHOLD = 0.70
+#: The pairs rejected only for their wording offered to the model at most (the closest first), so a
+#: large chat cannot blow the cycle's token budget.
+WORDING_PAIRS = 50
 #: Rows multiplied against the rest at a time (a 1024 x 10,000 float32 block is 40 MB).
 BLOCK_ROWS = 1024
 
@@ -49,15 +57,17 @@ class StoredFact:
 
 @dataclass(frozen=True, slots=True)
 class DuplicateLink:
-    """Two facts judged the same fact: ``reason`` is ``exact`` or ``same_parts``, ``matched`` the
-    parts both state alike, ``similarity`` their stored vectors' cosine (None when either has no
-    stored vector yet)."""
+    """Two facts judged the same fact: ``reason`` is ``exact`` or ``same_parts`` (``wording`` in a
+    cluster of pairs doubted only for their wording, ``detail`` then the words that differ),
+    ``matched`` the parts both state alike, ``similarity`` their stored vectors' cosine (None when
+    either has no stored vector yet)."""
 
     first_id: int
     second_id: int
     similarity: float | None
     reason: str
     matched: tuple[str, ...]
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +83,13 @@ class DuplicateCluster:
 @dataclass(frozen=True, slots=True)
 class ClusterSearch:
     """The clusters, and what it took: candidate pairs proposed (vectors and keywords, distinct)
-    and pairs judged by their parts (exact pairs need no judgement)."""
+    and pairs judged by their parts (exact pairs need no judgement). ``wording``: the clusters of
+    the pairs rejected only for their wording (at most ``WORDING_PAIRS`` pairs), for judgement."""
 
     clusters: tuple[DuplicateCluster, ...]
     candidates: int
     checked: int
+    wording: tuple[DuplicateCluster, ...] = ()
 
 
 def exact_key(text: str) -> str:
@@ -185,6 +197,7 @@ def find_clusters(
         links.append((first, second, _link(facts, first, second, None, DuplicateVerdict(True, EXACT, ("text",)))))
         joined.union(first, second)
     checked = 0
+    doubted: list[tuple[int, int, DuplicateLink]] = []
     for (first, second), similarity in sorted(judged.items()):
         if (first, second) in exact or joined.find(first) == joined.find(second):
             continue
@@ -193,7 +206,29 @@ def find_clusters(
         if verdict.duplicate:
             links.append((first, second, _link(facts, first, second, similarity, verdict)))
             joined.union(first, second)
-    return ClusterSearch(_clusters(facts, joined, links), len(judged.keys() | exact), checked)
+        elif doubted_by_wording(verdict):
+            doubted.append((first, second, _link(facts, first, second, similarity, verdict)))
+    clusters = _clusters(facts, joined, links)
+    return ClusterSearch(clusters, len(judged.keys() | exact), checked, _wording_clusters(facts, joined, doubted))
+
+
+def _wording_clusters(
+    facts: Sequence[StoredFact], joined: _UnionFind, doubted: list[tuple[int, int, DuplicateLink]]
+) -> tuple[DuplicateCluster, ...]:
+    """The clusters of the pairs rejected only for their wording: those whose facts the accepted
+    pairs did not join, the closest ``WORDING_PAIRS`` (by cosine; a keyword pair without vectors
+    counts as close as text gets), joined by union-find; the cluster with the closest pair first."""
+    apart = [item for item in doubted if joined.find(item[0]) != joined.find(item[1])]
+    apart.sort(key=lambda item: (-_judged(item[2].similarity), item[0], item[1]))
+    wording = _UnionFind()
+    for first, second, _ in apart[:WORDING_PAIRS]:
+        wording.union(first, second)
+    found = _clusters(facts, wording, apart[:WORDING_PAIRS])
+    return tuple(
+        sorted(
+            found, key=lambda cluster: (-max(_judged(link.similarity) for link in cluster.links), cluster.member_ids)
+        )
+    )
 
 
 def _exact_pairs(facts: Sequence[StoredFact], folded: Sequence[str]) -> set[tuple[int, int]]:
@@ -260,7 +295,7 @@ def _link(
     facts: Sequence[StoredFact], first: int, second: int, similarity: float | None, verdict: DuplicateVerdict
 ) -> DuplicateLink:
     rounded = None if similarity is None else round(similarity, 4)
-    return DuplicateLink(facts[first].id, facts[second].id, rounded, verdict.reason, verdict.matched)
+    return DuplicateLink(facts[first].id, facts[second].id, rounded, verdict.reason, verdict.matched, verdict.detail)
 
 
 def _clusters(

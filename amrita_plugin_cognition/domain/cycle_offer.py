@@ -29,6 +29,7 @@ _KNOWLEDGE_READ = ("cycle_knowledge_search", "cycle_knowledge_get")
 #: What each kind of work adds.
 BY_WORK: dict[str, tuple[str, ...]] = {
     "near_clusters": ("cycle_clusters",),
+    "wording_clusters": ("cycle_clusters",),
     "new_memories": ("cycle_stats", "cycle_recent", *_CARDS),
     "stale_knowledge": (),
     "suggestions": ("cycle_suggestions", "cycle_suggestion_review"),

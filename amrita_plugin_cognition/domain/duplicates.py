@@ -281,6 +281,14 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
     return DuplicateVerdict(True, SAME, (*matched, WORDING))
 
 
+def doubted_by_wording(verdict: DuplicateVerdict) -> bool:
+    """Whether ``verdict`` rejects a pair only for its wording: every part the rules read agrees
+    (who, when, how often, how much, whether, plan or done, roles; the vectors close enough) and
+    only the words left over differ (歌手 / 乐队, 兼职 / 打工). Such a pair may still be one fact
+    said in other words: the cycle offers it to the model, never merges it without judgement."""
+    return not verdict.duplicate and verdict.reason == WORDING
+
+
 def _same_people(first: FactParts, second: FactParts) -> bool:
     """The same QQ numbers, or a number on one side only whose nickname the other fact names
     (阿杰（QQ号31415） / 阿杰 alone); two different numbers never."""

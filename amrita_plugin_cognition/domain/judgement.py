@@ -11,7 +11,8 @@ reason recorded, and shown to the bot owner by ``status`` and the cycle's report
   today (a round costs about that much: the prompt and the context; the driver checks the budget
   before each round, so a day ends at most about one round past its budget);
 * ``nothing_to_judge``: something in the chat needs judgement (:data:`WORK`): near clusters the
-  pre-pass proposed, memories new since the last cycle, stale knowledge entries citing the chat,
+  pre-pass proposed, clusters it proposed as "可能相同，措辞不同" (pairs its rules rejected only for
+  their wording), memories new since the last cycle, stale knowledge entries citing the chat,
   suggestions filed in it, a pinned memo at :data:`MEMO_FULL_SHARE` of its limit or more, cards of
   the chat changed since the last cycle by someone other than the cycle.
 
@@ -31,7 +32,15 @@ MEMO_FULL_SHARE = 0.8
 MIN_STEP_TOKENS = 2000
 
 #: What the judgement step can be asked to look at, in the order the report names them.
-WORK = ("near_clusters", "new_memories", "stale_knowledge", "suggestions", "memo_full", "cards_touched")
+WORK = (
+    "near_clusters",
+    "wording_clusters",
+    "new_memories",
+    "stale_knowledge",
+    "suggestions",
+    "memo_full",
+    "cards_touched",
+)
 
 #: Why the step did not run, in Chinese (the chat's ``/memory dmn``, the CLI and ``status``).
 SKIP_REASONS_ZH = {
@@ -72,6 +81,7 @@ CHANGES_ZH = {
 #: The work items in Chinese.
 WORK_ZH = {
     "near_clusters": "相近的记忆",
+    "wording_clusters": "措辞不同的相近记忆",
     "new_memories": "新记忆",
     "stale_knowledge": "待重写的知识库条目",
     "suggestions": "待审阅的知识库建议",
@@ -90,6 +100,7 @@ class JudgementSignals:
     cycle_token_budget: int
     tokens_today: int
     near_clusters: int = 0
+    wording_clusters: int = 0
     new_memories: int = 0
     stale_knowledge: int = 0
     suggestions: int = 0
@@ -124,6 +135,7 @@ def work_of(signals: JudgementSignals) -> tuple[str, ...]:
     """What in the chat needs judgement, in :data:`WORK` order."""
     present = {
         "near_clusters": signals.near_clusters > 0,
+        "wording_clusters": signals.wording_clusters > 0,
         "new_memories": signals.new_memories > 0,
         "stale_knowledge": signals.stale_knowledge > 0,
         "suggestions": signals.suggestions > 0,

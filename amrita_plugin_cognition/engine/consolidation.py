@@ -12,6 +12,9 @@
 * **Near clusters** are only proposed (returned and printed), never merged here: the check's
   precision on independently written pairs is not good enough to merge without judgement. The
   judgement step after the pre-pass (``engine/judgement.py``, the model) decides them.
+* **Wording clusters** (``wording``: pairs whose parts agree, rejected by the check only because
+  the leftover words differ, "可能相同，措辞不同", the closest ``domain/clusters.WORDING_PAIRS``)
+  are proposed the same way, labelled as doubted, for the model alone to decide.
 * **Judged merges** (``merge_judged``: the judgement step's tool ``cycle_memory_merge``, its
   model's text for members it judged one fact) go through the same ``merge``, which also checks
   the new text against admission, opt-outs and the barriers piece by piece.
@@ -60,7 +63,8 @@ class MergeDone:
 class PrepassReport:
     """What a pre-pass found and did in one chat. ``planned`` merges (exact); ``merged`` those
     written; ``skipped`` (source ids, why) those left alone; ``near`` the near clusters proposed
-    (member ids); ``stopped`` when it yielded before the end (a message came in). ``model_step`` is
+    (member ids); ``wording`` the clusters of pairs rejected only for their wording, proposed as
+    "可能相同，措辞不同" (member ids); ``stopped`` when it yielded before the end (a message came in). ``model_step`` is
     the judgement step that followed (``engine/judgement.ModelStep``: what it did, or why it did not
     run; in a dry run, whether it would), None when there was none (the chat is off)."""
 
@@ -71,6 +75,7 @@ class PrepassReport:
     merged: list[MergeDone] = field(default_factory=list)
     skipped: list[tuple[tuple[int, ...], str]] = field(default_factory=list)
     near: list[tuple[int, ...]] = field(default_factory=list)
+    wording: list[tuple[int, ...]] = field(default_factory=list)
     switched_off: bool = False
     stopped: bool = False
     dry_run: bool = False
@@ -113,6 +118,7 @@ async def prepass(
     clusters = await duplicate_clusters(engine, bot_id, scope)
     report.memories = clusters.memories
     report.near = [cluster.member_ids for cluster in clusters.near]
+    report.wording = [cluster.member_ids for cluster in clusters.wording]
     report.planned = await _plans(engine, clusters)
     if not dry_run:
         for index, plan in enumerate(report.planned):
@@ -135,6 +141,7 @@ async def prepass(
         merged=len(report.merged),
         skipped=len(report.skipped),
         near_proposed=len(report.near),
+        wording_proposed=len(report.wording),
         stopped=report.stopped,
     )
     return report

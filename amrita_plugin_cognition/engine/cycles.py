@@ -198,6 +198,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         outcome=run.outcome,
         merged=len(report.merged),
         near_proposed=len(report.near),
+        wording_proposed=len(report.wording),
         model_step=step.ended,
         model_tokens=step.tokens,
         **({"model_skipped": step.reason} if step.ended == "skipped" else {}),

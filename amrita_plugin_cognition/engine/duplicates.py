@@ -39,7 +39,9 @@ _INDEX_FAILURES: tuple[type[BaseException], ...] = (IndexUnavailable, *TIMEOUTS)
 class DuplicateClusters:
     """The clusters of one chat, and what they were found from: ``memories`` active facts,
     ``without_vector`` of them with no stored vector yet, ``candidates`` pairs proposed and
-    ``checked`` pairs judged by their parts, in ``elapsed_ms`` (reads included)."""
+    ``checked`` pairs judged by their parts, in ``elapsed_ms`` (reads included). ``wording``: the
+    clusters of pairs the parts check rejected only for their wording (``domain/clusters.py``),
+    offered to the cycle's model, never merged without it."""
 
     bot_id: str
     scope: Scope
@@ -49,6 +51,7 @@ class DuplicateClusters:
     candidates: int
     checked: int
     elapsed_ms: float
+    wording: tuple[DuplicateCluster, ...] = ()
 
     @property
     def exact(self) -> tuple[DuplicateCluster, ...]:
@@ -90,6 +93,7 @@ async def duplicate_clusters(
         candidates=found.candidates,
         checked=found.checked,
         elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+        wording=found.wording,
     )
     log_event(
         "duplicate_clusters",
@@ -101,6 +105,7 @@ async def duplicate_clusters(
         checked=result.checked,
         clusters=len(result.clusters),
         exact=len(result.exact),
+        wording=len(result.wording),
     )
     return result
 

@@ -149,15 +149,15 @@ async def _signals(engine: CognitionEngine, report: PrepassReport, now: datetime
     async with engine.session() as session:
         due = await cycle_store.chats_due(session, bot_id, scope, limit=1)
         judged = await cycle_runs.last_finished(session, bot_id, scope)
+        since = judged.started_at if judged is not None else None
         return JudgementSignals(
             model_configured=engine.llm is not None,
             memory_on=await chat_switches(engine, bot_id, scope) is not None,
             daily_token_budget=settings.daily_token_budget,
             cycle_token_budget=settings.cycle_token_budget,
             tokens_today=await cycle_runs.tokens_between(session, bot_id, start, end, now),
-            near_clusters=await cycle_signals.unjudged_clusters(
-                session, report.near, judged.started_at if judged is not None else None
-            ),
+            near_clusters=await cycle_signals.unjudged_clusters(session, report.near, since),
+            wording_clusters=await cycle_signals.unjudged_clusters(session, report.wording, since),
             new_memories=due[0].new if due else 0,
             stale_knowledge=await cycle_signals.stale_knowledge(session, bot_id, scope),
             suggestions=await cycle_signals.pending_suggestions(session, bot_id, scope),

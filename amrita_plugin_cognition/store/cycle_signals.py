@@ -98,7 +98,7 @@ async def cards_touched(session: AsyncSession, bot_id: str, scope: Scope, since:
 
 
 async def unjudged_clusters(session: AsyncSession, clusters: list[tuple[int, ...]], since: datetime | None) -> int:
-    """The near clusters with a member recorded after ``since`` (the start of the chat's last run
+    """The near (or wording) clusters with a member recorded after ``since`` (the start of the chat's last run
     whose judgement step ran; None: every cluster). A cluster the model already saw whole, and left
     apart, asks for no new judgement until one of its members is new."""
     if since is None or not clusters:

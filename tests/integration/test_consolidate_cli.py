@@ -33,7 +33,7 @@ def test_the_cli_plans_then_merges_a_chats_exact_duplicates(tmp_path) -> None:  
     plan = only_json(dry.stdout)
     assert plan["bot_id"] == "90001" and plan["dry_run"] and plan["memories"] == 5
     assert [item["sources"] for item in plan["exact"]] == [ids[:2]] and plan["merged"] == 0
-    assert plan["near_proposed"] == [ids[3:5]]
+    assert plan["near_proposed"] == [ids[3:5]] and plan["wording_proposed"] == []
     # the dry run calls no model but says it would (a model gateway, new memories, budget left)
     assert plan["model_step"]["ended"] == "dry_run" and plan["model_step"]["reason"] is None
     assert (
@@ -83,6 +83,7 @@ def test_consolidate_and_status_read_as_sentences_and_tables(capsys: pytest.Capt
         "sources_merged": 2,
         "skipped": [{"sources": [4, 5], "reason": "opted_out"}],
         "near_proposed": [[6, 7]],
+        "wording_proposed": [[8, 10]],
         "model_step": judged.as_dict(),
         "next_window": {"start": "2026-12-08T19:00:00+00:00", "end": "2026-12-08T20:00:00+00:00", "reason": "x"},
         "elapsed_ms": 3.0,
@@ -120,6 +121,7 @@ def test_consolidate_and_status_read_as_sentences_and_tables(capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "#3、#9" in out and "#14" in out and "已合并 1 组（2 条）" in out
     assert "未合并 #4、#5：涉及已关闭记忆的用户" in out and "相近的记忆 1 组（候选，由模型判断）：#6、#7" in out
+    assert "可能相同、措辞不同的记忆 1 组（规则存疑，由模型判断）：#8、#10" in out
     assert (
         "模型判断（相近的记忆、新记忆）：模型完成并停止，4 轮，输入 5200 / 输出 800 tokens（预算 30000），工具调用 6 次"
         in out

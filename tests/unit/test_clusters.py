@@ -1,11 +1,14 @@
 """Near-duplicate clusters from vectors (``domain/clusters.py``): the blocked pair search finds
 exactly the close pairs, exact duplicates are marked, a fact without a stored vector is still
-matched by its words, and facts that differ in a part never join a cluster."""
+matched by its words, facts that differ in a part never join a cluster, and the pairs rejected only
+for their wording are kept apart, capped, for the cycle's model."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from amrita_plugin_cognition.domain import clusters as clusters_module
 from amrita_plugin_cognition.domain.clusters import StoredFact, blocking, close_pairs, find_clusters
 
 
@@ -67,3 +70,42 @@ def test_chains_become_one_cluster_and_far_vectors_none() -> None:
     far[2] = -far[0]
     apart = find_clusters(facts[:3], blocking(facts[:3]), far[:3], [0, 1, 2])
     assert apart.clusters == ()  # no vector pair is close, and the words differ
+
+
+def _at_cosines(*cosines: float) -> np.ndarray:
+    """Pairs of unit rows (2i, 2i + 1) with the given cosines, every other pair orthogonal."""
+    rows = np.zeros((2 * len(cosines), 2 * len(cosines)), dtype=np.float32)
+    for index, cosine in enumerate(cosines):
+        rows[2 * index, 2 * index] = 1.0
+        rows[2 * index + 1, 2 * index] = cosine
+        rows[2 * index + 1, 2 * index + 1] = (1 - cosine**2) ** 0.5
+    return rows
+
+
+def test_pairs_rejected_only_for_their_wording_are_kept_apart_closest_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    facts = _facts(
+        "小明周末在咖啡店兼职。",  # 100
+        "小明周末在咖啡店打工。",  # 101: only the words differ (兼职 / 打工), less close
+        "小红喜欢画油画。",  # 102
+        "小红喜欢画水彩。",  # 103: only the words differ (油 / 水彩)
+        "小刚周一去游泳。",  # 104
+        "小刚周二去游泳。",  # 105: another day: never offered
+    )
+    vectors = _at_cosines(0.8, 0.9, 0.95)
+    search = find_clusters(facts, blocking(facts), vectors, list(range(len(facts))))
+    assert search.clusters == ()
+    assert [cluster.member_ids for cluster in search.wording] == [(102, 103), (100, 101)]  # the closest first
+    link = search.wording[1].links[0]
+    assert link.reason == "wording" and link.detail == "兼职 ≠ 打工" and not search.wording[1].exact
+    monkeypatch.setattr(clusters_module, "WORDING_PAIRS", 1)
+    capped = find_clusters(facts, blocking(facts), vectors, list(range(len(facts))))
+    assert [cluster.member_ids for cluster in capped.wording] == [(102, 103)]  # the closest pair kept
+
+
+def test_a_wording_pair_the_accepted_pairs_join_is_not_offered_again() -> None:
+    facts = _facts("小明喜欢吃火锅。", "小明很喜欢吃火锅。", "小明喜欢吃烧烤。")
+    vectors = np.tile(_unit_rows(1, 5), (len(facts), 1))
+    search = find_clusters(facts, blocking(facts), vectors, [0, 1, 2])
+    assert [cluster.member_ids for cluster in search.clusters] == [(100, 101)]
+    assert [cluster.member_ids for cluster in search.wording] == [(100, 101, 102)]
+    assert all(not {link.first_id, link.second_id} <= {100, 101} for link in search.wording[0].links)

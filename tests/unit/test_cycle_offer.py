@@ -34,6 +34,7 @@ def test_every_kind_of_work_is_mapped() -> None:
     ("work", "group", "added"),
     [
         ("near_clusters", True, {"cycle_clusters"}),
+        ("wording_clusters", True, {"cycle_clusters"}),
         ("new_memories", True, {"cycle_stats", "cycle_recent", *CARDS, *KNOWLEDGE - {"cycle_knowledge_delete"}}),
         ("new_memories", False, {"cycle_stats", "cycle_recent", *CARDS}),
         ("stale_knowledge", True, KNOWLEDGE),

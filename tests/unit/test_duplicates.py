@@ -22,6 +22,7 @@ from amrita_plugin_cognition.domain.duplicates import (
     WHETHER,
     WHO,
     WORDING,
+    doubted_by_wording,
     hard_key,
     judge_pair,
 )
@@ -249,3 +250,23 @@ def test_kinship_words_qq_as_a_thing_and_a_date_before_a_name() -> None:
     # a date written just before a name in front of a bracketed QQ number stays a date
     parts = read_parts("11月3日大刘（QQ号56780）借了1万元。")
     assert parts.dates == frozenset({(None, 11, 3)})
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "doubted"),
+    [
+        ("小明周末在咖啡店兼职。", "小明周末在咖啡店打工。", True),  # only the words differ: 兼职 / 打工
+        ("小红喜欢画油画。", "小红喜欢画水彩。", True),  # a word in the place of another: still only wording
+        ("小明周一在咖啡店兼职。", "小明周二在咖啡店打工。", False),  # when
+        ("小明不在咖啡店兼职。", "小明在咖啡店打工。", False),  # whether
+        ("小明打算去咖啡店兼职。", "小明在咖啡店打工。", False),  # plan vs done
+        ("小明借给小红三百元。", "小红借给小明三百元。", False),  # roles
+        ("小明借给小红三百元。", "小明借给小红五百元。", False),  # how much
+        ("小明喜欢吃火锅。", "小明很喜欢吃火锅。", False),  # a duplicate: nothing to doubt
+    ],
+)
+def test_a_pair_is_doubted_only_when_nothing_but_its_wording_differs(first: str, second: str, doubted: bool) -> None:
+    verdict = judge_pair(first, second, 0.9)
+    assert doubted_by_wording(verdict) is doubted, verdict
+    if doubted:
+        assert verdict.reason == "wording" and {"whether", "plan_vs_done", "roles"} <= set(verdict.matched)

@@ -69,6 +69,7 @@ def test_the_first_failing_check_is_the_reason_and_work_is_still_named() -> None
     ("change", "item"),
     [
         ({"near_clusters": 1}, "near_clusters"),
+        ({"wording_clusters": 1}, "wording_clusters"),
         ({"new_memories": 1}, "new_memories"),
         ({"stale_knowledge": 2}, "stale_knowledge"),
         ({"suggestions": 1}, "suggestions"),
@@ -92,7 +93,7 @@ def test_the_memo_counts_from_its_share_of_the_limit() -> None:
 def test_work_is_listed_in_one_order() -> None:
     everything = replace(
         QUIET, cards_touched=1, memo_chars=10, memo_max_chars=10, suggestions=1, stale_knowledge=1,
-        new_memories=1, near_clusters=1,
+        new_memories=1, near_clusters=1, wording_clusters=1,
     )  # fmt: skip
     assert work_of(everything) == WORK
 

@@ -51,5 +51,7 @@ def cycle_tools(engine: CognitionEngine, desk: CycleDesk, work: Iterable[str] | 
     ]
     if work is None:
         return tools
-    names = offered({*work, *(("near_clusters",) if desk.prepass.near else ())}, group=desk.scope.is_group)
+    # the context shows every proposed cluster, judged before or not: the tool to page them stays offered
+    shown = ("near_clusters",) if desk.prepass.near or desk.prepass.wording else ()
+    names = offered({*work, *shown}, group=desk.scope.is_group)
     return tools if names is None else [tool for tool in tools if tool.name in names]

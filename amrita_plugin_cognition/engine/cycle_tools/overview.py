@@ -1,6 +1,7 @@
 """The cycle's view of the chat as a whole: ``cycle_context`` (the run's first call: every variable
 fact the model needs, so that the system prompt stays invariant), ``cycle_stats``,
-``cycle_clusters`` (the pre-pass's near clusters, paged) and ``cycle_recent`` (the chat's last
+``cycle_clusters`` (the pre-pass's near clusters, then its wording clusters, labelled
+"可能相同，措辞不同": the rules doubted them; paged as one list) and ``cycle_recent`` (the chat's last
 turns, scrubbed as a job's context is: ``engine/chat_recent.py``)."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 _WEEKDAYS = "一二三四五六日"
 #: A member's text in ``cycle_context``'s clusters at most (``cycle_clusters`` shows more).
 CLUSTER_LINE_CHARS = 60
+#: The label of a wording cluster (the pre-pass's rules doubted it: the words left over differ).
+WORDING_LABEL = "（可能相同，措辞不同）"
 
 
 def _top(counter: Counter[str], limit: int = 10) -> str:
@@ -35,9 +38,15 @@ def _top(counter: Counter[str], limit: int = 10) -> str:
 
 
 async def _clusters(
-    engine: CognitionEngine, desk: CycleDesk, clusters: Sequence[tuple[int, ...]], first: int, limit: int | None
+    engine: CognitionEngine,
+    desk: CycleDesk,
+    clusters: Sequence[tuple[int, ...]],
+    first: int,
+    limit: int | None,
+    wording_from: int | None = None,
 ) -> list[str]:
-    """Each cluster's members still active, one line each (a cluster left with fewer than two is said so)."""
+    """Each cluster's members still active, one line each (a cluster left with fewer than two is said
+    so); the clusters numbered ``wording_from`` on are labelled ``WORDING_LABEL``."""
     records = await engine.memories.in_chat(
         desk.bot_id, desk.scope, [member for cluster in clusters for member in cluster]
     )
@@ -48,10 +57,11 @@ async def _clusters(
         active = [
             records[member] for member in cluster if member in records and records[member].status == MemoryStatus.ACTIVE
         ]
+        label = WORDING_LABEL if wording_from is not None and number >= wording_from else ""
         if len(active) < 2:
-            lines.append(f"组{number}：已处理（有效成员不足两条）")
+            lines.append(f"组{number}{label}：已处理（有效成员不足两条）")
             continue
-        lines.append(f"组{number}：")
+        lines.append(f"组{number}{label}：")
         lines += [f"  {memory_line(record, where, switches, limit)}" for record in active]
     return lines
 
@@ -85,11 +95,15 @@ def overview_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
         merged = (
             f"已合并完全重复 {len(report.merged)} 组（{report.sources_merged} 条）" if report.merged else "没有完全重复"
         )
-        lines.append(f"预整理：{merged}；待判断的近似重复 {len(report.near)} 组")
-        if report.near:
-            lines += await _clusters(engine, desk, report.near[:FEW], 1, CLUSTER_LINE_CHARS)
-            if len(report.near) > FEW:
-                lines.append(f"  …其余 {len(report.near) - FEW} 组用 cycle_clusters 翻页")
+        wording = f"，另有可能相同、措辞不同的 {len(report.wording)} 组（规则存疑）" if report.wording else ""
+        lines.append(f"预整理：{merged}；待判断的近似重复 {len(report.near)} 组{wording}")
+        groups = [*report.near, *report.wording]
+        if groups:
+            lines += await _clusters(
+                engine, desk, groups[:FEW], 1, CLUSTER_LINE_CHARS, wording_from=len(report.near) + 1
+            )
+            if len(groups) > FEW:
+                lines.append(f"  …其余 {len(groups) - FEW} 组用 cycle_clusters 翻页")
         suggestions = await pending(engine, desk)
         private = "" if desk.scope.is_group else "（私聊的内容不能进入知识库：只能拒绝并说明）"
         lines.append(f"待审知识库建议：{len(suggestions)} 条{private if suggestions else ''}")
@@ -124,10 +138,11 @@ def overview_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
         )
 
     async def clusters(args: ClusterArguments) -> str:
-        near = desk.prepass.near
-        shown = near[args.offset : args.offset + args.limit]
-        lines = await _clusters(engine, desk, shown, args.offset + 1, None)
-        return "\n".join([*lines, page_footer(args.offset, len(shown), len(near), "组")])
+        report = desk.prepass
+        groups = [*report.near, *report.wording]
+        shown = groups[args.offset : args.offset + args.limit]
+        lines = await _clusters(engine, desk, shown, args.offset + 1, None, wording_from=len(report.near) + 1)
+        return "\n".join([*lines, page_footer(args.offset, len(shown), len(groups), "组")])
 
     async def recent(args: RecentArguments) -> str:
         messages = await engine.turns.recent(desk.bot_id, desk.scope, args.limit)
@@ -155,7 +170,8 @@ def overview_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
             engine,
             desk,
             "cycle_clusters",
-            "分页查看预整理找到的近似重复组（每组成员一行），判断是否是同一件事再决定合并。",
+            "分页查看预整理找到的近似重复组（每组成员一行），判断是否是同一件事再决定合并；"
+            "标“措辞不同”的组排在最后，规则存疑，确是同一件事才合并。",
             ClusterArguments,
             clusters,
         ),
