@@ -48,6 +48,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     discard_unused_folder()
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject's addopts): one worker more than the cores. A worker waits on its
+    embedder, Chroma and subprocess threads for part of each test; a third worker on 2 cores fills
+    those waits (ten of the heaviest integration files: 93 s with 2 workers, 79–83 s with 3, two runs
+    each). Each worker peaks at about 3 GB."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """e2e tests are ``slow``. The chat-flow tests need the Amrita chat plugin, which the server
     backend does not load; tests that do not touch the storage backend (unit tests, benchmark
