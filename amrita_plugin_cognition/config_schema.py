@@ -187,7 +187,7 @@ class ConsolidationSettings(_Settings):
     #: Model rounds one cycle's judgement step may take at most.
     agent_max_iterations: int = Field(12, ge=1, le=50)
     #: Tokens (prompt + completion, as the provider reports them) one cycle's judgement step may use.
-    cycle_token_budget: int = Field(30000, ge=1000, le=1_000_000)
+    cycle_token_budget: int = Field(45000, ge=1000, le=1_000_000)
     #: Tokens every cycle of one bot account may use in a day (in ``timezone``); 0 = no judgement
     #: step at all (the pre-pass still runs).
     daily_token_budget: int = Field(200000, ge=0, le=100_000_000)

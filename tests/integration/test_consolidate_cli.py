@@ -37,14 +37,14 @@ def test_the_cli_plans_then_merges_a_chats_exact_duplicates(tmp_path) -> None:  
     # the dry run calls no model but says it would (a model gateway, new memories, budget left)
     assert plan["model_step"]["ended"] == "dry_run" and plan["model_step"]["reason"] is None
     assert (
-        plan["model_step"]["work"] == ["near_clusters", "new_memories"] and plan["model_step"]["budget_tokens"] == 30000
+        plan["model_step"]["work"] == ["near_clusters", "new_memories"] and plan["model_step"]["budget_tokens"] == 45000
     )
     assert plan["next_window"]["start"] < plan["next_window"]["end"]
     table = run_cli(
         "consolidate", "--home", str(home), "--chat", "group:20001", "--dry-run", "--table", env={"COLUMNS": "200"}
     )
     assert f"#{ids[0]}、#{ids[1]}" in table.stdout and "将合并 1 组（2 条）" in table.stdout
-    assert "模型判断：会调用模型（相近的记忆、新记忆），本次最多 30000 tokens" in table.stdout
+    assert "模型判断：会调用模型（相近的记忆、新记忆），本次最多 45000 tokens" in table.stdout
     assert "没有做任何修改" in table.stdout
 
     done = run_cli("consolidate", "--home", str(home), "--chat", "group:20001", "--bot", "90001", "--json")

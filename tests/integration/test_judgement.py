@@ -353,7 +353,7 @@ async def test_each_reason_not_to_call_the_model_is_recorded_and_a_dry_run_calls
     await _write(engine, bot, GROUP, FACTS[0])
 
     dry = await engine.consolidation.dry_run(Operator(), bot, GROUP, now=NOW)
-    assert dry.model_step is not None and dry.model_step.would_run and dry.model_step.budget_tokens == 30000
+    assert dry.model_step is not None and dry.model_step.would_run and dry.model_step.budget_tokens == 45000
     assert dry.model_step.work == ("new_memories",) and runner.runs == [] and await _rows(engine, bot) == []
 
     assert (await engine.consolidation.run_now(Operator(), bot, GROUP, now=NOW)).model_step.ran
