@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from .domain.profiles import part_name as part_name
     from .domain.records import ChatContext as ChatContext
     from .domain.records import Importance as Importance
+    from .domain.records import ImportanceLevel as ImportanceLevel
     from .domain.records import MemoryDraft as MemoryDraft
     from .domain.records import MemoryRecord as MemoryRecord
     from .domain.records import MemoryStatus as MemoryStatus
@@ -240,6 +241,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ChatContext": (".domain.records", "ChatContext"),
     "Scope": (".domain.records", "Scope"),
     "Importance": (".domain.records", "Importance"),
+    "ImportanceLevel": (".domain.records", "ImportanceLevel"),
     "MemoryDraft": (".domain.records", "MemoryDraft"),
     "MemoryRecord": (".domain.records", "MemoryRecord"),
     "MemoryStatus": (".domain.records", "MemoryStatus"),
@@ -386,6 +388,7 @@ __all__ = [
     "IdleWindow",
     "IdleWindowService",
     "Importance",
+    "ImportanceLevel",
     "IndexLocked",
     "IndexService",
     "IndexUnavailable",

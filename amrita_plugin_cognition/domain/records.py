@@ -32,6 +32,12 @@ class Importance(StrEnum):
     HIGH = "high"
 
 
+#: An importance as a tool's argument names it (the values of :class:`Importance`). One spelling for
+#: every tool model: typing caches a ``Literal`` by its set of values, so a second spelling in
+#: another order would reorder the enum of whichever model loads later.
+ImportanceLevel = Literal["low", "medium", "high"]
+
+
 class Provenance(StrEnum):
     USER_STATED = "user_stated"
     INFERRED = "inferred"

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from ...api import PIN_MAX_CHARS, clean_text
+from ...api import PIN_MAX_CHARS, ImportanceLevel, clean_text
 from ...config import CognitionConfig
 
 #: Largest id the databases hold (SQLite INTEGER and PostgreSQL BIGINT are signed 64-bit).
@@ -131,7 +131,6 @@ MemoText = Annotated[
 ]
 MemoryId = Annotated[int, Field(ge=1, le=DATABASE_ID_MAX, description="记忆编号（正整数）")]
 PinId = Annotated[int, Field(ge=1, le=DATABASE_ID_MAX, description="提醒编号（正整数）")]
-ImportanceLevel = Literal["low", "medium", "high"]
 Tag = Annotated[str, Field(description="标签"), AfterValidator(_tag_check)]
 Tags = Annotated[
     list[Tag] | None,

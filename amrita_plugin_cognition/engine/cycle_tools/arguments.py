@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from ...domain.records import ImportanceLevel
+
 #: Largest id the databases hold (SQLite INTEGER and PostgreSQL BIGINT are signed 64-bit).
 ID_MAX = 2**63 - 1
 PAGE_MAX = 50
@@ -38,9 +40,6 @@ def _tags(value: list[str] | None) -> list[str] | None:
 
 Ids = Annotated[list[int], AfterValidator(_ids)]
 Tags = Annotated[list[str], AfterValidator(_tags)]
-# The order of ``bot/tools/arguments.ImportanceLevel``: typing caches a Literal by its set of values,
-# so a second spelling in another order would reorder the chat tools' enum in whichever loads later.
-ImportanceName = Literal["low", "medium", "high"]
 KindName = Literal["fact", "event", "preference", "plan", "decision"]
 EntityType = Literal["user", "group"]
 QQ = Annotated[str, Field(pattern=r"^[0-9]{5,20}$", description="QQ 号或群号")]
@@ -61,7 +60,7 @@ class PageArguments(_Args):
 
 
 class MemoryListArguments(PageArguments):
-    importance: ImportanceName | None = Field(None, description="只看这一重要性")
+    importance: ImportanceLevel | None = Field(None, description="只看这一重要性")
     tag: str | None = Field(None, max_length=20, description="只看带这个标签的")
     new_only: bool = Field(False, description="只看上次整理后新增的")
 
@@ -72,7 +71,7 @@ class MemoryReadArguments(_Args):
 
 class MemoryWriteArguments(_Args):
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="一条独立、时间明确的事实")
-    importance: ImportanceName = "medium"
+    importance: ImportanceLevel = "medium"
     tags: Tags = Field(default_factory=list, max_length=10)
     about_user_id: str = Field("", max_length=20, description="这条事实关于谁（QQ 号，可空）")
     kind: KindName = "fact"
@@ -83,7 +82,7 @@ class MemoryUpdateArguments(_Args):
     text: str | None = Field(
         None, min_length=1, max_length=TEXT_MAX, description="新文字（改文字会生成新记忆取代旧的）"
     )
-    importance: ImportanceName | None = None
+    importance: ImportanceLevel | None = None
     tags: Annotated[list[str] | None, AfterValidator(_tags)] = Field(
         None, max_length=10, description="新的完整标签列表"
     )
@@ -92,7 +91,7 @@ class MemoryUpdateArguments(_Args):
 class MemoryMergeArguments(_Args):
     ids: Ids = Field(min_length=2, max_length=20, description="同一件事的记忆编号")
     text: str = Field(min_length=1, max_length=TEXT_MAX, description="合并后的文字，保留所有来源的信息")
-    importance: ImportanceName
+    importance: ImportanceLevel
     tags: Tags = Field(default_factory=list, max_length=10)
 
 
