@@ -141,7 +141,17 @@ def cycle_prompt() -> RenderedPrompt:
     return default_templates().render(PROMPT_TEMPLATE)
 
 
-async def _signals(engine: CognitionEngine, report: PrepassReport, now: datetime) -> JudgementSignals:
+@dataclass(frozen=True, slots=True)
+class _ChatFacts:
+    """What the decision and the run read of the chat, once: the signals, the last judged run
+    (its summary is the next run's context), the last cycle's time."""
+
+    signals: JudgementSignals
+    last_judged: cycle_runs.CycleRun | None
+    last_cycle: datetime | None
+
+
+async def _facts(engine: CognitionEngine, report: PrepassReport, now: datetime) -> _ChatFacts:
     bot_id, scope = report.bot_id, report.scope
     last_cycle = (await idle_windows.state(engine, bot_id, scope)).last_cycle_at
     start, end = day_bounds(engine, now)
@@ -150,7 +160,7 @@ async def _signals(engine: CognitionEngine, report: PrepassReport, now: datetime
         due = await cycle_store.chats_due(session, bot_id, scope, limit=1)
         judged = await cycle_runs.last_finished(session, bot_id, scope)
         since = judged.started_at if judged is not None else None
-        return JudgementSignals(
+        signals = JudgementSignals(
             model_configured=engine.llm is not None,
             memory_on=await chat_switches(engine, bot_id, scope) is not None,
             daily_token_budget=settings.daily_token_budget,
@@ -165,11 +175,12 @@ async def _signals(engine: CognitionEngine, report: PrepassReport, now: datetime
             memo_max_chars=engine.config.memo_max_chars,
             cards_touched=await cycle_signals.cards_touched(session, bot_id, scope, last_cycle),
         )
+    return _ChatFacts(signals, judged, last_cycle)
 
 
 async def decision(engine: CognitionEngine, report: PrepassReport, now: datetime) -> JudgementDecision:
     """Whether the judgement step would run after this pre-pass now, and why not."""
-    return decide(await _signals(engine, report, now))
+    return decide((await _facts(engine, report, now)).signals)
 
 
 async def would_judge(engine: CognitionEngine, report: PrepassReport, now: datetime) -> ModelStep:
@@ -251,7 +262,8 @@ async def judge(
     """The judgement step after ``report``'s pre-pass (see the module's docstring)."""
     if report.stopped:
         return await skipped(engine, report, "prepass_yielded", trigger, now)
-    verdict = await decision(engine, report, now)
+    facts = await _facts(engine, report, now)
+    verdict = decide(facts.signals)
     if not verdict.run:
         return await skipped(engine, report, verdict.reason, trigger, now, verdict.work)
     reserved = await _reserve(engine, report, trigger, now)
@@ -262,10 +274,7 @@ async def judge(
     step = ModelStep("running", work=verdict.work, budget_tokens=tokens, run_id=run_id)
     started = time.perf_counter()
     try:
-        async with engine.session() as session:
-            last = await cycle_runs.last_finished(session, report.bot_id, report.scope)
-        last_cycle = (await idle_windows.state(engine, report.bot_id, report.scope)).last_cycle_at
-        desk, tools = _desk_and_tools(engine, report, now, last, last_cycle, verdict.work)
+        desk, tools = _desk_and_tools(engine, report, now, facts.last_judged, facts.last_cycle, verdict.work)
         assert engine.llm is not None  # decide() said a model is configured
         prompt = cycle_prompt()
         outcome: AgentOutcome = await engine.llm.run_agent(
