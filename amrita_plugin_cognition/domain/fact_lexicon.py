@@ -83,6 +83,10 @@ _FREQUENCIES = (
     ("year", re.compile(r"(?i)每个?年|每一年|\byearly\b|\bannually\b|\bevery year\b")),
 )
 _WEEKDAYS_EN = re.compile(r"(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
+#: Named groups of weekdays (after ``fold``: 星期 and 礼拜 read as 周): the weekend is Saturday and
+#: Sunday, the working days Monday to Friday, so that 每个周末 and 每个周一 are two facts.
+_WEEKDAY_GROUPS = re.compile(r"(?i)(周末|\bweekends?\b)|(工作日|\bweekdays\b)")
+_WEEKDAY_GROUP_DAYS = (frozenset({6, 7}), frozenset({1, 2, 3, 4, 5}))
 _WEEKDAY_EN_NUMBER = {"mon": 1, "tues": 2, "wednes": 3, "thurs": 4, "fri": 5, "satur": 6, "sun": 7}
 _PERIOD = r"(凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|半夜|深夜|晚)?"
 _CLOCK = re.compile(

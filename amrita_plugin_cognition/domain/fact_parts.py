@@ -62,6 +62,8 @@ from .fact_lexicon import (
     _UNIT_WORD,
     _WEEKDAY,
     _WEEKDAY_EN_NUMBER,
+    _WEEKDAY_GROUP_DAYS,
+    _WEEKDAY_GROUPS,
     _WEEKDAYS,
     _WEEKDAYS_EN,
     FILLER_CHARS,
@@ -204,6 +206,9 @@ def _weekdays(text: str, spans: list[tuple[int, int]]) -> set[int]:
         spans.append(match.span())
     for match in _WEEKDAYS_EN.finditer(text):
         found.add(_WEEKDAY_EN_NUMBER[match.group(1).lower()])
+        spans.append(match.span())
+    for match in _WEEKDAY_GROUPS.finditer(text):
+        found.update(_WEEKDAY_GROUP_DAYS[0 if match.group(1) else 1])
         spans.append(match.span())
     return found
 

@@ -189,6 +189,8 @@ def test_cosine_alone_is_read_at_the_recall_the_parts_reached() -> None:
         ("小卓的猫每天吃三顿猫粮。", "小卓的猫每天要吃三顿猫粮。"),
         # weekdays in Chinese numerals beside digits, 逢 as 每
         ("老周每周二和周四晚上7点去游泳。", "老周逢周二周四19:00游泳。"),
+        # 每个周末 and 每周末 (with 都) are the same weekend
+        ("小明每个周末去香山爬山。", "小明每周末都去香山爬山。"),
         # a word said twice adds nothing; 天天 is 每天
         ("可可每天晚上11点睡觉。", "可可天天晚上十一点睡觉睡觉。"),
         # reworded on both sides, no word in the place of another
@@ -213,6 +215,10 @@ def test_paraphrases_written_in_other_words(first: str, second: str) -> None:
         ("Tom lent the bike to Anna.", "Anna lent the bike to Tom.", ROLES),
         # another frequency
         ("可可每天晚上11点睡觉。", "可可每周六晚上11点睡觉。", WHEN),
+        # a named group of weekdays is those days: the weekend is not Monday, nor the working days
+        ("小明每个周末去香山爬山。", "小明每个周一去香山爬山。", WHEN),
+        ("阿梅工作日早上跑步。", "阿梅周末早上跑步。", WHEN),
+        ("Tom goes hiking every weekend.", "Tom goes hiking every Monday.", WHEN),
         ("阿宁的房租每月3500元。", "阿宁的房租每季度3500元。", WHEN),
         # like / dislike
         ("豆豆喜欢吃香菜。", "豆豆讨厌吃香菜。", WHETHER),
