@@ -12,7 +12,8 @@ The rule, as a careful agent would work through the night in short, one call per
    other parts) with the longest member's text (it says the most), the
    highest importance and every member's tags (``cycle_memory_merge``); leave the others.
 3. In a group chat, after a merge: read the group's card (``cycle_card_read``) and add each merged
-   fact its body does not carry yet, with the fact's tags (``cycle_card_update``, the version read).
+   fact its body does not carry yet, with the fact's tags and the merged memories as its sources
+   (``cycle_card_update``, the version read).
 4. A merged fact that is a how-to or a rule (``标题：内容`` with 做法 / 规矩 / 方法 / 技巧 / 注意事项
    in the title) and names nobody (no QQ number, no 昵称): look its title up in the knowledge base
    (``cycle_knowledge_search``) and, when no entry has that title, write it
@@ -214,6 +215,7 @@ def _card_call(calls: list[Call], done: list[Merged], chat: str) -> tuple[str, d
         "entity_id": chat,
         "expected_version": card.version,
         "body": "\n".join([*card.body, *added]),
+        "source_ids": [item.memory_id for item in done],
     }
     if tags != card.tags:
         arguments["tags"] = tags

@@ -5,7 +5,7 @@ report of a merge job."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 
 #: Source ids a card keeps (the newest).
 SOURCE_IDS_KEEP = 50
+
+
+def kept_sources(*groups: Iterable[int]) -> list[int]:
+    """A card's source ids: every id of ``groups`` once, the newest ``SOURCE_IDS_KEEP`` kept."""
+    return sorted({source for group in groups for source in group})[-SOURCE_IDS_KEEP:]
+
+
 #: Facts read from SQL per part before ranking (the newest).
 CANDIDATES = 400
 

@@ -44,9 +44,9 @@ from ..logs import log_event
 from ..store import jobs, repository
 from . import profiles
 from .profile_facts import (
-    SOURCE_IDS_KEEP,
     MergeReport,
     answer_without_opted_out,
+    kept_sources,
     shown_in,
     visible_facts,
 )
@@ -87,8 +87,7 @@ def _entity_lock(engine: CognitionEngine, key: str) -> asyncio.Lock:
 
 def _sources(current: Card | None, facts: Sequence[MemoryRecord]) -> list[int]:
     """The card's source ids: the ones it had and the facts it was merged from, the newest kept."""
-    ids = sorted({*(current.source_ids if current else ()), *(fact.id for fact in facts)})
-    return ids[-SOURCE_IDS_KEEP:]
+    return kept_sources(current.source_ids if current else (), (fact.id for fact in facts))
 
 
 async def _merge_part(

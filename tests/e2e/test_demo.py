@@ -654,6 +654,7 @@ def test_replay_model_works_a_cycle_from_the_tool_answers() -> None:
         "expected_version": "v7",
         "body": "爱拍日出\n拍星空的做法：相机固定在三脚架上，快门 15 秒",
         "tags": ["摄影", "星空", "夜景"],
+        "source_ids": [16],
     }
     assert made[5][1] == {"query": "拍星空的做法", "top_k": 5}
     assert made[6][1] == {

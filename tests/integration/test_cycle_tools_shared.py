@@ -17,6 +17,7 @@ from datetime import timedelta
 import pytest
 from cycle_helpers import Tools, desk_of, write
 from engine_helpers import NOW, group, make_engine, new_bot, private
+from pydantic import ValidationError
 
 from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.profiles import Card
@@ -48,7 +49,7 @@ async def _card(engine, bot: str, entity_type: str, entity_id: str, part: str, b
 
 async def test_cards_only_what_this_chat_sees_and_only_its_own_part(engine) -> None:  # type: ignore[no-untyped-def]
     bot = new_bot()
-    await write(engine, bot, CHAT, "小明每周六上午去香山爬山。", speaker=U)
+    hike = await write(engine, bot, CHAT, "小明每周六上午去香山爬山。", speaker=U)
     await _card(engine, bot, "group", CHAT.id, "group", "一个爱开黑的游戏群。")
     await _card(engine, bot, "group", OTHER.id, "group", "另一个群的秘密计划。")
     await _card(engine, bot, "user", U, f"group:{CHAT.id}", "周末爱爬山。", name="小明")
@@ -65,38 +66,89 @@ async def test_cards_only_what_this_chat_sees_and_only_its_own_part(engine) -> N
     assert "上次整理后更新的画像：群 20001 的画像" in await tools("cycle_context")
 
     version = _version(member)
+    with pytest.raises(ValidationError):  # a card change names the facts it draws on
+        await tools("cycle_card_update", entity_type="user", entity_id=U, expected_version=version, body="x")
+    foreign = await write(engine, bot, OTHER, "小明在二群说过要换工作。", speaker=U)
+    elsewhere = await tools(
+        "cycle_card_update", entity_type="user", entity_id=U, expected_version=version, body="x", source_ids=[foreign]
+    )
+    assert elsewhere.startswith("拒绝：找不到")
     updated = await tools(
-        "cycle_card_update", entity_type="user", entity_id=U, expected_version=version, body="周末爱去香山爬山。"
+        "cycle_card_update",
+        entity_type="user",
+        entity_id=U,
+        expected_version=version,
+        body="周末爱去香山爬山。",
+        source_ids=[hike],
     )
     assert updated.startswith("已更新用户 10001 在群 20001 的画像")
     stored = await engine.profiles.get(bot, "user", U, f"group:{CHAT.id}")
     assert stored.body == "周末爱去香山爬山。" and stored.name == "小明" and desk.changes["cards"] == 1
+    assert hike in stored.source_ids
     assert len(await engine.profiles.revisions(bot, "user", U, f"group:{CHAT.id}")) == 1
-    stale = await tools("cycle_card_update", entity_type="user", entity_id=U, expected_version=version, body="x")
+    stale = await tools(
+        "cycle_card_update", entity_type="user", entity_id=U, expected_version=version, body="x", source_ids=[hike]
+    )
     assert stale == "拒绝：画像在读取后已被修改，请重新读取"
     fresh = _version(await tools("cycle_card_read", entity_type="user", entity_id=U))
-    secret = await tools("cycle_card_update", entity_type="user", entity_id=U, expected_version=fresh, body=SECRET_BODY)
+    secret = await tools(
+        "cycle_card_update",
+        entity_type="user",
+        entity_id=U,
+        expected_version=fresh,
+        body=SECRET_BODY,
+        source_ids=[hike],
+    )
     assert secret.startswith("拒绝：含敏感内容")
     other_part = await tools(
-        "cycle_card_update", entity_type="group", entity_id=OTHER.id, expected_version="none", body="改别的群"
+        "cycle_card_update",
+        entity_type="group",
+        entity_id=OTHER.id,
+        expected_version="none",
+        body="改别的群",
+        source_ids=[hike],
     )
     assert other_part.startswith("拒绝：")
     assert (await engine.profiles.get(bot, "group", OTHER.id)).body == "另一个群的秘密计划。"
     assert desk.changes["cards"] == 1
+    # forgetting a fact the refinement drew on takes it out of the card's sources and asks for a rebuild
+    await engine.governance.forget(group(bot, CHAT.id, U), hike, now=NOW)
+    assert hike not in (await engine.profiles.get(bot, "user", U, f"group:{CHAT.id}")).source_ids
 
 
 async def test_an_opted_out_users_card_and_a_forgotten_fact_stay_out(engine) -> None:  # type: ignore[no-untyped-def]
     bot = new_bot()
     hike = await write(engine, bot, CHAT, "小明每周六上午去香山爬山。", speaker=U)
-    await write(engine, bot, CHAT, "小红每天晚上十点睡觉。", speaker=V)
+    games = await write(engine, bot, CHAT, "群里每周五晚上开黑。", speaker=U)
+    sleep = await write(engine, bot, CHAT, "小红每天晚上十点睡觉。", speaker=V)
     await _card(engine, bot, "user", V, f"group:{CHAT.id}", "作息规律。", name="小红")
     group_card = await _card(engine, bot, "group", CHAT.id, "group", "一个爱开黑的游戏群。")
     await engine.governance.set_opt_out(bot, V, True, Operator(), now=NOW)
     await engine.governance.forget(group(bot, CHAT.id, U), hike, now=NOW)
     tools = Tools(engine, desk_of(bot, CHAT))
     assert (await tools("cycle_card_read", entity_type="user", entity_id=V)).startswith("拒绝：该用户已选择不被记忆")
-    refused = await tools("cycle_card_update", entity_type="user", entity_id=V, expected_version="none", body="x")
+    refused = await tools(
+        "cycle_card_update", entity_type="user", entity_id=V, expected_version="none", body="x", source_ids=[games]
+    )
     assert refused.startswith("拒绝：该用户已选择不被记忆")
+    by_opted_out = await tools(
+        "cycle_card_update",
+        entity_type="group",
+        entity_id=CHAT.id,
+        expected_version=group_card.updated_at.isoformat(),
+        body="作息规律的群。",
+        source_ids=[sleep],
+    )
+    assert by_opted_out.startswith("拒绝：这段内容涉及已选择不被记忆的用户")
+    gone = await tools(
+        "cycle_card_update",
+        entity_type="group",
+        entity_id=CHAT.id,
+        expected_version=group_card.updated_at.isoformat(),
+        body="爱爬山的群。",
+        source_ids=[hike],
+    )
+    assert gone == f"拒绝：找不到 #{hike}"  # a forgotten fact is no source
     version = group_card.updated_at.isoformat()
     forgotten = await tools(
         "cycle_card_update",
@@ -104,6 +156,7 @@ async def test_an_opted_out_users_card_and_a_forgotten_fact_stay_out(engine) -> 
         entity_id=CHAT.id,
         expected_version=version,
         body="小明每周六上午去香山爬山。",
+        source_ids=[games],
     )
     assert forgotten == "拒绝：画像包含此前被要求遗忘的内容，不能写入"
     naming = await tools(
@@ -112,6 +165,7 @@ async def test_an_opted_out_users_card_and_a_forgotten_fact_stay_out(engine) -> 
         entity_id=CHAT.id,
         expected_version=version,
         body="QQ号10002的小红很活跃。",
+        source_ids=[games],
     )
     assert naming.startswith("拒绝：这段内容涉及已选择不被记忆的用户")
 
@@ -264,11 +318,11 @@ async def test_one_message_to_a_private_chats_user(engine) -> None:  # type: ign
     assert (await tools("cycle_send_to_user", text="再说一句")).startswith("拒绝：本次整理已经留过一条消息")
     assert desk.message_to_user == "我整理了一下你的记忆：合并了两条重复的跑步记录。"
     # the private chat's card part is the only one its cycle refines
-    await write(engine, bot, chat, "我每天早上跑步。", speaker=U)
+    run = await write(engine, bot, chat, "我每天早上跑步。", speaker=U)
     context = private(bot, U)
     assert await engine.profiles.visible_parts(context, "user", U) == ["private", "group"]
     created = await tools(
-        "cycle_card_update", entity_type="user", entity_id=U, expected_version="none", body="爱跑步。"
+        "cycle_card_update", entity_type="user", entity_id=U, expected_version="none", body="爱跑步。", source_ids=[run]
     )
     assert created.startswith("已更新用户 10001 的仅私聊画像")
     assert (await tools("cycle_card_read", entity_type="user", entity_id=V)).startswith(

@@ -123,6 +123,9 @@ class CardUpdateArguments(_Args):
     evaluation: str | None = Field(None, max_length=TEXT_MAX)
     body: str | None = Field(None, max_length=TEXT_MAX)
     roast: str | None = Field(None, max_length=TEXT_MAX)
+    source_ids: Ids = Field(
+        min_length=1, max_length=50, description="这次改动依据的本会话记忆编号（只改写措辞时给画像原有的来源）"
+    )
 
 
 class MemoUpdateArguments(_Args):

@@ -21,10 +21,11 @@ from ...domain.profiles import SECTION_NAMES, SECTIONS, Card, card_label
 from ...domain.records import ChatContext
 from ...errors import ConcurrentChange, InvalidInput
 from ...llm.agent_types import AgentTool
+from ..profile_facts import kept_sources
 from ..profiles import ProfileFilter
 from ..switches import card_without_opted_out, switch_state
 from .arguments import CardReadArguments, CardUpdateArguments
-from .common import FEW, admission_refusal, changed, minute, refusal, tool, zone
+from .common import FEW, admission_refusal, changed, chat_facts, minute, refusal, tool, zone
 from .desk import CycleDesk
 
 if TYPE_CHECKING:
@@ -132,6 +133,10 @@ def card_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
         }
         if not values:
             return refusal("没有要修改的内容")
+        # the facts it draws on become the card's sources, so that forgetting one re-checks the card
+        _, why = await chat_facts(engine, desk, args.source_ids)
+        if why:
+            return why
         new_texts = [
             text
             for value in values.values()
@@ -149,7 +154,8 @@ def card_tools(engine: CognitionEngine, desk: CycleDesk) -> list[AgentTool]:
         if await engine.governance.barred_in(desk.bot_id, desk.scope, new_texts):
             return refusal("画像包含此前被要求遗忘的内容，不能写入")
         # what the rest of the card still says of an opted-out user is cut, as a merge cuts it
-        card = card_without_opted_out(switches, replace(base, **values))  # type: ignore[arg-type]
+        sources = kept_sources(base.source_ids, args.source_ids)
+        card = card_without_opted_out(switches, replace(base, **values, source_ids=sources))  # type: ignore[arg-type]
         saved = await engine.profiles.save(card, by="consolidation", now=desk.now, expected=current)
         if not saved.changed:
             return "画像没有变化"
