@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.clock import as_utc
 from ..domain.decay import Candidate
 from ..domain.records import Importance, MemoryStatus, Scope
-from . import memory_sources, meta, repository
+from . import knowledge, memory_sources, meta, profile_sources, repository
 from .erasure import chunks, with_older_versions
 from .models import MemoryRow
 from .turns import scope_clause
@@ -163,7 +163,8 @@ async def retire(session: AsyncSession, ids: Sequence[int], now: datetime) -> li
 async def purge(session: AsyncSession, ids: Sequence[int], expired_before: datetime) -> list[MemoryRow]:
     """Expired memories waited out: deleted for good with the versions they replaced (no barrier:
     a purge is no forget, the fact may be learned again). They left both indices when they
-    expired, so there is nothing else to remove. Returns the rows deleted."""
+    expired, so there is nothing else to remove; the cards and knowledge entries built from them
+    keep their text and lose only the ids. Returns the rows deleted."""
     if not ids:
         return []
     result = await session.execute(
@@ -179,6 +180,12 @@ async def purge(session: AsyncSession, ids: Sequence[int], expired_before: datet
             delete(MemoryRow).where(MemoryRow.id.in_(chunk)).execution_options(synchronize_session=False)
         )
     await memory_sources.drop(session, [row.id for row in rows])  # a purged merge's lineage rows
+    by_bot: dict[str, list[int]] = {}
+    for row in rows:
+        by_bot.setdefault(row.bot_id, []).append(row.id)
+    for bot_id, purged in sorted(by_bot.items()):  # cards and entries keep only sources that exist
+        await profile_sources.sources_purged(session, bot_id, purged)
+        await knowledge.sources_purged(session, bot_id, purged)
     return rows
 
 

@@ -228,6 +228,21 @@ async def sources_removed(
     return result
 
 
+async def sources_purged(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) -> list[int]:
+    """Expired facts ``memory_ids`` were purged (a purge is no forget: nothing they said is
+    withdrawn): they leave the ``source_ids`` of every entry citing them, which stays shown as it
+    is, so that an entry is judged by the sources it still has (an entry left with none is its
+    writer's). Kept versions stay: history. Returns the entries changed."""
+    if not memory_ids:
+        return []
+    gone = set(memory_ids)
+    rows = await rows_citing(session, KnowledgeRow, bot_id, memory_ids)
+    for row in rows:
+        row.source_ids = json.dumps([item for item in source_list(row.source_ids) if item not in gone])
+    await session.flush()
+    return [row.id for row in rows]
+
+
 async def _mark_stale(session: AsyncSession, rows: dict[KnowledgeRow, list[int]], now: datetime) -> None:
     """Hide ``rows`` until re-derived, with their new sources: out of both indices (keyword row
     now, vector through the outbox)."""

@@ -50,6 +50,15 @@ async def drop_sources(session: AsyncSession, row: ProfileRow, memory_ids: Seque
     await session.flush()
 
 
+async def sources_purged(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) -> int:
+    """Expired facts ``memory_ids`` were purged (no forget: the card's text stays, no rebuild):
+    they leave the ``source_ids`` of the current card parts citing them. Returns how many parts."""
+    rows = await citing(session, bot_id, memory_ids)
+    for row in rows:
+        await drop_sources(session, row, memory_ids)
+    return len(rows)
+
+
 async def drop_revisions_citing(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) -> int:
     """Delete the kept revisions built from one of ``memory_ids`` (no restore brings a forgotten
     fact back); returns how many."""

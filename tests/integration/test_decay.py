@@ -14,6 +14,7 @@ from sqlalchemy import delete, func, select
 
 from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.permissions import Operator
+from amrita_plugin_cognition.domain.profiles import Card
 from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, MemoryKind, MemoryStatus
 from amrita_plugin_cognition.errors import InvalidInput, NotFound, PermissionDenied
 from amrita_plugin_cognition.store.decay import SWEEP_KEY
@@ -219,3 +220,23 @@ async def test_a_fact_said_again_restarts_its_clock(engine) -> None:  # type: ig
     assert (await _rows(engine, bot))[draft.text].status == "active"  # 3 days since it was said again
     await engine.decay.sweep(now=NOW + 12 * DAY + timedelta(minutes=1))
     assert (await _rows(engine, bot))[draft.text].status == "expired"
+
+
+async def test_a_purge_takes_its_ids_out_of_cards_and_knowledge_and_withdraws_nothing(engine) -> None:  # type: ignore[no-untyped-def]
+    bot = new_bot()
+    chat = group(bot, "20001", U, "小明", role="admin")
+    fleeting = await engine.memories.write(chat, "group", "群里周五晚上打羽毛球。", importance=Importance.LOW, now=NOW)
+    kept = await engine.memories.write(chat, "group", "打羽毛球要先热身十分钟。", importance=Importance.HIGH, now=NOW)
+    card = Card(bot, "group", "20001", "group", body="爱打羽毛球的群。", source_ids=[fleeting.id, kept.id])
+    await engine.profiles.save(card, now=NOW)
+    entry = await engine.knowledge.create(
+        bot, "羽毛球", "先热身", "打羽毛球前先热身十分钟。", [fleeting.id, kept.id], by="test", now=NOW
+    )
+    await engine.decay.sweep(now=NOW + 13 * DAY)  # the low fact expires: nothing is told yet (it may be restored)
+    assert list((await engine.profiles.get(bot, "group", "20001")).source_ids) == [fleeting.id, kept.id]
+    await engine.decay.sweep(now=NOW + 13 * DAY + 31 * DAY)  # purged: its id leaves both, their text stays
+    assert fleeting.text not in await _rows(engine, bot)
+    stored = await engine.profiles.get(bot, "group", "20001")
+    assert list(stored.source_ids) == [kept.id] and stored.body == "爱打羽毛球的群。"
+    after = await engine.knowledge.get(bot, entry.id)
+    assert list(after.source_ids) == [kept.id] and after.shown and after.version == entry.version
