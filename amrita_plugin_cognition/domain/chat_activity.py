@@ -28,6 +28,10 @@ A cell is cold when its rate is at most ``cold_slot_max_share_percent`` of the m
 not "cold"); a cell expecting at most ``QUIET_RATE`` (0.1) messages is cold whatever its share (a
 chat once busy at every hour and silent for months is quiet at every hour). The tests compare the
 same rate, so the cold cells are always the least busy ones.
+
+The maps say which zone they were counted in (``zone``). Read in another zone (``idle_timezone``
+changed), each count moves to the cell its moments fall in there (``rezoned``: a shift of part of
+a slot, one hour, splits a count between two cells), so a changed zone keeps the history.
 """
 
 from __future__ import annotations
@@ -70,6 +74,8 @@ class ChatActivity:
     #: The penalty: messages observed since the last successful consolidation cycle.
     messages_since_cycle: int = 0
     last_cycle_at: datetime | None = None
+    #: The zone the maps were counted in ("": not recorded, read as the zone in force).
+    zone: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +105,38 @@ def cell_of(moment: datetime, zone: tzinfo) -> int:
     """The fine map's cell of ``moment`` in ``zone``."""
     local = as_utc(moment).astimezone(zone)  # type: ignore[union-attr]
     return local.weekday() * SLOTS_PER_DAY + local.hour // SLOT_HOURS
+
+
+def zone_shift_hours(old: tzinfo, new: tzinfo, at: datetime) -> float:
+    """How many hours the clock of ``new`` is ahead of the clock of ``old`` at ``at``."""
+    moment = as_utc(at)
+    ahead = moment.astimezone(new).utcoffset() or timedelta()  # type: ignore[union-attr]
+    behind = moment.astimezone(old).utcoffset() or timedelta()  # type: ignore[union-attr]
+    return (ahead - behind).total_seconds() / 3600
+
+
+def _rotated(values: tuple[float, ...], cells: float) -> tuple[float, ...]:
+    """``values`` of a cyclic map moved ``cells`` cells later; a fraction of a cell splits each
+    count between the two cells it falls across (the counts add up as before)."""
+    whole = math.floor(cells)
+    part = cells - whole
+    moved = [0.0] * len(values)
+    for index, value in enumerate(values):
+        if value:
+            moved[(index + whole) % len(values)] += value * (1 - part)
+            moved[(index + whole + 1) % len(values)] += value * part
+    return tuple(moved)
+
+
+def rezoned(activity: ChatActivity, zone_name: str, hours: float) -> ChatActivity:
+    """``activity`` read in the zone ``zone_name``, whose clock is ``hours`` ahead of the one its
+    maps were counted in: every count moved to the cell of the same moments there."""
+    if not hours:
+        return replace(activity, zone=zone_name)
+    cells = hours / SLOT_HOURS
+    return replace(
+        activity, fine=_rotated(activity.fine, cells), coarse=_rotated(activity.coarse, cells), zone=zone_name
+    )
 
 
 def decay_factor(elapsed: timedelta, half_life_days: float) -> float:

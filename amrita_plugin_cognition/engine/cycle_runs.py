@@ -48,6 +48,7 @@ def _run(run: store.CycleRun) -> dict[str, Any]:
         "outcome": run.outcome,
         "merged": run.merged,
         "near": run.near,
+        "wording": run.wording,
         "ended": run.ended,
         "reason": run.reason or None,
         "reason_zh": SKIP_REASONS_ZH.get(run.reason) if run.ended == "skipped" else None,

@@ -26,12 +26,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from ..config import CognitionConfig
-from ..domain.chat_activity import ChatActivity, HeatPolicy, add_counts, cell_of, cycle_done
+from ..domain.chat_activity import (
+    ChatActivity,
+    HeatPolicy,
+    add_counts,
+    cell_of,
+    cycle_done,
+    rezoned,
+    zone_shift_hours,
+)
 from ..domain.clock import aware_or_now
 from ..domain.idle_planner import IdleWindow, PlannerPolicy, plan_window, resolve_zone
 from ..domain.records import Scope
@@ -87,6 +95,17 @@ def planner_zone(config: CognitionConfig) -> tuple[tzinfo, str]:
         _WARNED_ZONES.add(name)
         log_event("idle_planner", level=logging.WARNING, unknown_timezone=repr(name), using=used)
     return zone, used
+
+
+def in_zone(activity: ChatActivity, zone: tuple[tzinfo, str], now: datetime) -> ChatActivity:
+    """A chat's stored maps read in the planner's zone (``zone``: the zone and its name): maps
+    counted in another zone (``idle_timezone`` changed since) are moved by the two clocks'
+    difference at ``now``; maps that name no zone were counted in this one."""
+    current, name = zone
+    if activity.zone in ("", name):
+        return replace(activity, zone=name) if activity.zone != name else activity
+    counted_in = resolve_zone(activity.zone, "UTC")[0]
+    return rezoned(activity, name, zone_shift_hours(counted_in, current, now))
 
 
 @dataclass(slots=True)
@@ -245,15 +264,16 @@ async def _write(
     if not scopes:
         return 0
     policy = planner_policy(engine.config).heat
+    zone = planner_zone(engine.config)
     async with engine.unit_of_work() as uow:
         await store.lock_activity(uow.session, bot_id)
         stored = await store.load(uow.session, bot_id, scopes)
+        stored = {key: in_zone(stored.get(key, ChatActivity()), zone, now) for key in (scope.key for scope in scopes)}
         for scope, cells, pending in kept:
             assert pending.first_at is not None and pending.last_at is not None
-            before = stored.get(scope.key, ChatActivity())
-            stored[scope.key] = add_counts(before, cells, pending.first_at, pending.last_at, policy)
+            stored[scope.key] = add_counts(stored[scope.key], cells, pending.first_at, pending.last_at, policy)
         if cycle_of is not None:
-            stored[cycle_of.key] = cycle_done(stored.get(cycle_of.key, ChatActivity()), now)
+            stored[cycle_of.key] = cycle_done(stored[cycle_of.key], now)
         await store.save(uow.session, bot_id, {scope: stored[scope.key] for scope in scopes}, now)
         await uow.commit()
     return len(kept)
@@ -263,6 +283,7 @@ async def state(engine: CognitionEngine, bot_id: str, scope: Scope) -> ChatActiv
     """The chat's activity as of now: its row with what waits in the tally added."""
     async with engine.unit_of_work() as uow:
         activity = (await store.load(uow.session, bot_id, [scope])).get(scope.key, ChatActivity())
+    activity = in_zone(activity, planner_zone(engine.config), aware_or_now(None))
     pending = engine.activity_tally.peek(bot_id, scope)
     if pending is None or pending.first_at is None or pending.last_at is None:
         return activity

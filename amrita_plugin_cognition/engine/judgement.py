@@ -197,7 +197,8 @@ async def skipped(
     async with engine.unit_of_work() as uow:
         row = cycle_runs.add(
             uow.session, report.bot_id, report.scope, trigger=trigger, started_at=now, finished_at=now,
-            outcome=outcome, merged=len(report.merged), near=len(report.near), ended="skipped", reason=reason,
+            outcome=outcome, merged=len(report.merged), near=len(report.near), wording=len(report.wording),
+            ended="skipped", reason=reason,
         )  # fmt: skip
         await uow.session.flush()
         run_id = row.id
@@ -221,7 +222,8 @@ async def _reserve(
             return "daily_budget_spent"
         row = cycle_runs.add(
             uow.session, report.bot_id, report.scope, trigger=trigger, started_at=now, outcome="running",
-            merged=len(report.merged), near=len(report.near), ended="running", reserved_tokens=tokens,
+            merged=len(report.merged), near=len(report.near), wording=len(report.wording), ended="running",
+            reserved_tokens=tokens,
         )  # fmt: skip
         await uow.session.flush()
         run_id = row.id

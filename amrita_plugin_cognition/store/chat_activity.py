@@ -39,6 +39,7 @@ def _activity(row: ChatActivityRow) -> ChatActivity:
         last_observed_at=as_utc(row.last_observed_at),
         messages_since_cycle=row.messages_since_cycle,
         last_cycle_at=as_utc(row.last_cycle_at),
+        zone=row.zone or "",
     )
 
 
@@ -81,5 +82,6 @@ async def save(session: AsyncSession, bot_id: str, activities: Mapping[Scope, Ch
         row.last_observed_at = activity.last_observed_at
         row.messages_since_cycle = activity.messages_since_cycle
         row.last_cycle_at = activity.last_cycle_at
+        row.zone = activity.zone
         row.updated_at = now
     await session.flush()

@@ -44,6 +44,7 @@ class CycleRun:
     outcome: str
     merged: int
     near: int
+    wording: int
     ended: str
     reason: str
     rounds: int
@@ -75,6 +76,7 @@ def to_run(row: CycleRunRow) -> CycleRun:
         outcome=row.outcome,
         merged=row.merged,
         near=row.near,
+        wording=row.wording or 0,
         ended=row.ended,
         reason=row.reason,
         rounds=row.rounds,
@@ -133,6 +135,7 @@ def add(
     merged: int,
     near: int,
     ended: str,
+    wording: int = 0,
     reason: str = "",
     reserved_tokens: int = 0,
     finished_at: datetime | None = None,
@@ -148,6 +151,7 @@ def add(
         outcome=outcome,
         merged=merged,
         near=near,
+        wording=wording,
         ended=ended,
         reason=reason[:200],
         rounds=0,

@@ -432,6 +432,8 @@ class ChatActivityRow(Model):
     messages_since_cycle: Mapped[int] = mapped_column(BigInteger, default=0)
     last_cycle_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    #: The zone the maps were counted in ("": before it was recorded; read as the zone in force).
+    zone: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
 
 class KnowledgeRow(Model):
@@ -525,9 +527,11 @@ class CycleRunRow(Model):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     #: The cycle's: "running", "done", "yielded" (a message came in) or "lost" (its job's lease was taken).
     outcome: Mapped[str] = mapped_column(String(16))
-    #: Exact-duplicate merges written by the pre-pass, near clusters it proposed.
+    #: Exact-duplicate merges written by the pre-pass, near clusters it proposed, and the pairs it
+    #: proposed because only their wording kept them apart.
     merged: Mapped[int] = mapped_column(Integer, default=0)
     near: Mapped[int] = mapped_column(Integer, default=0)
+    wording: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: How the judgement step ended (``llm/agent_types.Ended``), or "skipped" / "unavailable" / "running".
     ended: Mapped[str] = mapped_column(String(16))
     #: Why it was skipped (``domain/judgement.py``'s codes) or what failed (English, short); "" when it ran.

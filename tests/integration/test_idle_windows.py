@@ -9,6 +9,7 @@ import logging
 import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from engine_helpers import make_engine, new_bot
@@ -66,6 +67,32 @@ async def test_counts_are_kept_in_memory_until_a_flush_and_survive_a_restart(tmp
     state = await fresh.idle_windows.state(bot, scope)
     assert sum(state.fine) == pytest.approx(sum(state.coarse), rel=0.5)
     assert state.fine[cell_of(SHANGHAI_START + timedelta(hours=1), UTC)] == 0  # Monday 01:00 Shanghai: none
+
+
+async def test_a_changed_zone_reads_the_stored_maps_where_their_moments_fall(tmp_root: Path, chroma_port) -> None:
+    shanghai = await make_engine(tmp_root, chroma_port, consolidation={"idle_timezone": "Asia/Shanghai"})
+    bot, scope = new_bot(), Scope("group", "70005")
+    office_hours(shanghai, bot, scope, days=28)
+    now = SHANGHAI_START + timedelta(days=28)
+    assert await shanghai.idle_windows.flush(now) == 1
+    assert (await stored(shanghai, bot, scope)).zone == "Asia/Shanghai"
+    busy = SHANGHAI_START + timedelta(days=21, hours=10)  # a Monday, 10:00 in Shanghai, 02:00 UTC
+    quiet = SHANGHAI_START + timedelta(days=21, hours=20)  # the same Monday, 20:00 in Shanghai, 12:00 UTC
+    before = await shanghai.idle_windows.state(bot, scope)
+    utc = await make_engine(tmp_root, chroma_port, consolidation={"idle_timezone": "UTC"})
+    after = await utc.idle_windows.state(bot, scope)
+    assert after.zone == "UTC" and sum(after.fine) == pytest.approx(sum(before.fine))
+    assert before.fine[cell_of(busy, ZoneInfo("Asia/Shanghai"))] > 0
+    assert after.fine[cell_of(busy, UTC)] == pytest.approx(before.fine[cell_of(busy, ZoneInfo("Asia/Shanghai"))])
+    assert before.fine[cell_of(quiet, UTC)] > 0 and after.fine[cell_of(quiet, UTC)] == 0  # 12:00 UTC was noon there
+    # the next flush writes them moved, in the new zone's name; the plan still avoids office hours
+    utc.idle_windows.observe(bot, scope, "10001", now)
+    assert await utc.idle_windows.flush(now) == 1
+    row = await stored(utc, bot, scope)
+    assert row.zone == "UTC"
+    window = await utc.idle_windows.plan(bot, scope, now + timedelta(hours=2))
+    local_start = window.start.astimezone(UTC) + timedelta(hours=8)
+    assert local_start.weekday() >= 5 or local_start.hour >= 18 or local_start.hour < 9
 
 
 async def test_a_chat_without_history_gets_the_target_hour_in_the_planner_zone(tmp_root: Path, chroma_port) -> None:

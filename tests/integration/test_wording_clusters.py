@@ -11,6 +11,7 @@ import pytest
 from cycle_helpers import Tools, desk_of, row, write
 from engine_helpers import NOW, make_engine, new_bot
 
+from amrita_plugin_cognition.cli.render_consolidation import judgement_usage_lines
 from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import MemoryStatus, Scope
 
@@ -55,3 +56,17 @@ async def test_a_pair_doubted_only_for_its_wording_is_offered_and_merged_by_the_
         assert (await row(engine, member)).status == MemoryStatus.SUPERSEDED.value
     after = await tools("cycle_clusters")
     assert "组2（可能相同，措辞不同" in after and "已处理（有效成员不足两条）" in after
+
+
+async def test_a_cycle_run_records_how_many_wording_clusters_it_was_given(engine) -> None:  # type: ignore[no-untyped-def]
+    bot = new_bot()
+    await write(engine, bot, CHAT, JOB)
+    await write(engine, bot, CHAT, JOB_REWORDED)
+    await engine.index.drain()
+    report = await engine.consolidation.run_now(Operator(), bot, CHAT, now=NOW)
+    assert len(report.wording) == 1 and report.model_step is not None
+    usage = await engine.consolidation.usage(now=NOW)
+    (run,) = [run for run in usage["recent"] if run["bot"] == bot]
+    assert (run["near"], run["wording"]) == (0, 1)
+    shown = "\n".join(judgement_usage_lines(usage))
+    assert "相近 0 组，措辞不同待判 1 组" in shown

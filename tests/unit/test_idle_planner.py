@@ -20,7 +20,9 @@ from amrita_plugin_cognition.domain.chat_activity import (
     cell_of,
     cycle_done,
     decayed_days,
+    rezoned,
     slot_rates,
+    zone_shift_hours,
 )
 from amrita_plugin_cognition.domain.idle_planner import (
     BUSY_CHAT_REACH,
@@ -358,3 +360,42 @@ def test_a_run_that_starts_inside_the_horizon_is_measured_whole() -> None:
     window = plan_window(activity, now, policy, zone)
     assert (window.reason, window.relaxations) == ("quiet_run", 0)
     assert window.start == START + HISTORY + timedelta(days=1, minutes=policy.idle_buffer_minutes)
+
+
+@given(
+    moments=st.lists(
+        st.datetimes(min_value=datetime(2026, 1, 1), max_value=datetime(2026, 12, 31), timezones=st.just(UTC)),
+        min_size=1,
+        max_size=30,
+    ),
+    old=st.sampled_from(ZONES),
+    new=st.sampled_from(ZONES),
+)
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+def test_maps_counted_in_one_zone_read_in_another_as_if_counted_there(
+    moments: list[datetime], old: ZoneInfo | timezone, new: ZoneInfo | timezone
+) -> None:
+    """Whole-hour differences that are a whole number of slots land exactly; the counts always add up."""
+    at = moments[0]
+    counted = ChatActivity()
+    there = ChatActivity()
+    for moment in moments:
+        counted = add_counts(counted, {cell_of(moment, old): 1}, moment, moment, HeatPolicy(fine_half_life_days=1e9))
+        there = add_counts(there, {cell_of(moment, new): 1}, moment, moment, HeatPolicy(fine_half_life_days=1e9))
+    hours = zone_shift_hours(old, new, at)
+    moved = rezoned(counted, "new", hours)
+    assert moved.zone == "new"
+    assert sum(moved.fine) == pytest.approx(sum(counted.fine))
+    assert sum(moved.coarse) == pytest.approx(sum(counted.coarse))
+    same_offsets = all(zone_shift_hours(old, new, moment) == hours for moment in moments)
+    if same_offsets and hours % 2 == 0:
+        assert moved.fine == pytest.approx(there.fine)
+
+
+def test_an_hour_apart_splits_each_count_between_two_slots() -> None:
+    activity = ChatActivity(fine=(4.0,) + (0.0,) * (CELLS - 1), coarse=(4.0,) + (0.0,) * (SLOTS_PER_DAY - 1))
+    later = rezoned(activity, "later", 1.0)
+    assert later.fine[:2] == (2.0, 2.0) and later.coarse[:2] == (2.0, 2.0)
+    earlier = rezoned(activity, "earlier", -8.0)  # Shanghai's maps read in UTC: Monday 00-02 is Sunday 16-18
+    assert earlier.fine[CELLS - 4] == 4.0 and earlier.coarse[SLOTS_PER_DAY - 4] == 4.0
+    assert rezoned(activity, "same", 0.0) == ChatActivity(fine=activity.fine, coarse=activity.coarse, zone="same")
