@@ -7,10 +7,11 @@ cannot be updated, and a refusal is taken as the answer (never tried again in ot
 The rule, as a careful agent would work through the night in short, one call per round:
 
 1. ``cycle_context`` first.
-2. Near-duplicate groups in the context: read them whole (``cycle_clusters``); merge each group
-   whose members state the same numbers (dates, amounts, QQ numbers; the pre-pass compared the
-   other parts) with the longest member's text (it says the most), the
-   highest importance and every member's tags (``cycle_memory_merge``); leave the others.
+2. Near-duplicate groups in the context, and the pairs the rules doubted only for their wording:
+   read them whole (``cycle_clusters``); merge each group whose members state the same numbers
+   (dates, amounts, QQ numbers; the pre-pass compared the other parts) with the longest member's
+   text (it says the most), the highest importance and every member's tags
+   (``cycle_memory_merge``); leave the others.
 3. In a group chat, after a merge: read the group's card (``cycle_card_read``) and add each merged
    fact its body does not carry yet, with the fact's tags and the merged memories as its sources
    (``cycle_card_update``, the version read).
@@ -40,6 +41,8 @@ REFUSED = "拒绝："
 #: ``#12 [中] text (标签: a、b; 2026-03-04)`` (``engine/cycle_tools/common.memory_line``).
 MEMBER = re.compile(r"^\s*#(\d+) \[([高中低])\] (.*) \((?:标签: (.*?); )?\d{4}-\d{2}-\d{2}(?:; [^()]*)?\)$")
 NEAR = re.compile(r"待判断的近似重复 (\d+) 组")
+#: The pairs the rules doubted only for their wording, in the context line (``组N（可能相同，措辞不同）：``).
+WORDING = re.compile(r"可能相同、措辞不同的 (\d+) 组")
 GROUP_CHAT = re.compile(r"^会话：群聊 (\d+)$", re.MULTILINE)
 MERGED = re.compile(r"^已合并 (#\d+(?:、#\d+)*) → #(\d+)")
 VERSION = re.compile(r"（版本 ([^）]+)）")
@@ -129,10 +132,11 @@ def _answer(calls: list[Call], name: str) -> str | None:
 
 
 def parse_clusters(answer: str) -> list[list[Member]]:
-    """The groups of ``cycle_clusters`` (or ``cycle_context``): ``组N：`` and one member per line."""
+    """The groups of ``cycle_clusters`` (or ``cycle_context``): ``组N：`` (or ``组N（可能相同，措辞不同）：``,
+    a pair the rules doubted only for its wording) and one member per line."""
     groups: list[list[Member]] = []
     for line in answer.splitlines():
-        if re.match(r"^组\d+：", line):
+        if re.match(r"^组\d+(?:（[^）]*）)?：", line):
             groups.append([])
             continue
         found = MEMBER.match(line)
@@ -272,8 +276,8 @@ def cycle_answer(messages: list[dict[str, Any]], offered: list[str]) -> tuple[st
     context = _answer(calls, CONTEXT_TOOL)
     if context is None:
         return CONTEXT_TOOL, {}
-    near = NEAR.search(context)
-    if near is not None and int(near.group(1)) > 0 and _answer(calls, "cycle_clusters") is None:
+    groups = sum(int(found.group(1)) for found in (NEAR.search(context), WORDING.search(context)) if found)
+    if groups > 0 and _answer(calls, "cycle_clusters") is None:
         return "cycle_clusters", {"offset": 0, "limit": 5}
     tried = {member for call in calls if call.name == "cycle_memory_merge" for member in call.arguments.get("ids", [])}
     for group in parse_clusters(_answer(calls, "cycle_clusters") or ""):

@@ -626,6 +626,30 @@ CLUSTERS = "\n".join(
 CARD = "群 20001 的画像（版本 v7）\n标签：摄影\n评价：\n常聊摄影。\n正文：\n爱拍日出\n吐槽：\n没什么可吐槽的。"
 
 
+def test_replay_model_merges_a_pair_doubted_only_for_its_wording_when_its_numbers_agree() -> None:
+    """With no near group, only a wording pair in the context, the model still reads the groups and
+    merges the pair (the pre-pass found every part the same; the numbers agree)."""
+    model = ReplayModel(load_script(ZoneInfo("Asia/Shanghai"), date.fromisoformat(START)))
+    wording_only = "待判断的近似重复 0 组，另有可能相同、措辞不同的 1 组（规则存疑）"
+    context = CONTEXT.replace("待判断的近似重复 2 组", wording_only)
+    clusters = "\n".join(
+        [
+            "组1（可能相同，措辞不同）：",
+            "  #21 [中] 小明每周六在咖啡店兼职做咖啡师。 (2026-03-04)",
+            "  #22 [中] 小明每周六在咖啡店打工做咖啡师。 (2026-03-05)",
+            "（共 1 组，本页第 1-1 组）",
+        ]
+    )
+    answers = {
+        "cycle_context": context.replace("群聊 20001", "私聊 10001"),  # no group card to grow after the merge
+        "cycle_clusters": clusters,
+        "cycle_memory_merge": "已合并 #21、#22 → #23（来源均已被取代，可追溯）",
+    }
+    made = _cycle_run(model, answers)
+    assert [name for name, _ in made] == ["cycle_context", "cycle_clusters", "cycle_memory_merge", STOP_TOOL]
+    assert made[2][1]["ids"] == [21, 22]
+
+
 def test_replay_model_works_a_cycle_from_the_tool_answers() -> None:
     """The replay model's judgement step is a function of the tool answers the request carries:
     the context, the groups read whole, a merge of the group whose numbers agree (not of the
