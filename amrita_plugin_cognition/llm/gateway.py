@@ -28,10 +28,9 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -44,15 +43,15 @@ from tenacity import (
 from ..errors import TIMEOUTS, LLMUnavailable
 from ..logs import log_event
 from .agent import run_agent as _run_agent
+from .answers import Call, StructuredT, answer_structured, answer_text
 from .counters import PurposeCounters, UsageSink
-from .failures import FAILURE_ZH, AttemptFailed, failure_from, quote_for_log, validation_lines
+from .failures import FAILURE_ZH, AttemptFailed, failure_from, quote_for_log
 from .presets import PresetResolver, resolve_amrita_preset
 from .prompts import PromptTemplates, RenderedPrompt, default_templates
 from .settings import LLMSettings
 
 if TYPE_CHECKING:
-    from amrita_core import AmritaConfig, ModelPreset, ToolFunctionSchema, UniResponseUsage
-    from amrita_core.types import CONTENT_LIST_TYPE
+    from amrita_core import AmritaConfig, ModelPreset, ToolFunctionSchema
 
     from .agent_types import AgentRunner
 
@@ -60,39 +59,7 @@ __all__ = ["LLMGateway", "PurposeCounters", "StructuredT"]
 
 logger = logging.getLogger("cognition")
 
-StructuredT = TypeVar("StructuredT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
-
-RETRY_TEMPLATE = "structured_retry.jinja"
-MAX_FEEDBACK_ARGUMENT_CHARS = 2000
-MAX_FEEDBACK_ERRORS = 8
-
-
-@dataclass(slots=True)
-class _Call:
-    """One gateway call in progress: where it runs, what it has used, what went wrong last."""
-
-    purpose: str
-    prompt: RenderedPrompt
-    preset: ModelPreset
-    config: AmritaConfig
-    counters: PurposeCounters
-    #: This call's own counters (what ``usage_sink`` receives).
-    own: PurposeCounters
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    last_failure: AttemptFailed | None = None
-
-    def record_usage(self, usage: UniResponseUsage | None) -> None:
-        if usage is None:
-            return
-        prompt_tokens = int(usage.prompt_tokens or 0)
-        completion_tokens = int(usage.completion_tokens or 0)
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
-        for counters in (self.counters, self.own):
-            counters.prompt_tokens += prompt_tokens
-            counters.completion_tokens += completion_tokens
 
 
 class LLMGateway:
@@ -129,7 +96,7 @@ class LLMGateway:
         """The model's text answer to the rendered ``template``; :class:`LLMUnavailable` when every
         attempt failed (error, timeout, empty answer). ``preset`` overrides ``settings.preset``."""
         prompt = self.render(template, context)
-        return await self._call(purpose, prompt, self._answer_text, preset)
+        return await self._call(purpose, prompt, answer_text, preset)
 
     async def complete_structured(
         self,
@@ -153,8 +120,8 @@ class LLMGateway:
         tool = self.tool_schema(output, tool_name, tool_description)
         prompt = self.render(template, {"tool_name": tool_name, **(context or {})})
 
-        async def answer(call: _Call) -> StructuredT:
-            return await self._answer_structured(call, tool, output)
+        async def answer(call: Call) -> StructuredT:
+            return await answer_structured(call, tool, output, self.render)
 
         return await self._call(purpose, prompt, answer, preset)
 
@@ -204,7 +171,7 @@ class LLMGateway:
     # ------------------------------------------------------------------ one call, its attempts
 
     async def _call(
-        self, purpose: str, prompt: RenderedPrompt, answer: Callable[[_Call], Awaitable[ResultT]], preset_name: str = ""
+        self, purpose: str, prompt: RenderedPrompt, answer: Callable[[Call], Awaitable[ResultT]], preset_name: str = ""
     ) -> ResultT:
         counters = self._counters.setdefault(purpose, PurposeCounters())
         counters.calls += 1
@@ -221,7 +188,7 @@ class LLMGateway:
             )
             await self._report(purpose, PurposeCounters(1, 1, latency_seconds=elapsed, last_error=str(error)))
             raise
-        call = _Call(purpose, prompt, preset, self._core_config(), counters, PurposeCounters(calls=1))
+        call = Call(purpose, prompt, preset, self._core_config(), counters, PurposeCounters(calls=1))
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.settings.max_retries + 1),
             wait=self._backoff(),
@@ -288,7 +255,7 @@ class LLMGateway:
         except Exception as error:  # the counters are lost for this call, the call's result is not
             log_event("llm_usage", level=logging.WARNING, recorded=0, purpose=purpose, error=quote_for_log(repr(error)))
 
-    async def _attempt(self, call: _Call, answer: Callable[[_Call], Awaitable[ResultT]]) -> ResultT:
+    async def _attempt(self, call: Call, answer: Callable[[Call], Awaitable[ResultT]]) -> ResultT:
         """One attempt within ``timeout_seconds``; every failure becomes an ``AttemptFailed``."""
         try:
             return await asyncio.wait_for(answer(call), timeout=self.settings.timeout_seconds)
@@ -305,7 +272,7 @@ class LLMGateway:
             raise failed from error
 
     @staticmethod
-    def _note_failure(call: _Call, failure: AttemptFailed) -> None:
+    def _note_failure(call: Call, failure: AttemptFailed) -> None:
         call.last_failure = failure
         for counters in (call.counters, call.own):
             if failure.kind == "timeout":
@@ -319,7 +286,7 @@ class LLMGateway:
         ceiling = max(self.settings.backoff_max_seconds, initial)
         return wait_exponential(multiplier=initial, max=ceiling) + wait_random(0, initial)
 
-    def _before_sleep(self, call: _Call, state: RetryCallState) -> None:
+    def _before_sleep(self, call: Call, state: RetryCallState) -> None:
         failure = call.last_failure
         log_event(
             "llm_attempt",
@@ -348,83 +315,6 @@ class LLMGateway:
             }
         )
         return base.model_copy(update={"llm": llm})
-
-    # ------------------------------------------------------------------ the two kinds of answer
-
-    @staticmethod
-    def _messages(prompt: RenderedPrompt, extra_user: str | None = None) -> CONTENT_LIST_TYPE:
-        from amrita_core.types import Message
-
-        messages: CONTENT_LIST_TYPE = []
-        if prompt.system:
-            messages.append(Message(role="system", content=prompt.system))
-        messages.append(Message(role="user", content=prompt.user))
-        if extra_user:
-            messages.append(Message(role="user", content=extra_user))
-        return messages
-
-    async def _answer_text(self, call: _Call) -> str:
-        from amrita_core import call_completion, get_last_response
-        from amrita_core.utils import remove_think_tag
-
-        messages = self._messages(call.prompt)
-        response = await get_last_response(call_completion(messages, preset=call.preset, config=call.config))
-        call.record_usage(response.usage)
-        text = response.content or ""
-        if call.preset.config.cot_model:
-            text = remove_think_tag(text)
-        text = text.strip()
-        if not text:
-            raise AttemptFailed("empty", "the model answered with no text")
-        return text
-
-    def _retry_feedback(self, call: _Call, tool_name: str) -> str | None:
-        failure = call.last_failure
-        if failure is None or failure.kind != "invalid_output":
-            return None
-        return self.render(
-            RETRY_TEMPLATE,
-            {"tool_name": tool_name, "problem": failure.problem, "arguments": failure.arguments},
-        ).user
-
-    async def _answer_structured(self, call: _Call, tool: ToolFunctionSchema, output: type[StructuredT]) -> StructuredT:
-        from amrita_core import tools_caller
-
-        tool_name = tool.function.name
-        messages = self._messages(call.prompt, self._retry_feedback(call, tool_name))
-        response = await tools_caller(
-            messages, [tool], preset=call.preset, tool_choice=self._tool_choice(call.preset, tool), config=call.config
-        )
-        call.record_usage(response.usage)
-        matching = [item for item in response.tool_calls or [] if item.function.name == tool_name]
-        if not matching:
-            called = ", ".join(item.function.name for item in response.tool_calls or []) or "nothing"
-            raise AttemptFailed(
-                "invalid_output",
-                f"expected a call to {tool_name}, the model called {called}",
-                problem=f"没有调用函数 `{tool_name}`（实际调用：{called}）。",
-            )
-        arguments = matching[0].function.arguments or ""
-        try:
-            return output.model_validate_json(arguments)
-        except ValidationError as error:
-            details = validation_lines(error, MAX_FEEDBACK_ERRORS)
-            raise AttemptFailed(
-                "invalid_output",
-                f"invalid arguments for {tool_name}: {error.error_count()} error(s): "
-                + "; ".join(line[2:] for line in details),
-                problem="参数不符合要求：\n" + "\n".join(details),
-                arguments=arguments[:MAX_FEEDBACK_ARGUMENT_CHARS],
-            ) from error
-
-    @staticmethod
-    def _tool_choice(preset: ModelPreset, tool: ToolFunctionSchema) -> Any:
-        """Force the one function, except on native-thinking presets, whose providers reject a
-        forced choice (the same downgrade amrita_core's agent makes); the prompt asks for it then."""
-        thinking = preset.thinking_config
-        if thinking is not None and (thinking.thinking_type == "enabled" or bool(thinking.enable_thinking)):
-            return "auto"
-        return tool
 
 
 if TYPE_CHECKING:  # mypy holds the method to the interface the cycle is written against
