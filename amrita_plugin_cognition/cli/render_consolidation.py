@@ -118,6 +118,6 @@ def judgement_usage_lines(usage: dict[str, Any]) -> list[str]:
             how = f"未调用模型：{run.get('reason_zh') or run.get('reason') or ''}"
         else:
             how = f"{JUDGEMENT_ENDED_ZH.get(run['ended'], run['ended'])}，{run['rounds']} 轮，{run['tokens']} tokens"
-        found = f"合并重复 {run['merged']} 条，相近 {run['near']} 组，措辞不同待判 {run.get('wording', 0)} 组"
+        found = f"合并重复 {run['merged']} 条，相近 {run['near']} 组，措辞不同待判 {run['wording']} 组"
         lines.append(f"  最近：{local_time(run['started_at'])} {run['chat']}（机器人 {run['bot']}）{found}；{how}")
     return lines

@@ -263,7 +263,8 @@ async def test_a_stuck_memory_lookup_never_holds_the_reply(app: App, fake_openai
     fact = "群友阿花（QQ号10061）下个月要去云南旅游。"
     await _seed(Scope("group", "30061"), fact, speaker="10061", name="阿花")
     engine = await _engine()
-    monkeypatch.setattr(engine, "config", engine.config.model_copy(update={"hook_timeout_seconds": 0.2}))
+    config = engine.config
+    monkeypatch.setattr(engine, "config", config.model_copy(update={"hook_timeout_seconds": 0.2}))
     real_build = engine.turns.context
 
     async def stuck(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -278,7 +279,9 @@ async def test_a_stuck_memory_lookup_never_holds_the_reply(app: App, fake_openai
         assert asyncio.get_running_loop().time() - started < 10
         assert fake_openai.chat_requests and "<cognition_memory" not in system_text(fake_openai.chat_requests[0])
         assert FINAL_TEXT in qq.sent
+        # unstuck, with the usual time limit (0.2 s is too short for a real lookup on a busy machine)
         monkeypatch.setattr(engine.turns, "context", real_build)
+        monkeypatch.setattr(engine, "config", config)
         fake_openai.reset()
         await deliver(bot, group_message("阿花下个月去哪？", 30061, 10061, "阿花"))
         assert fact in system_text(fake_openai.chat_requests[0])

@@ -98,9 +98,10 @@ def test_consolidate_and_status_read_as_sentences_and_tables(capsys: pytest.Capt
         "bots": [{"bot": "90001", "tokens_today": 36000, "runs_today": 3, "judged_today": 2, "left_today": 164000}],
         "recent": [
             {"bot": "90001", "chat": "group:20001", "started_at": "2026-12-08T19:00:00+00:00", "ended": "stopped",
-             "rounds": 4, "tokens": 6000, "reason": None, "reason_zh": None},
+             "merged": 1, "near": 2, "wording": 1, "rounds": 4, "tokens": 6000, "reason": None, "reason_zh": None},
             {"bot": "90001", "chat": "group:20002", "started_at": "2026-12-08T19:20:00+00:00", "ended": "skipped",
-             "rounds": 0, "tokens": 0, "reason": "nothing_to_judge", "reason_zh": "没有需要模型判断的内容"},
+             "merged": 0, "near": 0, "wording": 0, "rounds": 0, "tokens": 0, "reason": "nothing_to_judge",
+             "reason_zh": "没有需要模型判断的内容"},
         ],
     }  # fmt: skip
     print("\n".join(render_consolidation.judgement_usage_lines(usage)))
@@ -131,8 +132,14 @@ def test_consolidate_and_status_read_as_sentences_and_tables(capsys: pytest.Capt
     assert "模型判断：不会调用模型（每日 token 预算为 0（consolidation.daily_token_budget））" in out
     assert "下次整理窗口" in out and "记忆已关闭" in out
     assert "机器人 90001：今天 36000 / 200000 tokens，整理 3 次（其中调用模型 2 次）" in out
-    assert "group:20001（机器人 90001）模型完成并停止，4 轮，6000 tokens" in out
-    assert "group:20002（机器人 90001）未调用模型：没有需要模型判断的内容" in out
+    assert (
+        "group:20001（机器人 90001）合并重复 1 条，相近 2 组，措辞不同待判 1 组；模型完成并停止，4 轮，6000 tokens"
+        in out
+    )
+    assert (
+        "group:20002（机器人 90001）合并重复 0 条，相近 0 组，措辞不同待判 0 组；未调用模型：没有需要模型判断的内容"
+        in out
+    )
     assert (
         "等待 3 个会话，进行中 1" in out and "已整理过 5 个会话" in out and "已合并 7 条（取代 15 条重复记忆）" in out
     )

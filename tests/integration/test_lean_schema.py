@@ -34,7 +34,9 @@ GOOD: dict[str, list[dict[str, Any]]] = {
     "MemoryMergeArguments": [{"ids": [1, 2], "text": "合并", "importance": "high", "tags": ["a"]}],
     "MemoryUpdateArguments": [{"id": 3}, {"id": 3, "tags": ["出行"], "importance": "low"}],
     "PageArguments": [{}, {"offset": 0, "limit": 50}],
-    "CardUpdateArguments": [{"entity_type": "user", "entity_id": "10001", "expected_version": "v1", "tags": []}],
+    "CardUpdateArguments": [
+        {"entity_type": "user", "entity_id": "10001", "expected_version": "v1", "tags": [], "source_ids": [3]}
+    ],
     "KnowledgeWriteArguments": [{"title": "群规", "body": "不刷屏", "source_ids": [4]}],
     "StopArguments": [{"summary": "没有改动"}],
 }
@@ -48,7 +50,10 @@ BAD: dict[str, list[dict[str, Any]]] = {
     ],
     "MemoryUpdateArguments": [{"id": 0}, {"id": "3"}, {}],
     "PageArguments": [{"limit": 51}, {"offset": -1}, {"limit": 1.5}],
-    "CardUpdateArguments": [{"entity_type": "user", "entity_id": "abc", "expected_version": "v1"}],
+    "CardUpdateArguments": [
+        {"entity_type": "user", "entity_id": "abc", "expected_version": "v1", "source_ids": [3]},
+        {"entity_type": "user", "entity_id": "10001", "expected_version": "v1", "source_ids": []},
+    ],
     "KnowledgeWriteArguments": [{"title": "群规", "body": "不刷屏", "source_ids": []}],
     "StopArguments": [{"summary": "长" * 501}],
 }
