@@ -23,10 +23,15 @@ depends_on: str | Sequence[str] | None = None
 def upgrade(name: str = "") -> None:
     if name:
         return
+    # the rows there are get "" (maps read as the zone in force) and 0; then the repository sets every value
     with op.batch_alter_table("cognition_chat_activity", schema=None) as batch_op:
         batch_op.add_column(sa.Column("zone", sa.String(length=64), server_default="", nullable=False))
+    with op.batch_alter_table("cognition_chat_activity", schema=None) as batch_op:
+        batch_op.alter_column("zone", server_default=None)
     with op.batch_alter_table("cognition_cycle_run", schema=None) as batch_op:
         batch_op.add_column(sa.Column("wording", sa.Integer(), server_default="0", nullable=False))
+    with op.batch_alter_table("cognition_cycle_run", schema=None) as batch_op:
+        batch_op.alter_column("wording", server_default=None)
 
 
 def downgrade(name: str = "") -> None:

@@ -433,7 +433,7 @@ class ChatActivityRow(Model):
     last_cycle_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     #: The zone the maps were counted in ("": before it was recorded; read as the zone in force).
-    zone: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    zone: Mapped[str] = mapped_column(String(64), default="")
 
 
 class KnowledgeRow(Model):
@@ -531,7 +531,7 @@ class CycleRunRow(Model):
     #: proposed because only their wording kept them apart.
     merged: Mapped[int] = mapped_column(Integer, default=0)
     near: Mapped[int] = mapped_column(Integer, default=0)
-    wording: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    wording: Mapped[int] = mapped_column(Integer, default=0)
     #: How the judgement step ended (``llm/agent_types.Ended``), or "skipped" / "unavailable" / "running".
     ended: Mapped[str] = mapped_column(String(16))
     #: Why it was skipped (``domain/judgement.py``'s codes) or what failed (English, short); "" when it ran.

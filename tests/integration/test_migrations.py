@@ -136,8 +136,8 @@ def test_the_cycle_runs_revision_downgrades_and_upgrades_again(tmp_path) -> None
             db.execute(
                 "INSERT INTO cognition_cycle_run (bot_id, scope_kind, scope_id, trigger, started_at, outcome, merged,"
                 " near, ended, reason, rounds, prompt_tokens, completion_tokens, reserved_tokens, tool_calls, changes,"
-                " summary) VALUES ('b', 'group', '1', 'scheduled', '2026-01-01', 'done', 0, 0, 'stopped', '', 3, 900,"
-                " 100, 0, 4, '{}', 'ok')")
+                " summary, wording) VALUES ('b', 'group', '1', 'scheduled', '2026-01-01', 'done', 0, 0, 'stopped', '',"
+                " 3, 900, 100, 0, 4, '{}', 'ok', 0)")
         tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cognition_cycle_run'"
         run("downgrade", "e8a4c1f7d3b6")
         print("down", rows(tables))
