@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from nonebot_plugin_orm import Model
 from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from . import models
 
-#: Every table of the plugin, as its models define it.
+#: Every table of the plugin, as its models define it (every model ``store.models`` exports).
 TABLES = [
     model.__table__
-    for model in vars(models).values()
-    if isinstance(model, type) and issubclass(model, models.Model) and model is not models.Model
+    for model in (getattr(models, name) for name in models.__all__)
+    if isinstance(model, type) and issubclass(model, Model)
 ]
 
 
