@@ -545,3 +545,26 @@ class CycleRunRow(Model):
     #: A message the agent left for the private chat's user (``allow_send_to_user``), and when it went.
     message_to_user: Mapped[str | None] = mapped_column(Text, nullable=True)
     message_sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class ImportRecordRow(Model):
+    """One record an importer brought in (``engine/imports.py``): the fingerprint of the source
+    record (a hash of the importer, its path and id, and its content; never the content) and what
+    it became, so that a second run of the same import writes nothing new and a failed run resumes.
+    Kept after an erasure on purpose: it holds no text, and it stops a re-import from bringing an
+    erased record back (the forget barrier refuses it too)."""
+
+    __tablename__ = "cognition_import_record"
+    __table_args__ = (UniqueConstraint("bot_id", "importer", "fingerprint", name="uq_cognition_import_record"),)
+
+    id: Mapped[int] = mapped_column(_ID, primary_key=True, autoincrement=True)
+    bot_id: Mapped[str] = mapped_column(String(32))
+    #: "amrita-plugin-memory" or "undefined".
+    importer: Mapped[str] = mapped_column(String(32))
+    #: The kind of record: "memory", "memo", "knowledge", "profile", "suggestion", "note", "pin", "job".
+    kind: Mapped[str] = mapped_column(String(16))
+    #: sha256 hex of (importer, source path, record id, content).
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    #: What it became: "memory:12", "memo:group:20001", "knowledge:3", ...
+    target: Mapped[str] = mapped_column(String(128), default="")
+    at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,0 +1,155 @@
+"""Importing the records that are not facts (``engine/imports.py`` drives): a line of a chat's
+memo, a pin, a card, a knowledge entry. Each goes through the chat switches, opt-out, admission
+and the forget barrier first (a dry run stops there), then through its normal write path; its
+fingerprint is stored right after. A record whose content is already there (the memo holds the
+line, an entry has the title and summary) is skipped and fingerprinted, so a run interrupted
+between a write and its fingerprint does not write it twice."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..domain.admission import admit
+from ..domain.imports import CardText, ImportItem, ImportReport, KnowledgeText, MemoText, Payload
+from ..domain.profiles import Card
+from ..domain.records import ChatContext, Scope, normalise_text
+from ..errors import ConcurrentChange, InvalidInput, LimitExceeded
+from ..store import imports as store
+from . import knowledge, notes, profiles
+from .chat_memories import barred_in
+from .switches import chat_open, switch_state
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+#: Who an imported memo line, pin, card or entry was written by (revisions and audit show it).
+IMPORT_ACTOR = "import"
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def write(
+    engine: CognitionEngine,
+    bot_id: str,
+    importer: str,
+    item: ImportItem,
+    report: ImportReport,
+    dry_run: bool,
+    now: datetime,
+) -> None:
+    """Check and (unless ``dry_run``) write one record; count it in ``report``."""
+    payload = item.payload
+    assert payload is not None
+    try:
+        await _check(engine, bot_id, payload)
+        target = await _present(engine, bot_id, item.kind, payload)
+        if target:
+            outcome = "skipped"
+        elif dry_run:
+            outcome, target = "imported", ""
+        else:
+            outcome, target = "imported", await _write(engine, bot_id, item.kind, payload, now)
+    except _Refused as refused:
+        report.count(item.kind, "refused", refused.reason, item.record)
+        return
+    if not dry_run:
+        async with engine.unit_of_work() as uow:
+            store.add(uow.session, bot_id, importer, item.kind, item.fingerprint, target, now)
+            await uow.commit()
+    report.count(item.kind, outcome)
+
+
+def _texts(payload: Payload) -> list[str]:
+    if isinstance(payload, MemoText):
+        return [payload.text]
+    if isinstance(payload, CardText):
+        return [payload.evaluation, payload.body]
+    if isinstance(payload, KnowledgeText):
+        return [payload.title, payload.summary, payload.body]
+    return [getattr(payload, "text", "")]
+
+
+def _scope(payload: Payload) -> Scope | None:
+    if isinstance(payload, MemoText):
+        return payload.scope
+    if isinstance(payload, CardText):
+        return Scope("group" if payload.entity_type == "group" else "private", payload.entity_id)
+    return getattr(payload, "scope", None)
+
+
+async def _check(engine: CognitionEngine, bot_id: str, payload: Payload) -> None:
+    """The write path's refusals, as reasons: chat switched off, someone opted out, a secret or a
+    "don't remember this", a forgotten fact inside."""
+    texts = [text for text in _texts(payload) if text.strip()]
+    if not texts:
+        raise _Refused("empty")
+    switches = await switch_state(engine, bot_id)
+    scope = _scope(payload)
+    if scope is not None and not chat_open(engine, switches, scope):
+        raise _Refused("switched_off")
+    people = [getattr(payload, "user_id", "")] + ([payload.entity_id] if isinstance(payload, CardText) else [])
+    if switches.touches_opted_out([person for person in people if person], texts):
+        raise _Refused("opted_out")
+    for text in texts:
+        verdict = admit(normalise_text(text))
+        if not verdict.admit:
+            raise _Refused(verdict.reason)
+    if scope is not None and await barred_in(engine, bot_id, scope, texts):
+        raise _Refused("forgotten")
+
+
+async def _present(engine: CognitionEngine, bot_id: str, kind: str, payload: Payload) -> str:
+    """What already holds this record's content ("" when nothing does)."""
+    if isinstance(payload, MemoText) and kind == "memo":
+        memo = await notes.memo_of(engine, bot_id, payload.scope)
+        block = notes.normalise_text_block(payload.text)
+        if block and block in memo:
+            return f"memo:{payload.scope.key}"
+        if len(f"{memo}\n{block}" if memo else block) > engine.config.memo_max_chars:
+            raise _Refused("too_long")
+        return ""
+    if isinstance(payload, MemoText) and kind == "pin":
+        context = ChatContext(bot_id, payload.scope, IMPORT_ACTOR, is_bot_admin=True)
+        pins = await notes.list_pins(engine, context)
+        line = normalise_text(payload.text)
+        return next((f"pin:{pin.id}" for pin in pins if normalise_text(pin.content) == line), "")
+    if isinstance(payload, KnowledgeText):
+        for listed in await knowledge.list_entries(engine, bot_id):
+            if listed.entry.title == payload.title.strip() and listed.entry.summary == payload.summary.strip():
+                return f"knowledge:{listed.entry.id}"
+    return ""
+
+
+async def _write(engine: CognitionEngine, bot_id: str, kind: str, payload: Payload, now: datetime) -> str:
+    try:
+        if isinstance(payload, MemoText):
+            context = ChatContext(bot_id, payload.scope, IMPORT_ACTOR, is_bot_admin=True)
+            if kind == "pin":
+                pin = await notes.add_pin(engine, context, payload.text, now)
+                return f"pin:{pin.id}"
+            await notes.append_memo(engine, context, payload.text, now)
+            return f"memo:{payload.scope.key}"
+        if isinstance(payload, KnowledgeText):
+            entry = await knowledge.create(
+                engine, bot_id, payload.title, payload.summary, payload.body, by=IMPORT_ACTOR, now=now
+            )
+            return f"knowledge:{entry.id}"
+        if isinstance(payload, CardText):
+            card = Card(
+                bot_id, payload.entity_type, payload.entity_id, payload.part, name=payload.name,
+                evaluation=payload.evaluation, body=payload.body,
+            )  # fmt: skip
+            await profiles.save(engine, card, by=IMPORT_ACTOR, now=now, expected=None)
+            return f"profile:{card.label}"
+    except ConcurrentChange:
+        raise _Refused("card_exists") from None
+    except LimitExceeded:
+        raise _Refused("too_long") from None
+    except InvalidInput:
+        raise _Refused("policy") from None
+    raise _Refused("not_mapped")

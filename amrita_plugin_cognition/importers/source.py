@@ -1,0 +1,83 @@
+"""What every reader returns, its one error, and the small readers of foreign files they share."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..api import ImportItem, InvalidInput, Scope
+
+
+class ImportSourceError(InvalidInput):
+    """The source cannot be read as the importer expects (a missing folder, a file that is not
+    JSON, a Chroma folder this Chroma cannot open): names the file; nothing was imported."""
+
+    zh_default = "无法读取导入来源"
+    en_default = "import source unreadable"
+
+
+@dataclass(slots=True)
+class SourceRead:
+    """A reader's result: the items, and what it looked for and did not find (said in the report)."""
+
+    items: list[ImportItem] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, or ``ImportSourceError`` naming the file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ImportSourceError(
+            f"无法读取 {path}：{error.strerror or error}", en=f"cannot read {path}: {error}"
+        ) from error
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ImportSourceError(
+            f"{path} 第 {error.lineno} 行第 {error.colno} 列不是合法的 JSON（{error.msg}）；未导入任何内容",
+            en=f"{path} line {error.lineno} column {error.colno}: {error.msg}; nothing imported",
+        ) from error
+
+
+def sqlite_rows(path: Path, table: str, columns: str) -> list[sqlite3.Row] | None:
+    """The rows of ``table`` in a SQLite file opened read-only (None when the table is absent)."""
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise ImportSourceError(f"无法打开数据库 {path}：{error}", en=f"cannot open {path}: {error}") from error
+    try:
+        connection.row_factory = sqlite3.Row
+        present = connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+        if present.fetchone() is None:
+            return None
+        return list(connection.execute(f"SELECT {columns} FROM {table}"))
+    except sqlite3.Error as error:
+        raise ImportSourceError(
+            f"无法读取数据库 {path} 的 {table}：{error}", en=f"cannot read {table} in {path}: {error}"
+        ) from error
+    finally:
+        connection.close()
+
+
+#: A chat key as Amrita writes it: ``QQPlatform_Private_123``, ``QQPlatform_Group_456``, ``user_123``,
+#: ``group_456`` (an optional platform prefix, the kind, the number).
+_CHAT_KEY = re.compile(r"^(?:[A-Za-z0-9]+_)?(?P<kind>Private|Group|user|group)_(?P<number>[0-9]+)$")
+_NUMBER = re.compile(r"^[0-9]+$")
+
+
+def chat_scope(key: str, hint: str = "") -> Scope | None:
+    """Our scope for an Amrita chat key: a group's chat, or the user's private chat. A bare number
+    needs ``hint`` ("group" or "user"); anything else is None (it cannot be placed)."""
+    found = _CHAT_KEY.match(key.strip())
+    if found is not None:
+        group = found.group("kind") in ("Group", "group")
+        return Scope("group" if group else "private", found.group("number"))
+    if _NUMBER.match(key.strip()) and hint in ("group", "user"):
+        return Scope("group" if hint == "group" else "private", key.strip())
+    return None
