@@ -73,26 +73,41 @@ async def run_import(
             step(1)
         else:
             pending.append(item)
+    try:
+        await _write_all(engine, bot_id, importer, pending, report, dry_run, moment, step)
+    finally:  # a run that stopped half-way is audited with what it wrote
+        if not dry_run and report.imported:
+            async with engine.unit_of_work() as uow:
+                audit.record(uow.session, bot_id, "import", actor, importer, report.imported, moment)
+                await uow.commit()
+    log_event("import", bot=bot_id, importer=importer, dry_run=dry_run, imported=report.imported, items=len(items))
+    return report
+
+
+async def _write_all(
+    engine: CognitionEngine,
+    bot_id: str,
+    importer: str,
+    pending: Sequence[ImportItem],
+    report: ImportReport,
+    dry_run: bool,
+    now: datetime,
+    step: Progress,
+) -> None:
     facts = [item for item in pending if isinstance(item.payload, MemoryDraft)]
     for scope, batch in _fact_batches(facts):
-        await _write_facts(engine, bot_id, importer, scope, batch, report, dry_run, moment)
+        await _write_facts(engine, bot_id, importer, scope, batch, report, dry_run, now)
         step(len(batch))
     for item in pending:
         if isinstance(item.payload, MemoryDraft):
             continue
         try:
-            await import_records.write(engine, bot_id, importer, item, report, dry_run, moment)
+            await import_records.write(engine, bot_id, importer, item, report, dry_run, now)
         except CognitionError:
             raise
         except Exception as error:
             raise _failed(item, error) from error
         step(1)
-    if not dry_run and report.imported:
-        async with engine.unit_of_work() as uow:
-            audit.record(uow.session, bot_id, "import", actor, importer, report.imported, moment)
-            await uow.commit()
-    log_event("import", bot=bot_id, importer=importer, dry_run=dry_run, imported=report.imported, items=len(items))
-    return report
 
 
 def _fact_batches(items: Sequence[ImportItem]) -> list[tuple[Scope, list[ImportItem]]]:
