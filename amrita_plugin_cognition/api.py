@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .domain.imports import ImportReport as ImportReport
     from .domain.imports import KnowledgeText as ImportKnowledge
     from .domain.imports import MemoText as ImportMemo
+    from .domain.imports import TurnText as ImportTurn
     from .domain.imports import fingerprint as import_fingerprint
     from .domain.inert import NAME_MAX_CHARS as NAME_MAX_CHARS
     from .domain.inert import STORED_DATA_NOTICE as STORED_DATA_NOTICE
@@ -200,6 +201,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ImportMemo": (".domain.imports", "MemoText"),
     "ImportCard": (".domain.imports", "CardText"),
     "ImportKnowledge": (".domain.imports", "KnowledgeText"),
+    "ImportTurn": (".domain.imports", "TurnText"),
     "import_fingerprint": (".domain.imports", "fingerprint"),
     "IMPORT_KIND_NAMES": (".domain.imports", "KIND_NAMES"),
     "IMPORT_REASON_NAMES": (".domain.imports", "REASON_NAMES"),
@@ -417,6 +419,7 @@ __all__ = [
     "ImportMemo",
     "ImportReport",
     "ImportService",
+    "ImportTurn",
     "Importance",
     "ImportanceLevel",
     "IndexLocked",

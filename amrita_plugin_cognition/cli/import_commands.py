@@ -12,7 +12,7 @@ import click
 
 from . import render_import
 from .commands import _open_engine, cognition, emit, home_option, json_option, run_engine
-from .params import QQ
+from .params import CHAT, QQ
 
 #: The audit row's actor for an import from the command line.
 ACTOR = "cli"
@@ -90,3 +90,34 @@ def import_amrita_memory(
         return amrita_memory.read(folder, database.resolve() if database else None, profile_user or "")
 
     emit(_run_import("amrita-plugin-memory", folder, home, bot, dry_run, read), as_json, render_import.report)
+
+
+@import_group.command("undefined")
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("data") / "cognitive",
+    show_default=True,
+    help="它的认知记忆目录（end_summaries.json 与 memory.json 在它的上一级）",
+)
+@click.option(
+    "--pins-chat",
+    type=CHAT,
+    default=None,
+    help="它的置顶备忘（memory.json，不属于任何会话）放进哪个会话，如 private:10001",
+)
+@_common
+def import_undefined(
+    source: Path, pins_chat: str | None, bot: str, dry_run: bool, home: Path | None, as_json: bool | None
+) -> None:
+    """导入 Undefined 的认知记忆：事件、用户与群侧写（含历史版本）、结束摘要、置顶备忘与待处理任务"""
+    folder = source.resolve()
+
+    def read() -> Any:
+        from ..api import parse_chat_key
+        from ..importers import undefined
+
+        return undefined.read(folder, parse_chat_key(pins_chat) if pins_chat else None)
+
+    emit(_run_import("undefined", folder, home, bot, dry_run, read), as_json, render_import.report)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from .records import MemoryDraft, Scope
 
@@ -73,9 +74,30 @@ class CardText:
     evaluation: str = ""
     body: str = ""
     name: str = ""
+    roast: str = ""
+    tags: tuple[str, ...] = ()
+    #: Earlier versions, oldest first, as (evaluation, body, roast): kept as the card's revisions.
+    revisions: tuple[tuple[str, str, str], ...] = ()
 
 
-Payload = MemoryDraft | MemoText | KnowledgeText | CardText
+@dataclass(frozen=True, slots=True)
+class TurnText:
+    """A turn's end as the ``end`` tool records it: ``memo`` becomes a short-term note of the chat
+    (kind ``note``), ``observations`` a pending job of the historian (kind ``job``)."""
+
+    scope: Scope
+    user_id: str
+    user_name: str = ""
+    memo: str = ""
+    observations: tuple[str, ...] = ()
+    #: When it was said (the note's time, the job's message time); None: now.
+    at: datetime | None = None
+    #: The message the turn answered, as the historian's source (``message_id`` may be "").
+    source_message: str = ""
+    message_id: str = ""
+
+
+Payload = MemoryDraft | MemoText | KnowledgeText | CardText | TurnText
 
 
 @dataclass(slots=True)

@@ -11,14 +11,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..domain.admission import admit
-from ..domain.imports import CardText, ImportItem, ImportReport, KnowledgeText, MemoText, Payload
+from ..domain.imports import CardText, ImportItem, ImportReport, KnowledgeText, MemoText, Payload, TurnText
 from ..domain.profiles import Card
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..errors import ConcurrentChange, InvalidInput, LimitExceeded
 from ..store import imports as store
-from . import knowledge, notes, profiles
+from . import knowledge, notes, profiles, turns
 from .chat_memories import barred_in
 from .switches import chat_open, switch_state
+from .turns import InputMessage
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -71,6 +72,8 @@ def _texts(payload: Payload) -> list[str]:
         return [payload.evaluation, payload.body]
     if isinstance(payload, KnowledgeText):
         return [payload.title, payload.summary, payload.body]
+    if isinstance(payload, TurnText):
+        return [payload.memo, *payload.observations]
     return [getattr(payload, "text", "")]
 
 
@@ -95,10 +98,11 @@ async def _check(engine: CognitionEngine, bot_id: str, payload: Payload) -> None
     people = [getattr(payload, "user_id", "")] + ([payload.entity_id] if isinstance(payload, CardText) else [])
     if switches.touches_opted_out([person for person in people if person], texts):
         raise _Refused("opted_out")
-    for text in texts:
-        verdict = admit(normalise_text(text))
-        if not verdict.admit:
-            raise _Refused(verdict.reason)
+    verdicts = [admit(normalise_text(text)) for text in texts]
+    refusals = [verdict.reason for verdict in verdicts if not verdict.admit]
+    # a turn keeps what admission lets through (as ``end`` does); any other record is one text
+    if refusals and (not isinstance(payload, TurnText) or len(refusals) == len(verdicts)):
+        raise _Refused(refusals[0])
     if scope is not None and await barred_in(engine, bot_id, scope, texts):
         raise _Refused("forgotten")
 
@@ -109,7 +113,7 @@ async def _present(engine: CognitionEngine, bot_id: str, kind: str, payload: Pay
         memo = await notes.memo_of(engine, bot_id, payload.scope)
         block = notes.normalise_text_block(payload.text)
         if block and block in memo:
-            return f"memo:{payload.scope.key}"
+            return "memo"
         if len(f"{memo}\n{block}" if memo else block) > engine.config.memo_max_chars:
             raise _Refused("too_long")
         return ""
@@ -133,19 +137,17 @@ async def _write(engine: CognitionEngine, bot_id: str, kind: str, payload: Paylo
                 pin = await notes.add_pin(engine, context, payload.text, now)
                 return f"pin:{pin.id}"
             await notes.append_memo(engine, context, payload.text, now)
-            return f"memo:{payload.scope.key}"
+            return "memo"
         if isinstance(payload, KnowledgeText):
             entry = await knowledge.create(
                 engine, bot_id, payload.title, payload.summary, payload.body, by=IMPORT_ACTOR, now=now
             )
             return f"knowledge:{entry.id}"
         if isinstance(payload, CardText):
-            card = Card(
-                bot_id, payload.entity_type, payload.entity_id, payload.part, name=payload.name,
-                evaluation=payload.evaluation, body=payload.body,
-            )  # fmt: skip
-            await profiles.save(engine, card, by=IMPORT_ACTOR, now=now, expected=None)
-            return f"profile:{card.label}"
+            await _save_card(engine, bot_id, payload, now)
+            return "profile"
+        if isinstance(payload, TurnText):
+            return await _end_turn(engine, bot_id, kind, payload, now)
     except ConcurrentChange:
         raise _Refused("card_exists") from None
     except LimitExceeded:
@@ -153,3 +155,34 @@ async def _write(engine: CognitionEngine, bot_id: str, kind: str, payload: Paylo
     except InvalidInput:
         raise _Refused("policy") from None
     raise _Refused("not_mapped")
+
+
+async def _save_card(engine: CognitionEngine, bot_id: str, payload: CardText, now: datetime) -> None:
+    """The card's earlier versions first (each kept as a revision by the next), then the current one;
+    only where the bot keeps no card of that part yet."""
+    expected: Card | None = None
+    for evaluation, body, roast in (*payload.revisions, (payload.evaluation, payload.body, payload.roast)):
+        card = Card(
+            bot_id, payload.entity_type, payload.entity_id, payload.part, name=payload.name,
+            tags=list(payload.tags), evaluation=evaluation, body=body, roast=roast,
+        )  # fmt: skip
+        expected = (await profiles.save(engine, card, by=IMPORT_ACTOR, now=now, expected=expected)).card
+
+
+async def _end_turn(engine: CognitionEngine, bot_id: str, kind: str, payload: TurnText, now: datetime) -> str:
+    """A note or a job through the ``end`` tool's own path (its opt-out, withholding and admission)."""
+    context = ChatContext(bot_id, payload.scope, payload.user_id, payload.user_name)
+    at = payload.at or now
+    batch = (
+        [InputMessage(payload.message_id, payload.user_id, payload.user_name, payload.source_message, at)]
+        if payload.source_message
+        else []
+    )
+    result = await turns.end_turn(engine, context, payload.memo, payload.observations, batch=batch, now=at)
+    if result.opted_out:
+        raise _Refused("opted_out")
+    if result.withheld:
+        raise _Refused("do_not_remember")
+    if not result.note_written and not result.queued:
+        raise _Refused(result.refused[0][1] if result.refused else "empty")
+    return kind

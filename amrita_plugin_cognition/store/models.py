@@ -565,6 +565,7 @@ class ImportRecordRow(Model):
     kind: Mapped[str] = mapped_column(String(16))
     #: sha256 hex of (importer, source path, record id, content).
     fingerprint: Mapped[str] = mapped_column(String(64))
-    #: What it became: "memory:12", "memo:group:20001", "knowledge:3", ...
+    #: What it became: "memory:12", "pin:4", "knowledge:3", "memo", "profile" (never a chat key
+    #: or a QQ number: the row outlives a delete-all of the person).
     target: Mapped[str] = mapped_column(String(128), default="")
     at: Mapped[datetime] = mapped_column(UTCDateTime())
