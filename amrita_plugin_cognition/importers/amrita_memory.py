@@ -34,10 +34,9 @@ from ..api import (
     ImportKnowledge,
     ImportMemo,
     MemoryDraft,
-    import_fingerprint,
 )
-from .chroma_source import read_collection
-from .source import ImportSourceError, SourceRead, chat_scope, read_json, sqlite_rows
+from .chroma_source import records_of
+from .source import ImportSourceError, SourceRead, chat_scope, item, read_json, sqlite_rows
 
 IMPORTER = "amrita-plugin-memory"
 MEMORY_COLLECTION = "amrita_user_memory"
@@ -71,21 +70,12 @@ def read(data_dir: Path, database: Path | None = None, profile_user: str = "") -
 
 
 def _item(kind: str, path: str, record_id: str, content: str, payload: Any, refusal: str = "") -> ImportItem:
-    record = f"{path}#{record_id}" if record_id else path
-    return ImportItem(kind, record, import_fingerprint(IMPORTER, path, record_id, content), payload, refusal)
+    return item(IMPORTER, kind, path, record_id, content, payload, refusal)
 
 
 def _memories(data_dir: Path, found: SourceRead) -> None:
     folder = data_dir / "vector_db.chroma"
-    if not folder.exists():
-        found.missing.append(str(folder))
-        return
-    records = read_collection(folder, MEMORY_COLLECTION)
-    if records is None:
-        found.missing.append(f"{folder} 中的集合 {MEMORY_COLLECTION}")
-        return
-    for record_id, text, metadata in records:
-        content = json.dumps([text, metadata], ensure_ascii=False, sort_keys=True, default=str)
+    for record_id, text, metadata, content in records_of(folder, MEMORY_COLLECTION, found):
         owner = str(metadata.get("user_id", ""))
         scope = chat_scope(owner, str(metadata.get("scope", "")))
         if scope is None:

@@ -5,12 +5,13 @@ do not matter."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from .source import ImportSourceError
+from .source import ImportSourceError, SourceRead
 
 #: Records fetched per page.
 PAGE = 1000
@@ -71,3 +72,19 @@ def _close(client: Any) -> None:
     system = getattr(client, "_system", None)
     if system is not None:
         system.stop()
+
+
+def records_of(folder: Path, name: str, found: SourceRead) -> list[tuple[str, str, dict[str, Any], str]]:
+    """(id, document, metadata, content for the fingerprint) of a collection; [] and said in the
+    report when the folder or the collection is absent."""
+    if not folder.exists():
+        found.missing.append(str(folder))
+        return []
+    records = read_collection(folder, name)
+    if records is None:
+        found.missing.append(f"{folder} 中的集合 {name}")
+        return []
+    return [
+        (record_id, text, metadata, json.dumps([text, metadata], ensure_ascii=False, sort_keys=True, default=str))
+        for record_id, text, metadata in records
+    ]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..api import ImportItem, InvalidInput, Scope
+from ..api import ImportItem, InvalidInput, Scope, import_fingerprint
 
 
 class ImportSourceError(InvalidInput):
@@ -81,3 +81,22 @@ def chat_scope(key: str, hint: str = "") -> Scope | None:
     if _NUMBER.match(key.strip()) and hint in ("group", "user"):
         return Scope("group" if hint == "group" else "private", key.strip())
     return None
+
+
+def item(
+    importer: str, kind: str, path: str, record_id: str, content: str, payload: Any, refusal: str = ""
+) -> ImportItem:
+    """One source record as an item: named ``path#id`` for people, fingerprinted for the next run."""
+    record = f"{path}#{record_id}" if record_id else path
+    return ImportItem(kind, record, import_fingerprint(importer, path, record_id, content), payload, refusal)
+
+
+def json_list(path: Path, found: SourceRead, what: str) -> list[Any]:
+    """The list a JSON file holds ([] and said in the report when the file is absent)."""
+    if not path.exists():
+        found.missing.append(str(path))
+        return []
+    records = read_json(path)
+    if not isinstance(records, list):
+        raise ImportSourceError(f"{path} 不是{what}列表", en=f"{path} is not a list")
+    return records

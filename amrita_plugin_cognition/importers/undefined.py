@@ -27,9 +27,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..api import ImportCard, ImportItem, ImportMemo, ImportTurn, MemoryDraft, Scope, import_fingerprint
-from .chroma_source import read_collection
-from .source import ImportSourceError, SourceRead, read_json
+from ..api import ImportCard, ImportItem, ImportMemo, ImportTurn, MemoryDraft, Scope
+from .chroma_source import records_of
+from .source import ImportSourceError, SourceRead, item, json_list
 
 IMPORTER = "undefined"
 EVENTS = "cognitive_events"
@@ -53,8 +53,7 @@ def read(cognitive: Path, pins_chat: Scope | None = None) -> SourceRead:
 
 
 def _item(kind: str, path: str, record_id: str, content: str, payload: Any, refusal: str = "") -> ImportItem:
-    record = f"{path}#{record_id}" if record_id else path
-    return ImportItem(kind, record, import_fingerprint(IMPORTER, path, record_id, content), payload, refusal)
+    return item(IMPORTER, kind, path, record_id, content, payload, refusal)
 
 
 def _scope(request_type: object, group_id: object, user_id: object) -> Scope | None:
@@ -81,15 +80,7 @@ def _utc(value: object, epoch: object = None) -> datetime | None:
 
 def _events(cognitive: Path, found: SourceRead) -> None:
     folder = cognitive / "chromadb"
-    if not folder.exists():
-        found.missing.append(str(folder))
-        return
-    records = read_collection(folder, EVENTS)
-    if records is None:
-        found.missing.append(f"{folder} 中的集合 {EVENTS}")
-        return
-    for record_id, text, metadata in records:
-        content = json.dumps([text, metadata], ensure_ascii=False, sort_keys=True, default=str)
+    for record_id, text, metadata, content in records_of(folder, EVENTS, found):
         scope = _scope(metadata.get("request_type"), metadata.get("group_id"), metadata.get("user_id"))
         if scope is None:
             found.items.append(_item("memory", "chromadb", record_id, content, None, "no_owner"))
@@ -235,13 +226,7 @@ def _summary_scope(location: object, names: dict[tuple[str, str], set[str]]) -> 
 
 
 def _summaries(path: Path, found: SourceRead, names: dict[tuple[str, str], set[str]]) -> None:
-    if not path.exists():
-        found.missing.append(str(path))
-        return
-    records = read_json(path)
-    if not isinstance(records, list):
-        raise ImportSourceError(f"{path} 不是摘要列表", en=f"{path} is not a list")
-    for position, record in enumerate(records):
+    for position, record in enumerate(json_list(path, found, "摘要")):
         content = json.dumps(record, ensure_ascii=False, sort_keys=True)
         summary = record if isinstance(record, str) else record.get("summary") if isinstance(record, dict) else None
         if not isinstance(summary, str) or not summary.strip():
@@ -259,13 +244,7 @@ def _summaries(path: Path, found: SourceRead, names: dict[tuple[str, str], set[s
 
 
 def _pins(path: Path, chat: Scope | None, found: SourceRead) -> None:
-    if not path.exists():
-        found.missing.append(str(path))
-        return
-    records = read_json(path)
-    if not isinstance(records, list):
-        raise ImportSourceError(f"{path} 不是提醒列表", en=f"{path} is not a list")
-    for position, record in enumerate(records):
+    for position, record in enumerate(json_list(path, found, "提醒")):
         fact = str(record.get("fact") or "") if isinstance(record, dict) else ""
         record_id = str(record.get("uuid") or f"[{position}]") if isinstance(record, dict) else f"[{position}]"
         content = json.dumps(record, ensure_ascii=False, sort_keys=True)
