@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..domain.admission import admit
 from ..domain.imports import CardText, ImportItem, ImportReport, KnowledgeText, MemoText, Payload, TurnText
-from ..domain.profiles import Card
+from ..domain.profiles import Card, validate_card
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..errors import ConcurrentChange, InvalidInput, LimitExceeded
 from ..store import imports as store
@@ -105,6 +105,14 @@ async def _check(engine: CognitionEngine, bot_id: str, payload: Payload) -> None
         raise _Refused(refusals[0])
     if scope is not None and await barred_in(engine, bot_id, scope, texts):
         raise _Refused("forgotten")
+    if isinstance(payload, CardText):  # each version as ``profiles.save`` will check it
+        try:
+            for card in _cards(bot_id, payload):
+                validate_card(card, profiles.card_limits(engine))
+        except LimitExceeded:
+            raise _Refused("too_long") from None
+        except InvalidInput:
+            raise _Refused("policy") from None
 
 
 async def _present(engine: CognitionEngine, bot_id: str, kind: str, payload: Payload) -> str:
@@ -161,12 +169,27 @@ async def _save_card(engine: CognitionEngine, bot_id: str, payload: CardText, no
     """The card's earlier versions first (each kept as a revision by the next), then the current one;
     only where the bot keeps no card of that part yet."""
     expected: Card | None = None
-    for evaluation, body, roast in (*payload.revisions, (payload.evaluation, payload.body, payload.roast)):
-        card = Card(
-            bot_id, payload.entity_type, payload.entity_id, payload.part, name=payload.name,
-            tags=list(payload.tags), evaluation=evaluation, body=body, roast=roast,
-        )  # fmt: skip
+    for card in _cards(bot_id, payload):
         expected = (await profiles.save(engine, card, by=IMPORT_ACTOR, now=now, expected=expected)).card
+
+
+def _cards(bot_id: str, payload: CardText) -> list[Card]:
+    """The card's versions, oldest first (the current one last)."""
+    versions = (*payload.revisions, (payload.evaluation, payload.body, payload.roast))
+    return [
+        Card(
+            bot_id,
+            payload.entity_type,
+            payload.entity_id,
+            payload.part,
+            name=payload.name,
+            tags=list(payload.tags),
+            evaluation=evaluation,
+            body=body,
+            roast=roast,
+        )
+        for evaluation, body, roast in versions
+    ]
 
 
 async def _end_turn(engine: CognitionEngine, bot_id: str, kind: str, payload: TurnText, now: datetime) -> str:

@@ -55,3 +55,22 @@ def test_import_amrita_plugin_memory_from_the_command_line(tmp_path: Path) -> No
     broken = run_cli("import", "amrita-plugin-memory", *common, "--json")
     assert broken.returncode != 0
     assert "knowledge_index.json" in one_line_error(broken)
+
+
+def test_import_undefined_from_the_command_line(tmp_path: Path) -> None:
+    from undefined_fixture import make
+
+    cognitive = make(tmp_path / "undefined")
+    home = str(tmp_path / "home")
+    common = ("--from", str(cognitive), "--bot", "123456", "--pins-chat", "private:40001", "--home", home)
+    checked = only_json(run_cli("import", "undefined", *common, "--dry-run", "--json").stdout)
+    first = only_json(run_cli("import", "undefined", *common, "--json").stdout)
+    assert first["kinds"] == checked["kinds"] and not first["dry_run"] and checked["dry_run"]
+    assert first["kinds"]["job"]["imported"] == 1 and first["kinds"]["note"]["imported"] == 3
+    jobs = only_json(run_cli("jobs", "list", "--home", home, "--json").stdout)
+    assert [(job["scope"], job["state"]) for job in jobs] == [("group:30001", "pending")]
+    second = only_json(run_cli("import", "undefined", *common, "--json").stdout)
+    assert sum(tally["imported"] for tally in second["kinds"].values()) == 0
+
+    missing = run_cli("import", "undefined", "--from", str(tmp_path / "nowhere"), "--bot", "123456", "--home", home)
+    assert missing.returncode == 2 and "nowhere" in one_line_error(missing)

@@ -96,6 +96,9 @@ async def test_undefined_refusals_and_damage(tmp_root, chroma_port, cognitive) -
     bot = new_bot()
     await engine.governance.set_opt_out(bot, USER, True, Operator())
 
+    # a card longer than our limits is refused, in the dry run as in the run
+    long_card = cognitive / "profiles" / "groups" / "30002.md"
+    long_card.write_text("---\nname: 长群\n---\n评价\n---\n" + "很长的正文。" * 200 + "\n", encoding="utf-8")
     # a job file that is no JSON is refused by name; the others go on
     (cognitive / "queues" / "pending" / "broken_0_1.json").write_text('{"observations": [', encoding="utf-8")
     kinds = await _import(engine, bot, cognitive, dry_run=True)
@@ -103,7 +106,7 @@ async def test_undefined_refusals_and_damage(tmp_root, chroma_port, cognitive) -
     assert kinds["pin"] == {"imported": 0, "skipped": 0, "refused": {"no_owner": 1}}  # no --pins-chat
     # the opted-out user's events, card, private note and job are refused; the group's stay
     assert kinds["memory"]["refused"]["opted_out"] == 2 and kinds["memory"]["imported"] == 0
-    assert kinds["profile"] == {"imported": 1, "skipped": 0, "refused": {"opted_out": 1}}
+    assert kinds["profile"] == {"imported": 1, "skipped": 0, "refused": {"opted_out": 1, "too_long": 1}}
 
     # end_summaries.json with a bad line: named with its line, nothing written
     summaries = cognitive.parent / "end_summaries.json"
