@@ -140,10 +140,12 @@ async def _write_facts(
     now: datetime,
 ) -> None:
     """One chat's facts in one transaction with their fingerprints (rolled back on a dry run)."""
+    current = batch[0]
     try:
         async with engine.unit_of_work() as uow:
             await uow.lock_scope(bot_id, scope)
             for item in batch:
+                current = item
                 # each fact keeps when the source recorded it (its decay clock starts there)
                 draft, recorded = _imported(item, now)
                 result = await remember_within(engine, uow, bot_id, scope, [draft], recorded)
@@ -158,8 +160,8 @@ async def _write_facts(
                 await uow.commit()
     except CognitionError:
         raise
-    except Exception as error:
-        raise _failed(batch[0], error) from error
+    except Exception as error:  # the batch is rolled back whole: a re-run writes it again
+        raise _failed(current, error) from error
 
 
 def _imported(item: ImportItem, now: datetime) -> tuple[MemoryDraft, datetime]:

@@ -37,6 +37,10 @@ from amrita_plugin_cognition.importers import ImportSourceError, amrita_memory
 IMPORTER = amrita_memory.IMPORTER
 
 
+# the job queue is one table for every bot: an import queues jobs (pending ones, the chats' cycles)
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
+
+
 async def _import(engine, bot: str, folder, dry_run: bool = False, profile_user: str = APM_USER, **kwargs):  # type: ignore[no-untyped-def]
     found = await asyncio.to_thread(amrita_memory.read, folder, None, profile_user)
     report = await engine.imports.run(bot, IMPORTER, str(folder), found.items, dry_run=dry_run, **kwargs)

@@ -22,6 +22,9 @@ from amrita_plugin_cognition.domain.records import ChatContext, Scope
 from amrita_plugin_cognition.importers import ImportSourceError, undefined
 from amrita_plugin_cognition.store.models import JobRow, NoteRow
 
+# the job queue is one table for every bot: an import queues jobs (pending ones, the chats' cycles)
+pytestmark = pytest.mark.usefixtures("clean_job_queue")
+
 
 async def _import(engine, bot: str, folder, dry_run: bool = False, pins: Scope | None = None):  # type: ignore[no-untyped-def]
     found = await asyncio.to_thread(undefined.read, folder, pins)
