@@ -71,11 +71,17 @@ def _run_import(importer: str, source: Path, home: Path | None, bot: str, dry_ru
     help="存放它的备忘录与状态的 SQLite 数据库（默认：数据目录旁的 nonebot_plugin_orm/db.sqlite3）",
 )
 @click.option("--profile-user", type=QQ, default=None, help="它的用户画像（user_profile.md）属于哪个 QQ 号")
+@click.option(
+    "--chroma-url",
+    default="",
+    help="它的长期记忆在 Chroma 服务器上时（它的 vector_db_type = remote）的地址，如 http://127.0.0.1:8000",
+)
 @_common
 def import_amrita_memory(
     source: Path | None,
     database: Path | None,
     profile_user: str | None,
+    chroma_url: str,
     bot: str,
     dry_run: bool,
     home: Path | None,
@@ -87,7 +93,7 @@ def import_amrita_memory(
     def read() -> Any:
         from ..importers import amrita_memory
 
-        return amrita_memory.read(folder, database.resolve() if database else None, profile_user or "")
+        return amrita_memory.read(folder, database.resolve() if database else None, profile_user or "", chroma_url)
 
     emit(_run_import("amrita-plugin-memory", folder, home, bot, dry_run, read), as_json, render_import.report)
 

@@ -52,12 +52,13 @@ def default_database(data_dir: Path) -> Path:
     return data_dir.parent / "nonebot_plugin_orm" / "db.sqlite3"
 
 
-def read(data_dir: Path, database: Path | None = None, profile_user: str = "") -> SourceRead:
-    """Every record of the source as import items (blocking: call it on a thread)."""
+def read(data_dir: Path, database: Path | None = None, profile_user: str = "", chroma_url: str = "") -> SourceRead:
+    """Every record of the source as import items (blocking: call it on a thread). ``chroma_url``:
+    its memories are on a Chroma server (its ``vector_db_type = "remote"``), not in the folder."""
     if not data_dir.is_dir():
         raise ImportSourceError(f"找不到目录 {data_dir}", en=f"no folder {data_dir}")
     found = SourceRead()
-    _memories(data_dir, found)
+    _memories(data_dir, found, chroma_url)
     _knowledge(data_dir, found)
     _profile(data_dir, profile_user, found)
     database = database or default_database(data_dir)
@@ -73,9 +74,10 @@ def _item(kind: str, path: str, record_id: str, content: str, payload: Any, refu
     return item(IMPORTER, kind, path, record_id, content, payload, refusal)
 
 
-def _memories(data_dir: Path, found: SourceRead) -> None:
+def _memories(data_dir: Path, found: SourceRead, chroma_url: str) -> None:
     folder = data_dir / "vector_db.chroma"
-    for record_id, text, metadata, content in records_of(folder, MEMORY_COLLECTION, found):
+    path = chroma_url or str(folder)
+    for record_id, text, metadata, content in records_of(folder, MEMORY_COLLECTION, found, chroma_url):
         owner = str(metadata.get("user_id", ""))
         scope = chat_scope(owner, str(metadata.get("scope", "")))
         if scope is None:
@@ -89,7 +91,7 @@ def _memories(data_dir: Path, found: SourceRead) -> None:
             importance=_importance(metadata.get("importance")),
             source={
                 "importer": IMPORTER,
-                "path": str(folder),
+                "path": path,
                 "record": record_id,
                 "recorded_at": str(metadata.get("created_at", "")),
             },

@@ -247,3 +247,39 @@ async def test_a_failure_half_way_names_the_record_and_a_rerun_resumes(tmp_root,
     assert len(await facts_of(engine, bot)) == 3
     # each run audited with what it wrote: the resumed one the memos, the card and the entry
     assert [entry.count for entry in await engine.governance.audit(bot)] == [4, 3]
+
+
+async def test_memories_on_a_chroma_server(tmp_root, chroma_port) -> None:
+    """Its ``vector_db_type = "remote"``: the memories are read from the Chroma server (the test
+    session's own, server backend), the rest from the folder; an unreachable server is named."""
+    from amrita_plugin_cognition.importers.chroma_source import read_collection
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    folder = apm_copy(tmp_root)
+    with pytest.raises(ImportSourceError) as unreachable:
+        await asyncio.to_thread(amrita_memory.read, folder, None, APM_USER, "http://127.0.0.1:9")
+    assert "http://127.0.0.1:9" in unreachable.value.zh
+    if not chroma_port:
+        pytest.skip("the Chroma server part runs on the server backend")
+    import chromadb
+
+    records = await asyncio.to_thread(read_collection, folder / "vector_db.chroma", amrita_memory.MEMORY_COLLECTION)
+    assert records is not None
+    client = chromadb.HttpClient(host="127.0.0.1", port=chroma_port)
+    collection = client.get_or_create_collection(amrita_memory.MEMORY_COLLECTION)
+    try:
+        collection.add(
+            ids=[record_id for record_id, _, _ in records],
+            documents=[text for _, text, _ in records],
+            metadatas=[metadata for _, _, metadata in records],
+            embeddings=[[float(index + 1)] * 5 for index in range(len(records))],
+        )
+        url = f"http://127.0.0.1:{chroma_port}"
+        found = await asyncio.to_thread(amrita_memory.read, folder, None, APM_USER, url)
+        report = await engine.imports.run(bot, IMPORTER, str(folder), found.items)
+        assert report.as_dict()["kinds"]["memory"] == {"imported": 3, "skipped": 0, "refused": {"credential": 1}}
+        source = (await facts_of(engine, bot))[0].source
+        assert (json.loads(source) if isinstance(source, str) else source)["path"] == url
+    finally:
+        client.delete_collection(amrita_memory.MEMORY_COLLECTION)
