@@ -66,9 +66,9 @@ def _run_import(importer: str, source: Path, home: Path | None, bot: str, dry_ru
 )
 @click.option(
     "--database",
-    type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="存放它的备忘录与状态的 SQLite 数据库（默认：数据目录旁的 nonebot_plugin_orm/db.sqlite3）",
+    help="存放它的备忘录与状态的数据库：SQLite 文件，或 PostgreSQL 地址 postgresql://…"
+    "（默认：数据目录旁的 nonebot_plugin_orm/db.sqlite3）",
 )
 @click.option("--profile-user", type=QQ, default=None, help="它的用户画像（user_profile.md）属于哪个 QQ 号")
 @click.option(
@@ -79,7 +79,7 @@ def _run_import(importer: str, source: Path, home: Path | None, bot: str, dry_ru
 @_common
 def import_amrita_memory(
     source: Path | None,
-    database: Path | None,
+    database: str | None,
     profile_user: str | None,
     chroma_url: str,
     bot: str,
@@ -93,7 +93,14 @@ def import_amrita_memory(
     def read() -> Any:
         from ..importers import amrita_memory
 
-        return amrita_memory.read(folder, database.resolve() if database else None, profile_user or "", chroma_url)
+        where = (
+            database
+            if database and database.startswith("postgresql")
+            else Path(database).resolve()
+            if database
+            else None
+        )
+        return amrita_memory.read(folder, where, profile_user or "", chroma_url)
 
     emit(_run_import("amrita-plugin-memory", folder, home, bot, dry_run, read), as_json, render_import.report)
 

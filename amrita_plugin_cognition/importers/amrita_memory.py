@@ -36,7 +36,7 @@ from ..api import (
     MemoryDraft,
 )
 from .chroma_source import records_of
-from .source import ImportSourceError, SourceRead, chat_scope, item, read_json, sqlite_rows
+from .source import ImportSourceError, SourceRead, chat_scope, item, read_json, table_rows
 
 IMPORTER = "amrita-plugin-memory"
 MEMORY_COLLECTION = "amrita_user_memory"
@@ -52,7 +52,9 @@ def default_database(data_dir: Path) -> Path:
     return data_dir.parent / "nonebot_plugin_orm" / "db.sqlite3"
 
 
-def read(data_dir: Path, database: Path | None = None, profile_user: str = "", chroma_url: str = "") -> SourceRead:
+def read(
+    data_dir: Path, database: Path | str | None = None, profile_user: str = "", chroma_url: str = ""
+) -> SourceRead:
     """Every record of the source as import items (blocking: call it on a thread). ``chroma_url``:
     its memories are on a Chroma server (its ``vector_db_type = "remote"``), not in the folder."""
     if not data_dir.is_dir():
@@ -62,7 +64,7 @@ def read(data_dir: Path, database: Path | None = None, profile_user: str = "", c
     _knowledge(data_dir, found)
     _profile(data_dir, profile_user, found)
     database = database or default_database(data_dir)
-    if database.is_file():
+    if isinstance(database, str) or database.is_file():  # a PostgreSQL URL, or a SQLite file
         _memos(database, found)
         _state(database, found)
     else:
@@ -148,8 +150,8 @@ def _profile(data_dir: Path, profile_user: str, found: SourceRead) -> None:
     found.items.append(_item("profile", "user_profile.md", profile_user, text, card))
 
 
-def _memos(database: Path, found: SourceRead) -> None:
-    rows = sqlite_rows(database, MEMO_TABLE, "user_id, content")
+def _memos(database: Path | str, found: SourceRead) -> None:
+    rows = table_rows(database, MEMO_TABLE, "user_id, content")
     if rows is None:
         found.missing.append(f"{database} 中的表 {MEMO_TABLE}")
         return
@@ -162,8 +164,8 @@ def _memos(database: Path, found: SourceRead) -> None:
         found.items.append(_item("memo", MEMO_TABLE, key, content, payload, "" if scope else "no_owner"))
 
 
-def _state(database: Path, found: SourceRead) -> None:
-    rows = sqlite_rows(database, STATE_TABLE, "uid, payload")
+def _state(database: Path | str, found: SourceRead) -> None:
+    rows = table_rows(database, STATE_TABLE, "uid, payload")
     for row in rows or []:
         try:
             payload = json.loads(row["payload"] or "{}")

@@ -45,6 +45,40 @@ def read_json(path: Path) -> Any:
         ) from error
 
 
+def table_rows(database: Path | str, table: str, columns: str) -> list[dict[str, Any]] | None:
+    """The rows of ``table`` (None when absent) in a SQLite file, or in a PostgreSQL database
+    given by its URL (``postgresql://`` or SQLAlchemy's ``postgresql+asyncpg://``); read only."""
+    if isinstance(database, str) and database.startswith("postgresql"):
+        return _postgresql_rows(database, table, columns)
+    rows = sqlite_rows(Path(database), table, columns)
+    return None if rows is None else [dict(row) for row in rows]
+
+
+def _postgresql_rows(url: str, table: str, columns: str) -> list[dict[str, Any]] | None:
+    import asyncio
+
+    plain = "postgresql://" + url.split("://", 1)[1]
+    shown = plain.split("@", 1)[-1]  # never a password in a message
+
+    async def fetch() -> list[dict[str, Any]] | None:
+        import asyncpg
+
+        connection = await asyncpg.connect(plain, timeout=10)
+        try:
+            async with connection.transaction(readonly=True):
+                if await connection.fetchval("SELECT to_regclass($1)", table) is None:
+                    return None
+                return [dict(row) for row in await connection.fetch(f"SELECT {columns} FROM {table}")]
+        finally:
+            await connection.close()
+
+    try:
+        return asyncio.run(fetch())
+    except Exception as error:  # asyncpg's errors, a refused connection, a bad URL
+        message = f"无法读取数据库 {shown} 的 {table}：{type(error).__name__}"
+        raise ImportSourceError(message, en=f"cannot read {table} in {shown}: {error!r}") from error
+
+
 def sqlite_rows(path: Path, table: str, columns: str) -> list[sqlite3.Row] | None:
     """The rows of ``table`` in a SQLite file opened read-only (None when the table is absent)."""
     try:

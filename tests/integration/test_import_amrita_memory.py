@@ -283,3 +283,46 @@ async def test_memories_on_a_chroma_server(tmp_root, chroma_port) -> None:
         assert (json.loads(source) if isinstance(source, str) else source)["path"] == url
     finally:
         client.delete_collection(amrita_memory.MEMORY_COLLECTION)
+
+
+async def test_memos_and_state_in_a_postgresql_database(tmp_root, chroma_port) -> None:
+    """A bot on PostgreSQL keeps its memos and state there: read from the URL (read only)."""
+    from booting import BACKEND, STATE
+
+    if BACKEND != "server":
+        pytest.skip("PostgreSQL runs on the server backend")
+    import asyncpg
+
+    from amrita_plugin_cognition.importers.source import sqlite_rows
+
+    folder = apm_copy(tmp_root)
+    sqlite = folder.parent / "nonebot_plugin_orm" / "db.sqlite3"
+    memos = sqlite_rows(sqlite, amrita_memory.MEMO_TABLE, "user_id, content") or []
+    states = sqlite_rows(sqlite, amrita_memory.STATE_TABLE, "uid, payload") or []
+    url = str(STATE["database_url"])
+    connection = await asyncpg.connect("postgresql://" + url.split("://", 1)[1])
+    try:
+        await connection.execute(
+            f"CREATE TABLE {amrita_memory.MEMO_TABLE} (user_id varchar(64) PRIMARY KEY, content text)"
+        )
+        await connection.execute(
+            f"CREATE TABLE {amrita_memory.STATE_TABLE} (uid varchar(64) PRIMARY KEY, payload text)"
+        )
+        await connection.executemany(
+            f"INSERT INTO {amrita_memory.MEMO_TABLE} VALUES ($1, $2)", [tuple(row) for row in memos]
+        )
+        await connection.executemany(
+            f"INSERT INTO {amrita_memory.STATE_TABLE} VALUES ($1, $2)", [tuple(row) for row in states]
+        )
+        engine = await make_engine(tmp_root, chroma_port)
+        bot = new_bot()
+        sqlite.unlink()  # only the URL can be read
+        found = await asyncio.to_thread(amrita_memory.read, folder, url, APM_USER)
+        report = await engine.imports.run(bot, IMPORTER, str(folder), found.items)
+        kinds = report.as_dict()["kinds"]
+        assert kinds["memo"] == {"imported": 2, "skipped": 0, "refused": {}}
+        assert kinds["suggestion"] == {"imported": 0, "skipped": 0, "refused": {"no_owner": 1}}
+        assert await engine.notes.memo_of(bot, Scope("private", APM_USER)) == "阿明希望被称呼为明哥。"
+    finally:
+        await connection.execute(f"DROP TABLE IF EXISTS {amrita_memory.MEMO_TABLE}, {amrita_memory.STATE_TABLE}")
+        await connection.close()
