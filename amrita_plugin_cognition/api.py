@@ -50,6 +50,15 @@ if TYPE_CHECKING:
     from .domain.idle_planner import IdleWindow as IdleWindow
     from .domain.idle_planner import PlannerPolicy as PlannerPolicy
     from .domain.idle_planner import plan_window as plan_window
+    from .domain.imports import KIND_NAMES as IMPORT_KIND_NAMES
+    from .domain.imports import REASON_NAMES as IMPORT_REASON_NAMES
+    from .domain.imports import CardText as ImportCard
+    from .domain.imports import ImportItem as ImportItem
+    from .domain.imports import ImportReport as ImportReport
+    from .domain.imports import KnowledgeText as ImportKnowledge
+    from .domain.imports import MemoText as ImportMemo
+    from .domain.imports import TurnText as ImportTurn
+    from .domain.imports import fingerprint as import_fingerprint
     from .domain.inert import NAME_MAX_CHARS as NAME_MAX_CHARS
     from .domain.inert import STORED_DATA_NOTICE as STORED_DATA_NOTICE
     from .domain.inert import inert_line as inert_line
@@ -97,6 +106,7 @@ if TYPE_CHECKING:
     from .engine.factory import build_engine as build_engine
     from .engine.historian_call import opinion_asker as opinion_asker
     from .engine.idle_windows import planner_policy as planner_policy
+    from .engine.imports import ImportFailed as ImportFailed
     from .engine.index_repair import RepairReport as RepairReport
     from .engine.inspection import Inspected as Inspected
     from .engine.inspection import InspectFilter as InspectFilter
@@ -131,6 +141,7 @@ if TYPE_CHECKING:
     from .engine.services import DecayService as DecayService
     from .engine.services import GovernanceService as GovernanceService
     from .engine.services import IdleWindowService as IdleWindowService
+    from .engine.services import ImportService as ImportService
     from .engine.services import IndexService as IndexService
     from .engine.services import JobService as JobService
     from .engine.services import KnowledgeService as KnowledgeService
@@ -183,6 +194,18 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "JobService": (".engine.services", "JobService"),
     "TurnService": (".engine.services", "TurnService"),
     "IdleWindowService": (".engine.services", "IdleWindowService"),
+    "ImportService": (".engine.services", "ImportService"),
+    # Importers (``importers/``): what they hand the engine and what they get back
+    "ImportItem": (".domain.imports", "ImportItem"),
+    "ImportReport": (".domain.imports", "ImportReport"),
+    "ImportMemo": (".domain.imports", "MemoText"),
+    "ImportCard": (".domain.imports", "CardText"),
+    "ImportKnowledge": (".domain.imports", "KnowledgeText"),
+    "ImportTurn": (".domain.imports", "TurnText"),
+    "import_fingerprint": (".domain.imports", "fingerprint"),
+    "IMPORT_KIND_NAMES": (".domain.imports", "KIND_NAMES"),
+    "IMPORT_REASON_NAMES": (".domain.imports", "REASON_NAMES"),
+    "ImportFailed": (".engine.imports", "ImportFailed"),
     "DecayService": (".engine.services", "DecayService"),
     "CognitionConfig": (".config", "CognitionConfig"),
     "ProfileSettings": (".config", "ProfileSettings"),
@@ -338,6 +361,8 @@ __all__ = [
     "DEFAULT_FLOOR",
     "ENTITY_NAMES",
     "GATE_KIND_LABELS",
+    "IMPORT_KIND_NAMES",
+    "IMPORT_REASON_NAMES",
     "JUDGED_MAX_CHARS",
     "JUDGEMENT_ENDED_ZH",
     "JUDGEMENT_WORK_ZH",
@@ -387,6 +412,14 @@ __all__ = [
     "HeatPolicy",
     "IdleWindow",
     "IdleWindowService",
+    "ImportCard",
+    "ImportFailed",
+    "ImportItem",
+    "ImportKnowledge",
+    "ImportMemo",
+    "ImportReport",
+    "ImportService",
+    "ImportTurn",
     "Importance",
     "ImportanceLevel",
     "IndexLocked",
@@ -466,6 +499,7 @@ __all__ = [
     "first_date",
     "group_part",
     "happened_label",
+    "import_fingerprint",
     "inert_line",
     "is_qq_number",
     "json_lines",

@@ -438,6 +438,7 @@ from . import (  # noqa: E402,F401  (register their commands on the group above)
     decay_commands,
     eval_command,
     governance_commands,
+    import_commands,
     job_commands,
     knowledge_commands,
     profile_commands,

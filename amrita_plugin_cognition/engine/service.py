@@ -78,6 +78,7 @@ from .services import (
     DecayService,
     GovernanceService,
     IdleWindowService,
+    ImportService,
     IndexService,
     JobService,
     KnowledgeService,
@@ -148,6 +149,7 @@ class CognitionEngine:
         self.idle_windows = IdleWindowService(self)
         self.decay = DecayService(self)
         self.consolidation = ConsolidationService(self)
+        self.imports = ImportService(self)
 
     @property
     def config(self) -> CognitionConfig:

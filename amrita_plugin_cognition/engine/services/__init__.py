@@ -1,7 +1,7 @@
 """The engine's use cases, one small service per area and one module each, reached from the facade
 as attributes: ``engine.memories``, ``engine.notes``, ``engine.profiles``, ``engine.governance``,
 ``engine.index``, ``engine.jobs``, ``engine.turns``, ``engine.idle_windows``, ``engine.decay``,
-``engine.knowledge`` and ``engine.consolidation``.
+``engine.knowledge``, ``engine.consolidation`` and ``engine.imports``.
 
 Each method is the one way callers (the bot, the CLI, the benchmarks) reach a use case; it
 delegates to the module function that does the work (``writes.remember``, ``notes.add_pin`` …),
@@ -13,6 +13,7 @@ from .consolidation import ConsolidationService
 from .decay import DecayService
 from .governance import GovernanceService
 from .idle_windows import IdleWindowService
+from .imports import ImportService
 from .index import IndexService
 from .jobs import JobService
 from .knowledge import KnowledgeService
@@ -26,6 +27,7 @@ __all__ = [
     "DecayService",
     "GovernanceService",
     "IdleWindowService",
+    "ImportService",
     "IndexService",
     "JobService",
     "KnowledgeService",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .consolidation import ChatActivityRow, CycleRunRow
 from .governance import AuditRow, ChatSwitchRow, OptOutRow
+from .imports import ImportRecordRow
 from .knowledge import KnowledgeRevisionRow, KnowledgeRow, KnowledgeSuggestionRow
 from .memories import BarrierRow, MemoryRow, MemorySourceRow
 from .notes import MemoRevisionRow, MemoRow, NoteRow, PinRow, TranscriptRow
@@ -29,6 +30,7 @@ __all__ = [
     "ChatActivityRow",
     "ChatSwitchRow",
     "CycleRunRow",
+    "ImportRecordRow",
     "JobRow",
     "KnowledgeRevisionRow",
     "KnowledgeRow",
