@@ -54,6 +54,13 @@ class InspectFilter:
     scope: Scope | None = None
     status: MemoryStatus | None = None
     memory_id: int | None = None
+    #: The facts said by this user (``user_id`` also takes the facts about them).
+    speaker_id: str | None = None
+    #: A piece of the text (a plain substring, case-insensitive for Latin letters).
+    text: str | None = None
+    #: Recorded at or after / before these moments.
+    recorded_from: datetime | None = None
+    recorded_before: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +83,15 @@ def _where(query: Any, wanted: InspectFilter) -> Any:
         query = query.where(MemoryRow.status == wanted.status.value)
     if wanted.memory_id is not None:
         query = query.where(MemoryRow.id == wanted.memory_id)
+    if wanted.speaker_id is not None:
+        query = query.where(MemoryRow.speaker_id == wanted.speaker_id)
+    if wanted.text:
+        pattern = "%" + wanted.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(MemoryRow.text.ilike(pattern, escape="\\"))
+    if wanted.recorded_from is not None:
+        query = query.where(MemoryRow.recorded_at >= wanted.recorded_from)
+    if wanted.recorded_before is not None:
+        query = query.where(MemoryRow.recorded_at < wanted.recorded_before)
     return query
 
 
@@ -295,6 +311,16 @@ async def _user_documents(session: AsyncSession, target: ErasureTarget) -> list[
 def json_lines(documents: list[dict[str, Any]]) -> Iterator[str]:
     for document in documents:
         yield json.dumps(document, ensure_ascii=False, default=str)
+
+
+async def record_action(
+    engine: Transactional, bot_id: str, action: str, actor: str, target: str, count: int, now: datetime | None = None
+) -> None:
+    """One audit record of an operator's action that no use case records itself (a page's
+    forget, correction, restore, job retry): who, what, on which chat or user, how many."""
+    async with engine.unit_of_work() as uow:
+        audit.record(uow.session, bot_id, action[:32], actor[:64], target[:128], count, aware_or_now(now))
+        await uow.commit()
 
 
 async def audit_entries(engine: Transactional, bot_id: str | None = None, limit: int = 100) -> list[AuditEntry]:

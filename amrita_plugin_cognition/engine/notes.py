@@ -249,6 +249,12 @@ async def list_pins(engine: CognitionEngine, context: ChatContext) -> list[Pin]:
     return [_pin(row) for row in rows]
 
 
+async def pins_of(engine: CognitionEngine, bot_id: str, scope: Scope) -> list[Pin]:
+    """A chat's pins read by the operator (the owner's page), in order."""
+    async with engine.unit_of_work() as uow:
+        return [_pin(row) for row in await store.list_pins(uow.session, bot_id, scope)]
+
+
 async def add_pin(
     engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None, said: Sequence[str] = ()
 ) -> Pin:

@@ -70,6 +70,10 @@ class NoteService(_Service):
         """The chat's pins, in order."""
         return await _notes.list_pins(self._engine, context)
 
+    async def pins_of(self, bot_id: str, scope: Scope) -> builtins.list[Pin]:
+        """A chat's pins read by the operator (the owner's page), in order."""
+        return await _notes.pins_of(self._engine, bot_id, scope)
+
     async def add_pin(
         self, context: ChatContext, content: str, now: datetime | None = None, said: Sequence[str] = ()
     ) -> Pin:
