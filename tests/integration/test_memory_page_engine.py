@@ -71,8 +71,15 @@ async def test_the_why_chain_names_message_note_observation_gate_corrections_and
         speaker_name="小明",
         subject_id=U,
         provenance=Provenance.INFERRED,
-        source={"via": "historian", "job": job["id"], "job_kind": "observations", "messages": ["m1"], "sources": [1],
-                "absolute": False, "warning": "not absolute: 下周三"},
+        source={
+            "via": "historian",
+            "job": job["id"],
+            "job_kind": "observations",
+            "messages": ["m1"],
+            "sources": [1],
+            "absolute": False,
+            "warning": "not absolute: 下周三",
+        },
     )
     written = (await engine.memories.remember(bot, [draft], now=NOW)).written[0]
     corrected = await engine.memories.correct_in_chat(OWNER, bot, G, written.id, "小明2026-12-10去杭州出差。", now=NOW)
@@ -80,7 +87,14 @@ async def test_the_why_chain_names_message_note_observation_gate_corrections_and
     chain = await engine.governance.why(bot, corrected.id)
     steps = {step.stage: step for step in chain.steps}
     assert [step.stage for step in chain.steps] == [
-        "message", "note", "observation", "rewrite", "gate", "corrections", "merges", "status"
+        "message",
+        "note",
+        "observation",
+        "rewrite",
+        "gate",
+        "corrections",
+        "merges",
+        "status",
     ]
     # the correction's own source names no message; the older version's chain has them
     assert any("不是从聊天消息整理来的" in text for _, text in steps["message"].items)
@@ -88,7 +102,9 @@ async def test_the_why_chain_names_message_note_observation_gate_corrections_and
     assert any("<script>" in text for _, text in older["message"].items)  # the words as said, as text
     assert any("小明说下周三出差" in text for _, text in older["note"].items)
     assert any(text == "小明下周三去杭州出差" for _, text in older["observation"].items)
-    assert any("未通过" in text for _, text in older["gate"].items) and any("下周三" in t for _, t in older["gate"].items)
+    assert any("未通过" in text for _, text in older["gate"].items) and any(
+        "下周三" in t for _, t in older["gate"].items
+    )
     assert steps["corrections"].memory_ids == [written.id]
     assert any("2026-12-09" in text for _, text in steps["corrections"].items)
     assert any("webui:admin" in label for label, _ in steps["corrections"].items) or any(
