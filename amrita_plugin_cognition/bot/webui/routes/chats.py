@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
+from ....api import InspectFilter
 from ....config_location import PLUGIN_NAME
 from .. import views
 from ..auth import webui_user
@@ -15,12 +16,37 @@ from .common import Memory, PageActor, answer
 
 router = APIRouter()
 CONFIG_URL = f"/system/confedit/{PLUGIN_NAME}"
+#: Memories on a page when the page opens (the page's default size).
+FIRST_PAGE = 20
 
 
 @router.get("/meta")
 async def meta(user: Annotated[str, Depends(webui_user)]) -> JSONResponse:
     async def work() -> dict[str, Any]:
         return {"user": user, "config_url": CONFIG_URL}
+
+    return await answer(work())
+
+
+@router.get("/start")
+async def start(user: Annotated[str, Depends(webui_user)], memory: Memory) -> JSONResponse:
+    """The first screen in one answer: who is logged in, the bot accounts, the first account's
+    chats and the first page of its first chat (a page load waits for one round trip, not four)."""
+
+    async def work() -> dict[str, Any]:
+        accounts = await memory.governance.bot_accounts()
+        bots = [{"bot_id": bot, "memories": count} for bot, count in sorted(accounts.items())]
+        first: dict[str, Any] = {"bot": None, "chats": [], "page": None}
+        if accounts:
+            bot = min(accounts)
+            summaries = await memory.governance.chats(bot)
+            first = {"bot": bot, "chats": [views.chat(summary) for summary in summaries], "page": None}
+            if summaries:
+                wanted = InspectFilter(bot_id=bot, scope=summaries[0].scope)
+                items, total = await memory.governance.inspect(wanted, 0, FIRST_PAGE)
+                page = {"items": [views.memory(item) for item in items], "total": total, "page": 1, "size": FIRST_PAGE}
+                first["page"] = {"chat": summaries[0].scope.key, **page}
+        return {"meta": {"user": user, "config_url": CONFIG_URL}, "bots": bots, "first": first}
 
     return await answer(work())
 

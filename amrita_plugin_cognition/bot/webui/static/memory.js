@@ -52,12 +52,16 @@ export async function mountPage(root) {
       replace(body, h("p", { class: "cg-empty" }, "还没有任何记忆。机器人在聊天中记下内容后，这里会列出它的账号。"));
       return;
     }
-    view(body, { root, bot: state.bot }).catch((error) => notify(root, error.message, "error"));
+    const prefetched = state.first && state.first.bot === state.bot && state.tab === "chats" ? state.first : null;
+    state.first = null;  // the first screen only: later visits ask again
+    view(body, { root, bot: state.bot }, prefetched).catch((error) => notify(root, error.message, "error"));
   }
 
   try {
-    const [meta, bots] = await Promise.all([get("/meta"), get("/bots")]);
+    // one round trip for the first screen: who, the accounts, the first account's chats and page
+    const { meta, bots, first } = await get("/start");
     state.meta = meta;
+    state.first = first;
     configLink.setAttribute("href", meta.config_url);
     configLink.setAttribute("title", "在 WebUI 的配置编辑器里修改记忆插件的配置");
     replace(botSelect, bots.map((bot) => h("option", { value: bot.bot_id }, `${bot.bot_id}（${bot.memories} 条）`)));
@@ -70,7 +74,8 @@ export async function mountPage(root) {
 
 export default function CognitionMemoryPage() {
   const ref = React.useRef(null);
-  React.useEffect(() => {
+  // on commit, before the first paint: the page's requests start as early as they can
+  React.useLayoutEffect(() => {
     if (ref.current) mountPage(ref.current);
   }, []);
   return React.createElement("div", { ref, className: "cg-root", "data-page": "cognition-memory" });
