@@ -166,3 +166,15 @@ async def test_correct_and_the_why_chain_and_export_and_delete_all(page) -> None
     actions = [(entry.action, entry.actor) for entry in await engine.governance.audit(bot)]
     assert ("correct", "webui:admin") in actions and ("export", "webui:admin") in actions
     assert any(action.startswith("delete") and actor == "webui:admin" for action, actor in actions)
+
+
+def test_without_the_webui_the_plugin_mounts_nothing() -> None:
+    """The test bot runs with ``webui_enable = false``: no page, no route, the plugin loaded all the same."""
+    import nonebot
+
+    from amrita_plugin_cognition.bot import webui
+
+    assert webui.webui_enabled() is False and webui.mount() is False
+    paths = [getattr(route, "path", "") for route in nonebot.get_app().routes]
+    assert not any(path.startswith("/api/cognition") for path in paths)
+    assert nonebot.get_plugin("amrita_plugin_cognition") is not None
