@@ -4,7 +4,6 @@ is still queued (a finished job is deleted with its payload)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 
 from sqlalchemy import select
@@ -12,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import Scope
 from .models import JobRow, NoteRow, TranscriptRow
+from .profiles import json_list
 
 #: At most this many source messages are looked up (a fact names a handful).
 MESSAGES_MAX = 50
@@ -55,7 +55,7 @@ async def notes_of_messages(
     return [
         row
         for _, row in sorted(unique.items())
-        if wanted.intersection(str(item) for item in _json_list(row.message_ids))
+        if wanted.intersection(str(item) for item in json_list(row.message_ids))
     ]
 
 
@@ -63,11 +63,3 @@ async def queued_job(session: AsyncSession, bot_id: str, job_id: int) -> JobRow 
     """The job if it is still in the queue and of this bot account."""
     rows = await session.execute(select(JobRow).where(JobRow.id == job_id, JobRow.bot_id == bot_id))
     return rows.scalar_one_or_none()
-
-
-def _json_list(text: str) -> list[object]:
-    try:
-        value = json.loads(text or "[]")
-    except ValueError:
-        return []
-    return value if isinstance(value, list) else []

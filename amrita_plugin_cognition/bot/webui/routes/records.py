@@ -78,24 +78,21 @@ async def jobs(
     return await answer(work())
 
 
-@router.post("/bots/{bot}/jobs/retry")
-async def jobs_retry(bot: BotId, body: JobsBody, actor: PageActor, memory: Memory) -> JSONResponse:
+@router.post("/bots/{bot}/jobs/{action}")
+async def jobs_change(
+    bot: BotId, action: Literal["retry", "drop"], body: JobsBody, actor: PageActor, memory: Memory
+) -> JSONResponse:
+    """Retry dead jobs or drop jobs, of this bot account only (another's ids change nothing)."""
+
     async def work() -> dict[str, int]:
-        count = await memory.jobs.retry(body.ids, bot_id=bot)
-        await memory.governance.record_action(bot, "jobs_retry", actor, "jobs", count)
+        if action == "retry":
+            count = await memory.jobs.retry(body.ids, bot_id=bot)
+        else:
+            count = await memory.jobs.drop(body.ids, bot_id=bot)
+        await memory.governance.record_action(bot, f"jobs_{action}", actor, "jobs", count)
         return {"count": count}
 
-    return await answer(work(), "已放回队列")
-
-
-@router.post("/bots/{bot}/jobs/drop")
-async def jobs_drop(bot: BotId, body: JobsBody, actor: PageActor, memory: Memory) -> JSONResponse:
-    async def work() -> dict[str, int]:
-        count = await memory.jobs.drop(body.ids, bot_id=bot)
-        await memory.governance.record_action(bot, "jobs_drop", actor, "jobs", count)
-        return {"count": count}
-
-    return await answer(work(), "已删除任务")
+    return await answer(work(), "已放回队列" if action == "retry" else "已删除任务")
 
 
 @router.get("/bots/{bot}/knowledge")
