@@ -199,18 +199,6 @@ async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: 
     return True
 
 
-async def lineage(session: AsyncSession, memory_id: int) -> list[MemoryRow]:
-    """The versions a fact replaced, directly or through earlier corrections (oldest last)."""
-    found: list[MemoryRow] = []
-    frontier = [memory_id]
-    while frontier:
-        result = await session.execute(select(MemoryRow).where(MemoryRow.superseded_by.in_(frontier)))
-        rows = [row for row in result.scalars() if row.id not in {seen.id for seen in found}]
-        found.extend(rows)
-        frontier = [row.id for row in rows]
-    return found
-
-
 async def lineages(session: AsyncSession, rows: Sequence[MemoryRow]) -> dict[int, list[int]]:
     """For a page of facts at once, each one's older versions (``lineage``'s ids, oldest last).
 
