@@ -91,6 +91,8 @@ async def test_the_memory_page_in_chromium(tmp_path: Path) -> None:
             context = await browser.new_context(viewport={"width": 1280, "height": 900}, locale="zh-CN")
             page = await context.new_page()
             page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
 
             # not logged in: the WebUI sends the visit back to its login, nothing of memory shown
             await page.goto(f"{base}/cognition/memory")
@@ -129,6 +131,20 @@ async def test_the_memory_page_in_chromium(tmp_path: Path) -> None:
             assert "已删除这条记忆" in await page.locator(".cg-notice").inner_text()
             await page.locator(f'.cg-memory[data-id="{target}"]').wait_for(state="detached")
             await page.screenshot(path=str(shots / "forgotten.png"))
+
+            # the other tabs render (their empty states here) without a script error
+            for tab, shown in (
+                ("画像", "还没有画像"),
+                ("任务", "队列里没有任务"),
+                ("知识库", "知识库是空的"),
+                ("用户数据", "导出"),
+            ):
+                await page.locator(".cg-tabs").get_by_role("button", name=tab).click()
+                await page.locator(".cg-body").get_by_text(shown).first.wait_for()
+            await page.locator(".cg-tabs").get_by_role("button", name="会话与记忆").click()
+            await page.get_by_role("button", name="备忘录与提醒").click()
+            await page.get_by_text("置顶备忘录").wait_for()
+            assert errors == [] and alerts == []
             await browser.close()
 
         with login(base) as client:
