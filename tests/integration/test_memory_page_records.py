@@ -102,6 +102,14 @@ async def test_memo_versions_pins_and_jobs_of_one_account(page) -> None:  # type
     first = next(item for item in notes["revisions"] if item["content"] == "第一版备忘录")  # type: ignore[index]
     answer = await _post(client, f"/bots/{bot}/chats/private:{U}/memo/restore", {"revision_id": first["id"]})
     assert answer.status_code == 200 and await engine.notes.memo_of(bot, Scope("private", U)) == "第一版备忘录"
+    (pin,) = notes["pins"]  # type: ignore[index]
+    assert (
+        await _post(client, f"/bots/{other}/chats/private:{U}/pins/{pin['id']}/delete", {"confirm": True})
+    ).status_code == 404
+    assert (
+        await _post(client, f"/bots/{bot}/chats/private:{U}/pins/{pin['id']}/delete", {"confirm": True})
+    ).status_code == 200
+    assert await engine.notes.pins_of(bot, Scope("private", U)) == []
 
     for account in (bot, other):
         said = InputMessage("m1", U, "小明", "我喜欢猫", NOW)

@@ -89,3 +89,7 @@ class NoteService(_Service):
     async def delete_pin(self, context: ChatContext, pin_id: int) -> None:
         """Delete a pin (its author, an admin, the owner or a bot admin)."""
         await _notes.delete_pin(self._engine, context, pin_id)
+
+    async def delete_pin_in_chat(self, actor: Operator, bot_id: str, scope: Scope, pin_id: int) -> None:
+        """Delete a pin of one chat as the operator (the WebUI's page)."""
+        await _notes.delete_pin_in_chat(self._engine, actor, bot_id, scope, pin_id)

@@ -11,7 +11,7 @@ from ....api import InspectFilter
 from ....config_location import PLUGIN_NAME
 from .. import views
 from ..auth import webui_user
-from ..models import BotId, ChatKey, RevisionBody, chat_scope
+from ..models import BotId, ChatKey, ForgetBody, RevisionBody, RowId, chat_scope
 from .common import Memory, PageActor, answer
 
 router = APIRouter()
@@ -98,3 +98,17 @@ async def restore_memo(
         return {"memo": content}
 
     return await answer(work(), "已恢复备忘录的旧版本")
+
+
+@router.post("/bots/{bot}/chats/{chat}/pins/{pin_id}/delete")
+async def delete_pin(
+    bot: BotId, chat: ChatKey, pin_id: RowId, body: ForgetBody, actor: PageActor, memory: Memory
+) -> JSONResponse:
+    scope = chat_scope(chat)
+
+    async def work() -> dict[str, int]:
+        await memory.notes.delete_pin_in_chat(actor, bot, scope, pin_id)
+        await memory.governance.record_action(bot, "pin_delete", actor, scope.key)
+        return {"id": pin_id}
+
+    return await answer(work(), "已删除提醒")

@@ -26,8 +26,17 @@ export async function notesPanel(box, context, chat) {
         } }, "恢复此版本")))),
       h("h4", {}, "提醒事项"),
       notes.pins.length
-        ? h("ul", { class: "cg-list" }, notes.pins.map((pin) => h("li", {}, h("span", { class: "cg-id" }, `#${pin.id}`), " ", pin.content,
-          h("span", { class: "cg-muted" }, ` · ${when(pin.updated_at)}`))))
+        ? h("ul", { class: "cg-list" }, notes.pins.map((pin) => h("li", { class: "cg-pin" }, h("span", { class: "cg-id" }, `#${pin.id}`), " ", pin.content,
+          h("span", { class: "cg-muted" }, ` · ${when(pin.updated_at)}`), " ",
+          h("button", { class: "cg-button cg-danger", onclick: async () => {
+            if (!(await ask("删除这条提醒？", h("blockquote", { class: "cg-quote" }, pin.content), "确认删除"))) return;
+            try {
+              notify(context.root, (await post(`${path}/pins/${pin.id}/delete`, { confirm: true })).message, "ok");
+              notesPanel(box, context, chat);
+            } catch (error) {
+              notify(context.root, error.message, "error");
+            }
+          } }, "删除"))))
         : h("p", { class: "cg-empty" }, "没有提醒事项。"));
   } catch (error) {
     replace(box, h("p", { class: "cg-error", role: "alert" }, error.message));
