@@ -137,6 +137,10 @@ async def test_forget_needs_the_page_header_and_confirmation_then_is_audited_wit
     assert [(entry.action, entry.actor, entry.target) for entry in entries] == [
         ("forget", "webui:admin", f"private:{U}")
     ]
+    switched = await _change(client, f"/bots/{bot}/chats/private:{U}/switch", {"on": False})
+    assert switched.json()["data"] == {"chat": f"private:{U}", "memory_on": False, "changed": True}
+    assert not await engine.governance.memory_on(bot, Scope("private", U))
+    assert (await engine.governance.audit(bot))[0].actor == "webui:admin"
 
 
 async def test_correct_and_the_why_chain_and_export_and_delete_all(page) -> None:  # type: ignore[no-untyped-def]

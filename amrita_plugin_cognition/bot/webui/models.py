@@ -63,6 +63,10 @@ class RevisionBody(Strict):
     part: str | None = Field(None, pattern=r"^(group|private|group:\d{5,12})$")
 
 
+class SwitchBody(Strict):
+    on: bool
+
+
 class JobsBody(Strict):
     ids: list[Annotated[int, Field(ge=1, le=ID_MAX)]] = Field(min_length=1, max_length=500)
 

@@ -11,7 +11,7 @@ from ....api import InspectFilter
 from ....config_location import PLUGIN_NAME
 from .. import views
 from ..auth import webui_user
-from ..models import BotId, ChatKey, ForgetBody, RevisionBody, RowId, chat_scope
+from ..models import BotId, ChatKey, ForgetBody, RevisionBody, RowId, SwitchBody, chat_scope
 from .common import Memory, PageActor, answer
 
 router = APIRouter()
@@ -112,3 +112,19 @@ async def delete_pin(
         return {"id": pin_id}
 
     return await answer(work(), "已删除提醒")
+
+
+@router.post("/bots/{bot}/chats/{chat}/switch")
+async def switch(bot: BotId, chat: ChatKey, body: SwitchBody, actor: PageActor, memory: Memory) -> JSONResponse:
+    """Switch a chat's memory on or off, as ``/memory on|off`` does (the engine audits it)."""
+    scope = chat_scope(chat)
+
+    async def work() -> dict[str, Any]:
+        change = await memory.governance.set_chat_memory(bot, scope, body.on, actor)
+        return {
+            "chat": scope.key,
+            "memory_on": await memory.governance.memory_on(bot, scope),
+            "changed": change.changed,
+        }
+
+    return await answer(work(), "已开启本会话的记忆" if body.on else "已关闭本会话的记忆")

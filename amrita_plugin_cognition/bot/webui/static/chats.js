@@ -1,8 +1,8 @@
 // 会话与记忆: the bot account's chats, one chat's memories (search, filters, pages) and what can
 // be done to one memory (why, correct, forget, restore).
 
-import { enc, get } from "./api.js";
-import { h, replace, when } from "./dom.js";
+import { enc, get, post } from "./api.js";
+import { ask, h, notify, replace, when } from "./dom.js";
 import { memoryActions } from "./actions.js";
 import { notesPanel } from "./notes.js";
 
@@ -21,11 +21,25 @@ export async function chatsView(body, context, prefetched = null) {
     for (const item of list.children) item.classList.toggle("cg-chat-on", item.dataset.chat === chat.chat);
     memoriesPanel(main, context, chat, firstPage);
   };
+  const toggle = async (chat) => {
+    const on = !chat.memory_on;
+    const agreed = await ask(on ? "开启这个会话的记忆？" : "关闭这个会话的记忆？",
+      h("p", {}, on ? "开启后机器人会继续记住这个会话里的内容。" : "关闭后机器人不再记住、也不再想起这个会话里的内容（已有的记忆保留）。"),
+      on ? "开启" : "关闭", !on);
+    if (!agreed) return;
+    try {
+      notify(context.root, (await post(`/bots/${enc(context.bot)}/chats/${enc(chat.chat)}/switch`, { on })).message, "ok");
+      await chatsView(body, context);
+    } catch (error) {
+      notify(context.root, error.message, "error");
+    }
+  };
   replace(list, chats.map((chat) => h("li", { "data-chat": chat.chat },
     h("button", { class: "cg-chat", onclick: () => open(chat) },
       h("span", { class: "cg-chat-name" }, chat.kind === "group" ? `群 ${chat.id}` : `私聊 ${chat.id}`),
-      h("span", { class: "cg-chat-counts" }, `${chat.active} 条有效 · ${chat.expired} 条过期`),
-      h("span", { class: chat.memory_on ? "cg-badge cg-on" : "cg-badge cg-off" }, chat.memory_on ? "记忆开" : "记忆关")))));
+      h("span", { class: "cg-chat-counts" }, `${chat.active} 条有效 · ${chat.expired} 条过期`)),
+    h("button", { class: chat.memory_on ? "cg-badge cg-on" : "cg-badge cg-off", title: "点击切换这个会话的记忆开关",
+      onclick: () => toggle(chat) }, chat.memory_on ? "记忆开" : "记忆关"))));
   const page = prefetched && prefetched.page && prefetched.page.chat === chats[0].chat ? prefetched.page : null;
   open(chats[0], page);
 }
