@@ -162,4 +162,4 @@ async def test_the_memory_page_in_chromium(tmp_path: Path) -> None:
     assert _pixel(shots / "forget-asks.png", sidebar) < _pixel(shots / "memories.png", sidebar) - 60
     copy_to = REPO / "docs" / "images"
     if copy_to.is_dir() and os.environ.get("COGNITION_SAVE_SCREENSHOTS"):
-        shutil.copy(shots / "memories.png", copy_to / "webui-memory-page.png")
+        shutil.copy(shots / "why.png", copy_to / "webui-memory-page.png")

@@ -70,6 +70,11 @@ async def test_a_chats_memories_are_paged_searched_and_one_accounts_only(page) -
     await engine.memories.write(group(bot, G.id, V), "user", "小红喜欢<script>alert('x')</script>。", now=NOW)
     await engine.memories.write(group(other, G.id, U), "user", "另一个账号：小明喜欢滑雪。", now=NOW)
 
+    start = (await client.get("/api/cognition/start")).json()["data"]
+    meta = {"user": "admin", "config_url": "/system/confedit/amrita_plugin_cognition", "timezone": "Asia/Shanghai"}
+    assert start["meta"] == meta and {"bot_id": bot, "memories": 26} in start["bots"]
+    first_bot = start["first"]["bot"]
+    assert all(item["bot_id"] == first_bot for item in start["first"]["page"]["items"])  # one account's page
     chats = (await client.get(f"/api/cognition/bots/{bot}/chats")).json()["data"]
     assert chats == [
         {"chat": G.key, "kind": "group", "id": G.id, "active": 26, "expired": 0, "superseded": 0, "memory_on": True}

@@ -46,7 +46,8 @@ async def start(user: Annotated[str, Depends(webui_user)], memory: Memory) -> JS
                 items, total = await memory.governance.inspect(wanted, 0, FIRST_PAGE)
                 page = {"items": [views.memory(item) for item in items], "total": total, "page": 1, "size": FIRST_PAGE}
                 first["page"] = {"chat": summaries[0].scope.key, **page}
-        return {"meta": {"user": user, "config_url": CONFIG_URL}, "bots": bots, "first": first}
+        meta = {"user": user, "config_url": CONFIG_URL, "timezone": memory.config.timezone}
+        return {"meta": meta, "bots": bots, "first": first}
 
     return await answer(work())
 

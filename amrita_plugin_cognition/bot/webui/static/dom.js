@@ -36,9 +36,17 @@ export function replace(element, ...children) {
   return append(clear(element), children);
 }
 
-const TIME = new Intl.DateTimeFormat("zh-CN", {
-  year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false,
-});
+const TIME_FORMAT = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hour12: false };
+let TIME = new Intl.DateTimeFormat("zh-CN", TIME_FORMAT);
+
+// Times in the bot's configured zone (the "why" chain's are written in it too), not the browser's.
+export function useTimeZone(zone) {
+  try {
+    TIME = new Intl.DateTimeFormat("zh-CN", { ...TIME_FORMAT, timeZone: zone });
+  } catch {
+    TIME = new Intl.DateTimeFormat("zh-CN", TIME_FORMAT);
+  }
+}
 
 export function when(iso) {
   return iso ? TIME.format(new Date(iso)) : "—";

@@ -3,7 +3,7 @@
 // container and mounts the page into it with the DOM (text always as textContent).
 
 import { get } from "./api.js";
-import { h, notify, replace } from "./dom.js";
+import { h, notify, replace, useTimeZone } from "./dom.js";
 import { chatsView } from "./chats.js";
 import { cardsView, jobsView, knowledgeView, usersView } from "./more.js";
 
@@ -62,6 +62,7 @@ export async function mountPage(root) {
     const { meta, bots, first } = await get("/start");
     state.meta = meta;
     state.first = first;
+    useTimeZone(meta.timezone);
     configLink.setAttribute("href", meta.config_url);
     configLink.setAttribute("title", "在 WebUI 的配置编辑器里修改记忆插件的配置");
     replace(botSelect, bots.map((bot) => h("option", { value: bot.bot_id }, `${bot.bot_id}（${bot.memories} 条）`)));
