@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from .domain.tokenize import estimate_tokens as estimate_tokens
     from .domain.visibility import visibility_for as visibility_for
     from .engine.backup import BackupInfo as BackupInfo
+    from .engine.browse import ChatSummary as ChatSummary
     from .engine.consolidation import MergeDone as MergeDone
     from .engine.consolidation import PrepassReport as PrepassReport
     from .engine.context import BuiltContext as BuiltContext
@@ -152,6 +153,8 @@ if TYPE_CHECKING:
     from .engine.switches import SwitchChange as SwitchChange
     from .engine.turns import EndResult as EndResult
     from .engine.turns import InputMessage as InputMessage
+    from .engine.why import WhyChain as WhyChain
+    from .engine.why import WhyStep as WhyStep
     from .engine.writes import WriteResult as WriteResult
     from .errors import TIMEOUTS as TIMEOUTS
     from .errors import BackupInvalid as BackupInvalid
@@ -240,6 +243,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ExportReport": (".engine.profiles", "ExportReport"),
     "ProfileFilter": (".store.profiles", "ProfileFilter"),
     "BackupInfo": (".engine.backup", "BackupInfo"),
+    "ChatSummary": (".engine.browse", "ChatSummary"),
+    "WhyChain": (".engine.why", "WhyChain"),
+    "WhyStep": (".engine.why", "WhyStep"),
     "ErasureReport": (".engine.erasure", "ErasureReport"),
     "InspectFilter": (".engine.inspection", "InspectFilter"),
     "Inspected": (".engine.inspection", "Inspected"),
@@ -387,6 +393,7 @@ __all__ = [
     "CardSearchResult",
     "ChatActivity",
     "ChatContext",
+    "ChatSummary",
     "CognitionConfig",
     "CognitionEngine",
     "CognitionError",
@@ -477,6 +484,8 @@ __all__ = [
     "SweepReport",
     "SwitchChange",
     "TurnService",
+    "WhyChain",
+    "WhyStep",
     "WriteResult",
     "activity_cell_of",
     "activity_cycle_done",

@@ -46,8 +46,9 @@ def describe(source: Mapping[str, object], *, message_ids: bool = False) -> str:
     if isinstance(messages, list) and messages:
         ids = [str(item) for item in messages]
         parts.append("来自消息 " + ",".join(ids) if message_ids else f"来自 {len(ids)} 条消息")
-    if source.get("edited_by"):
-        parts.append(f"经 QQ号{source['edited_by']} 更正")
+    editor = str(source.get("edited_by") or "")
+    if editor:  # a chat user by their QQ number, an operator (the CLI, the WebUI's page) by name
+        parts.append(f"经 QQ号{editor} 更正" if editor.isdigit() else f"经 {editor} 更正")
     return "，".join(parts)
 
 

@@ -110,6 +110,22 @@ async def revise_in_chat(
     )
 
 
+async def correct_in_chat(
+    engine: CognitionEngine,
+    actor: Operator,
+    bot_id: str,
+    scope: Scope,
+    memory_id: int,
+    text: str,
+    now: datetime | None = None,
+) -> MemoryRecord:
+    """The owner's correction of a fact of ``scope`` (the WebUI's page): ``update_memory``'s path
+    (a new fact supersedes it, anchored, gated, admitted, barrier and opt-outs checked), its
+    source a correction ``edited_by`` the operator's name, its provenance what the owner stated."""
+    source: dict[str, object] = {"via": "correction", "messages": [], "edited_by": actor.name}
+    return await _correct(engine, Editor(actor, bot_id, scope), memory_id, text, None, None, now, source)
+
+
 async def _correct(
     engine: CognitionEngine,
     editor: Editor,

@@ -23,7 +23,7 @@ from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import NotesChanged
 from ..domain.permissions import Operator
 from ..domain.records import ChatContext, Scope, normalise_text
-from ..errors import ConcurrentChange, InvalidInput, LimitExceeded, NotFound
+from ..errors import ConcurrentChange, InvalidInput, LimitExceeded, NotFound, PermissionDenied
 from ..logs import log_event
 from ..store import notes as store
 from ..store.unit_of_work import UnitOfWork
@@ -249,6 +249,12 @@ async def list_pins(engine: CognitionEngine, context: ChatContext) -> list[Pin]:
     return [_pin(row) for row in rows]
 
 
+async def pins_of(engine: CognitionEngine, bot_id: str, scope: Scope) -> list[Pin]:
+    """A chat's pins read by the operator (the owner's page), in order."""
+    async with engine.unit_of_work() as uow:
+        return [_pin(row) for row in await store.list_pins(uow.session, bot_id, scope)]
+
+
 async def add_pin(
     engine: CognitionEngine, context: ChatContext, content: str, now: datetime | None = None, said: Sequence[str] = ()
 ) -> Pin:
@@ -300,4 +306,18 @@ async def delete_pin(engine: CognitionEngine, context: ChatContext, pin_id: int)
         row = await _changeable_pin(uow, context, pin_id)
         await store.delete_pin(uow.session, row)
         uow.record(NotesChanged(context.bot_id, context.scope))
+        await uow.commit()
+
+
+async def delete_pin_in_chat(engine: CognitionEngine, actor: Operator, bot_id: str, scope: Scope, pin_id: int) -> None:
+    """The operator's delete of a pin of one chat (the WebUI's page; the operator may change every pin)."""
+    if not isinstance(actor, Operator):
+        raise PermissionDenied("无法确认操作者的身份，已拒绝")
+    async with engine.unit_of_work() as uow:
+        await uow.lock_scope(bot_id, scope)
+        row = await store.get_pin(uow.session, bot_id, scope, pin_id)
+        if row is None:
+            raise NotFound(f"没有找到编号为 {pin_id} 的提醒")
+        await store.delete_pin(uow.session, row)
+        uow.record(NotesChanged(bot_id, scope))
         await uow.commit()

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from .ports import Transactional
 
 
-async def list_jobs(engine: Transactional, state: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+async def list_jobs(
+    engine: Transactional, state: str | None = None, limit: int = 50, bot_id: str | None = None
+) -> list[dict[str, Any]]:
     async with engine.unit_of_work() as uow:
-        rows = await jobs.list_jobs(uow.session, state, limit)
+        rows = await jobs.list_jobs(uow.session, state, limit, bot_id)
     return [
         {
             "id": row.id,
@@ -39,18 +41,20 @@ async def list_jobs(engine: Transactional, state: str | None = None, limit: int 
     ]
 
 
-async def retry_jobs(engine: Transactional, job_ids: Sequence[int] | None = None) -> int:
+async def retry_jobs(engine: Transactional, job_ids: Sequence[int] | None = None, bot_id: str | None = None) -> int:
     async with engine.unit_of_work() as uow:
-        count = await jobs.retry(uow.session, job_ids, aware_or_now(None))
+        count = await jobs.retry(uow.session, job_ids, aware_or_now(None), bot_id)
         if count:
             uow.record(JobsQueued())
         await uow.commit()
     return count
 
 
-async def drop_jobs(engine: Transactional, job_ids: Sequence[int] | None = None, state: str | None = None) -> int:
+async def drop_jobs(
+    engine: Transactional, job_ids: Sequence[int] | None = None, state: str | None = None, bot_id: str | None = None
+) -> int:
     async with engine.unit_of_work() as uow:
-        count = await jobs.drop(uow.session, job_ids, state)
+        count = await jobs.drop(uow.session, job_ids, state, bot_id)
         await uow.commit()
     return count
 
@@ -81,10 +85,12 @@ class QueuedJob:
         return rebuild_parts(self.payload)
 
 
-async def queued_jobs(engine: Transactional, state: str | None = None, limit: int = 10_000) -> list[QueuedJob]:
-    """The queue's jobs in the order they were enqueued (of one state, or all), payloads read."""
+async def queued_jobs(
+    engine: Transactional, state: str | None = None, limit: int = 10_000, bot_id: str | None = None
+) -> list[QueuedJob]:
+    """The queue's jobs in the order they were enqueued (of one state, or all; of one bot account), payloads read."""
     async with engine.unit_of_work() as uow:
-        rows = await jobs.list_jobs(uow.session, state, limit)
+        rows = await jobs.list_jobs(uow.session, state, limit, bot_id)
     return [
         QueuedJob(
             id=int(row.id),

@@ -379,16 +379,22 @@ async def prune_dead(session: AsyncSession, now: datetime, keep: int, max_age_da
     return pruned
 
 
-async def list_jobs(session: AsyncSession, state: str | None = None, limit: int = 50) -> list[JobRow]:
+async def list_jobs(
+    session: AsyncSession, state: str | None = None, limit: int = 50, bot_id: str | None = None
+) -> list[JobRow]:
     query = select(JobRow).order_by(JobRow.enqueued_at, JobRow.id).limit(limit)
     if state:
         query = query.where(JobRow.state == stored_state(state))
+    if bot_id is not None:
+        query = query.where(JobRow.bot_id == bot_id)
     return list((await session.execute(query)).scalars())
 
 
-async def retry(session: AsyncSession, job_ids: Sequence[int] | None, now: datetime) -> int:
-    """Dead jobs (all, or the given ids) back to pending with a fresh set of attempts."""
+async def retry(session: AsyncSession, job_ids: Sequence[int] | None, now: datetime, bot_id: str | None = None) -> int:
+    """Dead jobs (all, or the given ids; of one bot account) back to pending with a fresh set of attempts."""
     query = update(JobRow).where(JobRow.state == DEAD)
+    if bot_id is not None:
+        query = query.where(JobRow.bot_id == bot_id)
     if job_ids is not None:
         query = query.where(JobRow.id.in_(list(job_ids)))
     result = await session.execute(
@@ -399,9 +405,13 @@ async def retry(session: AsyncSession, job_ids: Sequence[int] | None, now: datet
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def drop(session: AsyncSession, job_ids: Sequence[int] | None, state: str | None) -> int:
-    """Delete jobs by id, or every job in ``state`` (a job being processed is never dropped)."""
+async def drop(
+    session: AsyncSession, job_ids: Sequence[int] | None, state: str | None, bot_id: str | None = None
+) -> int:
+    """Delete jobs by id, or every job in ``state`` (of one bot account; a job being processed is never dropped)."""
     query = delete(JobRow).where(JobRow.state != PROCESSING)
+    if bot_id is not None:
+        query = query.where(JobRow.bot_id == bot_id)
     if job_ids is not None:
         query = query.where(JobRow.id.in_(list(job_ids)))
     if state is not None:

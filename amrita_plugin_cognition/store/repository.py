@@ -199,15 +199,39 @@ async def supersede(session: AsyncSession, old: MemoryRow, new: MemoryRow, now: 
     return True
 
 
-async def lineage(session: AsyncSession, memory_id: int) -> list[MemoryRow]:
-    """The versions a fact replaced, directly or through earlier corrections (oldest last)."""
-    found: list[MemoryRow] = []
-    frontier = [memory_id]
-    while frontier:
-        result = await session.execute(select(MemoryRow).where(MemoryRow.superseded_by.in_(frontier)))
-        rows = [row for row in result.scalars() if row.id not in {seen.id for seen in found}]
-        found.extend(rows)
-        frontier = [row.id for row in rows]
+async def lineages(session: AsyncSession, rows: Sequence[MemoryRow]) -> dict[int, list[int]]:
+    """For a page of facts at once, each one's older versions (``lineage``'s ids, oldest last).
+
+    Versions stay in their fact's bot account and chat, and a replaced version is ``superseded``:
+    the query walks only that chat's superseded rows (the scope index holds the status), one
+    query per chat and level, instead of the whole table once per fact (``superseded_by`` has no
+    index of its own)."""
+    found: dict[int, list[int]] = {row.id: [] for row in rows}
+    chats: dict[tuple[str, str, str], list[int]] = {}
+    for row in rows:
+        chats.setdefault((row.bot_id, row.scope_kind, row.scope_id), []).append(row.id)
+    for (bot_id, kind, scope_id), ids in chats.items():
+        frontier: dict[int, set[int]] = {memory_id: {memory_id} for memory_id in ids}  # id → whose lineage
+        while frontier:
+            result = await session.execute(
+                select(MemoryRow.id, MemoryRow.superseded_by)
+                .where(
+                    MemoryRow.bot_id == bot_id,
+                    MemoryRow.scope_kind == kind,
+                    MemoryRow.scope_id == scope_id,
+                    MemoryRow.status == MemoryStatus.SUPERSEDED.value,
+                    MemoryRow.superseded_by.in_(list(frontier)),
+                )
+                .order_by(MemoryRow.id.desc())
+            )
+            following: dict[int, set[int]] = {}
+            for older, newer in result.all():
+                for owner in frontier.get(int(newer), ()) if newer is not None else ():
+                    if older == owner or older in found[owner]:
+                        continue
+                    found[owner].append(older)
+                    following.setdefault(older, set()).add(owner)
+            frontier = following
     return found
 
 

@@ -1,5 +1,5 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe, decay_sweep, consolidation_prepass, cycle_tokens).
+planner_month, activity_observe, decay_sweep, consolidation_prepass, cycle_tokens, webui_page).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,23 @@ def test_the_cycle_tokens_bench_counts_both_ways_and_loses_nothing() -> None:
     counted = re.search(r"the driver counted ([\d,]+) tokens, the server ([\d,]+)\)", output)
     assert counted and counted.group(1) == counted.group(2), output
     assert re.search(rf"system prompt \+ tool schemas [\d,]+ = {NUMBER}%", output), output
+
+
+@pytest.mark.skipif(
+    not (shutil.which("chromium") or shutil.which("chromium-browser")),
+    reason="no Chromium on PATH (.ci/run installs it)",
+)
+def test_the_webui_page_bench_measures_routes_and_the_first_screen() -> None:
+    output = run_script("webui_page.py")
+    assert "bank: 2000 memories of one bot account, 1200 in the big chat" in output, output
+    for route in (
+        "chats list",
+        "big chat, page 1",
+        "big chat, last page",
+        "search 火锅",
+        "speaker filter",
+        "why chain",
+    ):
+        assert re.search(rf"{re.escape(route)}\s+{NUMBER} ms", output), output
+    assert re.search(rf"first screen .*: median {NUMBER} ms, max {NUMBER} ms over 3 runs", output), output
+    assert re.search(rf"first visit of a fresh browser \(nothing cached\): {NUMBER} ms", output), output

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import backup as _backup
+from .. import browse as _browse
 from .. import chat_memories as _chat
 from .. import corrections as _corrections
 from .. import erasure as _erasure
 from .. import inspection as _inspection
 from .. import switches as _switches
+from .. import why as _why
 
 if TYPE_CHECKING:
     from ...domain.erasure import ErasureTarget
@@ -22,9 +24,11 @@ if TYPE_CHECKING:
     from ...domain.records import ChatContext, MemoryRecord, Scope
     from ...store.audit import AuditEntry
     from ..backup import BackupInfo
+    from ..browse import ChatSummary
     from ..erasure import ErasureReport
     from ..inspection import Inspected, InspectFilter
     from ..switches import SwitchChange
+    from ..why import WhyChain
 
 from .base import _Service
 
@@ -93,6 +97,24 @@ class GovernanceService(_Service):
     ) -> builtins.list[dict[str, Any]]:
         """Everything kept about one user, as documents (``json_lines`` writes them)."""
         return await _inspection.export_user(self._engine, user_id, bot_id, now)
+
+    async def bot_accounts(self) -> dict[str, int]:
+        """Bot account → how many facts it holds (the owner's page)."""
+        return await _browse.bot_accounts(self._engine)
+
+    async def chats(self, bot_id: str) -> builtins.list[ChatSummary]:
+        """One bot account's chats with their facts by status and whether memory is on there."""
+        return await _browse.chats(self._engine, bot_id)
+
+    async def why(self, bot_id: str, memory_id: int) -> WhyChain:
+        """Why the bot remembers this: the fact's chain from what the store still keeps."""
+        return await _why.why(self._engine, bot_id, memory_id)
+
+    async def record_action(
+        self, bot_id: str, action: str, actor: Operator, target: str, count: int = 1, now: datetime | None = None
+    ) -> None:
+        """An audit record of an operator's action that its use case does not record itself."""
+        await _inspection.record_action(self._engine, bot_id, action, actor.name, target, count, now)
 
     async def audit(self, bot_id: str | None = None, limit: int = 100) -> builtins.list[AuditEntry]:
         """The newest audit records first (of one bot account, or of all)."""

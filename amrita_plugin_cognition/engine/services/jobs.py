@@ -20,17 +20,21 @@ from .base import _Service
 class JobService(_Service):
     """The historian's durable queue: listing, retrying and dropping jobs, and running it."""
 
-    async def retry(self, job_ids: Sequence[int] | None = None) -> int:
-        """Make failed jobs (these, or all) pending again; how many."""
-        return await _queue.retry_jobs(self._engine, job_ids)
+    async def retry(self, job_ids: Sequence[int] | None = None, *, bot_id: str | None = None) -> int:
+        """Make failed jobs (these, or all; of one bot account) pending again; how many."""
+        return await _queue.retry_jobs(self._engine, job_ids, bot_id)
 
-    async def drop(self, job_ids: Sequence[int] | None = None, state: str | None = None) -> int:
-        """Delete jobs (these, or all of a state); how many."""
-        return await _queue.drop_jobs(self._engine, job_ids, state)
+    async def drop(
+        self, job_ids: Sequence[int] | None = None, state: str | None = None, *, bot_id: str | None = None
+    ) -> int:
+        """Delete jobs (these, or all of a state; of one bot account); how many."""
+        return await _queue.drop_jobs(self._engine, job_ids, state, bot_id)
 
-    async def queued(self, state: str | None = None, limit: int = 10_000) -> builtins.list[QueuedJob]:
-        """The jobs with their payloads read, in the order they were enqueued."""
-        return await _queue.queued_jobs(self._engine, state, limit)
+    async def queued(
+        self, state: str | None = None, limit: int = 10_000, *, bot_id: str | None = None
+    ) -> builtins.list[QueuedJob]:
+        """The jobs with their payloads read, in the order they were enqueued (of one bot account)."""
+        return await _queue.queued_jobs(self._engine, state, limit, bot_id)
 
     async def facts_of(self, job_ids: set[int]) -> dict[int, builtins.list[MemoryRecord]]:
         """The active facts the historian wrote for these jobs."""
@@ -64,6 +68,8 @@ class JobService(_Service):
         """Run every job due at ``now`` to its end, one tick after another (demo, tests)."""
         await self._engine.historian.run_until_idle(now, flush=flush)
 
-    async def list(self, state: str | None = None, limit: int = 50) -> builtins.list[dict[str, Any]]:
-        """The jobs for operators (``ambot cognition jobs``), as plain documents."""
-        return await _queue.list_jobs(self._engine, state, limit)
+    async def list(
+        self, state: str | None = None, limit: int = 50, *, bot_id: str | None = None
+    ) -> builtins.list[dict[str, Any]]:
+        """The jobs for operators (``ambot cognition jobs``, the WebUI's page), as plain documents."""
+        return await _queue.list_jobs(self._engine, state, limit, bot_id)

@@ -174,6 +174,13 @@ class MemoryService(_Service):
             self._engine, actor, bot_id, scope, text, importance, tags, about, kind, now
         )
 
+    async def correct_in_chat(
+        self, actor: Operator, bot_id: str, scope: Scope, memory_id: int, text: str, now: datetime | None = None
+    ) -> MemoryRecord:
+        """The owner's correction of a fact of ``scope`` (the WebUI's page): a new fact supersedes
+        it, its source a correction by ``actor``."""
+        return await _corrections.correct_in_chat(self._engine, actor, bot_id, scope, memory_id, text, now)
+
     async def revise_in_chat(
         self,
         actor: Operator,

@@ -70,6 +70,10 @@ class NoteService(_Service):
         """The chat's pins, in order."""
         return await _notes.list_pins(self._engine, context)
 
+    async def pins_of(self, bot_id: str, scope: Scope) -> builtins.list[Pin]:
+        """A chat's pins read by the operator (the owner's page), in order."""
+        return await _notes.pins_of(self._engine, bot_id, scope)
+
     async def add_pin(
         self, context: ChatContext, content: str, now: datetime | None = None, said: Sequence[str] = ()
     ) -> Pin:
@@ -85,3 +89,7 @@ class NoteService(_Service):
     async def delete_pin(self, context: ChatContext, pin_id: int) -> None:
         """Delete a pin (its author, an admin, the owner or a bot admin)."""
         await _notes.delete_pin(self._engine, context, pin_id)
+
+    async def delete_pin_in_chat(self, actor: Operator, bot_id: str, scope: Scope, pin_id: int) -> None:
+        """Delete a pin of one chat as the operator (the WebUI's page)."""
+        await _notes.delete_pin_in_chat(self._engine, actor, bot_id, scope, pin_id)

@@ -1,0 +1,186 @@
+"""The WebUI memory page on a big bank: how fast its first screen and its routes answer.
+
+A standalone home with ``--count`` memories of one bot account (60 % in one group, the rest over
+200 groups, 20 speakers), written through ``engine.memories.remember`` with a flat benchmark
+embedder (the page reads only SQL) and cached in /tmp/cognition-bench-cache; then the WebUI bot
+(``_webui_server.py``, another process, uvicorn on 127.0.0.1) serves it. Measured, medians of
+``--runs``: the routes over httpx (logged in: the chats list, the big chat's first page, a deep
+page, a text search, a speaker filter, one memory's why chain), then the page itself in Debian's
+Chromium (Playwright, the system browser): from navigation start to the first memory on screen,
+a fresh navigation each run. Target: the first screen under 1 s at 100,000 memories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from _common import (
+    FlatEmbedder,
+    init_engine_only,
+    machine_line,
+    open_engine,
+    parse_args,
+    quiet_cognition_logs,
+    throwaway_home,
+    verdict,
+)
+from _corpus import CACHE_ROOT, facts
+from _webui import PASSWORD, free_port, login, start_server, stop_server
+
+BOT = "3000001"
+BIG = "20001"
+FIRST_SCREEN_LIMIT_MS = 1000.0
+
+
+def _arguments(parser) -> None:  # type: ignore[no-untyped-def]
+    parser.add_argument("--count", type=int, default=100_000, help="memories in the bank")
+    parser.add_argument("--runs", type=int, default=7, help="measurements per figure")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the cached bank")
+    parser.add_argument(
+        "--settle", type=float, default=45.0, help="seconds to wait after the bot starts (its startup repair pass)"
+    )
+
+
+async def seed(home: Path, count: int) -> float:
+    """Write the bank (in another process's folder layout: the server opens the same home)."""
+    from datetime import datetime, timedelta
+
+    from amrita_plugin_cognition.api import UTC, MemoryDraft, Provenance, Scope
+
+    init_engine_only(home)
+    quiet_cognition_logs()
+    engine = await open_engine(home, embedder=FlatEmbedder())
+    await engine.index.check_fingerprint()
+    texts = facts(count)
+    groups = [BIG] + [str(30000 + number) for number in range(200)]
+    big = int(count * 0.6)
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    started = time.perf_counter()
+    batch: dict[str, list[MemoryDraft]] = {}
+    for index, text in enumerate(texts):
+        scope_id = BIG if index < big else groups[1 + index % 200]
+        speaker = str(100000 + index % 20)
+        batch.setdefault(scope_id, []).append(
+            MemoryDraft(
+                text=text,
+                scope=Scope("group", scope_id),
+                speaker_id=speaker,
+                speaker_name=f"成员{index % 20}",
+                subject_id=speaker,
+                provenance=Provenance.IMPORTED,
+            )
+        )
+        if len(batch[scope_id]) == 1000 or index == count - 1:
+            for key in [key for key, drafts in batch.items() if len(drafts) == 1000 or index == count - 1]:
+                await engine.memories.remember(BOT, batch.pop(key), now=base + timedelta(minutes=index))
+            await engine.index.drain()
+            if index % 10_000 < 1000:
+                print(f"  wrote {index + 1}/{count}", file=sys.stderr, flush=True)
+    await engine.index.drain()
+    await engine.close()
+    return time.perf_counter() - started
+
+
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def measure_routes(base: str, runs: int) -> dict[str, float]:
+    with login(base) as client:
+        page = client.get(f"/api/cognition/bots/{BOT}/chats/group:{BIG}/memories").json()["data"]
+        last_page = max(1, page["total"] // 20)
+        one_id = page["items"][0]["id"]
+        routes = {
+            "chats list": (f"/api/cognition/bots/{BOT}/chats", {}),
+            "big chat, page 1": (f"/api/cognition/bots/{BOT}/chats/group:{BIG}/memories", {}),
+            "big chat, last page": (f"/api/cognition/bots/{BOT}/chats/group:{BIG}/memories", {"page": last_page}),
+            "search 火锅": (f"/api/cognition/bots/{BOT}/chats/group:{BIG}/memories", {"q": "火锅"}),
+            "speaker filter": (f"/api/cognition/bots/{BOT}/chats/group:{BIG}/memories", {"speaker": "100003"}),
+            "why chain": (f"/api/cognition/bots/{BOT}/memories/{one_id}/why", {}),
+        }
+        figures = {}
+        for name, (path, params) in routes.items():
+            samples = []
+            for _ in range(runs):
+                began = time.perf_counter()
+                answer = client.get(path, params=params)
+                samples.append(time.perf_counter() - began)
+                answer.raise_for_status()
+            figures[name] = _median_ms(samples)
+        figures["total"] = float(page["total"])
+    return figures
+
+
+async def measure_first_screen(base: str, runs: int) -> tuple[float, list[float]]:
+    from playwright.async_api import async_playwright
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise SystemExit("no Chromium on PATH: apt-get install chromium")
+    samples = []
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        context = await browser.new_context(viewport={"width": 1280, "height": 900})
+        answer = await context.request.post(f"{base}/api/auth/login", data={"username": "admin", "password": PASSWORD})
+        assert answer.ok, await answer.text()
+        page = await context.new_page()
+        mark = 'performance.getEntriesByName("cognition:first-screen")[0].startTime'
+        await page.goto(f"{base}/cognition/memory")  # cold: nothing cached yet; then the SPA's chunks are
+        await page.locator(".cg-memory").first.wait_for(timeout=60_000)
+        cold = float(await page.evaluate(mark))
+        for _ in range(runs):
+            await page.goto(f"{base}/cognition/memory")
+            await page.locator(".cg-memory").first.wait_for(timeout=60_000)
+            # the page marks the moment its first memories are in the DOM (ms since navigation start)
+            samples.append(float(await page.evaluate(mark)))
+        await browser.close()
+    return cold, samples
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0], _arguments)
+    count = 2_000 if args.quick else args.count
+    runs = 3 if args.quick else args.runs
+    home = throwaway_home("webui") if args.quick else CACHE_ROOT / f"webui-page-{count}"
+    marker = home / "complete.json"
+    if args.rebuild or (home.exists() and not marker.exists()):
+        shutil.rmtree(home, ignore_errors=True)
+    if not marker.exists():
+        home.mkdir(parents=True, exist_ok=True)
+        print(f"building a bank of {count} memories in {home} …", file=sys.stderr, flush=True)
+        seconds = asyncio.run(seed(home, count))
+        marker.write_text(json.dumps({"count": count, "seconds": round(seconds, 1)}), encoding="utf-8")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_server(home, port, home / "server.log")
+    # the bot checks the whole vector index against SQL in the background as it starts: measure after it
+    time.sleep(0 if args.quick else args.settle)
+    try:
+        routes = measure_routes(base, runs)
+        cold, first = asyncio.run(measure_first_screen(base, runs))
+    finally:
+        stop_server(server)
+        if args.quick:
+            shutil.rmtree(home, ignore_errors=True)
+    print(machine_line())
+    print(f"measured {0 if args.quick else args.settle:g} s after the bot started")
+    print(f"bank: {count} memories of one bot account, {int(routes.pop('total'))} in the big chat (group:{BIG})")
+    print("routes (httpx, logged in), median of", runs, "runs:")
+    for name, value in routes.items():
+        print(f"  {name:<22} {value:8.1f} ms")
+    median = statistics.median(first)
+    print(
+        f"first screen (Chromium, navigation start → first memory shown): median {median:.0f} ms, "
+        f"max {max(first):.0f} ms over {len(first)} runs — {verdict(median, FIRST_SCREEN_LIMIT_MS)}"
+    )
+    print(f"first visit of a fresh browser (nothing cached): {cold:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
