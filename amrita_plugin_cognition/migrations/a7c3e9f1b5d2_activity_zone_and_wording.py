@@ -1,4 +1,5 @@
-"""activity_zone_and_wording: the zone a chat's heat maps were counted in; a cycle run's wording pairs
+"""activity_zone_and_wording: the zone a chat's heat maps were counted in; a cycle run's wording pairs;
+an index on the memories' superseded_by (lineage reads scanned the table)
 
 迁移 ID: a7c3e9f1b5d2
 父迁移: f6b2d8a4c1e9
@@ -32,11 +33,15 @@ def upgrade(name: str = "") -> None:
         batch_op.add_column(sa.Column("wording", sa.Integer(), server_default="0", nullable=False))
     with op.batch_alter_table("cognition_cycle_run", schema=None) as batch_op:
         batch_op.alter_column("wording", server_default=None)
+    with op.batch_alter_table("cognition_memory", schema=None) as batch_op:
+        batch_op.create_index("ix_cognition_memory_superseded_by", ["superseded_by"], unique=False)
 
 
 def downgrade(name: str = "") -> None:
     if name:
         return
+    with op.batch_alter_table("cognition_memory", schema=None) as batch_op:
+        batch_op.drop_index("ix_cognition_memory_superseded_by")
     with op.batch_alter_table("cognition_cycle_run", schema=None) as batch_op:
         batch_op.drop_column("wording")
     with op.batch_alter_table("cognition_chat_activity", schema=None) as batch_op:

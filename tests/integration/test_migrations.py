@@ -156,8 +156,9 @@ def test_the_cycle_runs_revision_downgrades_and_upgrades_again(tmp_path) -> None
 @pytest.mark.slow  # starts another process (its own NoneBot on a fresh SQLite file): runs with -m slow
 @pytest.mark.embedded_only  # its processes use their own SQLite home: the backend does not reach them
 def test_the_activity_zone_revision_downgrades_and_upgrades_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """``a7c3e9f1b5d2`` (the zone of a chat's heat maps, a run's wording pairs): down, both columns
-    go and the rows stay; up again, they are back with "" and 0 (maps read as the zone in force)."""
+    """``a7c3e9f1b5d2`` (the zone of a chat's heat maps, a run's wording pairs, the lineage index):
+    down, both columns and the index go and the rows stay; up again, they are back with "" and 0
+    (maps read as the zone in force)."""
     lines = _orm_script(
         tmp_path,
         """
@@ -172,12 +173,14 @@ def test_the_activity_zone_revision_downgrades_and_upgrades_again(tmp_path) -> N
                 " summary, wording) VALUES ('b', 'group', '1', 'scheduled', '2026-01-01', 'done', 0, 0, 'stopped', '',"
                 " 3, 900, 100, 0, 4, '{}', 'ok', 2)")
         columns = lambda table: [row[1] for row in rows(f"PRAGMA table_info({table})") if row[1] in ("zone", "wording")]
+        index = "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'ix_cognition_memory_superseded_by'"
         run("downgrade", "f6b2d8a4c1e9")
         print("down", columns("cognition_chat_activity"), columns("cognition_cycle_run"),
               rows("SELECT messages_since_cycle FROM cognition_chat_activity"),
-              rows("SELECT count(*) FROM cognition_cycle_run"))
+              rows("SELECT count(*) FROM cognition_cycle_run"), rows(index))
         run("upgrade")
-        print("up", rows("SELECT zone FROM cognition_chat_activity"), rows("SELECT wording FROM cognition_cycle_run"))
+        print("up", rows("SELECT zone FROM cognition_chat_activity"), rows("SELECT wording FROM cognition_cycle_run"),
+              rows(index))
         """,
     )
-    assert lines == ["down [] [] [(3,)] [(1,)]", "up [('',)] [(0,)]"]
+    assert lines == ["down [] [] [(3,)] [(1,)] []", "up [('',)] [(0,)] [('ix_cognition_memory_superseded_by',)]"]

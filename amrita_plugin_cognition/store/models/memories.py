@@ -21,6 +21,8 @@ class MemoryRow(Model):
         Index("ix_cognition_memory_subject", "bot_id", "subject_id"),
         Index("ix_cognition_memory_hash", "content_hash"),
         Index("ix_cognition_memory_updated", "updated_at"),
+        # a version's newer versions and a merge's sources (a forget's closure, a delete-all, a page's lineage)
+        Index("ix_cognition_memory_superseded_by", "superseded_by"),
         # Ids are never reused (forget barriers refer to them): AUTOINCREMENT on SQLite.
         {"sqlite_autoincrement": True},
     )
