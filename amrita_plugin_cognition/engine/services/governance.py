@@ -9,13 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import backup as _backup
-from .. import chat_memories as _chat
-from .. import corrections as _corrections
-from .. import erasure as _erasure
-from .. import inspection as _inspection
-from .. import switches as _switches
-
 if TYPE_CHECKING:
     from ...domain.erasure import ErasureTarget
     from ...domain.permissions import Actor, Operator
@@ -26,7 +19,22 @@ if TYPE_CHECKING:
     from ..inspection import Inspected, InspectFilter
     from ..switches import SwitchChange
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import backup as _backup
+    from .. import chat_memories as _chat
+    from .. import corrections as _corrections
+    from .. import erasure as _erasure
+    from .. import inspection as _inspection
+    from .. import switches as _switches
+else:  # imported on the first call into them (``base.UseCases``)
+    _backup = UseCases("backup")
+    _chat = UseCases("chat_memories")
+    _corrections = UseCases("corrections")
+    _erasure = UseCases("erasure")
+    _inspection = UseCases("inspection")
+    _switches = UseCases("switches")
 
 
 class GovernanceService(_Service):
