@@ -24,6 +24,7 @@ Needs ``ambot`` (ambot-inlinectl) beside this interpreter for the bot-project ha
 
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import shutil
@@ -216,13 +217,11 @@ def standalone(work: Path, runs: int, full_runs: int) -> None:
 
 
 def main() -> None:
-    args = parse_args(
-        __doc__.splitlines()[0],
-        lambda parser: (
-            parser.add_argument("--runs", type=int, default=5, help="rounds of the light start (default 5)"),
-            parser.add_argument("--full-runs", type=int, default=3, help="rounds of the full start (0: skip)"),
-        ),
-    )
+    def options(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--runs", type=int, default=5, help="rounds of the light start (default 5)")
+        parser.add_argument("--full-runs", type=int, default=3, help="rounds of the full start (0: skip)")
+
+    args = parse_args(__doc__.splitlines()[0], options)
     runs, full_runs = (1, 0) if args.quick else (args.runs, args.full_runs)
     print(machine_line())
     work = Path(tempfile.mkdtemp(prefix="cognition-bench-cli-"))
