@@ -226,15 +226,23 @@ def _standalone_log_level() -> str:
     return cli_log_level()
 
 
-def prepare_engine(home: Path | None) -> None:
+def prepare_engine(home: Path | None, *, reading: bool = False) -> None:
     """Make ``runtime.get_engine()`` usable: the bot project under ambot, the standalone folder
-    (migrated to the current schema) under ``python -m``."""
+    (migrated to the current schema) under ``python -m``. ``reading``: the light start of the read
+    commands instead (``prepare_reading``)."""
     if not standalone():
         if home is not None:
             raise click.UsageError(
                 "--home 只用于独立运行（python -m amrita_plugin_cognition）；在机器人项目中命令作用于机器人自己的数据"
             )
-        load_bot_project()
+        if not reading:
+            load_bot_project()
+        elif not nonebot_ready():
+            try:
+                _start_light(_project_plugins())
+            except _NeedsFullBoot as why:
+                say(f"{why}：改为加载整个机器人项目")
+                load_bot_project()
         return
     if home is not None:
         os.environ[STANDALONE_ENV] = str(home.resolve())
@@ -244,8 +252,12 @@ def prepare_engine(home: Path | None) -> None:
         return
     say(f"正在打开数据目录 {folder}…")
     start_engine_only(folder)
-    from .runtime import upgrade_database
+    from .runtime import database_current, upgrade_database
 
+    if reading:
+        if database_current():
+            return
+        say("数据目录的数据库需要建立或升级到本版本，正在迁移…")
     upgrade_database()
 
 
@@ -275,37 +287,7 @@ def prepare_reading(home: Path | None) -> None:
     before (``load_bot_project``), said on stderr. Standalone (``python -m``), the folder is
     upgraded only when its database is behind this version (``prepare_engine`` always ran the
     upgrade). ``COGNITION_CLI_FULL_BOOT=1`` takes ``prepare_engine`` instead."""
-    if full_boot_forced():
-        prepare_engine(home)
-        return
-    if not standalone():
-        if home is not None:
-            raise click.UsageError(
-                "--home 只用于独立运行（python -m amrita_plugin_cognition）；在机器人项目中命令作用于机器人自己的数据"
-            )
-        if nonebot_ready():
-            return
-        try:
-            _start_light(_project_plugins())
-        except _NeedsFullBoot as why:
-            say(f"{why}：改为加载整个机器人项目")
-            load_bot_project()
-        return
-    if home is not None:
-        os.environ[STANDALONE_ENV] = str(home.resolve())
-    folder = standalone_home()
-    assert folder is not None
-    if nonebot_ready():
-        return
-    say(f"正在打开数据目录 {folder}…")
-    start_engine_only(folder)
-    from .runtime import database_current
-
-    if not database_current():
-        say("数据目录的数据库需要建立或升级到本版本，正在迁移…")
-        from .runtime import upgrade_database
-
-        upgrade_database()
+    prepare_engine(home, reading=not full_boot_forced())
 
 
 def _project_plugins() -> list[str]:

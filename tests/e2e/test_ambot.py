@@ -83,16 +83,21 @@ def tree_digest(folder: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.skipif(shutil.which(str(AMBOT)) is None, reason="ambot-inlinectl is not installed")
-def test_ambot_cognition_in_a_bot_project(tmp_path: Path) -> None:
-    overlay = declared_entry_points(tmp_path / "metadata")
-    project = tmp_path / "bot"
+def new_project(project: Path) -> Path:
+    """A bot project on its embedded defaults: the plugin listed, data under the project."""
     project.mkdir()
     (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     (project / ".env").write_text(
         "ENVIRONMENT=prod\nDRIVER=~fastapi\nLOCALSTORE_USE_CWD=true\nWEBUI_ENABLE=false\nLOG_LEVEL=WARNING\n",
         encoding="utf-8",
     )
+    return project
+
+
+@pytest.mark.skipif(shutil.which(str(AMBOT)) is None, reason="ambot-inlinectl is not installed")
+def test_ambot_cognition_in_a_bot_project(tmp_path: Path) -> None:
+    overlay = declared_entry_points(tmp_path / "metadata")
+    project = new_project(tmp_path / "bot")
     listed = ambot(project, overlay, "--help")
     assert "cognition" in listed.stdout
     # help, usage errors and the pure evaluations: answered without loading the bot
@@ -161,13 +166,7 @@ def test_read_commands_in_a_bot_project_start_light_and_answer_as_the_full_load(
     from amrita_plugin_cognition.store.revision import package_revisions
 
     overlay = declared_entry_points(tmp_path / "metadata")
-    project = tmp_path / "bot"
-    project.mkdir()
-    (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-    (project / ".env").write_text(
-        "ENVIRONMENT=prod\nDRIVER=~fastapi\nLOCALSTORE_USE_CWD=true\nWEBUI_ENABLE=false\nLOG_LEVEL=WARNING\n",
-        encoding="utf-8",
-    )
+    project = new_project(tmp_path / "bot")
     # the project's own environment file moves the database: the light start must find it there
     (project / ".env.prod").write_text(f"SQLALCHEMY_DATABASE_URL=sqlite+aiosqlite:///{project / 'bot.db'}\n")
     assert ambot(project, overlay, "orm", "upgrade").returncode == 0
