@@ -140,6 +140,24 @@ class SchemaMissing(CognitionError):
         self.columns = columns
 
 
+class SchemaBehind(SchemaMissing):
+    """The plugin's tables are there, but the database records an older migration of the plugin
+    than this version ships: a read command does not migrate the bot's database, it says so."""
+
+    def __init__(self, recorded: list[str], heads: list[str]) -> None:
+        CognitionError.__init__(
+            self,
+            f"机器人数据库中本插件的数据表不是最新版本（已应用的迁移 {'、'.join(recorded)}，本版本需要 "
+            f"{'、'.join(heads)}）：请在机器人项目目录执行 `{self.COMMAND}`（或启动一次机器人并确认升级）后再查看",
+            en=f"the plugin's migrations are behind (recorded {', '.join(recorded)}, head {', '.join(heads)}): "
+            f"run `{self.COMMAND}` in the bot project",
+        )
+        self.tables = []
+        self.columns = {}
+        self.recorded = recorded
+        self.heads = heads
+
+
 class StoreUnavailable(CognitionError):
     """The database cannot be reached: connection refused, the server gone or the connection
     closed under a transaction, the SQLite file unopenable or unreadable, a disk I/O error. Raised

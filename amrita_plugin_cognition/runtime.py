@@ -55,6 +55,8 @@ _engine: CognitionEngine | None = None
 #: restart keys stay the same (so that retries do not pile up embedders and index clients).
 _pending: CognitionEngine | None = None
 _failure: _Failure | None = None
+#: A read command's engine (``open_for_reading``): built, checked, never started.
+_reader: CognitionEngine | None = None
 _start_task: asyncio.Task[None] | None = None
 _startup_steps: list[StartupStep] = []
 _config_state: dict[str, float | None] = {"mtime": None}
@@ -127,6 +129,42 @@ async def get_engine() -> CognitionEngine:
     if _engine is None:
         raise EngineUnavailable(_failure.reason if _failure is not None else "正在启动")
     return _engine
+
+
+async def open_for_reading() -> CognitionEngine:
+    """An engine for a read command (``status``, ``inspect``, ``jobs list``, ``profile show``):
+    the running one when this process has it, else one built like ``get_engine`` builds it but
+    not started (``CognitionEngine.open_for_reading``: nothing written, no migration run, no
+    background work). ``close_reader`` lets it go."""
+    global _reader
+    if _engine is not None:
+        return _engine
+    if _reader is None:
+        config = plugin_config()
+        from nonebot_plugin_orm import get_session
+
+        _reader = build_engine(config, data_dir(config), get_session)
+    await _reader.open_for_reading()
+    return _reader
+
+
+async def database_current() -> bool:
+    """The database records this version's migrations of the plugin (read only; the standalone
+    CLI skips its upgrade then)."""
+    from nonebot_plugin_orm import get_session
+
+    from .store.revision import applied
+
+    async with get_session() as session:
+        return (await applied(session)).current
+
+
+async def close_reader() -> None:
+    """Close the engine ``open_for_reading`` built, if any (the vector index is released)."""
+    global _reader
+    reader, _reader = _reader, None
+    if reader is not None:
+        await reader.close()
 
 
 def _retry_due(failure: _Failure) -> bool:

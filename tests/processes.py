@@ -99,3 +99,41 @@ def seed_home(home: Path, body: str) -> str:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=home.parent)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+#: A body for ``seed_home`` (or any script with ``engine`` open) that leaves something for every
+#: read command of the CLI to show: facts in a group and a private chat, a pending historian job,
+#: a user's card with a kept revision.
+READABLE_DATA = """
+from amrita_plugin_cognition.api import Card, ChatContext, InputMessage, MemoryDraft, Scope
+
+now = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)
+group, private = Scope("group", "20001"), Scope("private", "10001")
+await engine.memories.remember("90001", [
+    MemoryDraft(text="小明喜欢吃火锅", scope=group, speaker_id="10001", speaker_name="小明"),
+    MemoryDraft(text="小明下个月去成都出差", scope=group, speaker_id="10001", speaker_name="小明"),
+], now=now)
+await engine.memories.remember("90001", [
+    MemoryDraft(text="小明的猫叫年糕", scope=private, speaker_id="10001", speaker_name="小明"),
+], now=now)
+chat = ChatContext("90001", group, "10002", "阿杰")
+await engine.turns.end(chat, "聊了周末的安排", ["阿杰周末要去爬山"],
+                       batch=[InputMessage("m1", "10002", "阿杰", "我周末去爬山", now)], now=now)
+card = Card("90001", "user", "10001", "group", name="小明", tags=["吃货"], body="喜欢火锅。", updated_at=now)
+await engine.profiles.save(card, now=now)
+await engine.profiles.save(Card("90001", "user", "10001", "group", name="小明", tags=["吃货"],
+                                body="喜欢火锅，下个月去成都。", updated_at=now + timedelta(hours=1)),
+                           now=now + timedelta(hours=1))
+"""
+
+#: The read commands of the CLI (started light: ``cli/boot.prepare_reading``), with arguments
+#: that reach the data of ``READABLE_DATA``.
+READ_COMMANDS = [
+    ["status"],
+    ["inspect"],
+    ["inspect", "--user", "10001", "--status", "active"],
+    ["jobs", "list"],
+    ["profile", "list"],
+    ["profile", "show", "90001", "user", "10001"],
+    ["profile", "show", "90001", "user", "10001", "--revisions"],
+]

@@ -33,6 +33,9 @@ from .runtime import STANDALONE_ENV, standalone_home
 PACKAGE = __name__.split(".")[0]
 ENGINE_ONLY_ENV = "COGNITION_ENGINE_ONLY"
 LOG_LEVEL_ENV = "COGNITION_LOG_LEVEL"
+#: Set to 1: the read commands load what the other commands load (the whole bot under ambot, the
+#: upgraded standalone folder), and start the engine, as before the light start existed.
+FULL_BOOT_ENV = "COGNITION_CLI_FULL_BOOT"
 #: Key in the root click context's ``meta``: ``cognition --debug`` was given.
 DEBUG_KEY = "amrita_plugin_cognition.debug"
 
@@ -223,15 +226,23 @@ def _standalone_log_level() -> str:
     return cli_log_level()
 
 
-def prepare_engine(home: Path | None) -> None:
+def prepare_engine(home: Path | None, *, reading: bool = False) -> None:
     """Make ``runtime.get_engine()`` usable: the bot project under ambot, the standalone folder
-    (migrated to the current schema) under ``python -m``."""
+    (migrated to the current schema) under ``python -m``. ``reading``: the light start of the read
+    commands instead (``prepare_reading``)."""
     if not standalone():
         if home is not None:
             raise click.UsageError(
                 "--home 只用于独立运行（python -m amrita_plugin_cognition）；在机器人项目中命令作用于机器人自己的数据"
             )
-        load_bot_project()
+        if not reading:
+            load_bot_project()
+        elif not nonebot_ready():
+            try:
+                _start_light(_project_plugins())
+            except _NeedsFullBoot as why:
+                say(f"{why}：改为加载整个机器人项目")
+                load_bot_project()
         return
     if home is not None:
         os.environ[STANDALONE_ENV] = str(home.resolve())
@@ -241,9 +252,85 @@ def prepare_engine(home: Path | None) -> None:
         return
     say(f"正在打开数据目录 {folder}…")
     start_engine_only(folder)
-    from .runtime import upgrade_database
+    from .runtime import database_current, upgrade_database
 
+    if reading:
+        if database_current():
+            return
+        say("数据目录的数据库需要建立或升级到本版本，正在迁移…")
     upgrade_database()
+
+
+# ---------------------------------------------------------------------------- read commands
+
+
+class _NeedsFullBoot(Exception):
+    """The light start cannot stand in for the bot's own (the reason, in Chinese)."""
+
+
+def full_boot_forced() -> bool:
+    """``COGNITION_CLI_FULL_BOOT=1``: the read commands take the path of the other commands."""
+    return os.environ.get(FULL_BOOT_ENV, "").lower() in ("1", "true", "yes")
+
+
+def prepare_reading(home: Path | None) -> None:
+    """What a read command (``status``, ``inspect``, ``jobs list``, ``profile list|show``) loads:
+    NoneBot without a driver and this package alone, on the configuration the bot itself would
+    read, instead of the whole bot. The command then opens the engine with
+    ``runtime.open_for_reading`` (nothing written, no migration run).
+
+    Under ambot, NoneBot reads the project's own configuration sources (``.env``,
+    ``.env.{ENVIRONMENT}``, the environment), as ``amrita.init()`` makes it do, and
+    nonebot-plugin-orm, nonebot-plugin-localstore and this package's configuration resolve the
+    database, the data folder and the vector index from them with their own code. When the
+    project does not list this plugin, or the light start fails, the whole bot is loaded as
+    before (``load_bot_project``), said on stderr. Standalone (``python -m``), the folder is
+    upgraded only when its database is behind this version (``prepare_engine`` always ran the
+    upgrade). ``COGNITION_CLI_FULL_BOOT=1`` takes ``prepare_engine`` instead."""
+    prepare_engine(home, reading=not full_boot_forced())
+
+
+def _project_plugins() -> list[str]:
+    """The plugins the bot project lists (``[tool.nonebot] plugins`` and ``[tool.amrita]
+    plugins`` of its pyproject.toml, as ``amrita.load_plugins`` reads them)."""
+    from amrita.utils.pyproject_io import find_pyproject
+
+    pyproject = find_pyproject()
+    if pyproject is None:  # the full load says what is wrong, as it always did
+        raise _NeedsFullBoot("当前目录不在机器人项目中")
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        tool = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, ValueError) as error:
+        raise _NeedsFullBoot(f"无法读取 {pyproject}（{error}）") from error
+    listed = [*tool.get("nonebot", {}).get("plugins", []), *tool.get("amrita", {}).get("plugins", [])]
+    return [name for name in listed if isinstance(name, str)]
+
+
+def _start_light(plugins: list[str]) -> None:
+    """NoneBot without a driver on the project's configuration, this package loaded alone
+    (without its chat adapter). ``_NeedsFullBoot`` when it cannot stand in for the bot's start."""
+    if PACKAGE not in plugins:
+        raise _NeedsFullBoot(f"机器人项目的 pyproject.toml 没有列出 {PACKAGE}")
+    import nonebot
+
+    from ..standalone import forget_early_import
+
+    level = cli_log_level()
+    route_logs_to_stderr(level)
+    os.environ[ENGINE_ONLY_ENV] = "1"
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    forget_early_import()  # ambot imported this package before NoneBot was up: load it as a plugin
+    try:
+        nonebot.init(driver="~none", log_level=level)
+        nonebot.load_plugin(PACKAGE)
+    except Exception as error:  # anything the project's configuration makes of a bare start
+        raise _NeedsFullBoot(f"无法单独加载 {PACKAGE}（{type(error).__name__}: {error}）") from error
+    if nonebot.get_plugin_by_module_name(PACKAGE) is None:
+        raise _NeedsFullBoot(f"无法单独加载 {PACKAGE}")
 
 
 @contextlib.contextmanager

@@ -40,15 +40,21 @@ BACKUP_FORMAT = "amrita_plugin_cognition.backup"
 # ---------------------------------------------------------------------------- shared helpers
 
 
-def run_engine(main: Callable[[], Coroutine[Any, Any, Any]], home: Path | None = None) -> Any:
-    """Load what the engine needs (``boot.prepare_engine``), then run ``main`` on a fresh event
-    loop. Anything printed meanwhile goes to stderr; the command prints its answer afterwards.
-    Every failure ends the command through ``failures``."""
+def run_engine(
+    main: Callable[[], Coroutine[Any, Any, Any]], home: Path | None = None, *, read_only: bool = False
+) -> Any:
+    """Load what the engine needs (``boot.prepare_engine``; ``boot.prepare_reading`` for a
+    ``read_only`` command, whose ``main`` opens the engine with ``_open_engine(read_only=True)``),
+    then run ``main`` on a fresh event loop. Anything printed meanwhile goes to stderr; the
+    command prints its answer afterwards. Every failure ends the command through ``failures``."""
 
     def work() -> Any:
         from . import boot
 
-        boot.prepare_engine(home)
+        if read_only:
+            boot.prepare_reading(home)
+        else:
+            boot.prepare_engine(home)
         with contextlib.redirect_stdout(sys.stderr):
             return asyncio.run(_closing(main))
 
@@ -68,18 +74,24 @@ async def _closing(main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
 
 async def _close_engine() -> None:
     runtime = sys.modules.get(f"{PACKAGE}.runtime")
-    engine = runtime.current_engine() if runtime is not None else None
-    if engine is None:
+    if runtime is None:
         return
     # Best effort: the command's work is committed; the exit releases what a close could not.
+    with contextlib.suppress(asyncio.TimeoutError, Exception):
+        await asyncio.wait_for(runtime.close_reader(), CLOSE_TIMEOUT_SECONDS)
+    engine = runtime.current_engine()
+    if engine is None:
+        return
     with contextlib.suppress(asyncio.TimeoutError, Exception):
         await asyncio.wait_for(engine.close(), CLOSE_TIMEOUT_SECONDS)
 
 
-async def _open_engine():  # type: ignore[no-untyped-def]
-    """The started engine: the bot's under ambot, the standalone folder's under ``python -m``.
-    The configuration is read first so that an error in it names the file and the key, and the
-    data folder is created first so that a folder that cannot be created is named."""
+async def _open_engine(read_only: bool = False):  # type: ignore[no-untyped-def]
+    """The started engine: the bot's under ambot, the standalone folder's under ``python -m``;
+    with ``read_only``, the engine of a read command (``runtime.open_for_reading``: the same
+    stores, checked but not started, nothing written). The configuration is read first so that
+    an error in it names the file and the key, and the data folder is created first so that a
+    folder that cannot be created is named."""
     from .. import logs, runtime
 
     # every command says what is wrong with the vector index itself (status shows it, one that
@@ -93,6 +105,10 @@ async def _open_engine():  # type: ignore[no-untyped-def]
     except OSError as error:
         source = f"配置文件 {runtime.config_file()} 中的 data_dir" if config.data_dir else "数据目录的权限"
         raise fail(f"无法创建数据目录 {folder}（{error.strerror or error}）：请检查{source}") from error
+    from .boot import full_boot_forced
+
+    if read_only and not full_boot_forced():
+        return await runtime.open_for_reading()
     return await runtime.get_engine()
 
 
@@ -180,10 +196,10 @@ def status_command(home: Path | None, as_json: bool | None) -> None:
     """显示记忆数量、嵌入模型、向量索引健康、索引外发队列与史官任务积压"""
 
     async def run() -> dict[str, Any]:
-        engine = await _open_engine()
+        engine = await _open_engine(read_only=True)
         return await engine.index.status()
 
-    emit(run_engine(run, home), as_json, render.status)
+    emit(run_engine(run, home, read_only=True), as_json, render.status)
 
 
 @cognition.command("reindex")

@@ -49,7 +49,7 @@ def inspect_command(
             status=MemoryStatus(status) if status else None,
             memory_id=memory_id,
         )
-        engine = await _open_engine()
+        engine = await _open_engine(read_only=True)
         items, total = await engine.governance.inspect(wanted, (page - 1) * per_page, per_page)
         return {
             "page": page,
@@ -60,7 +60,7 @@ def inspect_command(
 
     from . import render_governance
 
-    emit(run_engine(run, home), as_json, render_governance.inspected)
+    emit(run_engine(run, home, read_only=True), as_json, render_governance.inspected)
 
 
 @cognition.command("export")

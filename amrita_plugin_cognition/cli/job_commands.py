@@ -34,10 +34,10 @@ def jobs_list(home: Path | None, state: str | None, limit: int, as_json: bool | 
     """列出任务（按入队时间）；--json 时输出一个 JSON 数组"""
 
     async def run():  # type: ignore[no-untyped-def]
-        engine = await _open_engine()
+        engine = await _open_engine(read_only=True)
         return await engine.jobs.list(state, limit)
 
-    emit(run_engine(run, home), as_json, render.jobs_list)
+    emit(run_engine(run, home, read_only=True), as_json, render.jobs_list)
 
 
 @jobs_group.command("retry")

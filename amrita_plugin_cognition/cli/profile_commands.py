@@ -101,13 +101,13 @@ def profile_list(
         from ..api import ProfileFilter
 
         wanted = ProfileFilter(bot, entity_type, entity_id, part)
-        engine = await _open_engine()
+        engine = await _open_engine(read_only=True)
         listed, total = await engine.profiles.list(wanted, limit)
         return listing(listed, total)
 
     from . import render_profiles
 
-    emit(run_engine(run, home), as_json, render_profiles.card_list)
+    emit(run_engine(run, home, read_only=True), as_json, render_profiles.card_list)
 
 
 @profile_group.command("show")
@@ -137,7 +137,7 @@ def profile_show(
         from ..api import card_label, render_document
         from ..errors import NotFound
 
-        engine = await _open_engine()
+        engine = await _open_engine(read_only=True)
         if list_revisions:
             kept = await engine.profiles.revisions(bot_id, entity_type, entity, part)
             return {"revisions": [revision_document(item) for item in kept]}
@@ -152,7 +152,7 @@ def profile_show(
 
     from . import render_profiles
 
-    emit(run_engine(run, home), as_json, render_profiles.shown)
+    emit(run_engine(run, home, read_only=True), as_json, render_profiles.shown)
 
 
 @profile_group.command("restore")

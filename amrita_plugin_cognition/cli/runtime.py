@@ -27,6 +27,13 @@ def upgrade_database() -> None:
         main(["upgrade"], prog_name="orm", standalone_mode=False)
 
 
+def database_current() -> bool:
+    """The database of the standalone folder records this version's migrations (read only)."""
+    from .. import runtime
+
+    return asyncio.run(runtime.database_current())
+
+
 async def upgrade_database_async() -> None:
     await asyncio.to_thread(upgrade_database)
 

@@ -22,11 +22,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from .admission import admit
-from .people import PersonMatcher
 from .records import clean_text
+
+if TYPE_CHECKING:
+    from .people import PersonMatcher
 
 TITLE_MAX_CHARS = 60
 SUMMARY_MAX_CHARS = 200
@@ -189,6 +191,8 @@ def judge_entry(
     detail = person_detail(draft.text, people)
     if detail:
         return refuse("person", f"知识库只收录通用内容，不能包含个人信息（发现{detail}）", f"kind={detail}")
+    from .admission import admit  # on use: the store imports this module for its constants
+
     verdict = admit(draft.text)
     if not verdict.stored_as_is:
         return refuse("secret", f"知识条目不能包含敏感内容：{verdict.message or '内容被准入规则拒绝'}", verdict.reason)
@@ -215,6 +219,8 @@ def judge_suggestion(text: str, max_chars: int = SUGGESTION_MAX_CHARS) -> Sugges
         return SuggestionVerdict(cleaned, "empty", "建议内容不能为空")
     if len(cleaned) > max_chars:
         return SuggestionVerdict(cleaned, "too_long", f"建议最多 {max_chars} 字（现在 {len(cleaned)} 字）")
+    from .admission import admit
+
     verdict = admit(cleaned)
     if not verdict.stored_as_is:
         reason = "do_not_remember" if verdict.reason == "do_not_remember" else "secret"

@@ -39,11 +39,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-import cn2an
-
 from .clock import UTC
-from .gate_lexicon import PROBLEM_ENTRIES, PRONOUN, RELATIVE_PLACE, RELATIVE_TIME
-from .timeresolve import resolve_times
 from .tokenize import CHINESE_STOP_CHARACTERS, ENGLISH_STOP_WORDS
 
 # ---------------------------------------------------------------------------------- folding
@@ -130,6 +126,8 @@ def _numbers(folded: str, min_digits: int) -> set[str]:
 
 @lru_cache(maxsize=4096)
 def _read_with_units(span: str) -> str:
+    import cn2an  # on use, like the tables below: importing this module stays cheap
+
     try:
         value = cn2an.cn2an(span.replace("〇", "零").replace("○", "零"), "smart")
     except (ValueError, KeyError, IndexError, TypeError):
@@ -158,11 +156,23 @@ REASONS_ZH = {
 }
 MIN_CJK = 2
 MIN_LETTERS = 3
-_ORDINARY_WORDS = re.compile(
-    "|".join(
-        f"(?:{pattern})" for kind, _rule, pattern in PROBLEM_ENTRIES if kind in (PRONOUN, RELATIVE_TIME, RELATIVE_PLACE)
+
+
+@lru_cache(maxsize=1)
+def _ordinary_words() -> re.Pattern[str]:
+    """Pronouns and relative times and places (the gate's lexicon), as one pattern: built on the
+    first nickname checked, so that importing this module does not compile it."""
+    from .gate_lexicon import PROBLEM_ENTRIES, PRONOUN, RELATIVE_PLACE, RELATIVE_TIME
+
+    return re.compile(
+        "|".join(
+            f"(?:{pattern})"
+            for kind, _rule, pattern in PROBLEM_ENTRIES
+            if kind in (PRONOUN, RELATIVE_TIME, RELATIVE_PLACE)
+        )
     )
-)
+
+
 #: Any day will do: the resolver is asked whether a name reads as a time, not which.
 _SOME_DAY = datetime(2026, 1, 15, 12, tzinfo=UTC)
 
@@ -202,8 +212,10 @@ def _ordinary_word(core: str) -> bool:
     plain = core.replace(" ", "")
     if all(char in CHINESE_STOP_CHARACTERS for char in plain) or core in ENGLISH_STOP_WORDS:
         return True
-    if _ORDINARY_WORDS.fullmatch(plain):
+    if _ordinary_words().fullmatch(plain):
         return True
+    from .timeresolve import resolve_times
+
     return any(len(mention.text) >= len(plain) for mention in resolve_times(plain, _SOME_DAY))
 
 

@@ -6,8 +6,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
+from typing import Any
 
-import numba
 import numpy as np
 
 from .records import Importance
@@ -171,8 +172,16 @@ def feedback_factors(ranked_vectors: Sequence[np.ndarray | None], docs: int, wei
     return factors
 
 
-@numba.njit(cache=True, fastmath=True, nogil=True)
-def _mmr_kernel(
+@cache
+def _mmr_kernel() -> Any:
+    """The compiled MMR kernel. numba is imported and the kernel compiled (or loaded from its
+    on-disk cache) on the first MMR call: a command that ranks nothing does not pay for numba."""
+    import numba
+
+    return numba.njit(cache=True, fastmath=True, nogil=True)(_mmr_kernel_source)
+
+
+def _mmr_kernel_source(
     embeddings: np.ndarray, scores: np.ndarray, order: np.ndarray, top_k: int, lam: float
 ) -> np.ndarray:  # pragma: no cover - compiled
     """Exact greedy MMR with lazy penalty updates.
@@ -224,7 +233,7 @@ def mmr_select(embeddings: np.ndarray, scores: np.ndarray, top_k: int, lam: floa
     matrix = np.ascontiguousarray(embeddings, dtype=np.float32)
     score_array = np.ascontiguousarray(scores, dtype=np.float64)
     order = np.argsort(-score_array, kind="stable").astype(np.int64)
-    return [int(index) for index in _mmr_kernel(matrix, score_array, order, int(top_k), float(lam))]
+    return [int(index) for index in _mmr_kernel()(matrix, score_array, order, int(top_k), float(lam))]
 
 
 def mmr_select_numpy(embeddings: np.ndarray, scores: np.ndarray, top_k: int, lam: float) -> list[int]:

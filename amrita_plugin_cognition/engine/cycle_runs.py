@@ -12,15 +12,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from ..domain.clock import aware_or_now
 from ..domain.judgement import SKIP_REASONS_ZH
 from ..store import cycle_runs as store
-from .judgement import day_bounds
 from .switches import chat_switches
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
+
+
+def day_bounds(engine: CognitionEngine, now: datetime) -> tuple[datetime, datetime]:
+    """The start and end of ``now``'s day in the configured ``timezone`` (a budget's day)."""
+    zone = ZoneInfo(engine.config.timezone)
+    local = now.astimezone(zone)
+    start = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    return start, start + timedelta(days=1)  # wall-clock arithmetic: the next midnight, DST or not
+
 
 #: Runs listed by ``status``.
 RECENT_RUNS = 5

@@ -41,9 +41,16 @@ from ..domain.records import Scope
 from ..logs import log_event
 from ..store import cycles as store
 from ..store import jobs
-from . import idle_windows, judgement
-from .consolidation import PrepassReport, prepass
+from . import idle_windows
+from .lazy import LazyModule
 from .switches import chat_switches
+
+if TYPE_CHECKING:
+    from . import consolidation, judgement
+    from .consolidation import PrepassReport
+else:  # on first use (``engine/lazy.py``): ``status`` reads the cycles' summary, never runs one
+    consolidation = LazyModule(f"{__package__}.consolidation")
+    judgement = LazyModule(f"{__package__}.judgement")
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -162,7 +169,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
         log_event("cycle", job=held.job_id, scope=held.scope.key, outcome="off")
         return run
     talked = _talked_since(engine, held.bot_id, held.scope, moment)
-    report = await prepass(engine, held.bot_id, held.scope, now=moment, should_stop=talked)
+    report = await consolidation.prepass(engine, held.bot_id, held.scope, now=moment, should_stop=talked)
     run.report = report
     step = report.model_step = await judgement.judge(
         engine, report, trigger="scheduled", now=moment, should_stop=talked
@@ -214,7 +221,7 @@ async def run_now(engine: CognitionEngine, bot_id: str, scope: Scope, now: datet
     is on or not (an operator asked); a chat whose memory is off gets nothing (``report.switched_off``)."""
     started = time.perf_counter()
     moment = aware_or_now(now)
-    report = await prepass(engine, bot_id, scope, now=moment)
+    report = await consolidation.prepass(engine, bot_id, scope, now=moment)
     if report.switched_off:
         return report
     report.model_step = await judgement.judge(engine, report, trigger="command", now=moment)
@@ -229,7 +236,7 @@ async def dry_run(engine: CognitionEngine, bot_id: str, scope: Scope, now: datet
     """What a cycle of the chat would do now, changing nothing and calling no model: the pre-pass's
     plan, and whether the judgement step would run after it (and why not)."""
     moment = aware_or_now(now)
-    report = await prepass(engine, bot_id, scope, dry_run=True, now=moment)
+    report = await consolidation.prepass(engine, bot_id, scope, dry_run=True, now=moment)
     if not report.switched_off:
         report.model_step = await judgement.would_judge(engine, report, moment)
     return report

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
 from ..domain.judgement import (
     SKIP_REASONS_ZH,
@@ -48,6 +47,7 @@ from ..logs import log_event
 from ..store import cycle_runs, cycle_signals
 from ..store import cycles as cycle_store
 from . import idle_windows
+from .cycle_runs import day_bounds
 from .cycle_tools import CycleDesk, cycle_tools
 from .switches import chat_switches
 
@@ -125,14 +125,6 @@ class ModelStep:
             "summary": self.summary,
             "message_to_user": self.message_to_user,
         }
-
-
-def day_bounds(engine: CognitionEngine, now: datetime) -> tuple[datetime, datetime]:
-    """The start and end of ``now``'s day in the configured ``timezone`` (a budget's day)."""
-    zone = ZoneInfo(engine.config.timezone)
-    local = now.astimezone(zone)
-    start = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    return start, start + timedelta(days=1)  # wall-clock arithmetic: the next midnight, DST or not
 
 
 @lru_cache(maxsize=1)

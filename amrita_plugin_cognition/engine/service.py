@@ -59,11 +59,11 @@ from ..config import CognitionConfig
 from ..domain.events import Event
 from ..domain.records import ChatContext
 from ..domain.scoring import mmr_select
-from ..errors import CognitionError, IndexUnavailable, SchemaMissing
+from ..errors import CognitionError, IndexUnavailable, SchemaBehind, SchemaMissing
 from ..index.embedders import CachedQueryEmbedder, Embedder
 from ..index.vector import ChromaVectorIndex
 from ..logs import log_event
-from ..store import keyword, knowledge_index, meta, profile_index, repository, schema, sqlite
+from ..store import keyword, knowledge_index, meta, profile_index, repository, revision, schema, sqlite
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import llm_usage as _llm_usage
 from .caches import TurnCaches
@@ -201,10 +201,7 @@ class CognitionEngine:
         the command that creates it), make sure derived schema objects exist, load the active
         vector generation, and compile the MMR kernel off the event loop (its first call would
         otherwise compile on a turn)."""
-        async with self.unit_of_work() as uow:  # nothing to start on before `ambot orm upgrade`
-            tables, columns = await schema.missing(uow.session)
-        if tables or columns:
-            raise SchemaMissing(tables, columns, none_yet=len(tables) == len(schema.TABLES))
+        await self.check_schema()  # nothing to start on before `ambot orm upgrade`
         async with self.unit_of_work() as uow:
             await sqlite.use_write_ahead_log(uow.session)
             sqlite.use_secure_delete(uow.session)
@@ -221,6 +218,25 @@ class CognitionEngine:
             await asyncio.to_thread(self.vectors.open)
         except IndexUnavailable as error:  # recall is keyword-only and writes wait until it answers
             log_event("vector_index", level=logging.WARNING, unavailable=str(error)[:300])
+
+    async def check_schema(self) -> None:
+        """Raise ``SchemaMissing`` naming the plugin's tables and columns the database lacks (a
+        catalogue read, nothing written)."""
+        async with self.unit_of_work() as uow:
+            tables, columns = await schema.missing(uow.session)
+        if tables or columns:
+            raise SchemaMissing(tables, columns, none_yet=len(tables) == len(schema.TABLES))
+
+    async def open_for_reading(self) -> None:
+        """What a read command needs instead of ``start``: the tables are there
+        (``SchemaMissing``) and no migration of this version is pending (``SchemaBehind``).
+        Writes nothing, takes no folder and starts no background work: the vector index opens
+        on its first call (``status``), under the same folder hold as ``start`` takes."""
+        await self.check_schema()
+        async with self.unit_of_work() as uow:
+            state = await revision.applied(uow.session)
+        if state.behind:
+            raise SchemaBehind(sorted(state.recorded), sorted(state.heads))
 
     async def close(self) -> None:
         """Stop the historian (jobs still running are cancelled and their leases given back, so the

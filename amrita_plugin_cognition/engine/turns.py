@@ -28,14 +28,19 @@ from zoneinfo import ZoneInfo
 
 from cachetools import LRUCache
 
-from ..domain.admission import admit, redact, requests_not_to_remember
 from ..domain.clock import as_utc, aware_or_now
 from ..domain.events import Event, JobsQueued, NoteAdded, StoreReplaced, TranscriptChanged
 from ..domain.job_kinds import BOT_SPEAKER, OBSERVATIONS_JOB, TRANSCRIPT_JOB
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..logs import log_event
 from ..store import jobs, short_term
+from .lazy import LazyModule
 from .switches import chat_switches, memory_on
+
+if TYPE_CHECKING:
+    from ..domain import admission
+else:  # on first use (``engine/lazy.py``): a read command of the CLI imports this module, never admits
+    admission = LazyModule(f"{__package__.rpartition('.')[0]}.domain.admission")
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -176,9 +181,9 @@ def _admitted(texts: Sequence[str], result: EndResult) -> list[str]:
         value = normalise_text(text)
         if not value:
             continue
-        verdict = admit(value)
+        verdict = admission.admit(value)
         if not verdict.admit:
-            result.refused.append((redact(value), verdict.reason))
+            result.refused.append((admission.redact(value), verdict.reason))
             log_event("end", refused=verdict.reason)
             continue
         kept.append(verdict.text)  # a secret inside is replaced by [已隐去]
@@ -232,7 +237,7 @@ async def end_turn(
         limit = settings.source_message_max_chars
         payload = {
             "observations": kept_observations,
-            "perspective": clip(redact(perspective), 200),
+            "perspective": clip(admission.redact(perspective), 200),
             "force": force,
             "memo": kept_memo[0] if kept_memo else "",
             "speaker": {"id": context.user_id, "name": context.user_name},
@@ -243,7 +248,11 @@ async def end_turn(
             "batch": switches.without_opted_out_messages(
                 [
                     _message(
-                        message.user_id, message.user_name, redact(normalise_text(message.text)), message.at, limit
+                        message.user_id,
+                        message.user_name,
+                        admission.redact(normalise_text(message.text)),
+                        message.at,
+                        limit,
                     )
                     for message in batch
                 ]
@@ -273,7 +282,7 @@ async def end_turn(
 
 def asked_not_to_remember(batch: Sequence[InputMessage]) -> bool:
     """Whether a message of the batch asks the bot not to remember it."""
-    return any(requests_not_to_remember(normalise_text(message.text)) for message in batch)
+    return any(admission.requests_not_to_remember(normalise_text(message.text)) for message in batch)
 
 
 async def record_turn(
@@ -301,11 +310,11 @@ async def record_turn(
         return False
     # judged whole, then clipped: a cut could split a secret or drop the "do not remember"
     for text in (input_text, reply_text):
-        verdict = admit(text)
+        verdict = admission.admit(text)
         if not verdict.admit:  # a "do not remember", or a bare secret, keeps the turn out of the log
             log_event("transcript", refused=verdict.reason, scope=context.scope.key)
             return False
-    input_text, reply_text = clip(redact(input_text), limit), clip(redact(reply_text), limit)
+    input_text, reply_text = clip(admission.redact(input_text), limit), clip(admission.redact(reply_text), limit)
     async with engine.unit_of_work() as uow:
         row = short_term.add_turn(
             uow.session, context.bot_id, context.scope, context.user_id, context.user_name,

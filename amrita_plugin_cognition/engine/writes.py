@@ -10,16 +10,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from ..domain.admission import (
-    FLAGGED_REASONS,
-    NO_OPINION,
-    AdmissionVerdict,
-    SecondOpinion,
-    admit,
-    judge,
-    redact,
-    requests_not_to_remember,
-)
 from ..domain.clock import aware_or_now
 from ..domain.events import IndexWorkQueued, MemoriesChanged
 from ..domain.governance import (
@@ -47,7 +37,14 @@ from ..logs import log_event
 from ..store import decay as decay_store
 from ..store import repository
 from ..store.unit_of_work import UnitOfWork
+from .lazy import LazyModule
 from .switches import chat_open, switch_state
+
+if TYPE_CHECKING:
+    from ..domain import admission
+    from ..domain.admission import SecondOpinion
+else:  # on first use (``engine/lazy.py``): a read command of the CLI imports this module, never writes
+    admission = LazyModule(f"{__package__.rpartition('.')[0]}.domain.admission")
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -109,12 +106,12 @@ def _screen(
         except InvalidInput as error:
             # reported without a secret, like admission's refusals (the text was never admitted)
             reason = "too_long" if isinstance(error, LimitExceeded) else "empty"
-            result.refused.append((index, redact(draft.text), reason))
+            result.refused.append((index, admission.redact(draft.text), reason))
             continue
-        verdict = judge(draft.text, opinions[index] if index < len(opinions) else NO_OPINION)
+        verdict = admission.judge(draft.text, opinions[index] if index < len(opinions) else admission.NO_OPINION)
         if not verdict.admit:
             # a flagged fact is reported without its text: the model may have seen what no rule can redact
-            text = "" if verdict.reason in FLAGGED_REASONS else redact(draft.text)
+            text = "" if verdict.reason in admission.FLAGGED_REASONS else admission.redact(draft.text)
             result.refused.append((index, text, verdict.reason))
             continue
         draft.text = verdict.text  # a secret inside is replaced by [已隐去]
@@ -245,8 +242,8 @@ def refuse_if_asked_not_to_remember(said: Sequence[str]) -> None:
     """Refuse a write from a tool call when a message it answers (``said``) asks not to remember,
     whatever the model wrote: the check ``end`` and transcript capture make of the same messages.
     Every tool that stores text calls it (the memory write, the memo, the pins)."""
-    if any(requests_not_to_remember(normalise_text(text)) for text in said):
-        refusal = AdmissionVerdict(False, "do_not_remember").message
+    if any(admission.requests_not_to_remember(normalise_text(text)) for text in said):
+        refusal = admission.AdmissionVerdict(False, "do_not_remember").message
         raise InvalidInput(refusal, en="the message being answered asked not to remember")
 
 
@@ -284,7 +281,7 @@ async def write_memory(
         return result.written[0]
     reason = result.refused[0][2] if result.refused else "unknown"
     if reason in ("credential", "do_not_remember"):
-        raise InvalidInput(admit(text).message)
+        raise InvalidInput(admission.admit(text).message)
     if reason == OPTED_OUT and (await switch_state(engine, context.bot_id)).is_opted_out(context.user_id):
         raise InvalidInput(SELF_OPTED_OUT_MESSAGE)
     raise InvalidInput(REFUSAL_MESSAGES.get(reason, f"未能记录：{reason}"))

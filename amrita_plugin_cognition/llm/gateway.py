@@ -47,13 +47,13 @@ from .answers import Call, StructuredT, answer_structured, answer_text
 from .counters import PurposeCounters, UsageSink
 from .failures import FAILURE_ZH, AttemptFailed, failure_from, quote_for_log
 from .presets import PresetResolver, resolve_amrita_preset
-from .prompts import PromptTemplates, RenderedPrompt, default_templates
 from .settings import LLMSettings
 
 if TYPE_CHECKING:
     from amrita_core import AmritaConfig, ModelPreset, ToolFunctionSchema
 
     from .agent_types import AgentRunner
+    from .prompts import PromptTemplates, RenderedPrompt
 
 __all__ = ["LLMGateway", "PurposeCounters", "StructuredT"]
 
@@ -79,7 +79,8 @@ class LLMGateway:
     ) -> None:
         self.settings = settings
         self._resolve_preset = resolve_preset or resolve_amrita_preset
-        self._templates = templates or default_templates()
+        #: None until the first render: the default templates (and Jinja2) load then.
+        self._templates = templates
         self._counters: dict[str, PurposeCounters] = {}
         #: Told every finished call's counters (the engine sums them in SQL over every process).
         self.usage_sink = usage_sink
@@ -88,6 +89,10 @@ class LLMGateway:
 
     def render(self, template: str, context: Mapping[str, Any] | None = None) -> RenderedPrompt:
         """The messages ``template`` produces with ``context`` (what a call would send)."""
+        if self._templates is None:
+            from .prompts import default_templates
+
+            self._templates = default_templates()
         return self._templates.render(template, context)
 
     async def complete_text(

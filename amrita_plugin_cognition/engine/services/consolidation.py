@@ -10,10 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from ...domain.clock import aware_or_now
 from ...domain.permissions import Actor, check_run_cycle
-from .. import consolidation as _consolidation
-from .. import cycle_runs as _runs
-from .. import cycles as _cycles
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import consolidation as _consolidation
+    from .. import cycle_runs as _runs
+    from .. import cycles as _cycles
+else:  # imported on the first call into them (``base.UseCases``)
+    _consolidation = UseCases("consolidation")
+    _runs = UseCases("cycle_runs")
+    _cycles = UseCases("cycles")
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -6,15 +6,19 @@ import builtins
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import decay as _decay
-from .. import expiry as _expiry
-
 if TYPE_CHECKING:
     from ...domain.permissions import Actor
     from ...domain.records import ChatContext, MemoryRecord
     from ..decay import SweepReport
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import decay as _decay
+    from .. import expiry as _expiry
+else:  # imported on the first call into them (``base.UseCases``)
+    _decay = UseCases("decay")
+    _expiry = UseCases("expiry")
 
 
 class DecayService(_Service):

@@ -9,15 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import backup as _backup
-from .. import browse as _browse
-from .. import chat_memories as _chat
-from .. import corrections as _corrections
-from .. import erasure as _erasure
-from .. import inspection as _inspection
-from .. import switches as _switches
-from .. import why as _why
-
 if TYPE_CHECKING:
     from ...domain.erasure import ErasureTarget
     from ...domain.permissions import Actor, Operator
@@ -30,7 +21,26 @@ if TYPE_CHECKING:
     from ..switches import SwitchChange
     from ..why import WhyChain
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import backup as _backup
+    from .. import browse as _browse
+    from .. import chat_memories as _chat
+    from .. import corrections as _corrections
+    from .. import erasure as _erasure
+    from .. import inspection as _inspection
+    from .. import switches as _switches
+    from .. import why as _why
+else:  # imported on the first call into them (``base.UseCases``)
+    _backup = UseCases("backup")
+    _browse = UseCases("browse")
+    _chat = UseCases("chat_memories")
+    _corrections = UseCases("corrections")
+    _erasure = UseCases("erasure")
+    _inspection = UseCases("inspection")
+    _switches = UseCases("switches")
+    _why = UseCases("why")
 
 
 class GovernanceService(_Service):

@@ -6,14 +6,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .. import idle_windows as _idle_windows
-
 if TYPE_CHECKING:
     from ...domain.chat_activity import ChatActivity
     from ...domain.idle_planner import IdleWindow
     from ...domain.records import Scope
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import idle_windows as _idle_windows
+else:  # imported on the first call into them (``base.UseCases``)
+    _idle_windows = UseCases("idle_windows")
 
 
 class IdleWindowService(_Service):

@@ -6,12 +6,15 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .. import imports as _imports
-
 if TYPE_CHECKING:
     from ...domain.imports import ImportItem, ImportReport
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import imports as _imports
+else:  # imported on the first call into it (``base.UseCases``)
+    _imports = UseCases("imports")
 
 
 class ImportService(_Service):

@@ -7,15 +7,19 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import reindex as _reindex
-from .. import status as _status
-
 if TYPE_CHECKING:
     from ...index.embedders import Fingerprint
     from ..index_repair import RepairReport
     from ..reindex import Confirm, ReindexReport
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import reindex as _reindex
+    from .. import status as _status
+else:  # imported on the first call into them (``base.UseCases``)
+    _reindex = UseCases("reindex")
+    _status = UseCases("status")
 
 
 class IndexService(_Service):

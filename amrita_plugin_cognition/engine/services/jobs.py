@@ -7,14 +7,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import queue as _queue
-from .. import turns as _turns
-
 if TYPE_CHECKING:
     from ...domain.records import MemoryRecord
     from ..queue import QueuedJob
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import queue as _queue
+    from .. import turns as _turns
+else:  # imported on the first call into them (``base.UseCases``)
+    _queue = UseCases("queue")
+    _turns = UseCases("turns")
 
 
 class JobService(_Service):

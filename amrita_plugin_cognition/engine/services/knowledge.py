@@ -8,11 +8,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .. import knowledge as _knowledge
-from .. import knowledge_search as _search
-from .. import knowledge_suggestions as _suggestions
 from ..search import DEFAULT_FLOOR
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import knowledge as _knowledge
+    from .. import knowledge_search as _search
+    from .. import knowledge_suggestions as _suggestions
+else:  # imported on the first call into them (``base.UseCases``)
+    _knowledge = UseCases("knowledge")
+    _search = UseCases("knowledge_search")
+    _suggestions = UseCases("knowledge_suggestions")
 
 if TYPE_CHECKING:
     from ...domain.knowledge import KnowledgeEntry

@@ -8,12 +8,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ...domain.records import Importance, MemoryKind
-from .. import chat_memories as _chat
-from .. import corrections as _corrections
-from .. import duplicates as _duplicates
-from .. import recall as _recall
-from .. import search as _search
-from .. import writes as _writes
 from ..search import DEFAULT_FLOOR
 
 if TYPE_CHECKING:
@@ -25,7 +19,22 @@ if TYPE_CHECKING:
     from ..search import RelevanceFloor, SearchResult
     from ..writes import WriteResult
 
-from .base import Target, _Service
+from .base import Target, UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import chat_memories as _chat
+    from .. import corrections as _corrections
+    from .. import duplicates as _duplicates
+    from .. import recall as _recall
+    from .. import search as _search
+    from .. import writes as _writes
+else:  # imported on the first call into them (``base.UseCases``)
+    _chat = UseCases("chat_memories")
+    _corrections = UseCases("corrections")
+    _duplicates = UseCases("duplicates")
+    _recall = UseCases("recall")
+    _search = UseCases("search")
+    _writes = UseCases("writes")
 
 
 class MemoryService(_Service):

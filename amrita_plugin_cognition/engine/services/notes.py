@@ -7,14 +7,17 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .. import notes as _notes
-
 if TYPE_CHECKING:
     from ...domain.permissions import Operator
     from ...domain.records import ChatContext, Scope
     from ..notes import MemoRevision, Pin
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import notes as _notes
+else:  # imported on the first call into them (``base.UseCases``)
+    _notes = UseCases("notes")
 
 
 class NoteService(_Service):

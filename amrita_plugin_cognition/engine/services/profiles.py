@@ -9,8 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import profile_search as _profile_search
-from .. import profiles as _profiles
 from ..profiles import ANY_VERSION
 from ..search import DEFAULT_FLOOR
 
@@ -22,7 +20,14 @@ if TYPE_CHECKING:
     from ..profiles import CardRevision, ExportReport, ListedCard, SavedCard
     from ..search import RelevanceFloor
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import profile_search as _profile_search
+    from .. import profiles as _profiles
+else:  # imported on the first call into them (``base.UseCases``)
+    _profile_search = UseCases("profile_search")
+    _profiles = UseCases("profiles")
 
 
 class ProfileService(_Service):

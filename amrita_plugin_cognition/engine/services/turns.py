@@ -7,17 +7,22 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .. import chat_recent as _recent
-from .. import context as _context
-from .. import turns as _turns
-
 if TYPE_CHECKING:
     from ...domain.records import ChatContext, Scope
     from ..chat_recent import RecentMessage
     from ..context import BuiltContext
     from ..turns import EndResult, InputMessage
 
-from .base import _Service
+from .base import UseCases, _Service
+
+if TYPE_CHECKING:
+    from .. import chat_recent as _recent
+    from .. import context as _context
+    from .. import turns as _turns
+else:  # imported on the first call into them (``base.UseCases``)
+    _recent = UseCases("chat_recent")
+    _context = UseCases("context")
+    _turns = UseCases("turns")
 
 
 class TurnService(_Service):
