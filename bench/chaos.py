@@ -29,7 +29,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,12 +44,17 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "tests"))  # the fake OpenAI-compatible server
 sys.path.insert(0, str(HERE))
 
-PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
+from _chaos_services import PG_BASE, ChromaServer, PgCluster, pg_admin  # noqa: E402
+
 WORKER = HERE / "_chaos_worker.py"
 #: Workload steps per round (the workload ends before the last rounds on a fast machine: those
 #: kill the worker in its startup repair and background polls).
 STEPS_PER_ROUND = 12
-FAULTS = ("embed_500", "embed_timeout", "embed_slow", "chroma_down")
+#: Service failures of ``--faults``, one per odd round, applied once the worker has started:
+#: the API embedder answering 500, timing out (5 s against its 3 s timeout), slow (1 s); the Chroma
+#: server killed (PostgreSQL runs only; back at the next round); PostgreSQL crashed and restarted
+#: (``pg_ctl restart -m immediate``, PostgreSQL runs only, on a cluster of the run's own).
+FAULTS = ("embed_500", "embed_timeout", "embed_slow", "chroma_down", "pg_restart")
 
 
 @dataclass
@@ -81,12 +85,6 @@ class Outcome:
         return found
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def model_server() -> Any:
     """The fake model (historian, card merge and cycle answered by the demo's replay rules) and
     the API embedder, on 127.0.0.1."""
@@ -113,57 +111,10 @@ def model_server() -> Any:
 
     server = FakeOpenAI(dimension=64)
     server.responder = respond
+    # a worker killed mid-request leaves a broken pipe: expected here, not a traceback on the terminal
+    server.server._server.handle_error = lambda request, address: None
     server.start()
     return server
-
-
-class ChromaServer:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        import httpx
-
-        chroma = Path(sys.executable).with_name("chroma")
-        log = open(self.folder.parent / "chroma.log", "ab")  # noqa: SIM115 - closed with the process
-        self.process = subprocess.Popen(
-            [str(chroma), "run", "--host", "127.0.0.1", "--port", str(self.port), "--path", str(self.folder)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.3)
-        raise RuntimeError(f"chroma server did not start; see {self.folder.parent / 'chroma.log'}")
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(30)
-
-
-async def pg_admin(statement: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(PG_BASE.replace("postgresql+asyncpg", "postgresql") + "/postgres")
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
 
 
 class Run:
@@ -181,6 +132,7 @@ class Run:
         self.ledger = self.home / "ledger.txt"
         self.database = f"cognition_chaos_{uuid.uuid4().hex[:10]}"
         self.chroma: ChromaServer | None = None
+        self.cluster: PgCluster | None = None
         self.url = f"sqlite+aiosqlite:///{self.home / 'cognition.sqlite3'}"
 
     def worker(self, mode: str) -> subprocess.Popen[str]:
@@ -194,8 +146,13 @@ class Run:
 
     def setup(self) -> None:
         if self.backend == "postgres":
-            asyncio.run(pg_admin(f'CREATE DATABASE "{self.database}"'))
-            self.url = f"{PG_BASE}/{self.database}"
+            base = PG_BASE
+            if self.faults:  # restarted mid-write: a cluster of this run's own, never the shared server
+                self.cluster = PgCluster(Path(tempfile.mkdtemp(prefix="cognition-chaos-pg-")))
+                self.cluster.start()
+                base = self.cluster.url
+            asyncio.run(pg_admin(f'CREATE DATABASE "{self.database}"', base))
+            self.url = f"{base}/{self.database}"
             self.chroma = ChromaServer(self.home / "chroma-server")
             self.chroma.start()
         process = self.worker("setup")
@@ -206,7 +163,10 @@ class Run:
     def teardown(self) -> None:
         if self.chroma is not None:
             self.chroma.kill()
-        if self.backend == "postgres":
+        if self.cluster is not None:
+            self.cluster.stop()
+            shutil.rmtree(self.cluster.folder, ignore_errors=True)
+        elif self.backend == "postgres":
             try:
                 asyncio.run(pg_admin(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)'))
             except Exception as error:  # reported, the run's outcome stands
@@ -216,7 +176,11 @@ class Run:
     def fault_for(self, number: int) -> str:
         if not self.faults or number % 2 == 0:
             return ""
-        kinds = [kind for kind in FAULTS if kind != "chroma_down" or self.chroma is not None]
+        kinds = [
+            kind
+            for kind in FAULTS
+            if (kind != "chroma_down" or self.chroma is not None) and (kind != "pg_restart" or self.cluster is not None)
+        ]
         return kinds[(number // 2) % len(kinds)]
 
     def apply_fault(self, fault: str) -> None:
@@ -228,12 +192,10 @@ class Run:
         fault = self.fault_for(number)
         if self.chroma is not None and not self.chroma.running:
             self.chroma.start()  # killed in the round before: back
-        self.apply_fault(fault)
-        if fault:
-            outcome.faults[fault] = outcome.faults.get(fault, 0) + 1
+        self.apply_fault("")
         process = self.worker("work")
-        in_startup = self.rng.random() < 0.2
-        delay = self.rng.uniform(0.3, 4.0) if in_startup else self.rng.uniform(0.1, 2.5)
+        in_startup = self.rng.random() < 0.2 and not fault
+        delay = self.rng.uniform(0.3, 4.0) if in_startup else self.rng.uniform(0.1, 5.0)
         started = False
         assert process.stdout is not None
         if in_startup:
@@ -248,9 +210,14 @@ class Run:
                 outcome.exited_early += 1
                 process.wait(60)
                 return
-            if fault == "chroma_down" and self.chroma is not None:
+            if fault:
+                outcome.faults[fault] = outcome.faults.get(fault, 0) + 1
+                self.apply_fault(fault)
                 time.sleep(delay / 2)
-                self.chroma.kill()  # the worker goes on with the server gone, then dies itself
+                if fault == "chroma_down" and self.chroma is not None:
+                    self.chroma.kill()  # the worker goes on with the server gone, then dies itself
+                elif fault == "pg_restart" and self.cluster is not None:
+                    self.cluster.restart()  # a crash mid-write: connections cut, WAL recovery, back
         time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
         if process.poll() is not None:
             outcome.exited_early += 1
@@ -274,6 +241,8 @@ class Run:
 
 
 def run_backend(backend: str, rounds: int, seed: int, faults: bool, time_limit: float, log_path: Path) -> Outcome:
+    from rich.progress import Progress, TimeElapsedColumn
+
     outcome = Outcome(backend)
     model = model_server()
     began = time.monotonic()
@@ -284,12 +253,16 @@ def run_backend(backend: str, rounds: int, seed: int, faults: bool, time_limit: 
         run = Run(backend, model, rounds, seed, faults, log)
         try:
             run.setup()
-            for number in range(rounds):
-                if time.monotonic() >= deadline:
-                    break
-                run.one_round(number, outcome, deadline)
-                outcome.rounds += 1
-            run.final(outcome)
+            with Progress(*Progress.get_default_columns(), TimeElapsedColumn(), transient=True) as progress:
+                task = progress.add_task(f"{backend}: rounds", total=rounds)
+                for number in range(rounds):
+                    if time.monotonic() >= deadline:
+                        break
+                    run.one_round(number, outcome, deadline)
+                    outcome.rounds += 1
+                    progress.advance(task)
+                progress.update(task, description=f"{backend}: final drain and checks")
+                run.final(outcome)
         except Exception as error:
             outcome.error = f"{type(error).__name__}: {error}"
         finally:
@@ -335,7 +308,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--backend", choices=("sqlite", "postgres", "both"), default="both")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--faults", action="store_true", help="embedder 500/timeout/slow, Chroma server killed")
+    parser.add_argument(
+        "--faults", action="store_true", help="embedder 500/timeout/slow, Chroma server killed, PostgreSQL restarted"
+    )
     parser.add_argument("--time-limit", type=float, default=1800.0, help="seconds of rounds per backend at most")
     parser.add_argument("--json", type=Path, help="also write each backend's outcome here")
     parser.add_argument("--log", type=Path, default=Path(tempfile.gettempdir()) / "cognition-chaos.log")
