@@ -27,9 +27,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-os.environ["COGNITION_ENGINE_ONLY"] = "1"
-os.environ["ANONYMIZED_TELEMETRY"] = "False"
-
 PRESET = "cognition-chaos"
 BOT = "chaos-bot"
 USERS = (("10001", "小明"), ("10002", "小红"), ("10003", "阿强"))
@@ -75,6 +72,36 @@ def read_ledger(path: Path) -> tuple[dict[int, str], set[int]]:
             elif len(parts) == 2 and parts[0] == "D":
                 done.add(int(parts[1]))
     return begun, done
+
+
+def ledger_findings(
+    begun: dict[int, str], done: set[int], active: list[tuple[str, str, str]], turns: dict[str, bool]
+) -> tuple[list[str], list[str]]:
+    """(lost, duplicated) against the ledger: an acknowledged ``end`` or write without its active
+    fact, an acknowledged capture not in the transcript or still waiting for its job; a text
+    active twice in one chat, or a step's fact active twice. ``active``: (scope kind, scope id,
+    text) of every active fact; ``turns``: message id -> still waiting."""
+    seen: dict[tuple[str, str, str], int] = {}
+    for key in active:
+        seen[key] = seen.get(key, 0) + 1
+    duplicates = sorted(f"{kind}:{scope}:{text}" for (kind, scope, text), count in seen.items() if count > 1)
+    texts = [text for _kind, _scope, text in active]
+    lost: list[str] = []
+    for step, kind in sorted(begun.items()):
+        if kind in ("end", "write"):
+            marker = fact_marker(step)
+            holding = [text for text in texts if marker in text and (kind == "write") == ("说自己" in text)]
+            if step in done and not holding:
+                lost.append(f"step {step} ({kind}): no active fact")
+            if len(holding) > 1:
+                duplicates.append(f"step {step} ({kind}): {len(holding)} facts")
+        elif kind == "capture":
+            message_id = f"t{step}"
+            if step in done and message_id not in turns:
+                lost.append(f"step {step} (capture): turn not in the transcript")
+            elif turns.get(message_id):
+                lost.append(f"step {step} (capture): turn still waiting for a job")
+    return lost, duplicates
 
 
 class Ledger:
@@ -205,7 +232,6 @@ async def final(engine: Any, ledger_path: Path, seed: int, deadline_seconds: flo
     (``FORWARD_AFTER_SECONDS``); the result says when that was needed."""
     from sqlalchemy import func, select
 
-    from amrita_plugin_cognition.engine.turns import flush_transcripts
     from amrita_plugin_cognition.store.models import (
         CycleRunRow,
         JobRow,
@@ -222,7 +248,7 @@ async def final(engine: Any, ledger_path: Path, seed: int, deadline_seconds: flo
         if time.monotonic() - started > FORWARD_AFTER_SECONDS:
             forwarded = True
             moment = datetime.now(UTC) + FORWARD
-        await flush_transcripts(engine, moment, everything=True)
+        await engine.jobs.flush_transcripts(moment, everything=True)
         await engine.historian.tick(moment)
         await engine.historian.settle()
         await engine.index.drain(now=moment)
@@ -271,28 +297,7 @@ async def final(engine: Any, ledger_path: Path, seed: int, deadline_seconds: flo
                 )
             ).all()
         }
-    seen: dict[tuple[str, str, str], int] = {}
-    for row in active:
-        key = (row.scope_kind, row.scope_id, row.text)
-        seen[key] = seen.get(key, 0) + 1
-    duplicates = sorted(f"{kind}:{scope}:{text}" for (kind, scope, text), count in seen.items() if count > 1)
-    texts = [row.text for row in active]
-    lost: list[str] = []
-    twice: list[str] = []
-    for step, kind in sorted(begun.items()):
-        if kind in ("end", "write"):
-            marker = fact_marker(step)
-            holding = [text for text in texts if marker in text and (kind == "write") == ("说自己" in text)]
-            if step in done and not holding:
-                lost.append(f"step {step} ({kind}): no active fact")
-            if len(holding) > 1:
-                twice.append(f"step {step} ({kind}): {len(holding)} facts")
-        elif kind == "capture":
-            message_id = f"t{step}"
-            if step in done and message_id not in turns:
-                lost.append(f"step {step} (capture): turn not in the transcript")
-            elif turns.get(message_id):
-                lost.append(f"step {step} (capture): turn still waiting for a job")
+    lost, duplicates = ledger_findings(begun, done, [(row.scope_kind, row.scope_id, row.text) for row in active], turns)
     report = await engine.index_sync.missing_and_extra()  # a report only: repairs nothing
     mismatched = [
         f"{key}: {kind}"
@@ -307,7 +312,7 @@ async def final(engine: Any, ledger_path: Path, seed: int, deadline_seconds: flo
         "jobs_enqueued": sum(1 for step, kind in begun.items() if kind in ("end", "capture") and step in done),
         "jobs_left": states,
         "lost": lost,
-        "duplicates": duplicates + twice,
+        "duplicates": duplicates,
         "vector_mismatches": mismatched,
         "vector_missing": report.missing_count,
         "vector_extra": sum(len(ids) for ids in report.extra.values()),
@@ -338,6 +343,8 @@ async def main(
 
 
 if __name__ == "__main__":
+    os.environ["COGNITION_ENGINE_ONLY"] = "1"  # set here: the checks below import this module
+    os.environ["ANONYMIZED_TELEMETRY"] = "False"
     mode, url, home, model_url, port, ledger, steps, seed = sys.argv[1:9]
     asyncio.run(main(mode, url, Path(home), model_url, int(port), Path(ledger), int(steps), int(seed)))
     os._exit(0)

@@ -133,16 +133,18 @@ class Run:
         self.database = f"cognition_chaos_{uuid.uuid4().hex[:10]}"
         self.chroma: ChromaServer | None = None
         self.cluster: PgCluster | None = None
+        self.current: subprocess.Popen[str] | None = None
         self.url = f"sqlite+aiosqlite:///{self.home / 'cognition.sqlite3'}"
 
     def worker(self, mode: str) -> subprocess.Popen[str]:
         port = self.chroma.port if self.chroma else 0
-        return subprocess.Popen(
+        self.current = subprocess.Popen(
             [sys.executable, str(WORKER), mode, self.url, str(self.home), self.model.base_url, str(port),
              str(self.ledger), str(self.rounds * STEPS_PER_ROUND), str(self.seed)],
             stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=str(self.home),
             env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
         )  # fmt: skip
+        return self.current
 
     def setup(self) -> None:
         if self.backend == "postgres":
@@ -161,6 +163,9 @@ class Run:
             raise RuntimeError(f"migrations failed (exit {process.returncode}); see the log")
 
     def teardown(self) -> None:
+        if self.current is not None and self.current.poll() is None:  # a round cut by an error
+            self.current.kill()
+            self.current.wait(60)
         if self.chroma is not None:
             self.chroma.kill()
         if self.cluster is not None:
@@ -206,8 +211,9 @@ class Run:
                     started = True
                     break
             threading.Thread(target=process.stdout.read, daemon=True).start()  # a full pipe must not stall it
-            if not started:
+            if not started:  # its stdout ended: it died before its engine started
                 outcome.exited_early += 1
+                process.kill()
                 process.wait(60)
                 return
             if fault:
