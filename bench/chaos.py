@@ -201,7 +201,10 @@ class Run:
         process = self.worker("work")
         in_startup = self.rng.random() < 0.2 and not fault
         delay = self.rng.uniform(0.3, 4.0) if in_startup else self.rng.uniform(0.1, 5.0)
+        if fault:  # long enough for a timed-out call (3 s) to time out before the kill
+            delay = self.rng.uniform(4.0, 8.0)
         started = False
+        waited = 0.0
         assert process.stdout is not None
         if in_startup:
             threading.Thread(target=process.stdout.read, daemon=True).start()
@@ -219,12 +222,14 @@ class Run:
             if fault:
                 outcome.faults[fault] = outcome.faults.get(fault, 0) + 1
                 self.apply_fault(fault)
-                time.sleep(delay / 2)
+                if fault in ("chroma_down", "pg_restart"):
+                    waited = delay / 2
+                    time.sleep(waited)
                 if fault == "chroma_down" and self.chroma is not None:
                     self.chroma.kill()  # the worker goes on with the server gone, then dies itself
                 elif fault == "pg_restart" and self.cluster is not None:
                     self.cluster.restart()  # a crash mid-write: connections cut, WAL recovery, back
-        time.sleep(max(0.0, min(delay, deadline - time.monotonic())))
+        time.sleep(max(0.0, min(delay - waited, deadline - time.monotonic())))
         if process.poll() is not None:
             outcome.exited_early += 1
         else:
