@@ -243,9 +243,27 @@ async def final(engine: Any, ledger_path: Path, seed: int, deadline_seconds: flo
 
     started = time.monotonic()
     forwarded = False
+    put_off: dict[str, int] = {}
     while time.monotonic() - started < deadline_seconds:
         moment = None
         if time.monotonic() - started > FORWARD_AFTER_SECONDS:
+            if not forwarded:  # what the backoff put off, said in the result
+                async with engine.session() as session:
+                    put_off = {
+                        f"jobs (attempts {attempts})": count
+                        for attempts, count in (
+                            await session.execute(
+                                select(JobRow.attempts, func.count())
+                                .where(JobRow.state != "failed")
+                                .group_by(JobRow.attempts)
+                            )
+                        ).all()
+                    }
+                    put_off["outbox rows"] = (
+                        await session.execute(
+                            select(func.count()).select_from(OutboxRow).where(OutboxRow.state == "pending")
+                        )
+                    ).scalar()
             forwarded = True
             moment = datetime.now(UTC) + FORWARD
         await engine.jobs.flush_transcripts(moment, everything=True)
@@ -254,7 +272,7 @@ async def final(engine: Any, ledger_path: Path, seed: int, deadline_seconds: flo
         await engine.index.drain(now=moment)
         async with engine.session() as session:
             left = (
-                await session.execute(select(func.count()).select_from(JobRow).where(JobRow.state != "dead"))
+                await session.execute(select(func.count()).select_from(JobRow).where(JobRow.state != "failed"))
             ).scalar()
             outbox = (
                 await session.execute(select(func.count()).select_from(OutboxRow).where(OutboxRow.state == "pending"))
@@ -323,6 +341,7 @@ async def final(engine: Any, ledger_path: Path, seed: int, deadline_seconds: flo
         "cycle_runs": cycles,
         "drain_seconds": round(drain_seconds, 1),
         "clock_forwarded": forwarded,
+        "put_off_by_backoff": put_off,
     }
 
 
