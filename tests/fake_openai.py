@@ -48,6 +48,8 @@ class FakeOpenAI:
         self.embedding_requests: list[dict[str, Any]] = []
         self.script: deque[dict[str, Any]] = deque()
         self.embeddings_down = False
+        #: The HTTP status a request answers while ``embeddings_down`` is set.
+        self.embeddings_down_status = 503
         self.chat_delays: deque[float] = deque()
         self.chat_usage: dict[str, int] | None = None
         #: Seconds every embeddings request waits before it answers (a slow embedder).
@@ -83,7 +85,7 @@ class FakeOpenAI:
         if self._is_embedding(path):
             self.embedding_requests.append(body)
             if self.embeddings_down:
-                return 503, {"error": {"message": "embeddings down"}}
+                return self.embeddings_down_status, {"error": {"message": "embeddings down"}}
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             vectors = [fake_vector(text, body.get("dimensions") or self.dimension) for text in texts]
             if path.endswith("/api/embed"):
@@ -118,6 +120,7 @@ class FakeOpenAI:
             self.embedding_requests.clear()
             self.script.clear()
             self.embeddings_down = False
+            self.embeddings_down_status = 503
             self.embeddings_delay = 0.0
             self._resets += 1
             self.chat_delays.clear()

@@ -48,6 +48,14 @@ FLOORS: dict[tuple[str, str], str] = {
     ("relevance_floor.py", f"{PACKAGE}.cli.evaluation"): "the recall eval's corpus loader and seeding",
     ("relevance_floor.py", f"{PACKAGE}.engine.search"): "the relevance floor's own predicates are what is tuned",
     ("relevance_floor.py", f"{PACKAGE}.index.embedders"): "similarities of the local model, no engine",
+    ("_chaos_worker.py", f"{PACKAGE}.standalone"): "the killed worker boots NoneBot engine-only on the run's database",
+    ("_chaos_worker.py", f"{PACKAGE}.cli.runtime"): "the worker creates the schema as the CLI does",
+    ("_chaos_worker.py", f"{PACKAGE}.cli.loopback"): "the preset of the loopback model server",
+    ("_chaos_worker.py", f"{PACKAGE}.store.models"): "the invariants are counted in SQL: jobs, outbox, facts, turns",
+    ("chaos.py", f"{PACKAGE}.cli.loopback"): "the loopback model's tool-call answers",
+    ("chaos.py", f"{PACKAGE}.cli.replay_model"): "the historian answered by the demo's replay rules",
+    ("chaos.py", f"{PACKAGE}.cli.demo_card_model"): "card merges answered by the demo's rules",
+    ("chaos.py", f"{PACKAGE}.cli.demo_cycle_model"): "the cycle's judgement answered by the demo's rules",
 }
 
 
