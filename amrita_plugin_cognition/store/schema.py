@@ -10,18 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from nonebot_plugin_orm import Model
 from sqlalchemy import inspect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from . import models
 
-#: Every table of the plugin, as its models define it (every model ``store.models`` exports).
-TABLES = [
-    model.__table__
-    for model in (getattr(models, name) for name in models.__all__)
-    if isinstance(model, type) and issubclass(model, Model)
-]
+#: Every table of the plugin, as its models define it (the bank's own first).
+TABLES = [model.__table__ for model in models.MODELS]
 
 
 def _missing(connection: Any) -> tuple[list[str], dict[str, list[str]]]:

@@ -184,3 +184,17 @@ def test_the_activity_zone_revision_downgrades_and_upgrades_again(tmp_path) -> N
         """,
     )
     assert lines == ["down [] [] [(3,)] [(1,)] []", "up [('',)] [(0,)] [('ix_cognition_memory_superseded_by',)]"]
+
+
+def test_the_schema_check_knows_every_table_of_the_models_package() -> None:
+    """``store.models.MODELS`` (what the start-up schema check reads) lists every model of the package once."""
+    from nonebot_plugin_orm import Model
+
+    from amrita_plugin_cognition.store import models
+
+    ours = {
+        model
+        for model in Model.registry._class_registry.values()  # type: ignore[attr-defined]
+        if isinstance(model, type) and model.__module__.startswith(models.__name__)
+    }
+    assert len(models.MODELS) == len(set(models.MODELS)) and set(models.MODELS) == ours

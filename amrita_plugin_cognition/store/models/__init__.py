@@ -21,8 +21,37 @@ from .profiles import ProfileRevisionRow, ProfileRow
 from .queues import ChangeRow, JobRow, OutboxRow
 from .types import ID, NAME_COLUMN_CHARS, UTCDateTime, fit_name
 
+#: Every table's model, the bank's own first (what a message about missing tables names first).
+MODELS = (
+    MemoryRow,
+    MemorySourceRow,
+    MemoRow,
+    MemoRevisionRow,
+    PinRow,
+    OutboxRow,
+    BarrierRow,
+    MetaRow,
+    NoteRow,
+    JobRow,
+    TranscriptRow,
+    ChangeRow,
+    ChatSwitchRow,
+    OptOutRow,
+    AuditRow,
+    ProfileRow,
+    ProfileRevisionRow,
+    LLMUsageRow,
+    ChatActivityRow,
+    KnowledgeRow,
+    KnowledgeRevisionRow,
+    KnowledgeSuggestionRow,
+    CycleRunRow,
+    ImportRecordRow,
+)
+
 __all__ = [
     "ID",
+    "MODELS",
     "NAME_COLUMN_CHARS",
     "AuditRow",
     "BarrierRow",
