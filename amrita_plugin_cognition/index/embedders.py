@@ -327,7 +327,13 @@ class CachedQueryEmbedder:
 def build_embedder(settings: EmbedderSettings) -> Embedder:
     """The embedder the configuration asks for."""
     if settings.provider == "local":
-        return LocalUSEEmbedder(threads=settings.threads, timeout=settings.timeout_seconds)
+        first = LocalUSEEmbedder(threads=settings.threads, timeout=settings.timeout_seconds)
+        if settings.second_model == "none":
+            return first
+        from .second_model import FusedEmbedder, LocalE5Embedder  # the e5 extra: only when asked for
+
+        second = LocalE5Embedder(threads=settings.threads, timeout=settings.timeout_seconds)
+        return FusedEmbedder(first, second, settings.second_weight)
     if settings.provider == "openai":
         return OpenAIEmbedder(
             url=settings.url,
