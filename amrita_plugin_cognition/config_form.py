@@ -236,6 +236,7 @@ UNITLESS = frozenset(
     {
         "vector_budget_share",
         "chroma.port",
+        "embedder.second_weight",
         "recall.vector_weight",
         "recall.keyword_weight",
         "recall.rrf_k",

@@ -56,7 +56,7 @@ def _reweighed(engine: Any, fused: Any, second_weight: float, dense_weight: floa
 
 
 async def _run(args: Any) -> list[dict[str, Any]]:
-    from amrita_plugin_cognition.cli import evaluation
+    import amrita_plugin_cognition.cli.evaluation as evaluation
     from amrita_plugin_cognition.index.embedders import LocalUSEEmbedder
     from amrita_plugin_cognition.index.second_model import FusedEmbedder, LocalE5Embedder
 

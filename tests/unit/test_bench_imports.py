@@ -48,6 +48,12 @@ FLOORS: dict[tuple[str, str], str] = {
     ("relevance_floor.py", f"{PACKAGE}.cli.evaluation"): "the recall eval's corpus loader and seeding",
     ("relevance_floor.py", f"{PACKAGE}.engine.search"): "the relevance floor's own predicates are what is tuned",
     ("relevance_floor.py", f"{PACKAGE}.index.embedders"): "similarities of the local model, no engine",
+    ("second_model_latency.py", f"{PACKAGE}.index.embedders"): "each model's query embedding timed alone",
+    ("second_model_latency.py", f"{PACKAGE}.index.second_model"): "the two models, alone and joined",
+    ("second_model_quality.py", f"{PACKAGE}.cli.evaluation"): "the recall eval's store and queries, asked per weight",
+    ("second_model_quality.py", f"{PACKAGE}.index.embedders"): "a fresh query cache per weight",
+    ("second_model_quality.py", f"{PACKAGE}.index.second_model"): "the joined embedder whose weights are tuned",
+    ("second_model_quality.py", f"{PACKAGE}.domain.vector_parts"): "the layout whose weights are tuned",
 }
 
 
