@@ -11,8 +11,10 @@ round by round so that the machine's noise falls on both alike:
   model, and their ratio.
 
 Each figure is the median over ``--runs`` rounds. ``--quick``: fewer facts and queries.
+``--embed-only``: only the CPU time of one query embedding per model (this thread's CPU, which a
+loaded machine does not inflate the way it inflates wall times).
 
-    uv run python bench/second_model_latency.py [--quick] [--runs 5] [--facts 2000]
+    uv run python bench/second_model_latency.py [--quick] [--runs 5] [--facts 2000] [--embed-only]
 """
 
 from __future__ import annotations
@@ -39,6 +41,33 @@ def _add_arguments(parser: Any) -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--facts", type=int, default=2000)
     parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--embed-only", action="store_true", help="only the CPU time of one query embedding per model")
+
+
+def _cpu_per_query(args: Any) -> None:
+    """CPU time (this thread's) of one query embedding per model, called directly: a figure the
+    machine's load does not inflate the way it does wall times."""
+    from amrita_plugin_cognition.index.embedders import LocalUSEEmbedder
+    from amrita_plugin_cognition.index.second_model import LocalE5Embedder
+
+    first, second = LocalUSEEmbedder(), LocalE5Embedder()
+    first.embed_sync(["预热"])
+    second.query_sync(["预热"])
+    asked = queries(args.queries * args.runs)
+    rounds: dict[str, list[tuple[float, float]]] = {"bundled": [], "e5": []}
+    for run in range(args.runs):
+        batch = asked[run * args.queries : (run + 1) * args.queries]
+        for name, call in (("bundled", first.embed_sync), ("e5", second.query_sync)):
+            times = []
+            for text in batch:
+                started = time.thread_time()
+                call([text])
+                times.append((time.thread_time() - started) * 1000)
+            rounds[name].append(p50_p95(times))
+    figures = {name: [statistics.median(part) for part in zip(*pairs, strict=True)] for name, pairs in rounds.items()}
+    for name, (p50, p95) in figures.items():
+        print(f"CPU per query {name:<8} p50 {p50:6.2f} ms  p95 {p95:6.2f} ms  (median of {args.runs} rounds)")
+    print(f"e5 / bundled CPU per query: p50 ratio {figures['e5'][0] / figures['bundled'][0]:.1f}")
 
 
 async def _engine(home: Any, name: str, embedder: Any) -> Any:
@@ -137,6 +166,9 @@ async def _run(args: Any) -> None:
 def main() -> None:
     args = parse_args("the second local model's cost per query and per recall", _add_arguments)
     print(f"# bench/second_model_latency.py  {machine_line()}")
+    if args.embed_only:
+        _cpu_per_query(args)
+        return
     asyncio.run(_run(args))
 
 
