@@ -45,7 +45,7 @@ class EmbedderSettings(_Settings):
     #: ``e5`` extra); only with ``provider = "local"``. Turning it on or off rebuilds the index.
     second_model: Literal["none", "e5"] = "none"
     #: The second model's share of the dense score (read at query time: no reindex).
-    second_weight: float = Field(0.5, ge=0, lt=1)
+    second_weight: float = Field(0.85, ge=0, lt=1)
 
 
 class ChromaSettings(_Settings):

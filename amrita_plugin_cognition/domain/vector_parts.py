@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows of ``matrix`` (or the one vector) as float32 of length 1 (a zero row stays zero)."""
     matrix = np.asarray(matrix, dtype=np.float32)
     if matrix.ndim == 1:
         matrix = matrix[None, :]
@@ -58,20 +59,20 @@ class VectorLayout:
     def join_documents(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
         """Stored rows: each model's rows normalised, side by side, scaled to unit length."""
         scale = 1.0 / np.sqrt(len(self.parts))
-        return np.hstack([_unit_rows(block) * scale for block in self._checked(blocks)]).astype(np.float32)
+        return np.hstack([unit_rows(block) * scale for block in self._checked(blocks)]).astype(np.float32)
 
     def join_queries(self, blocks: Sequence[np.ndarray]) -> np.ndarray:
         """Query rows: each model's rows normalised and weighted, the whole row made unit length.
         Its cosine with a stored row is proportional to the weighted sum of the models' cosines."""
         total = sum(self.weights)
         weighted = [
-            _unit_rows(block) * (weight / total)
+            unit_rows(block) * (weight / total)
             for block, weight in zip(self._checked(blocks), self.weights, strict=True)
         ]
-        return _unit_rows(np.hstack(weighted))
+        return unit_rows(np.hstack(weighted))
 
     def _checked(self, blocks: Sequence[np.ndarray]) -> list[np.ndarray]:
-        rows = [_unit_rows(block) for block in blocks]
+        rows = [unit_rows(block) for block in blocks]
         if len(rows) != len(self.parts):
             raise ValueError(f"{len(rows)} blocks for a layout of {len(self.parts)} parts")
         for block, size in zip(rows, self.parts, strict=True):
@@ -84,7 +85,7 @@ class VectorLayout:
     def first_part(self, rows: np.ndarray) -> np.ndarray:
         """The first model's part of joined rows, normalised (what its calibrations expect)."""
         start, end = self._bounds()[0]
-        return _unit_rows(np.asarray(rows, dtype=np.float32)[..., start:end])
+        return unit_rows(np.asarray(rows, dtype=np.float32)[..., start:end])
 
     def cosines(self, query: np.ndarray, stored: np.ndarray) -> np.ndarray:
         """Per stored row, each model's cosine with the query: shape (rows, parts). A part the
@@ -95,8 +96,8 @@ class VectorLayout:
             stored_rows = stored_rows[None, :]
         columns = []
         for start, end in self._bounds():
-            query_part = _unit_rows(query_row[start:end])[0]
-            columns.append(_unit_rows(stored_rows[:, start:end]) @ query_part)
+            query_part = unit_rows(query_row[start:end])[0]
+            columns.append(unit_rows(stored_rows[:, start:end]) @ query_part)
         return np.stack(columns, axis=1)
 
     def fused(self, cosines: np.ndarray) -> np.ndarray:

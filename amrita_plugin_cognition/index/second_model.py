@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..domain.vector_parts import VectorLayout
+from ..domain.vector_parts import VectorLayout, unit_rows
 from ..errors import ConfigurationError, EmbedderUnavailable
 from .embedders import DEFAULT_QUERY_TIMEOUT, Fingerprint, LocalUSEEmbedder
 from .lane import QueryLane
@@ -77,10 +77,7 @@ class LocalE5Embedder:
         with self._locks[purpose]:
             handle = self._handle(purpose)
             rows = handle.query(list(texts)) if purpose == "query" else handle.passage(list(texts))
-        matrix = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dimension)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return matrix / norms
+        return unit_rows(np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dimension))
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         """Document rows (blocking)."""
@@ -107,7 +104,7 @@ class FusedEmbedder:
     so changing it needs no reindex. A query fails (recall goes keyword-only for the turn) when
     either model has no answer within the deadline."""
 
-    def __init__(self, first: LocalUSEEmbedder, second: LocalE5Embedder, second_weight: float = 0.5) -> None:
+    def __init__(self, first: LocalUSEEmbedder, second: LocalE5Embedder, second_weight: float = 0.85) -> None:
         self.first = first
         self.second = second
         dimensions = (first.fingerprint.dimension, second.fingerprint.dimension)
