@@ -57,6 +57,8 @@ DESCRIPTIONS: dict[str, str] = {
     "embedder.threads": "本地模型的 CPU 线程数",
     "embedder.on_mismatch": "启动时嵌入指纹与库中不一致：auto 重建索引；ask 终端确认；never 仅警告",
     "embedder.query_cache_seconds": "查询向量缓存时长",
+    "embedder.second_model": "第二本地模型（仅 provider = local）：none 不用；e5 需先安装 [e5] 扩展，切换时重建索引",
+    "embedder.second_weight": "第二模型在向量得分中的占比（0 至小于 1，查询时生效，无需重建索引）",
     "chroma": "向量索引（Chroma）",
     "chroma.mode": "embedded：本地目录；server：Chroma 服务器",
     "chroma.path": "嵌入式目录（相对数据目录）",
@@ -234,6 +236,7 @@ UNITLESS = frozenset(
     {
         "vector_budget_share",
         "chroma.port",
+        "embedder.second_weight",
         "recall.vector_weight",
         "recall.keyword_weight",
         "recall.rrf_k",

@@ -41,6 +41,11 @@ class EmbedderSettings(_Settings):
     #: What to do when the stored fingerprint differs from the configured embedder.
     on_mismatch: Literal["auto", "ask", "never"] = "auto"
     query_cache_seconds: float = Field(300.0, ge=0)
+    #: A second local model fused with the bundled one ("e5": multilingual-e5-small, needs the
+    #: ``e5`` extra); only with ``provider = "local"``. Turning it on or off rebuilds the index.
+    second_model: Literal["none", "e5"] = "none"
+    #: The second model's share of the dense score (read at query time: no reindex).
+    second_weight: float = Field(0.85, ge=0, lt=1)
 
 
 class ChromaSettings(_Settings):

@@ -314,6 +314,16 @@ async def run_recall_eval(
     progress: ProgressFactory | None = None,
 ) -> dict[str, Any]:
     """Store every memory through the real write path, ask every query through the real recall."""
+    record_of = await store_recall_memories(memories, engine, progress)
+    report: dict[str, Any] = await ask_recall_queries(record_of, queries, engine, progress)
+    report["memories"] = len(memories)
+    return report
+
+
+async def store_recall_memories(
+    memories: list[EvalMemory], engine: Any, progress: ProgressFactory | None = None
+) -> dict[str, int]:
+    """A recall file's memories stored, superseded as it says and indexed: eval id -> record id."""
     record_of = await store_memories(engine, EVAL_BOT_ID, memories, progress)
     for memory in memories:
         if memory.supersedes and memory.id in record_of and memory.supersedes in record_of:
@@ -321,6 +331,14 @@ async def run_recall_eval(
             if old != new:
                 await engine.memories.supersede(EVAL_BOT_ID, old, new, now=memory.time)
     await engine.index.drain()
+    return record_of
+
+
+async def ask_recall_queries(
+    record_of: dict[str, int], queries: list[EvalQuery], engine: Any, progress: ProgressFactory | None = None
+) -> dict[str, Any]:
+    """Every query through the real recall over memories stored by ``store_recall_memories``:
+    the report (the benches ask the same store again with other settings)."""
     eval_ids_of: dict[int, list[str]] = {}
     for eval_id, record_id in record_of.items():
         eval_ids_of.setdefault(record_id, []).append(eval_id)
@@ -353,7 +371,6 @@ async def run_recall_eval(
         "queries": len(queries),
         "scored_queries": overall.scored,
         "isolation_checks": sum(1 for query in queries if query.forbidden),
-        "memories": len(memories),
         "stored": len(set(record_of.values())),
         "overall": overall.quality(),
         "by_category": {name: bucket.category_report() for name, bucket in sorted(by_category.items())},

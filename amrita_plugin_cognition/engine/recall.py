@@ -48,7 +48,9 @@ if TYPE_CHECKING:
     from .service import CognitionEngine
 
 _Targets = Sequence[tuple[Scope, dict[str, object] | None]]
-_VectorSide = tuple[np.ndarray | None, list[dict[int, float]], dict[int, np.ndarray], str | None]
+#: (query vectors, per view: memory id -> the cosine the ranking uses, the stored vectors, per
+#: memory: the first model's cosine (what the calibrated gates read), why it degraded or None)
+_VectorSide = tuple[np.ndarray | None, list[dict[int, float]], dict[int, np.ndarray], dict[int, float], str | None]
 
 
 def keyword_filter(visibility: Visibility) -> keyword.KeywordFilter:
@@ -77,7 +79,7 @@ def further_targets(
 
 def without_vectors(views: list[str], reason: str) -> _VectorSide:
     """The vector side's result when it failed: no query vectors, no hits per view, and why."""
-    return None, [{} for _ in views], {}, reason
+    return None, [{} for _ in views], {}, {}, reason
 
 
 def empty_key(visibility: Visibility) -> str:
@@ -168,15 +170,19 @@ async def _candidates(
     if empty:
         vector_task.cancel()
         return None
-    query_vectors, vector_hits, stored_vectors, failure = await vector_task
+    query_vectors, vector_hits, stored_vectors, first_similarity, failure = await vector_task
     more = further_targets(visibility, extra_groups, person_groups) if query_vectors is not None else []
     if more and query_vectors is not None:
         try:
-            more_hits, more_stored = await _search(engine, visibility.bot_id, more, query_vectors, limit, deadline)
+            more_hits, more_stored, more_first = await _search(
+                engine, visibility.bot_id, more, query_vectors, limit, deadline
+            )
         except _INDEX_FAILURES as error:  # the vector side as a whole failed
-            query_vectors, vector_hits, stored_vectors, failure = without_vectors(views, _why(error))
+            query_vectors, vector_hits, stored_vectors, first_similarity, failure = without_vectors(views, _why(error))
         else:
             stored_vectors.update(more_stored)
+            for memory_id, value in more_first.items():
+                first_similarity[memory_id] = max(first_similarity.get(memory_id, -1.0), value)
             for found, extra in zip(vector_hits, more_hits, strict=True):
                 for memory_id, value in extra.items():
                     found[memory_id] = max(found.get(memory_id, -1.0), value)
@@ -190,8 +196,8 @@ async def _candidates(
     for vec, kw in zip(vector_hits, keyword_hits, strict=True):
         for memory_id, value in score_fusion(vec, kw, weights).items():
             relevance[memory_id] = relevance.get(memory_id, 0.0) + value / len(views)
-        for memory_id, value in vec.items():
-            similarity[memory_id] = max(similarity.get(memory_id, -1.0), value)
+        for memory_id in vec:
+            similarity[memory_id] = first_similarity[memory_id]
         for memory_id, value in kw.items():
             keyword_score[memory_id] = max(keyword_score.get(memory_id, 0.0), value)
     return relevance, similarity, keyword_score, stored_vectors, mode
@@ -235,15 +241,15 @@ async def _vector_side(
         return without_vectors(views, _why(error))
     try:
         targets = [(scope, None) for scope in visibility.scopes]
-        hits, stored = await _search(engine, visibility.bot_id, targets, vectors, limit, deadline)
+        hits, stored, first_similarity = await _search(engine, visibility.bot_id, targets, vectors, limit, deadline)
     except _INDEX_FAILURES as error:
         return without_vectors(views, _why(error))
-    return vectors, hits, stored, None
+    return vectors, hits, stored, first_similarity, None
 
 
 async def _search(
     engine: CognitionEngine, bot_id: str, targets: _Targets, vectors: np.ndarray, limit: int, deadline: float
-) -> tuple[list[dict[int, float]], dict[int, np.ndarray]]:
+) -> tuple[list[dict[int, float]], dict[int, np.ndarray], dict[int, float]]:
     """Search ``targets`` in the active generation, by ``deadline``. When the index fails or
     a chat's collection is missing, the generation is re-read: if another process switched
     it meanwhile (a reindex), the search runs once more in the new one."""
@@ -251,7 +257,7 @@ async def _search(
     generation = await index.current_generation()
     for attempt in range(2):
         try:
-            hits, stored, missing = await asyncio.wait_for(
+            hits, stored, first_similarity, missing = await asyncio.wait_for(
                 engine.vectors.off_loop(
                     "query", partial(_vector_search, engine, generation, bot_id, targets, vectors, limit)
                 ),
@@ -262,19 +268,21 @@ async def _search(
                 raise
         else:
             if not missing or attempt or await index.current_generation(force=True) == generation:
-                return hits, stored
+                return hits, stored, first_similarity
         generation = index.generation
     raise AssertionError("unreachable")
 
 
 def _vector_search(
     engine: CognitionEngine, generation: int, bot_id: str, targets: _Targets, vectors: np.ndarray, limit: int
-) -> tuple[list[dict[int, float]], dict[int, np.ndarray], bool]:
-    """Per query view: memory id -> cosine similarity over ``targets``; the stored vector of
-    every hit (MMR uses them); and whether a target's collection was missing. Blocking: runs
-    on the index's thread."""
+) -> tuple[list[dict[int, float]], dict[int, np.ndarray], dict[int, float], bool]:
+    """Per query view: memory id -> the cosine the ranking uses over ``targets`` (with two
+    models, their weighted cosines); the stored vector of every hit (MMR uses them); per hit
+    its best cosine of the first model alone (the calibrated gates read it); and whether a
+    target's collection was missing. Blocking: runs on the index's thread."""
     results: list[dict[int, float]] = []
     stored: dict[int, np.ndarray] = {}
+    first_similarity: dict[int, float] = {}
     missing = False
     for vector in vectors:
         found: dict[int, float] = {}
@@ -285,11 +293,12 @@ def _vector_search(
                 missing = True
                 continue
             for hit in hits:
-                found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.similarity)
+                found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.ranking_similarity)
+                first_similarity[hit.memory_id] = max(first_similarity.get(hit.memory_id, -1.0), hit.similarity)
                 if hit.vector is not None:
                     stored[hit.memory_id] = hit.vector
         results.append(found)
-    return results, stored, missing
+    return results, stored, first_similarity, missing
 
 
 def _why(error: BaseException) -> str:

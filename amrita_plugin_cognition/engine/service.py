@@ -126,6 +126,8 @@ class CognitionEngine:
         self._session_factory = session_factory
         self.embedder = CachedQueryEmbedder(embedder, ttl_seconds=config.embedder.query_cache_seconds)
         self.vectors = vector_index
+        # two local models in one row (the e5 extra): the index reads hits back part by part
+        vector_index.layout = getattr(embedder, "layout", None)
         self.caches = TurnCaches()
         #: Keeps the vector index in step with the store (drains, repair, the generation).
         self.index_sync = IndexSync(self)

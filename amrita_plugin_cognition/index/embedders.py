@@ -24,6 +24,7 @@ import httpx
 import numpy as np
 
 from ..config import EmbedderSettings
+from ..domain.vector_parts import unit_rows
 from ..errors import TIMEOUTS, CognitionError, EmbedderUnavailable
 from .lane import QueryLane
 
@@ -65,13 +66,7 @@ class QueryEmbedder(Protocol):
 DEFAULT_QUERY_TIMEOUT = 15.0
 
 
-def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    if matrix.ndim == 1:
-        matrix = matrix[None, :]
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return matrix / norms
+_normalise_rows = unit_rows
 
 
 #: The local model embeds a batch this small on the event loop instead of its query thread...
@@ -327,7 +322,13 @@ class CachedQueryEmbedder:
 def build_embedder(settings: EmbedderSettings) -> Embedder:
     """The embedder the configuration asks for."""
     if settings.provider == "local":
-        return LocalUSEEmbedder(threads=settings.threads, timeout=settings.timeout_seconds)
+        first = LocalUSEEmbedder(threads=settings.threads, timeout=settings.timeout_seconds)
+        if settings.second_model == "none":
+            return first
+        from .second_model import FusedEmbedder, LocalE5Embedder  # the e5 extra: only when asked for
+
+        second = LocalE5Embedder(threads=settings.threads, timeout=settings.timeout_seconds)
+        return FusedEmbedder(first, second, settings.second_weight)
     if settings.provider == "openai":
         return OpenAIEmbedder(
             url=settings.url,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..domain.records import Scope
+from ..domain.vector_parts import VectorLayout
 from ..errors import IndexLocked, IndexUnavailable
 from .calls import IndexCalls
 from .collections import (
@@ -61,11 +62,25 @@ class VectorHit:
     similarity: float
     #: The stored vector (recall diversifies with it without a second round trip).
     vector: np.ndarray | None = None
+    #: With two models (``domain/vector_parts.py``): their weighted cosines, which the ranking
+    #: uses, while ``similarity`` and ``vector`` are the first model's alone (what its
+    #: calibrated floors expect). None with one model.
+    fused: float | None = None
+
+    @property
+    def ranking_similarity(self) -> float:
+        return self.similarity if self.fused is None else self.fused
 
 
 class ChromaVectorIndex(ChromaInventory):
     """Embedded (persistent folder) or server Chroma, behind one small interface: the writes
-    and queries of memories and cards, on top of the inventory and the connection."""
+    and queries of memories and cards, on top of the inventory and the connection.
+
+    ``layout``: set when the embedder joins two models' vectors in one row (the engine sets it
+    from its embedder); hits and stored vectors are then read back as ``VectorHit.fused``
+    beside the first model's part."""
+
+    layout: VectorLayout | None = None
 
     @on_index_thread
     def upsert(
@@ -199,6 +214,9 @@ class ChromaVectorIndex(ChromaInventory):
         distances = result["distances"][0] if result.get("distances") else []
         embeddings = result.get("embeddings")
         vectors = embeddings[0] if embeddings is not None and len(embeddings) else [None] * len(ids)
+        layout = self.layout
+        if layout is not None and len(ids) and vectors[0] is not None and len(vectors[0]) == layout.dimension:
+            return _split_hits(layout, vector, ids, vectors)
         return [
             VectorHit(int(memory_id), 1.0 - float(distance), None if vector is None else np.asarray(vector, np.float32))
             for memory_id, distance, vector in zip(ids, distances, vectors, strict=True)
@@ -236,4 +254,22 @@ class ChromaVectorIndex(ChromaInventory):
         ids = [int(memory_id) for memory_id in result["ids"]]
         if embeddings is None or not ids:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return ids, np.asarray(embeddings, dtype=np.float32)
+        matrix = np.asarray(embeddings, dtype=np.float32)
+        layout = self.layout
+        if layout is not None and matrix.shape[1] == layout.dimension:
+            return ids, layout.first_part(matrix)
+        return ids, matrix
+
+
+def _split_hits(
+    layout: VectorLayout, query: np.ndarray, ids: Sequence[str], vectors: Sequence[object]
+) -> list[VectorHit]:
+    """Hits of joined rows: the first model's cosine and part, and the models' weighted cosine."""
+    stored = np.asarray(vectors, dtype=np.float32)
+    cosines = layout.cosines(query, stored)
+    fused = layout.fused(cosines)
+    first = layout.first_part(stored)
+    return [
+        VectorHit(int(memory_id), float(cosines[row, 0]), first[row], float(fused[row]))
+        for row, memory_id in enumerate(ids)
+    ]

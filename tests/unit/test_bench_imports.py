@@ -56,6 +56,12 @@ FLOORS: dict[tuple[str, str], str] = {
     ("chaos.py", f"{PACKAGE}.cli.replay_model"): "the historian answered by the demo's replay rules",
     ("chaos.py", f"{PACKAGE}.cli.demo_card_model"): "card merges answered by the demo's rules",
     ("chaos.py", f"{PACKAGE}.cli.demo_cycle_model"): "the cycle's judgement answered by the demo's rules",
+    ("second_model_latency.py", f"{PACKAGE}.index.embedders"): "each model's query embedding timed alone",
+    ("second_model_latency.py", f"{PACKAGE}.index.second_model"): "the two models, alone and joined",
+    ("second_model_quality.py", f"{PACKAGE}.cli.evaluation"): "the recall eval's store and queries, asked per weight",
+    ("second_model_quality.py", f"{PACKAGE}.index.embedders"): "a fresh query cache per weight",
+    ("second_model_quality.py", f"{PACKAGE}.index.second_model"): "the joined embedder whose weights are tuned",
+    ("second_model_quality.py", f"{PACKAGE}.domain.vector_parts"): "the layout whose weights are tuned",
 }
 
 
