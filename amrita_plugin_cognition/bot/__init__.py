@@ -29,7 +29,7 @@ from .jobs import (  # noqa: E402
     wait_for_background,
 )
 from .settings import bind_settings  # noqa: E402
-from .webui import mount as mount_webui_page  # noqa: E402
+from .webui import mount_when_ready as mount_webui_page  # noqa: E402
 
 # The memory page in Amrita's WebUI (when it is on): routes must exist before the WebUI's
 # catch-all, which it adds at the driver's start.
