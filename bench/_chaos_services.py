@@ -1,4 +1,5 @@
-"""The services ``bench/chaos.py`` starts, kills and restarts: a Chroma server (``chroma run``) and a
+"""The services ``bench/chaos.py`` starts, kills and restarts: a Chroma server (``chroma run``,
+``tests/chroma_server.py``) and a
 throw-away PostgreSQL cluster of its own (``initdb`` + ``pg_ctl`` as the ``postgres`` user, in a temp
 folder, on a free 127.0.0.1 port: the machine's shared server is never restarted)."""
 
@@ -8,59 +9,12 @@ import contextlib
 import glob
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
+from chroma_server import free_port  # tests/ (on the path of bench/chaos.py)
+
 PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class ChromaServer:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        import httpx
-
-        chroma = Path(sys.executable).with_name("chroma")
-        log = open(self.folder.parent / "chroma.log", "ab")  # noqa: SIM115 - closed with the process
-        self.process = subprocess.Popen(
-            [str(chroma), "run", "--host", "127.0.0.1", "--port", str(self.port), "--path", str(self.folder)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.3)
-        raise RuntimeError(f"chroma server did not start; see {self.folder.parent / 'chroma.log'}")
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(30)
 
 
 async def pg_admin(statement: str, base: str = PG_BASE) -> None:

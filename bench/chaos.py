@@ -41,10 +41,11 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(REPO / "tests"))  # the fake OpenAI-compatible server
+sys.path.insert(0, str(REPO / "tests"))  # the fake OpenAI-compatible server, the Chroma server
 sys.path.insert(0, str(HERE))
 
-from _chaos_services import PG_BASE, ChromaServer, PgCluster, pg_admin  # noqa: E402
+from _chaos_services import PG_BASE, PgCluster, pg_admin  # noqa: E402
+from chroma_server import ChromaServer  # noqa: E402
 
 WORKER = HERE / "_chaos_worker.py"
 #: Workload steps per round (the workload ends before the last rounds on a fast machine: those
@@ -155,7 +156,7 @@ class Run:
                 base = self.cluster.url
             asyncio.run(pg_admin(f'CREATE DATABASE "{self.database}"', base))
             self.url = f"{base}/{self.database}"
-            self.chroma = ChromaServer(self.home / "chroma-server")
+            self.chroma = ChromaServer(self.home / "chroma-server", log=self.home / "chroma.log")
             self.chroma.start()
         process = self.worker("setup")
         _out, _ = process.communicate(timeout=300)

@@ -7,17 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
-import subprocess
-import sys
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 from chat_helpers import SELF_ID, connect_bot, deliver, memory_engine, private_message, system_text
+from chroma_server import ChromaServer, free_port
 from engine_helpers import NOW, make_engine, new_bot, private
 from nonebug import App
 from sqlalchemy import func, select
@@ -29,12 +24,6 @@ from amrita_plugin_cognition.domain.records import MemoryDraft, Scope
 from amrita_plugin_cognition.store.models import MemoryRow, OutboxRow
 
 BOT = str(SELF_ID)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.mark.chatflow
@@ -51,7 +40,7 @@ async def test_an_unreachable_database_costs_the_turn_its_memory_and_nothing_els
         assert fact in system_text(fake_openai.chat_requests[-1])  # memory works before
 
         # nothing listens on this port: every connection is refused
-        unreachable = create_async_engine(f"postgresql+asyncpg://nobody@127.0.0.1:{_free_port()}/none")
+        unreachable = create_async_engine(f"postgresql+asyncpg://nobody@127.0.0.1:{free_port()}/none")
         reachable = engine._session_factory
         engine._session_factory = async_sessionmaker(unreachable)
         engine.caches.apply([StoreReplaced()])  # no cached answer may stand in for the database
@@ -76,39 +65,6 @@ async def test_an_unreachable_database_costs_the_turn_its_memory_and_nothing_els
         fake_openai.reset()
         await deliver(bot, private_message("我的猫叫什么", 10401, "阿岚"))
         assert fact in system_text(fake_openai.chat_requests[-1])
-
-
-class ChromaServer:
-    """A Chroma server of this test's own, on a fixed port and folder: stopped and started again."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.port = _free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        chroma = Path(sys.executable).with_name("chroma")
-        self.process = subprocess.Popen(
-            [str(chroma), "run", "--host", "127.0.0.1", "--port", str(self.port), "--path", str(self.folder)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.3)
-        raise RuntimeError("the test's Chroma server did not start")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-            self.process = None
 
 
 async def _active_ids(engine, bot: str) -> set[int]:  # type: ignore[no-untyped-def]
