@@ -25,7 +25,7 @@ from ..domain.knowledge import ACTIVE, STALE, KnowledgeDraft, KnowledgeEntry
 from ..domain.records import MemoryStatus
 from . import knowledge_index
 from .models import KnowledgeRevisionRow, KnowledgeRow, MemoryRow
-from .profile_sources import rows_citing, source_list
+from .profile_sources import rows_citing, source_list, sources_without
 from .revisions import keep_newest
 
 PAGE = 500
@@ -208,10 +208,9 @@ async def sources_removed(
     result = SourcesRemoved([], [], 0)
     if not memory_ids:
         return result
-    gone = set(memory_ids)
     changed: dict[KnowledgeRow, list[int]] = {}
     for row in await rows_citing(session, KnowledgeRow, bot_id, memory_ids):
-        left = [item for item in source_list(row.source_ids) if item not in gone]
+        left = sources_without(row.source_ids, memory_ids)
         if not left:
             result.deleted.append(row.id)
             continue
@@ -235,10 +234,9 @@ async def sources_purged(session: AsyncSession, bot_id: str, memory_ids: Sequenc
     writer's). Kept versions stay: history. Returns the entries changed."""
     if not memory_ids:
         return []
-    gone = set(memory_ids)
     rows = await rows_citing(session, KnowledgeRow, bot_id, memory_ids)
     for row in rows:
-        row.source_ids = json.dumps([item for item in source_list(row.source_ids) if item not in gone])
+        row.source_ids = json.dumps(sources_without(row.source_ids, memory_ids))
     await session.flush()
     return [row.id for row in rows]
 

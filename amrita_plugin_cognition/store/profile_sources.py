@@ -21,6 +21,12 @@ def source_list(text: str) -> list[int]:
     return [item for item in json_list(text) if isinstance(item, int) and not isinstance(item, bool)]
 
 
+def sources_without(text: str, memory_ids: Sequence[int]) -> list[int]:
+    """The ids of a ``source_ids`` column without ``memory_ids`` (in their order)."""
+    gone = set(memory_ids)
+    return [item for item in source_list(text) if item not in gone]
+
+
 async def rows_citing(session: AsyncSession, model: Any, bot_id: str, memory_ids: Sequence[int]) -> list[Any]:
     """The rows of ``model`` (cards or revisions) of the bot whose ``source_ids`` hold one of
     ``memory_ids``: a substring filter in SQL, the exact match here (1 is not in [12])."""
@@ -45,8 +51,7 @@ async def citing(session: AsyncSession, bot_id: str, memory_ids: Sequence[int]) 
 
 async def drop_sources(session: AsyncSession, row: ProfileRow, memory_ids: Sequence[int]) -> None:
     """Take ``memory_ids`` out of a card part's ``source_ids`` (its text is left to the rebuild)."""
-    gone = set(memory_ids)
-    row.source_ids = json.dumps([item for item in source_list(row.source_ids) if item not in gone])
+    row.source_ids = json.dumps(sources_without(row.source_ids, memory_ids))
     await session.flush()
 
 
