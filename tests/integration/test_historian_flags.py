@@ -159,7 +159,7 @@ async def test_a_flagged_fact_is_never_written_nor_merged_into_a_card_nor_a_note
     async with engine.session() as session:
         notes = await short_term.recent_notes(session, bot, chat.scope, 20)
     assert [note.content for note in notes] == ["小明喜欢打羽毛球"]  # the memo alone: no fact becomes a note
-    assert await jobs_left(engine) == []
+    assert [(job.kind, job.state, job.attempts, job.last_error[:120]) for job in await jobs_left(engine)] == []
 
 
 async def test_a_model_that_omits_the_flags_is_written_as_before(tmp_root, chroma_port, model) -> None:
