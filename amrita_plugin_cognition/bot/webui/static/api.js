@@ -31,6 +31,11 @@ export async function get(path, params = {}) {
   }
   const text = query.toString();
   const response = await fetch(`${BASE}${path}${text ? `?${text}` : ""}`, { credentials: "same-origin" });
+  return dataOf(response);
+}
+
+/** The data of a GET's answer (an error with the route's message when it failed). */
+export async function dataOf(response) {
   return (await read(response)).data;
 }
 

@@ -1,83 +1,50 @@
-// The 「记忆」 page of Amrita's WebUI: a plain ES module (no build step). The WebUI's SPA imports
-// it and renders its default export, a React component; the component only gives this page a
-// container and mounts the page into it with the DOM (text always as textContent).
-
-import { get } from "./api.js";
-import { h, notify, replace, useTimeZone } from "./dom.js";
-import { chatsView } from "./chats.js";
-import { cardsView, jobsView, knowledgeView, usersView } from "./more.js";
+// The 「记忆」 page of Amrita's WebUI: plain ES modules (no build step). The WebUI's SPA imports
+// this entry and renders its default export, a React component that gives the page a container.
+//
+// The entry imports nothing statically: when the SPA imports it, it starts at once, side by side,
+// the first screen's one API call (``/start``), the stylesheet and every module of the page (one
+// round of requests instead of a chain of imports found module by module). The component mounts
+// the page (``page.js``) with that answer once both are in.
 
 const HOST = window.__AMRITA_HOST__ || {};
 const React = HOST.React;
 const STYLE_URL = new URL("./memory.css", import.meta.url).href;
+const MODULES = ["./page.js", "./api.js", "./dom.js", "./chats.js", "./actions.js", "./notes.js", "./more.js", "./diff.js"];
 
-const TABS = [
-  ["chats", "会话与记忆", chatsView],
-  ["cards", "画像", cardsView],
-  ["jobs", "任务", jobsView],
-  ["knowledge", "知识库", knowledgeView],
-  ["users", "用户数据", usersView],
-];
+function startLoading() {
+  if (!document.querySelector(`link[href="${STYLE_URL}"]`)) {
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = STYLE_URL;
+    document.head.append(link);
+  }
+  const page = Promise.all(MODULES.map((name) => import(name))).then(([module]) => module);
+  // the raw answer: page.js reads it (errors included) as every other call of the page
+  const api = fetch("/api/cognition/start", { credentials: "same-origin" });
+  api.catch(() => {});  // a network error is shown by the page when it reads the answer
+  return { page, api };
+}
+
+// Asked when the WebUI imports this module (the first visit); a later visit asks again.
+let early = startLoading();
 
 export async function mountPage(root) {
-  if (!document.querySelector(`link[href="${STYLE_URL}"]`)) {
-    document.head.append(h("link", { rel: "stylesheet", href: STYLE_URL }));
-  }
-  const state = { bot: "", tab: "chats", meta: null };
-  const body = h("div", { class: "cg-body" });
-  const botSelect = h("select", { class: "cg-select", "aria-label": "机器人账号", onchange: () => {
-    state.bot = botSelect.value;
-    show();
-  } });
-  const tabs = h("nav", { class: "cg-tabs" });
-  const configLink = h("a", { class: "cg-link", href: "#" }, "配置");
-  replace(root,
-    h("div", { class: "cg-page" },
-      h("header", { class: "cg-header" },
-        h("h2", {}, "记忆"),
-        h("label", { class: "cg-inline" }, "机器人账号 ", botSelect),
-        tabs,
-        configLink),
-      h("div", { class: "cg-notice" }),
-      body));
-
-  function show() {
-    replace(tabs, TABS.map(([key, label]) => h("button", {
-      class: key === state.tab ? "cg-tab cg-tab-on" : "cg-tab",
-      onclick: () => { state.tab = key; show(); },
-    }, label)));
-    const view = TABS.find(([key]) => key === state.tab)[2];
-    replace(body);
-    if (!state.bot) {
-      replace(body, h("p", { class: "cg-empty" }, "还没有任何记忆。机器人在聊天中记下内容后，这里会列出它的账号。"));
-      return;
-    }
-    const prefetched = state.first && state.first.bot === state.bot && state.tab === "chats" ? state.first : null;
-    state.first = null;  // the first screen only: later visits ask again
-    view(body, { root, bot: state.bot }, prefetched).catch((error) => notify(root, error.message, "error"));
-  }
-
-  try {
-    // one round trip for the first screen: who, the accounts, the first account's chats and page
-    const { meta, bots, first } = await get("/start");
-    state.meta = meta;
-    state.first = first;
-    useTimeZone(meta.timezone);
-    configLink.setAttribute("href", meta.config_url);
-    configLink.setAttribute("title", "在 WebUI 的配置编辑器里修改记忆插件的配置");
-    replace(botSelect, bots.map((bot) => h("option", { value: bot.bot_id }, `${bot.bot_id}（${bot.memories} 条）`)));
-    state.bot = bots.length ? bots[0].bot_id : "";
-    show();
-  } catch (error) {
-    replace(body, h("p", { class: "cg-error", role: "alert" }, error.message));
-  }
+  const { page, api } = early || startLoading();
+  early = null;
+  const { mountPage: mount } = await page;
+  return mount(root, api);
 }
 
 export default function CognitionMemoryPage() {
   const ref = React.useRef(null);
-  // on commit, before the first paint: the page's requests start as early as they can
+  // on commit, before the first paint
   React.useLayoutEffect(() => {
-    if (ref.current) mountPage(ref.current);
+    const root = ref.current;
+    if (root) {
+      mountPage(root).catch((error) => {  // a module that did not load: said in the page, as text
+        root.textContent = `记忆页加载失败：${error && error.message ? error.message : error}`;
+      });
+    }
   }, []);
   return React.createElement("div", { ref, className: "cg-root", "data-page": "cognition-memory" });
 }
