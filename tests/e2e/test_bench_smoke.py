@@ -21,11 +21,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 NUMBER = r"\d+(?:\.\d+)?"
 
 
-def run_script(name: str) -> str:
+def run_script(name: str, *extra: str) -> str:
     env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
     env["ANONYMIZED_TELEMETRY"] = "False"
     completed = subprocess.run(
-        [sys.executable, str(BENCH / name), "--quick"],
+        [sys.executable, str(BENCH / name), "--quick", *extra],
         cwd=BENCH.parent,
         capture_output=True,
         text=True,
@@ -61,12 +61,12 @@ def test_hook_overhead_quick_prints_percentiles() -> None:
 
 
 def test_cache_memory_quick_prints_rss_table_ratio_and_cache_sizes() -> None:
-    output = run_script("cache_memory.py")
+    output = run_script("cache_memory.py", "--chats", "2000")  # the quick form's points, scaled to 2,000 chats
     assert re.search(rf"RSS baseline right after engine start .*: {NUMBER} MiB", output), output
-    for chats in ("0", "1,000", "2,500", "5,000"):
+    for chats in ("0", "400", "1,000", "2,000"):
         assert re.search(rf"^\s+{chats}\s+{NUMBER}\s+[+-]{NUMBER}\s+{NUMBER}\s+chat_sees \d+/\d+", output, re.M), output
     assert re.search(
-        rf"RSS growth 2,500 -> 5,000 chats: [+-]{NUMBER} MiB; ratio RSS@5,000 / RSS@2,500 = {NUMBER}", output
+        rf"RSS growth 1,000 -> 2,000 chats: [+-]{NUMBER} MiB; ratio RSS@2,000 / RSS@1,000 = {NUMBER}", output
     ), output
     sizes = re.search(r"len\(engine.caches.chat_sees\) = (\d+)/(\d+), len\(engine.caches.notes\) = (\d+)/(\d+)", output)
     assert sizes and int(sizes.group(1)) <= int(sizes.group(2)) and int(sizes.group(3)) <= int(sizes.group(4)), output
