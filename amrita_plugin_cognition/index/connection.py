@@ -68,6 +68,9 @@ class ChromaConnection:
         self._handles_lock = threading.Lock()
         self._lock = threading.Lock()
         self._hold: FolderHold | None = None
+        #: Embedded: read the folder's SQLite file without chromadb where that is safe and checked
+        #: (``read_from_file``, ``index/chroma_file.py``); the read commands of the CLI ask for it.
+        self._read_file = False
         timeout = settings.call_timeout_seconds if call_timeout is None else call_timeout
         if settings.mode == "server":
             self.calls = IndexCalls(timeout, SERVER_WORKERS, name="cognition-chroma-http", label="Chroma server")
@@ -102,6 +105,13 @@ class ChromaConnection:
         embedded, take the folder (``IndexLocked`` when another process holds it)."""
         self._connect()
 
+    def read_from_file(self) -> None:
+        """Embedded: serve the reads (collections, counts, ids) from the folder's SQLite file, under
+        the folder's hold, instead of opening chromadb's client, when the installed chromadb's file
+        layout is the one ``index/chroma_file.py`` reads; otherwise the client opens as always.
+        For an index that only reads (the CLI's read commands): nothing can be written through it."""
+        self._read_file = self._settings.mode != "server"
+
     def _connect(self):  # type: ignore[no-untyped-def]
         if self._client is not None:
             return self._client
@@ -120,10 +130,16 @@ class ChromaConnection:
         return Settings(anonymized_telemetry=False, allow_reset=False)
 
     def _open_embedded(self):  # type: ignore[no-untyped-def]
-        import chromadb
-
         if self._hold is None:
             self._hold = hold_folder(self._path())  # IndexLocked: another process has it
+        if self._read_file:
+            from .chroma_file import open_chroma_file
+
+            reader = open_chroma_file(self._path(), self._settings.tenant, self._settings.database)
+            if reader is not None:
+                return reader
+        import chromadb
+
         try:
             return chromadb.PersistentClient(
                 path=str(self._path()),
