@@ -6,7 +6,9 @@
 #   chat, start the bot (ambot run) and hold three chat turns with a fake OpenAI-compatible model and
 #   a fake QQ client on 127.0.0.1 (scripts/project_turn.py): the first writes a memory through the
 #   plugin's tool, the second must carry the memory block to the model, the third (/memory dmn)
-#   runs the chat's consolidation cycle, its judgement step on the cycle's own tools.
+#   runs the chat's consolidation cycle, its judgement step on the cycle's own tools; then the
+#   memory page in the running bot's own WebUI (refused without its login, the fact of turn 1 on
+#   its first screen after it).
 #
 #   PYTHON_VERSION=3.10|3.13|… (pyenv's interpreter if there is one, else uv finds it) or a path
 #   SOURCE=path|wheel|git (git: `uv add git+file://<checkout>`, the committed HEAD, as a stand-in

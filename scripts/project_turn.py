@@ -15,21 +15,28 @@ own database. Turn 2: the request the model receives must carry the memory block
 (``<cognition_memory>`` with the fact) in its system message. Turn 3: the user, a superuser here,
 sends ``/memory dmn``: the chat's consolidation cycle runs in the bot, its judgement step asks the
 model with the cycle's own tools (never the chat's), the model reads ``cycle_context`` and stops
-with a summary, and the reply tells the rounds and the summary. Exit 0 on success; else the bot's
-log tail and exit 1.
+with a summary, and the reply tells the rounds and the summary. Then the memory page in the
+bot's own WebUI (on, with a user and password given by the environment): its routes refuse a visit
+without the WebUI's login, and after the WebUI's login its first screen lists the bot account and
+the fact of turn 1 (Chromium drives the page itself in tests/e2e/test_memory_page_browser.py).
+Exit 0 on success; else the bot's log tail and exit 1.
 """
 
 from __future__ import annotations
 
+import http.cookiejar
 import itertools
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +202,33 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in body.get("messages") or [] if m.get("role") == "tool"]
 
 
+def check_memory_page(base: str, password: str) -> str:
+    """The memory page's routes in the running bot's WebUI: refused without its login, and its
+    first screen after it (the bot account, the fact of turn 1). Returns what it saw."""
+    try:
+        urllib.request.urlopen(f"{base}/api/cognition/start", timeout=30)
+        raise AssertionError("the memory page answered without the WebUI's login")
+    except urllib.error.HTTPError as refused:
+        check(refused.code in (401, 403), f"a visit without login got {refused.code}, not 401/403")
+    browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    login = urllib.request.Request(
+        f"{base}/api/auth/login",
+        data=json.dumps({"username": "admin", "password": password}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with browser.open(login, timeout=30) as answer:
+        check(answer.status == 200, f"the WebUI's login answered {answer.status}")
+    with browser.open(f"{base}/api/cognition/start", timeout=30) as answer:
+        start = json.loads(answer.read())["data"]
+    accounts = {bot["bot_id"]: bot["memories"] for bot in start["bots"]}
+    check(accounts.get(str(SELF_ID), 0) >= 1, f"the page's first screen lacks bot {SELF_ID}: {start['bots']}")
+    shown = [item["text"] for item in (start["first"]["page"] or {}).get("items", [])]
+    check(FACT in shown, f"the page's first screen lacks the fact of turn 1: {shown}")
+    with browser.open(f"{base}/api/cognition/assets/memory.js", timeout=30) as answer:
+        check("javascript" in answer.headers.get("Content-Type", ""), "the page's module is not served as JavaScript")
+    return f"bot {SELF_ID} with {accounts[str(SELF_ID)]} memory, the fact on the first screen"
+
+
 def check(condition: bool, what: str) -> None:
     if not condition:
         raise AssertionError(what)
@@ -212,13 +246,18 @@ def main() -> int:
 
     port = free_port()
     log_path = project / "smoke-bot.log"
-    # the user is the bot's superuser, who may run /memory dmn (the environment outranks the project's .env)
+    password = secrets.token_urlsafe(12)
+    # the user is the bot's superuser, who may run /memory dmn; the WebUI on with a user of the
+    # smoke's own (the environment outranks the project's .env)
     env = {
         **os.environ,
         "PORT": str(port),
         "HOST": "127.0.0.1",
         "ANONYMIZED_TELEMETRY": "False",
         "SUPERUSERS": json.dumps([str(USER_ID)]),
+        "WEBUI_ENABLE": "true",
+        "WEBUI_USER_NAME": "admin",
+        "WEBUI_PASSWORD": password,
     }
     with log_path.open("wb") as log:
         # its own session: stopped below by its process group id (uv run and the bot under it)
@@ -274,6 +313,9 @@ def main() -> int:
         spent = "2 轮，输入 3000 / 输出 80 tokens"
         check(CYCLE_SUMMARY in third and spent in third, f"turn 3: /memory dmn answered {third!r}")
         print(f"turn 3: /memory dmn ran the cycle's judgement step in 2 rounds; bot replied {third!r}", flush=True)
+
+        seen = check_memory_page(f"http://127.0.0.1:{port}", password)
+        print(f"the memory page in the bot's WebUI: refused without login; after it, {seen}", flush=True)
         return 0
     except (AssertionError, RuntimeError) as error:
         print(f"FAILED: {error}", file=sys.stderr)
