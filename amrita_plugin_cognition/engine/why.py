@@ -1,9 +1,12 @@
 """ "Why does the bot remember this?": one fact's chain from what the store still keeps, for the
 owner's page. In order: the messages it was drawn from (transcript turns), the turn's ``end``
 note, the observation (only while its historian job is queued: a finished job is deleted with its
-payload, so the chain says so), how it was written (the historian's rewrite, a tool, a correction,
-a merge, an import), the gate's verdict, the corrections before and after it, the merges it came
-from or went into, and its status now. Every text is returned as plain text; nothing here is markup.
+payload, so the chain says so; it is not kept past the job on purpose: the historian may have
+refused a part of it, a secret, what the person asked not to be remembered or something about
+someone else, and the observation's text would keep that part), how it was written (the
+historian's rewrite, a tool, a correction, a merge, an import), the gate's verdict, the
+corrections before and after it, the merges it came from or went into, and its status now.
+Every text is returned as plain text; nothing here is markup.
 """
 
 from __future__ import annotations
@@ -138,7 +141,13 @@ def _observation_step(source: dict[str, object], job: object, job_id: object) ->
         if kind == "transcript":
             step.items.append(("观察", "史官直接读的聊天记录（见上方消息），没有单独的观察"))
         else:
-            step.items.append(("观察", f"观察原文只在任务排队时保存；任务 #{job_id} 完成时已随任务删除"))
+            step.items.append(
+                (
+                    "观察",
+                    f"观察原文只在任务排队时保存；任务 #{job_id} 完成时已随任务删除"
+                    "（史官可能拒绝了其中的一部分：秘密、本人不想被记住的、关于别人的，留下原文就等于留下了它们）",
+                )
+            )
     else:
         step.items.append(("观察", "这条记忆不经史官整理，没有观察"))
     return step
