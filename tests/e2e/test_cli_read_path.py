@@ -14,6 +14,9 @@ import pytest
 from processes import READ_COMMANDS, READABLE_DATA, one_line_error, run_cli, seed_home
 
 FULL = {"COGNITION_CLI_FULL_BOOT": "1"}
+#: A standalone home on SQLite and embedded Chroma, whatever the backend under test: the server run
+#: would repeat this file as it is.
+pytestmark = pytest.mark.embedded_only
 
 
 def digest(path: Path) -> str:
