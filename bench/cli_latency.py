@@ -32,31 +32,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 from _common import machine_line, parse_args
+from _project import PROJECT_INIT, new_project, seed_script
 
 TARGET_SECONDS = 2.0
 AMBOT = Path(sys.executable).with_name("ambot")
 REPO = Path(__file__).resolve().parent.parent
-
-PYPROJECT = """
-[project]
-name = "latencybot"
-version = "0.1.0"
-requires-python = ">=3.10"
-dependencies = []
-
-[tool.nonebot]
-plugins = []
-adapters = [{ name = "OneBot V11", module_name = "nonebot.adapters.onebot.v11" }]
-
-[tool.amrita]
-plugins = ["amrita_plugin_cognition"]
-"""
-ENV_FILE = "ENVIRONMENT=prod\nDRIVER=~fastapi\nLOCALSTORE_USE_CWD=true\nWEBUI_ENABLE=false\nLOG_LEVEL=WARNING\n"
 
 #: What the commands find: facts in a group and a private chat, a pending job, a card with a revision.
 SEED = """
@@ -76,24 +60,6 @@ for hours, body in ((0, "喜欢火锅。"), (1, "喜欢火锅，下个月去成�
     when = now + timedelta(hours=hours)
     card = Card("90001", "user", "10001", "group", name="小明", body=body, updated_at=when)
     await engine.profiles.save(card, now=when)
-"""
-
-SEED_PROLOGUE = """
-import asyncio, os
-from datetime import datetime, timedelta, timezone
-os.environ["COGNITION_ENGINE_ONLY"] = "1"
-import nonebot
-{init}
-if nonebot.get_plugin_by_module_name("amrita_plugin_cognition") is None:
-    nonebot.load_plugin("amrita_plugin_cognition")
-from amrita_plugin_cognition import runtime
-
-async def main() -> None:
-    engine = await runtime.get_engine()
-{body}
-    await engine.close()
-
-asyncio.run(main())
 """
 
 COMMANDS = {
@@ -128,8 +94,7 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
 
 
 def seed(cwd: Path, init: str, env: dict[str, str]) -> None:
-    body = textwrap.indent(textwrap.dedent(SEED).strip("\n"), "    ")
-    script = SEED_PROLOGUE.format(init=init, body=body)
+    script = seed_script(SEED, init)
     done = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise SystemExit(f"seeding failed:\n{done.stderr[-3000:]}")
@@ -176,13 +141,10 @@ def table(title: str, floor: str, light: Medians, full: Medians | None) -> bool:
 
 
 def bot_project(work: Path, runs: int, full_runs: int) -> bool:
-    project = work / "bot"
-    project.mkdir()
-    (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-    (project / ".env").write_text(ENV_FILE, encoding="utf-8")
+    project = new_project(work / "bot", "latencybot")
     env = clean_env()
     run([str(AMBOT), "orm", "upgrade"], project, env)
-    seed(project, 'nonebot.init(driver="~none", log_level="WARNING")', env)
+    seed(project, PROJECT_INIT, env)
     floors = {"ambot --help": [str(AMBOT), "--help"]}
     commands = {name: [str(AMBOT), "cognition", *argv] for name, argv in COMMANDS.items()}
     light = rounds(floors, commands, project, env, runs)

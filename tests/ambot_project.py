@@ -13,22 +13,22 @@ from pathlib import Path
 import tomli
 
 ROOT = Path(__file__).parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from _project import new_project, pyproject, seed_script  # noqa: E402  (the bench's bot-project template)
+
+__all__ = [
+    "AMBOT",
+    "ROOT",
+    "ambot",
+    "declared_entry_points",
+    "new_project",
+    "one_line_error",
+    "pyproject",
+    "seed_script",
+    "tree_digest",
+]
+
 AMBOT = Path(sys.executable).with_name("ambot")
-
-PYPROJECT = """
-[project]
-name = "testbot"
-version = "0.1.0"
-requires-python = ">=3.11"
-dependencies = []
-
-[tool.nonebot]
-plugins = []
-adapters = [{ name = "OneBot V11", module_name = "nonebot.adapters.onebot.v11" }]
-
-[tool.amrita]
-plugins = ["amrita_plugin_cognition"]
-"""
 
 
 def declared_entry_points(folder: Path) -> Path:
@@ -71,14 +71,3 @@ def tree_digest(folder: Path) -> dict[str, str]:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     }
-
-
-def new_project(project: Path) -> Path:
-    """A bot project on its embedded defaults: the plugin listed, data under the project."""
-    project.mkdir()
-    (project / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-    (project / ".env").write_text(
-        "ENVIRONMENT=prod\nDRIVER=~fastapi\nLOCALSTORE_USE_CWD=true\nWEBUI_ENABLE=false\nLOG_LEVEL=WARNING\n",
-        encoding="utf-8",
-    )
-    return project

@@ -17,34 +17,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from ambot_project import AMBOT, PYPROJECT, ROOT, ambot, declared_entry_points, new_project, one_line_error
+from ambot_project import AMBOT, ROOT, ambot, declared_entry_points, new_project, one_line_error, pyproject, seed_script
 
 # A bot project on its own embedded defaults: the server run skips it.
 pytestmark = pytest.mark.embedded_only
 
 
-SEED_PROJECT = """
-import asyncio, os
-from datetime import datetime, timedelta, timezone
-os.environ["COGNITION_ENGINE_ONLY"] = "1"
-import nonebot
-nonebot.init(driver="~none", log_level="WARNING")  # the project's own .env, as the bot reads it
-nonebot.load_plugin("amrita_plugin_cognition")
-from amrita_plugin_cognition import runtime
-
-async def main() -> None:
-    engine = await runtime.get_engine()
-{body}
-    await engine.close()
-
-asyncio.run(main())
-"""
-
-
 @pytest.mark.skipif(shutil.which(str(AMBOT)) is None, reason="ambot-inlinectl is not installed")
 def test_read_commands_in_a_bot_project_start_light_and_answer_as_the_full_load(tmp_path: Path) -> None:
-    import textwrap
-
     from processes import READABLE_DATA
 
     from amrita_plugin_cognition.store.revision import package_revisions
@@ -54,9 +34,8 @@ def test_read_commands_in_a_bot_project_start_light_and_answer_as_the_full_load(
     # the project's own environment file moves the database: the light start must find it there
     (project / ".env.prod").write_text(f"SQLALCHEMY_DATABASE_URL=sqlite+aiosqlite:///{project / 'bot.db'}\n")
     assert ambot(project, overlay, "orm", "upgrade").returncode == 0
-    body = textwrap.indent(textwrap.dedent(READABLE_DATA).strip("\n"), "    ")
     seeded = subprocess.run(
-        [sys.executable, "-c", SEED_PROJECT.format(body=body)],
+        [sys.executable, "-c", seed_script(READABLE_DATA)],
         cwd=project,
         capture_output=True,
         text=True,
@@ -98,7 +77,7 @@ def test_read_commands_in_a_bot_project_start_light_and_answer_as_the_full_load(
     assert hashlib.sha256(database.read_bytes()).hexdigest() == before
 
     # a project that does not list the plugin: the whole bot is loaded, which says what is wrong
-    (project / "pyproject.toml").write_text(PYPROJECT.replace('"amrita_plugin_cognition"', ""), encoding="utf-8")
+    (project / "pyproject.toml").write_text(pyproject("testbot", listed=False), encoding="utf-8")
     unlisted = ambot(project, overlay, "cognition", "status")
     assert unlisted.returncode == 1 and "改为加载整个机器人项目" in unlisted.stderr
     assert "ambot plugin add" in one_line_error(unlisted)
