@@ -192,12 +192,17 @@ home_option = click.option(
 @cognition.command("status")
 @home_option
 @json_option
-def status_command(home: Path | None, as_json: bool | None) -> None:
+@click.option(
+    "--full",
+    is_flag=True,
+    help="会话很多时也逐个核对每个会话的向量（默认超过 200 个会话时只抽查最近写入的会话约 1 秒）",
+)
+def status_command(home: Path | None, as_json: bool | None, full: bool) -> None:
     """显示记忆数量、嵌入模型、向量索引健康、索引外发队列与史官任务积压"""
 
     async def run() -> dict[str, Any]:
         engine = await _open_engine(read_only=True)
-        return await engine.index.status()
+        return await engine.index.status(full=full)
 
     emit(run_engine(run, home, read_only=True), as_json, render.status)
 

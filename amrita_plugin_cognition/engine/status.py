@@ -1,11 +1,13 @@
 """The store's health at a glance: fingerprint, counts, outbox lag and dead rows, index health
-with the missing vectors counted by id, the decay sweep's cursor and last pass, the consolidation
-cycles (with their model use against the daily budget), and the LLM calls of every process
-(counted in SQL)."""
+with the missing vectors counted by id (every chat's; in a bank of many chats, those of the chats
+written most recently, for about a second, and said so: ``status --full`` compares them all),
+the decay sweep's cursor and last pass, the consolidation cycles (with their model use against
+the daily budget), and the LLM calls of every process (counted in SQL)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from ..domain.records import MemoryStatus
@@ -21,12 +23,20 @@ if TYPE_CHECKING:
 
 #: Missing or stale ids listed per chat in the report (the counts are always complete).
 LISTED_IDS = 20
+#: Up to this many chats, ``status`` counts every vector and compares every id with SQL. Past it
+#: (each chat is its own collection: one count and one id listing per chat, over HTTP on a server),
+#: it compares the chats written most recently for ``SAMPLE_SECONDS`` and says how many it
+#: covered; ``status --full`` (and ``repair``, which also mends) compares everything.
+FULL_CHECK_CHATS = 200
+SAMPLE_SECONDS = 1.0
+#: The newest active facts whose chats the sample takes, in that order.
+SAMPLE_ROWS = 5_000
 
 
-async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, Any]:
+async def status(engine: CognitionEngine, check_ids: bool = True, full: bool = False) -> dict[str, Any]:
     async with engine.unit_of_work() as uow:
         counts = await repository.memory_counts(uow.session)
-        scopes = await repository.largest_scopes(uow.session, 20)
+        sizes = await repository.chat_sizes(uow.session)
         lag = await outbox.summary(uow.session)
         queue = await jobs.summary(uow.session)
     fingerprint = await stored_fingerprint(engine)
@@ -35,14 +45,11 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
     index: dict[str, Any] = {"backend": engine.vectors.description, "generation": generation}
     try:
         await asyncio.to_thread(engine.vectors.heartbeat)
-        index["vectors"] = await asyncio.to_thread(engine.vectors.total_count, generation)
-        index["card_vectors"] = await asyncio.to_thread(engine.vectors.card_count, generation)
-        if check_ids:
-            report = await engine.index_sync.missing_and_extra(generation)
-            index["missing"] = report.missing_count
-            index["stale"] = report.extra_count
-            index["missing_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.missing.items()}
-            index["stale_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.extra.items()}
+        if full or len(sizes) <= FULL_CHECK_CHATS:
+            await _check_everything(engine, generation, check_ids, index)
+            index["checked"] = {"chats": len(sizes), "of": len(sizes), "complete": True}
+        else:
+            await _check_recent_chats(engine, generation, len(sizes), index)
         index["healthy"] = True
     except IndexUnavailable as error:
         index["healthy"] = False
@@ -57,7 +64,7 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         "memories": by_kind,
         "active_total": active_total,
         "top_scopes": [
-            {"bot": bot, "scope": f"{kind}:{scope_id}", "active": count} for bot, kind, scope_id, count in scopes
+            {"bot": bot, "scope": f"{kind}:{scope_id}", "active": count} for bot, kind, scope_id, count in sizes[:20]
         ],
         "outbox": {
             "pending": lag.pending,
@@ -78,6 +85,49 @@ async def status(engine: CognitionEngine, check_ids: bool = True) -> dict[str, A
         "decay": await sweep_status(engine),
         "cycles": await _cycles_status(engine),
     }
+
+
+async def _check_everything(engine: CognitionEngine, generation: int, check_ids: bool, index: dict[str, Any]) -> None:
+    """Every vector counted and, with ``check_ids``, every id compared with SQL."""
+    index["vectors"] = await asyncio.to_thread(engine.vectors.total_count, generation)
+    index["card_vectors"] = await asyncio.to_thread(engine.vectors.card_count, generation)
+    if check_ids:
+        report = await engine.index_sync.missing_and_extra(generation)
+        index["missing"] = report.missing_count
+        index["stale"] = report.extra_count
+        index["missing_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.missing.items()}
+        index["stale_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.extra.items()}
+
+
+async def _check_recent_chats(engine: CognitionEngine, generation: int, chats: int, index: dict[str, Any]) -> None:
+    """A bank of many chats: the chats written most recently compared id by id with SQL, for
+    ``SAMPLE_SECONDS`` (at least one); their vectors counted, the rest not."""
+    started = time.perf_counter()
+    async with engine.unit_of_work() as uow:
+        recent = await repository.recently_written_chats(uow.session, SAMPLE_ROWS)
+    vectors = missing = stale = 0
+    missing_ids: dict[str, list[int]] = {}
+    stale_ids: dict[str, list[int]] = {}
+    checked = 0
+    for bot_id, scope in recent:
+        if checked and time.perf_counter() - started >= SAMPLE_SECONDS:
+            break
+        async with engine.unit_of_work() as uow:
+            wanted = await repository.active_ids(uow.session, bot_id, scope)
+        found = await asyncio.to_thread(engine.vectors.collection_ids, generation, bot_id, scope)
+        label = f"{bot_id}|{scope.key}"
+        vectors += len(found)
+        if gone := sorted(wanted - found):
+            missing += len(gone)
+            missing_ids[label] = gone[:LISTED_IDS]
+        if extra := sorted(found - wanted):
+            stale += len(extra)
+            stale_ids[label] = extra[:LISTED_IDS]
+        checked += 1
+    index.update(
+        vectors_checked=vectors, missing=missing, stale=stale, missing_ids=missing_ids, stale_ids=stale_ids,
+        checked={"chats": checked, "of": chats, "complete": False, "seconds": round(time.perf_counter() - started, 2)},
+    )  # fmt: skip
 
 
 async def _cycles_status(engine: CognitionEngine) -> dict[str, Any]:

@@ -415,13 +415,32 @@ async def memory_counts(session: AsyncSession) -> list[tuple[str, str, int]]:
     return [(kind, status, int(count)) for kind, status, count in result.tuples()]
 
 
-async def largest_scopes(session: AsyncSession, limit: int) -> list[tuple[str, str, str, int]]:
-    """(bot, scope kind, scope id, active facts) of the chats with the most facts."""
+async def chat_sizes(session: AsyncSession) -> list[tuple[str, str, str, int]]:
+    """(bot, scope kind, scope id, active facts) of every chat with active facts, the largest first
+    (one pass over the scope index)."""
     result = await session.execute(
         select(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id, func.count())
         .where(MemoryRow.status == MemoryStatus.ACTIVE.value)
         .group_by(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id)
         .order_by(func.count().desc())
-        .limit(limit)
     )
-    return [(bot, kind, scope_id, int(count)) for bot, kind, scope_id, count in result.tuples()]
+    return [(bot, kind, scope_id, int(count)) for bot, kind, scope_id, count in result.all()]
+
+
+async def recently_written_chats(session: AsyncSession, rows: int) -> list[tuple[str, Scope]]:
+    """The chats of the newest ``rows`` active facts, the most recently written first."""
+    result = await session.execute(
+        select(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id)
+        .where(MemoryRow.status == MemoryStatus.ACTIVE.value)
+        .order_by(MemoryRow.id.desc())
+        .limit(rows)
+    )
+    return list(dict.fromkeys((bot, Scope(kind, scope_id)) for bot, kind, scope_id in result.all()))  # type: ignore[arg-type]
+
+
+async def active_ids(session: AsyncSession, bot_id: str, scope: Scope) -> set[int]:
+    """The ids of one chat's active facts."""
+    result = await session.execute(
+        select(MemoryRow.id).where(turns.scope_clause(bot_id, scope), MemoryRow.status == MemoryStatus.ACTIVE.value)
+    )
+    return set(result.scalars())

@@ -55,6 +55,7 @@ class IndexService(_Service):
         (``EngineUnavailable`` when refused). Returns the outcome's name."""
         return await _reindex.check_fingerprint(self._engine, confirm)
 
-    async def status(self, check_ids: bool = True) -> dict[str, Any]:
-        """The health report: rows, vectors missing by id, dead outbox rows, jobs, LLM counters."""
-        return await _status.status(self._engine, check_ids)
+    async def status(self, check_ids: bool = True, full: bool = False) -> dict[str, Any]:
+        """The health report: rows, vectors missing by id, dead outbox rows, jobs, LLM counters.
+        ``full``: every chat's ids compared however many chats there are (``engine/status.py``)."""
+        return await _status.status(self._engine, check_ids, full)

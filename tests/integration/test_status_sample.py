@@ -1,0 +1,61 @@
+"""``status`` in a bank of many chats: past ``FULL_CHECK_CHATS`` it compares the chats written most
+recently with SQL, id by id, for ``SAMPLE_SECONDS``, and says how many it covered of how many; a
+vector missing in a checked chat is found and named; ``full`` compares every chat as before."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from engine_helpers import group, make_engine, new_bot
+from rich.console import Console
+
+from amrita_plugin_cognition.cli import render
+from amrita_plugin_cognition.engine import status as status_module
+
+
+async def test_many_chats_are_sampled_newest_first_and_a_gap_is_still_named(
+    tmp_root, chroma_port, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chats = [group(bot, str(31000 + number), "10001", "小明") for number in range(4)]
+    written = [
+        await engine.memories.write(chat, "group", f"群{chat.scope.id}的小明喜欢第{number}种茶。")
+        for number, chat in enumerate(chats)
+    ]
+    await engine.index.drain()
+    newest, chat = written[-1], chats[-1]
+    engine.vectors.delete(engine.generation, bot, chat.scope, [newest.id])  # the index lost one vector
+
+    monkeypatch.setattr(status_module, "FULL_CHECK_CHATS", 2)  # "many chats": more than two
+    monkeypatch.setattr(status_module, "SAMPLE_SECONDS", 0.0)  # one chat: the newest written
+    try:
+        sampled = (await engine.index.status())["index"]
+        assert sampled["healthy"] and sampled["checked"]["complete"] is False
+        assert sampled["checked"]["chats"] == 1 and sampled["checked"]["of"] >= len(chats)
+        assert sampled["missing"] == 1 and sampled["missing_ids"] == {f"{bot}|{chat.scope.key}": [newest.id]}
+        assert sampled["stale"] == 0 and sampled["vectors_checked"] == 0 and "vectors" not in sampled
+
+        monkeypatch.setattr(status_module, "SAMPLE_SECONDS", 60.0)  # time enough: every chat, newest first
+        wider = (await engine.index.status())["index"]
+        assert wider["checked"]["chats"] == wider["checked"]["of"] and wider["checked"]["complete"] is False
+        assert wider["missing_ids"][f"{bot}|{chat.scope.key}"] == [newest.id]
+
+        whole = (await engine.index.status(full=True))["index"]
+        assert whole["checked"]["complete"] is True and whole["vectors"] >= len(chats) - 1
+        assert whole["missing_ids"][f"{bot}|{chat.scope.key}"] == [newest.id]
+
+        buffer = io.StringIO()
+        original = render.console
+        render.console = lambda: Console(file=buffer, width=200, highlight=False)  # type: ignore[assignment]
+        try:
+            render.status(await engine.index.status())
+        finally:
+            render.console = original  # type: ignore[assignment]
+        out = buffer.getvalue()
+        assert "只抽查了最近写入的" in out and "全部核对：加 --full" in out and f"#{newest.id}" in out
+    finally:
+        await engine.index.repair()  # the worker's index is shared by its tests: mend the gap
+        await engine.index.drain()
+    assert (await engine.index.status(full=True))["index"]["missing_ids"].get(f"{bot}|{chat.scope.key}") is None
