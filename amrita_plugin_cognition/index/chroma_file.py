@@ -129,6 +129,10 @@ class FileCollection:
             return 0
         return int(self.client.one("SELECT COUNT(*) FROM embeddings WHERE segment_id = ?", (self.segment_id,)))
 
+    def __getattr__(self, name: str) -> Any:
+        """Any other call of chromadb's collections (a query, a write): not served here."""
+        raise IndexUnavailable(en=f"the Chroma file reader serves counts and ids only, not {name}")
+
     def get(self, limit: int, offset: int = 0, include: list[str] | None = None) -> dict[str, list[str]]:
         """The ids of one page (what this reader serves: ``include=[]``)."""
         if include:
@@ -189,8 +193,9 @@ class ChromaFileClient:
         segment = self.one("SELECT id FROM segments WHERE collection = ? AND scope = 'METADATA'", (collection_id,))
         return FileCollection(name, {key: _value(*rest) for key, *rest in values}, segment, self)
 
-    def get_or_create_collection(self, *args: object, **kwargs: object) -> None:
-        raise IndexUnavailable(en="the Chroma file reader does not write (a read command wrote to the index)")
+    def __getattr__(self, name: str) -> Any:
+        """Any other call of chromadb's client (creating or dropping a collection): not served here."""
+        raise IndexUnavailable(en=f"the Chroma file reader reads only, not {name}")
 
     def close(self) -> None:
         self._connection.close()

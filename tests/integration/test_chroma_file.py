@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from amrita_plugin_cognition.errors import IndexUnavailable
 from amrita_plugin_cognition.index import chroma_file
 from amrita_plugin_cognition.index.chroma_file import open_chroma_file
 from amrita_plugin_cognition.index.collections import is_missing
@@ -87,6 +88,22 @@ def test_a_missing_collection_is_missing_to_the_inventory(folder: Path) -> None:
     with pytest.raises(Exception) as raised:
         reader.get_collection("g9_nothing")
     assert is_missing(raised.value)
+
+
+def test_anything_but_counts_and_ids_is_refused_as_the_index_being_unavailable(folder: Path) -> None:
+    reader = open_chroma_file(folder, TENANT, DATABASE)
+    assert reader is not None
+    collection = reader.get_collection("g1_small")
+    for call in (
+        lambda: reader.get_or_create_collection("g1_new"),
+        lambda: reader.delete_collection("g1_small"),
+        lambda: collection.query(query_embeddings=[vector(1)], n_results=1),
+        lambda: collection.upsert(ids=["4"], embeddings=[vector(4)]),
+        lambda: collection.get(limit=10, include=["embeddings"]),
+    ):
+        with pytest.raises(IndexUnavailable):
+            call()
+    assert client_of(folder).get_collection("g1_small").count() == 2  # nothing was written
 
 
 def test_it_steps_aside_for_another_release_or_layout(folder: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
