@@ -45,6 +45,7 @@ import asyncio
 import contextlib
 import json
 import random
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -77,8 +78,8 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 TARGET_RECALL_RATIO = 1.5
 TARGET_CLI_SECONDS = 2.0
 FULL = {"memories": 1_000_000, "chats": 10_000, "baseline": 50_000, "rounds": 3, "queries": 200, "cli_runs": 3}
-SMOKE = {"memories": 4_000, "chats": 40, "baseline": 1_000, "rounds": 1, "queries": 30, "cli_runs": 1}
-CLI_COMMANDS = {"status": ["status", "--json"], "inspect": ["inspect", "--json"]}
+SMOKE = {"memories": 3_000, "chats": 30, "baseline": 1_000, "rounds": 1, "queries": 20, "cli_runs": 1}
+CLI_COMMANDS = {"inspect": ["inspect", "--json"], "status": ["status", "--json"]}
 
 
 @dataclass
@@ -160,13 +161,23 @@ async def write_rounds(engine: Any, bank: Bank, chat_ids: list[str], calls: int,
     return results
 
 
-def cli_medians(services: Services, runs: int) -> dict[str, float]:
+def cli_medians(services: Services, runs: int, timeout: float) -> dict[str, float]:
+    """Median wall seconds of each command; a run past ``timeout`` counts as infinite (and the
+    command is not run again: at a million memories ``status`` took more than 10 minutes)."""
     module = [sys.executable, "-m", "amrita_plugin_cognition"]
     env = clean_env(**services.cli_env())
     walls: dict[str, list[float]] = {name: [] for name in CLI_COMMANDS}
     for _ in range(runs):
         for name, argv in CLI_COMMANDS.items():
-            walls[name].append(run_cli([*module, *argv, "--home", str(services.home)], services.home, env)[0])
+            if walls[name] and walls[name][-1] == float("inf"):
+                continue
+            try:
+                walls[name].append(
+                    run_cli([*module, *argv, "--home", str(services.home)], services.home, env, timeout)[0]
+                )
+            except subprocess.TimeoutExpired:
+                print(f"  CLI {name}: no answer within {timeout:.0f} s", flush=True)
+                walls[name].append(float("inf"))
     return {name: median(values) for name, values in walls.items()}
 
 
@@ -204,11 +215,17 @@ async def measure(engine: Any, services: Services, bank: Bank, chats: int, optio
     stage.recall = (median([p50 for p50, _ in recall]), median([p95 for _, p95 in recall]))
     write = await write_rounds(engine, bank, chat_ids, options.queries, options.rounds, f"{chats}")
     stage.write = (median([p50 for p50, _ in write]), median([p95 for _, p95 in write]))
-    end = await end_rounds(engine, 100 if options.smoke else 500, options.rounds)
+    end = await end_rounds(engine, 50 if options.smoke else 500, options.rounds)
     stage.end = (median([ours[0] for ours, _ in end]), median([ours[1] for ours, _ in end]))
     stage.end_floor = (median([floor[0] for _, floor in end]), median([floor[1] for _, floor in end]))
-    stage.cli = await asyncio.to_thread(cli_medians, services, options.cli_runs)
+    print(
+        f"  {stage.memories:,} memories: recall p50/p95 {stage.recall[0]:.1f}/{stage.recall[1]:.1f} ms "
+        f"(nothing recalled {stage.recalled_nothing}); write {stage.write[0]:.1f}/{stage.write[1]:.1f} ms; "
+        f"end {stage.end[0]:.2f}/{stage.end[1]:.2f} ms (floor {stage.end_floor[0]:.2f}/{stage.end_floor[1]:.2f})",
+        flush=True,
+    )
     await checks(engine, stage)
+    stage.cli = await asyncio.to_thread(cli_medians, services, options.cli_runs, options.cli_timeout)
     stage.rss_mb = rss_mb()
     stage.chroma_rss_mb = rss_mb(services.chroma.process.pid) if services.chroma.process else float("nan")
     return stage
@@ -290,10 +307,8 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
 
 def print_stage(stage: Stage) -> None:
     print(
-        f"  {stage.memories:,} memories: recall p50/p95 {stage.recall[0]:.1f}/{stage.recall[1]:.1f} ms "
-        f"(nothing recalled {stage.recalled_nothing}); write {stage.write[0]:.1f}/{stage.write[1]:.1f} ms; "
-        f"end {stage.end[0]:.2f}/{stage.end[1]:.2f} ms (floor {stage.end_floor[0]:.2f}/{stage.end_floor[1]:.2f}); "
-        f"CLI {', '.join(f'{name} {seconds:.2f} s' for name, seconds in stage.cli.items())}; "
+        f"  {stage.memories:,} memories: CLI "
+        f"{', '.join(f'{name} {seconds:.2f} s' for name, seconds in stage.cli.items())}; "
         f"checks {stage.checks} (id check {stage.id_check_seconds:.1f} s); RSS {stage.rss_mb:.0f} MiB, "
         f"Chroma {stage.chroma_rss_mb:.0f} MiB, database {stage.database_mb:.0f} MiB",
         flush=True,
@@ -365,6 +380,7 @@ def main() -> None:
     parser.add_argument(
         "--chroma-cache", type=int, default=500, help="collections the Chroma server keeps in memory (default 500)"
     )
+    parser.add_argument("--cli-timeout", type=float, default=600.0, help="give up a CLI command after (default 600 s)")
     parser.add_argument("--json", type=Path, help="write the figures there")
     options = parser.parse_args()
     defaults = SMOKE if options.smoke else FULL
