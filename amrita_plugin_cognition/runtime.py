@@ -153,10 +153,16 @@ async def database_current() -> bool:
     CLI skips its upgrade then)."""
     from nonebot_plugin_orm import get_session
 
+    from .store.models import MemoryRow
     from .store.revision import applied
 
     async with get_session() as session:
-        return (await applied(session)).current
+        current = (await applied(session)).current
+        engine = (await session.connection(bind_arguments={"mapper": MemoryRow})).engine
+    # The CLI asks this in a loop of its own (``asyncio.run``) before the command's loop: a pooled
+    # asyncpg connection stays tied to the loop it was made in, and the command would get it.
+    await engine.dispose()
+    return current
 
 
 async def close_reader() -> None:

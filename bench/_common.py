@@ -49,8 +49,9 @@ def remove_home(home: Path) -> None:
     shutil.rmtree(home, ignore_errors=True)
 
 
-def init_engine_only(home: Path, log_level: str = "WARNING") -> None:
-    """NoneBot without a driver on ``home`` (engine only), then ``orm upgrade``. Once per process."""
+def init_engine_only(home: Path, log_level: str = "WARNING", database_url: str | None = None) -> None:
+    """NoneBot without a driver on ``home`` (engine only), then ``orm upgrade``. Once per process.
+    ``database_url``: another database than the SQLite file in ``home`` (PostgreSQL)."""
     global _INITIALISED
     if _INITIALISED is not None:
         if home != _INITIALISED:
@@ -62,7 +63,7 @@ def init_engine_only(home: Path, log_level: str = "WARNING") -> None:
     from amrita_plugin_cognition.standalone import init_engine_only as boot
 
     home.mkdir(parents=True, exist_ok=True)
-    boot(home, log_level)
+    boot(home, log_level, database_url)
     from amrita_plugin_cognition.cli.runtime import upgrade_database
 
     # ``orm upgrade`` runs its own event loop: give it a thread, so callers may be inside one.
@@ -105,6 +106,18 @@ def quiet_cognition_logs() -> None:
     import logging
 
     logging.getLogger("cognition").setLevel(logging.WARNING)
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    """Resident set (``VmRSS``) of a process of this machine, in MiB (NaN once it has exited)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return float("nan")
+    for line in lines:
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def percentile(values: Sequence[float], share: float) -> float:
@@ -184,12 +197,16 @@ class FlatEmbedder:
         return vectors
 
 
-async def drop_outbox(engine: Any) -> None:
-    """Empty the outbox (benches that seed facts without vectors: no drain should embed them)."""
+async def drop_outbox(engine: Any, memory_ids: Sequence[int] | None = None) -> None:
+    """Empty the outbox (benches that seed facts without vectors: no drain should embed them), or
+    take out the rows of ``memory_ids`` only (a bulk load that wrote their vectors itself)."""
     from sqlalchemy import delete
 
     from amrita_plugin_cognition.store.models import OutboxRow
 
+    statement = delete(OutboxRow)
+    if memory_ids is not None:
+        statement = statement.where(OutboxRow.memory_id.in_(memory_ids))
     async with engine.unit_of_work() as uow:
-        await uow.session.execute(delete(OutboxRow))
+        await uow.session.execute(statement)
         await uow.commit()

@@ -15,6 +15,7 @@ import os
 import random
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from datetime import date, timedelta
 from pathlib import Path
@@ -305,6 +306,40 @@ class PrecomputedEmbedder:
         if all(row is not None for row in rows):
             return self._vectors[[row for row in rows if row is not None]]
         return await self.inner.embed(texts)
+
+
+class SyntheticEmbedder:
+    """Vectors of the local model's dimension and fingerprint, made without the model, for stores
+    too large to embed (``bench/scale.py``: a million memories). A text's vector is the normalised
+    sum of fixed random vectors, one per character and per character pair (hashed into
+    ``buckets`` rows), so texts that share words are near each other and a query finds the facts it
+    names, as with a real model (quality is measured on the real sets, never here). A query is also
+    encoded by the local model itself, its result unused: a turn pays what a real query costs."""
+
+    def __init__(self, buckets: int = 4096, seed: int = 23, threads: int = 1) -> None:
+        from amrita_plugin_cognition.index.embedders import LocalUSEEmbedder
+
+        self.live = LocalUSEEmbedder(threads=threads)
+        self.fingerprint = self.live.fingerprint
+        self._buckets = buckets
+        table = np.random.default_rng(seed).standard_normal((buckets, self.fingerprint.dimension))
+        self._table = table.astype(np.float32)
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[np.ndarray] = []
+        for text in texts:
+            grams = [*text, *(text[start : start + 2] for start in range(len(text) - 1))] or [""]
+            buckets = [zlib.crc32(gram.encode()) % self._buckets for gram in grams]
+            rows.append(self._table[buckets].sum(axis=0))
+        matrix = np.vstack(rows) if rows else np.zeros((0, self.fingerprint.dimension), dtype=np.float32)
+        return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.vectors(texts)
+
+    async def embed_queries(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
+        await self.live.embed_queries(texts, timeout)
+        return self.vectors(texts)
 
 
 class CachedTextEmbedder:

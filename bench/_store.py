@@ -50,6 +50,21 @@ def scope_ids(scopes: int) -> list[str]:
     return [str(500000 + index) for index in range(scopes)]
 
 
+def fact_draft(text: str, scope: Any, happened_at: datetime) -> Any:
+    """A corpus fact as an imported draft; its speaker is the person it names first (every corpus
+    fact starts with a two-character name)."""
+    from amrita_plugin_cognition.api import MemoryDraft, Provenance
+
+    return MemoryDraft(
+        text=text,
+        scope=scope,
+        speaker_id=f"u{zlib.crc32(text[:2].encode()) % 100000}",
+        speaker_name=text[:2],
+        provenance=Provenance.IMPORTED,
+        happened_at=happened_at,
+    )
+
+
 def peer_client(home: Path):  # type: ignore[no-untyped-def]
     return peer_client_at(home / "peer")
 
@@ -80,7 +95,7 @@ async def build_or_open(count: int, scopes: int, home: Path | None = None, rebui
         record["cached"] = True
         return engine, record
     await engine.index.check_fingerprint()
-    from amrita_plugin_cognition.api import MemoryDraft, Provenance, Scope
+    from amrita_plugin_cognition.api import Scope
 
     ids = scope_ids(scopes)
     per_scope: dict[str, list[int]] = {scope_id: [] for scope_id in ids}
@@ -97,14 +112,7 @@ async def build_or_open(count: int, scopes: int, home: Path | None = None, rebui
         for start in range(0, len(members), 1000):
             chunk = members[start : start + 1000]
             drafts = [
-                MemoryDraft(
-                    text=texts[memory_text_index(index, count)],
-                    scope=scope,
-                    speaker_id=f"u{zlib.crc32(texts[memory_text_index(index, count)][:2].encode()) % 100000}",
-                    speaker_name=texts[memory_text_index(index, count)][:2],
-                    provenance=Provenance.IMPORTED,
-                    happened_at=base + timedelta(minutes=7 * index),
-                )
+                fact_draft(texts[memory_text_index(index, count)], scope, base + timedelta(minutes=7 * index))
                 for index in chunk
             ]
             result = await engine.memories.remember(BOT_ID, drafts, now=base + timedelta(minutes=7 * chunk[-1]))

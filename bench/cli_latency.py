@@ -82,11 +82,11 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system) of one process, start to exit. On a busy
     machine the wall time grows with the others' load; the CPU time much less so."""
     cpu, started = children_cpu(), time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     seconds, cpu = time.perf_counter() - started, children_cpu() - cpu
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-3000:]}")

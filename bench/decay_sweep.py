@@ -43,6 +43,7 @@ from _common import (
     parse_args,
     quiet_cognition_logs,
     remove_home,
+    rss_mb,
     throwaway_home,
 )
 from _corpus import facts
@@ -119,13 +120,6 @@ def reset_peak_rss() -> None:
 def peak_rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 

@@ -29,6 +29,16 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     )
 
 
+def bench_env() -> dict[str, str]:
+    """The environment of a bench script started by a test: none of the suite's ``COGNITION_*``
+    settings but the PostgreSQL server it was given (``COGNITION_TEST_PG``), telemetry off."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
+    env["ANONYMIZED_TELEMETRY"] = "False"
+    if "COGNITION_TEST_PG" in os.environ:
+        env["COGNITION_TEST_PG"] = os.environ["COGNITION_TEST_PG"]
+    return env
+
+
 def only_json(output: str) -> dict:  # type: ignore[type-arg]
     """``--json`` output is one JSON document and nothing else (migration messages go to stderr)."""
     return json.loads(output)

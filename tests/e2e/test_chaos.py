@@ -11,20 +11,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from processes import bench_env
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def test_five_rounds_of_sigkill_lose_no_job_duplicate_no_fact_and_leave_the_vectors_equal(tmp_path: Path) -> None:
     backend = "postgres" if os.environ.get("COGNITION_TEST_BACKEND") == "server" else "sqlite"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
-    env["ANONYMIZED_TELEMETRY"] = "False"
-    if "COGNITION_TEST_PG" in os.environ:
-        env["COGNITION_TEST_PG"] = os.environ["COGNITION_TEST_PG"]
     report = tmp_path / "chaos.json"
     completed = subprocess.run(
         [sys.executable, str(BENCH / "chaos.py"), "--rounds", "5", "--backend", backend, "--seed", "23",
          "--time-limit", "240", "--json", str(report), "--log", str(tmp_path / "workers.log")],
-        cwd=BENCH.parent, capture_output=True, text=True, timeout=600, env=env, check=False,
+        cwd=BENCH.parent, capture_output=True, text=True, timeout=600, env=bench_env(), check=False,
     )  # fmt: skip
     log = (
         (tmp_path / "workers.log").read_text(encoding="utf-8", errors="replace")

@@ -48,6 +48,10 @@ FLOORS: dict[tuple[str, str], str] = {
     ("relevance_floor.py", f"{PACKAGE}.cli.evaluation"): "the recall eval's corpus loader and seeding",
     ("relevance_floor.py", f"{PACKAGE}.engine.search"): "the relevance floor's own predicates are what is tuned",
     ("relevance_floor.py", f"{PACKAGE}.index.embedders"): "similarities of the local model, no engine",
+    (
+        "_scale_store.py",
+        f"{PACKAGE}.store",
+    ): "the million-memory load: the store's own insert (rows, keyword rows, outbox rows), many chats a commit",
     ("_chaos_worker.py", f"{PACKAGE}.standalone"): "the killed worker boots NoneBot engine-only on the run's database",
     ("_chaos_worker.py", f"{PACKAGE}.cli.runtime"): "the worker creates the schema as the CLI does",
     ("_chaos_worker.py", f"{PACKAGE}.cli.loopback"): "the preset of the loopback model server",
