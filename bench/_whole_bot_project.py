@@ -15,11 +15,12 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 from pathlib import Path
+
+from _common import clean_env, free_port
 
 from amrita_plugin_cognition.cli.loopback import chat_preset
 
@@ -46,19 +47,6 @@ plugins = {amrita_plugins}
 ENV_FILE = (
     "ENVIRONMENT=prod\nDRIVER=~fastapi\nLOCALSTORE_USE_CWD=true\nWEBUI_ENABLE=false\nLOG_LEVEL=WARNING\nRATE_LIMIT=1\n"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("COGNITION_", "LOCALSTORE_"))}
-    env["ANONYMIZED_TELEMETRY"] = "False"
-    env.update(extra)
-    return env
 
 
 def make_project(folder: Path, memory: bool, model_url: str, cognition_toml: str, report: bool) -> None:

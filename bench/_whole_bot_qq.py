@@ -117,6 +117,8 @@ class FakeQQ:
         self.probe = probe
         self.tally = Tally()
         self.want_probe = 0
+        #: Set when the load ends: no chat starts another turn.
+        self.stopping = False
         self._ids = itertools.count(10_000)
         self._ws: ClientConnection | None = None
         self._quiet = itertools.count(QUIET_USER_BASE)
@@ -150,6 +152,17 @@ class FakeQQ:
         for chat in self.chats.values():
             self._tasks.append(asyncio.create_task(self._loop(chat)))
 
+    async def finish(self, timeout: float) -> int:
+        """End the load: no new turn, the turns in flight answered (at most ``timeout`` seconds);
+        how many were still waiting."""
+        self.stopping = True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(chat.waiting is not None for chat in self.chats.values()):
+            await asyncio.sleep(0.5)
+        left = sum(1 for chat in self.chats.values() if chat.waiting is not None)
+        await self.close()
+        return left
+
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
@@ -164,15 +177,16 @@ class FakeQQ:
     async def _loop(self, chat: Chat) -> None:
         loop = asyncio.get_running_loop()
         await asyncio.sleep(self.rng.random() * 2)  # the chats do not all start in the same millisecond
-        while True:
+        while not self.stopping:
             async with self.window:
-                await self._turn(chat, loop)
+                if not self.stopping:
+                    await self._turn(chat, loop)
 
     async def _turn(self, chat: Chat, loop: asyncio.AbstractEventLoop) -> None:
         user = chat.speaker()
         chat.turns += 1
         if self.rng.random() < self.remember_share:
-            marker = f"c{chat.chat_id}n{chat.turns}"
+            marker = f"第{chat.turns}号{chat.chat_id}"  # a shape the admission gate does not take for a secret
             text = f"记住：{fact_text(self.rng, user, marker)}"
             if self.probe is not None and self.want_probe > 0:
                 self.want_probe -= 1
