@@ -68,6 +68,10 @@ class WholeBotModel:
         self.calls: dict[str, int] = {}
         #: marker → wall time the model's ``end`` call for it left the server (the turn's first answer)
         self.ended: dict[str, float] = {}
+        #: The chat turns' requests: the largest system message (characters) and the most memory
+        #: blocks one of them carried (one per turn is right; more would be blocks piling up).
+        self.largest_system = 0
+        self.most_blocks = 0
         self._lock = threading.Lock()
         self.server = LoopbackServer(self._respond, name="whole-bot-model")
         # a bot stopped or killed mid-request leaves a broken pipe: expected, not a traceback
@@ -109,6 +113,10 @@ class WholeBotModel:
             name, arguments = cycle_answer(messages, offered)
             return "cycle", tool_call_message(name, arguments, "call_cycle")
         if END_TOOL in offered:
+            system = "\n".join(message_text(m) for m in messages if m.get("role") == "system")
+            with self._lock:
+                self.largest_system = max(self.largest_system, len(system))
+                self.most_blocks = max(self.most_blocks, system.count("<cognition_memory"))
             text, answered = _after_last_user(messages)
             remembered = REMEMBER.search(text)
             if remembered is not None and not answered:

@@ -4,10 +4,12 @@ Two bot projects (``_whole_bot_project.py``): the memory bot (``amrita_plugin_co
 with its defaults, except the keys below, and the bench's measuring plugin ``_whole_bot_probe.py``)
 and the same bot without the plugin (memory off). Each runs as its own ``ambot run`` process, with
 a fake QQ client on its OneBot V11 reverse WebSocket (``_whole_bot_qq.py``) holding ``--chats``
-chats (half groups, half private chats), each sending its next message as soon as the bot
-replied; the chat model of both is one fake OpenAI-compatible server on 127.0.0.1 answering every
-call in ``--model-seconds`` (``_whole_bot_model.py``: the ``end`` tool for the turns that ask to
-remember, the historian's structured call, card merges). Everything stays on 127.0.0.1.
+chats (half groups, half private chats), each sending its next message once the bot replied, at
+most ``--in-flight`` turns of all chats waiting for the bot at once (a thousand at once time out
+Amrita's own database pool and no turn completes); the chat model of both is one fake
+OpenAI-compatible server on 127.0.0.1 answering every call in ``--model-seconds``
+(``_whole_bot_model.py``: the ``end`` tool for the turns that ask to remember, the historian's
+structured call, card merges). Everything stays on 127.0.0.1.
 
 Why real processes rather than nonebug in-process: the hook's time is every chat's time only
 where Amrita's own locks, the adapter, the event loop and the process's memory are the bot's, and
@@ -28,8 +30,9 @@ chat by recall every 0.5 s inside the bot, p95 from the user's message (and from
 to found, on the ``end`` path (target <= 10 s) and the transcript path (a new private chat's one
 message, then silence: target ``--pause`` + 10 s). Seconds a probe spent stopped are taken off.
 
-    uv run python bench/whole_bot.py [--smoke] [--minutes 30] [--chats 1000] [--model-seconds 1]
-        [--phase-seconds 120] [--max-concurrency 4] [--pause 30] [--remember-share 0.3] [--json F]
+    uv run python bench/whole_bot.py [--smoke] [--minutes 30] [--chats 1000] [--in-flight 8]
+        [--model-seconds 1] [--phase-seconds 90] [--max-concurrency 4] [--pause 30]
+        [--remember-share 0.3] [--amrita-report on|off] [--json F] [--keep]
 """
 
 from __future__ import annotations
@@ -424,6 +427,10 @@ def report(run: Run, figures: dict[str, Any]) -> bool:
         f"merge window {args.merge_window:g} s, {args.remember_share:.0%} of turns ask to remember"
     )
     print(f"model calls: {json.dumps(run.model.calls, ensure_ascii=False)}")
+    print(
+        f"chat turns' requests: largest system message {run.model.largest_system:,} characters, "
+        f"at most {run.model.most_blocks} memory block(s) in one"
+    )
     ok = t["ratio"] >= RATIO_TARGET
     print(
         f"turns/s: memory on {t['on_turns_per_s']:.2f}, off {t['off_turns_per_s']:.2f}, "
@@ -492,6 +499,8 @@ async def main(args: argparse.Namespace) -> int:
             "rss": memory_rss(run),
             "freshness": freshness(run, out),
             "model_calls": dict(run.model.calls),
+            "largest_system_chars": run.model.largest_system,
+            "most_memory_blocks": run.model.most_blocks,
             "probe_errors": [record["error"] for record in out if "error" in record][:10],
             "unanswered_at_the_end": run.unanswered,
         }
