@@ -12,6 +12,7 @@ import argparse
 import os
 import platform
 import shutil
+import socket
 import statistics
 import sys
 import tempfile
@@ -39,6 +40,22 @@ def parse_args(description: str, extra: Callable[[argparse.ArgumentParser], None
     if extra:
         extra(parser)
     return parser.parse_args()
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (for a server of the bench's own)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This environment for a child process (a bot, the CLI) without the plugin's own variables:
+    the child reads its configuration from its project or home, not from whoever started the bench."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("COGNITION_", "LOCALSTORE_"))}
+    env["ANONYMIZED_TELEMETRY"] = "False"
+    env.update(extra)
+    return env
 
 
 def throwaway_home(prefix: str) -> Path:

@@ -44,16 +44,21 @@ asyncio.run(main())
 """
 
 
-def pyproject(name: str, *, listed: bool = True) -> str:
-    """The project's pyproject.toml; ``listed=False``: this plugin is not in its plugins."""
-    return PYPROJECT.format(name=name, plugins='"amrita_plugin_cognition"' if listed else "")
+def pyproject(name: str, *, listed: bool = True, plugins: list[str] | None = None) -> str:
+    """The project's pyproject.toml; ``listed=False``: this plugin is not in its plugins;
+    ``plugins``: exactly these in ``[tool.amrita].plugins``."""
+    names = plugins if plugins is not None else ["amrita_plugin_cognition"] if listed else []
+    return PYPROJECT.format(name=name, plugins=", ".join(f'"{plugin}"' for plugin in names))
 
 
-def new_project(folder: Path, name: str = "testbot") -> Path:
-    """A bot project in ``folder`` (made here) on its embedded defaults."""
-    folder.mkdir()
-    (folder / "pyproject.toml").write_text(pyproject(name), encoding="utf-8")
-    (folder / ".env").write_text(ENV_FILE, encoding="utf-8")
+def new_project(
+    folder: Path, name: str = "testbot", *, plugins: list[str] | None = None, env_extra: str = "", parents: bool = False
+) -> Path:
+    """A bot project in ``folder`` (made here) on its embedded defaults; ``plugins`` as in
+    ``pyproject``, ``env_extra`` lines added to its ``.env``."""
+    folder.mkdir(parents=parents)
+    (folder / "pyproject.toml").write_text(pyproject(name, plugins=plugins), encoding="utf-8")
+    (folder / ".env").write_text(ENV_FILE + env_extra, encoding="utf-8")
     return folder
 
 

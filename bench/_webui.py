@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,21 +11,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+from _common import clean_env, free_port
+
+__all__ = ["PASSWORD", "free_port", "login", "start_server", "stop_server"]
 
 SERVER = Path(__file__).with_name("_webui_server.py")
 PASSWORD = "page-test-password-7f3a"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start_server(home: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     """The WebUI bot on ``home``, up once its login answers (else its log is raised)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("COGNITION_", "LOCALSTORE_"))}
-    env["ANONYMIZED_TELEMETRY"] = "False"
+    env = clean_env()
     with open(log, "wb") as output:
         process = subprocess.Popen(
             [sys.executable, str(SERVER), str(home), str(port), PASSWORD],

@@ -25,7 +25,6 @@ Needs ``ambot`` (ambot-inlinectl) beside this interpreter for the bot-project ha
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import shutil
 import statistics
@@ -35,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import machine_line, parse_args
+from _common import clean_env, machine_line, parse_args
 from _project import PROJECT_INIT, new_project, seed_script
 
 TARGET_SECONDS = 2.0
@@ -68,13 +67,6 @@ COMMANDS = {
     "jobs list": ["jobs", "list", "--json"],
     "profile show": ["profile", "show", "90001", "user", "10001", "--json"],
 }
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("COGNITION_", "LOCALSTORE_"))}
-    env["ANONYMIZED_TELEMETRY"] = "False"
-    env.update(extra)
-    return env
 
 
 def children_cpu() -> float:

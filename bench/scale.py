@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    clean_env,
     init_engine_only,
     machine_line,
     median,
@@ -66,7 +67,6 @@ from _common import (
 from _corpus import SyntheticEmbedder, queries
 from _scale_store import Bank, LoadReport, Services, load
 from _store import BOT_ID, fact_draft
-from cli_latency import clean_env
 from cli_latency import run as run_cli
 from end_latency import run as end_rounds
 from reindex import model_rate
