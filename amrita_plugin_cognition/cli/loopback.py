@@ -9,6 +9,7 @@ answer, the way an OpenAI-compatible endpoint streams.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -84,6 +85,17 @@ def stream_chunks(answer: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that went away before its answer was written (it timed out, or its process
+    ended) is no error of the server's: ``socketserver`` would print a traceback to the process's
+    stderr, which is a command's output (``--json``) in the CLI and in tests."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class LoopbackServer:
     """Binds ``host`` (127.0.0.1) on a free port at construction; ``start()`` serves in a thread."""
 
@@ -124,7 +136,7 @@ class LoopbackServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer((host, port), Handler)
+        self._server = _QuietServer((host, port), Handler)
         self.port = int(self._server.server_address[1])
         self.root_url = f"http://{host}:{self.port}"
         self.base_url = f"{self.root_url}/v1"

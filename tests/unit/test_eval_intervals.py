@@ -106,7 +106,7 @@ def test_eval_command_takes_files_and_folders(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(cognition, ["eval", "admission", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)  # stdout alone: the JSON document
     assert report["cases"] == 7 and report["counts"]["caught_by_reason"] == {"credential": [5, 5]}
     assert report["intervals"]["recall_by_reason"]["credential"] == wilson(5, 5)
     assert list(report["files"]) == [str(tmp_path / "admission_1.jsonl"), str(tmp_path / "admission_2.jsonl")]
