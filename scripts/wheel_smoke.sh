@@ -5,6 +5,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# A throw-away environment: each module's bytecode is written when a process first imports it
+# (Python's default), instead of compiling all ~13,000 installed files at install time
+# (UV_COMPILE_BYTECODE, which .ci/run sets for the project's own environment, and
+# PYTHONDONTWRITEBYTECODE, which these machines set): about 50 s less per environment.
+unset UV_COMPILE_BYTECODE PYTHONDONTWRITEBYTECODE
 rm -rf "$repo/dist"
 uv build --wheel --out-dir "$work/dist" "$repo" >/dev/null
 wheel="$(ls "$work"/dist/*.whl)"

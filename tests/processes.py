@@ -3,6 +3,7 @@ amrita_plugin_cognition …``) and a process holding an embedded Chroma folder."
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -11,22 +12,22 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from cli_zygote import Zygote
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: The CLI's processes are forked from one that has its libraries imported (``cli_zygote``).
+_ZYGOTE = Zygote()
+atexit.register(_ZYGOTE.close)
+
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m amrita_plugin_cognition ARGS`` in a process of its own, on the test's
+    environment without its ``COGNITION_*`` settings (plus ``env``)."""
     base = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
     for key in [key for key in base if key.startswith("COGNITION_")]:
         base.pop(key)
-    return subprocess.run(
-        [sys.executable, "-m", "amrita_plugin_cognition", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**base, **(env or {})},
-        cwd=cwd,
-    )
+    return _ZYGOTE.run(list(args), env={**base, **(env or {})}, cwd=cwd, timeout=300)
 
 
 def bench_env() -> dict[str, str]:

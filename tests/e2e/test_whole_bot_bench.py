@@ -15,6 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# The bench's two bots keep their own SQLite home whatever backend the suite runs on (it is
+# started without the suite's settings): the server run would only repeat it.
+pytestmark = pytest.mark.embedded_only
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
