@@ -202,8 +202,8 @@ PARTS = """() => {
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _arguments)
-    count = 2_000 if args.quick else args.count
-    runs = 3 if args.quick else args.runs
+    count = 600 if args.quick else args.count
+    runs = 2 if args.quick else args.runs
     home = throwaway_home("webui") if args.quick else CACHE_ROOT / f"webui-page-{count}"
     marker = home / "complete.json"
     if args.rebuild or (home.exists() and not marker.exists()):
