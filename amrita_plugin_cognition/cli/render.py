@@ -281,10 +281,11 @@ def status(report: dict[str, Any]) -> None:
     head = f"向量索引：{index.get('backend', '?')}，第 {index.get('generation', '?')} 代"
     checked = index.get("checked") or {}
     if index.get("healthy") and checked.get("complete") is False:
+        compared = f"，缺 {index['missing']} 条，多余 {index['stale']} 条" if "missing" in index else ""
         body = (
             f"健康；会话太多，只抽查了最近写入的 {checked['chats']} 个会话（共 {checked['of']} 个，"
-            f"用时 {checked.get('seconds', 0)} 秒）：其中向量 {index.get('vectors_checked', 0)} 条，"
-            f"缺 {index.get('missing', 0)} 条，多余 {index.get('stale', 0)} 条；全部核对：加 --full"
+            f"用时 {checked.get('seconds', 0)} 秒）：其中向量 {index.get('vectors_checked', 0)} 条"
+            f"{compared}；全部核对：加 --full"
         )
     elif index.get("healthy"):
         body = f"健康；向量 {index.get('vectors', 0)} 条"

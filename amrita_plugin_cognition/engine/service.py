@@ -233,15 +233,15 @@ class CognitionEngine:
         """What a read command needs instead of ``start``: the tables are there
         (``SchemaMissing``) and no migration of this version is pending (``SchemaBehind``).
         Writes nothing, takes no folder and starts no background work: the vector index opens
-        on its first call (``status``), under the same folder hold as ``start`` takes, and an
-        embedded one is read from its SQLite file without chromadb where it can be
-        (``index/chroma_file.py``)."""
+        on its first call (``status``), under the same folder hold as ``start`` takes, and is
+        read without chromadb: an embedded one from its SQLite file where it can be
+        (``index/chroma_file.py``), a server over its HTTP API (``index/chroma_rest.py``)."""
         await self.check_schema()
         async with self.unit_of_work() as uow:
             state = await revision.applied(uow.session)
         if state.behind:
             raise SchemaBehind(sorted(state.recorded), sorted(state.heads))
-        self.vectors.read_from_file()  # embedded: no chromadb to import for status's counts
+        self.vectors.read_without_client()  # no chromadb to import for status's counts
 
     async def close(self) -> None:
         """Stop the historian (jobs still running are cancelled and their leases given back, so the

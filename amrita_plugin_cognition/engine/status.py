@@ -49,7 +49,7 @@ async def status(engine: CognitionEngine, check_ids: bool = True, full: bool = F
             await _check_everything(engine, generation, check_ids, index)
             index["checked"] = {"chats": len(sizes), "of": len(sizes), "complete": True}
         else:
-            await _check_recent_chats(engine, generation, len(sizes), index)
+            await _check_recent_chats(engine, generation, len(sizes), check_ids, index)
         index["healthy"] = True
     except IndexUnavailable as error:
         index["healthy"] = False
@@ -99,9 +99,12 @@ async def _check_everything(engine: CognitionEngine, generation: int, check_ids:
         index["stale_ids"] = {label: ids[:LISTED_IDS] for label, ids in report.extra.items()}
 
 
-async def _check_recent_chats(engine: CognitionEngine, generation: int, chats: int, index: dict[str, Any]) -> None:
-    """A bank of many chats: the chats written most recently compared id by id with SQL, for
-    ``SAMPLE_SECONDS`` (at least one); their vectors counted, the rest not."""
+async def _check_recent_chats(
+    engine: CognitionEngine, generation: int, chats: int, check_ids: bool, index: dict[str, Any]
+) -> None:
+    """A bank of many chats: the chats written most recently compared id by id with SQL (without
+    ``check_ids``: only their vectors counted), for ``SAMPLE_SECONDS`` (at least one chat); the
+    rest not counted."""
     started = time.perf_counter()
     async with engine.unit_of_work() as uow:
         recent = await repository.recently_written_chats(uow.session, SAMPLE_ROWS)
@@ -112,6 +115,10 @@ async def _check_recent_chats(engine: CognitionEngine, generation: int, chats: i
     for bot_id, scope in recent:
         if checked and time.perf_counter() - started >= SAMPLE_SECONDS:
             break
+        if not check_ids:
+            vectors += await asyncio.to_thread(engine.vectors.count, generation, bot_id, scope)
+            checked += 1
+            continue
         async with engine.unit_of_work() as uow:
             wanted = await repository.active_ids(uow.session, bot_id, scope)
         found = await asyncio.to_thread(engine.vectors.collection_ids, generation, bot_id, scope)
@@ -124,10 +131,11 @@ async def _check_recent_chats(engine: CognitionEngine, generation: int, chats: i
             stale += len(extra)
             stale_ids[label] = extra[:LISTED_IDS]
         checked += 1
-    index.update(
-        vectors_checked=vectors, missing=missing, stale=stale, missing_ids=missing_ids, stale_ids=stale_ids,
-        checked={"chats": checked, "of": chats, "complete": False, "seconds": round(time.perf_counter() - started, 2)},
-    )  # fmt: skip
+    index["vectors_checked"] = vectors
+    seconds = round(time.perf_counter() - started, 2)
+    index["checked"] = {"chats": checked, "of": chats, "complete": False, "seconds": seconds}
+    if check_ids:
+        index.update(missing=missing, stale=stale, missing_ids=missing_ids, stale_ids=stale_ids)
 
 
 async def _cycles_status(engine: CognitionEngine) -> dict[str, Any]:

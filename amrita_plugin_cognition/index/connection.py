@@ -68,9 +68,9 @@ class ChromaConnection:
         self._handles_lock = threading.Lock()
         self._lock = threading.Lock()
         self._hold: FolderHold | None = None
-        #: Embedded: read the folder's SQLite file without chromadb where that is safe and checked
-        #: (``read_from_file``, ``index/chroma_file.py``); the read commands of the CLI ask for it.
-        self._read_file = False
+        #: Serve the reads without chromadb's client (``read_without_client``): the read commands
+        #: of the CLI ask for it.
+        self._read_only = False
         timeout = settings.call_timeout_seconds if call_timeout is None else call_timeout
         if settings.mode == "server":
             self.calls = IndexCalls(timeout, SERVER_WORKERS, name="cognition-chroma-http", label="Chroma server")
@@ -105,12 +105,13 @@ class ChromaConnection:
         embedded, take the folder (``IndexLocked`` when another process holds it)."""
         self._connect()
 
-    def read_from_file(self) -> None:
-        """Embedded: serve the reads (collections, counts, ids) from the folder's SQLite file, under
-        the folder's hold, instead of opening chromadb's client, when the installed chromadb's file
-        layout is the one ``index/chroma_file.py`` reads; otherwise the client opens as always.
-        For an index that only reads (the CLI's read commands): nothing can be written through it."""
-        self._read_file = self._settings.mode != "server"
+    def read_without_client(self) -> None:
+        """Serve the reads (collections, counts, ids) without importing chromadb: embedded, from the
+        folder's SQLite file under the folder's hold, when the installed chromadb's file layout is
+        the one ``index/chroma_file.py`` reads (otherwise the client opens as always); against a
+        server, over its HTTP API with httpx (``index/chroma_rest.py``). For an index that only
+        reads (the CLI's read commands): nothing can be written through it."""
+        self._read_only = True
 
     def _connect(self):  # type: ignore[no-untyped-def]
         if self._client is not None:
@@ -132,7 +133,7 @@ class ChromaConnection:
     def _open_embedded(self):  # type: ignore[no-untyped-def]
         if self._hold is None:
             self._hold = hold_folder(self._path())  # IndexLocked: another process has it
-        if self._read_file:
+        if self._read_only:
             from .chroma_file import open_chroma_file
 
             reader = open_chroma_file(self._path(), self._settings.tenant, self._settings.database)
@@ -151,15 +152,26 @@ class ChromaConnection:
             raise IndexUnavailable(en=f"cannot open Chroma ({self.description}): {error}") from error
 
     def _open_server(self):  # type: ignore[no-untyped-def]
-        import chromadb
-
         # chromadb's HTTP client waits without limit (httpx ``timeout=None``), including in its
         # constructor (identity, tenant and database checks): ask the server first, with the
         # deadline, so a hung server is found here and not inside the constructor.
         scheme = "https" if self._settings.ssl else "http"
-        url = f"{scheme}://{self._settings.host}:{self._settings.port}/api/v2/heartbeat"
+        root = f"{scheme}://{self._settings.host}:{self._settings.port}"
         try:
-            httpx.get(url, headers=self._settings.headers or None, timeout=self._http_timeout).raise_for_status()
+            httpx.get(
+                f"{root}/api/v2/heartbeat", headers=self._settings.headers or None, timeout=self._http_timeout
+            ).raise_for_status()
+        except Exception as error:
+            raise IndexUnavailable(en=f"cannot reach Chroma ({self.description}): {error}") from error
+        if self._read_only:
+            from .chroma_rest import ChromaRestClient
+
+            return ChromaRestClient(
+                root, self._settings.tenant, self._settings.database, self._settings.headers, self._http_timeout
+            )
+        import chromadb
+
+        try:
             client = chromadb.HttpClient(
                 host=self._settings.host,
                 port=self._settings.port,

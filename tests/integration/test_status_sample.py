@@ -1,6 +1,7 @@
 """``status`` in a bank of many chats: past ``FULL_CHECK_CHATS`` it compares the chats written most
 recently with SQL, id by id, for ``SAMPLE_SECONDS``, and says how many it covered of how many; a
-vector missing in a checked chat is found and named; ``full`` compares every chat as before."""
+vector missing in a checked chat is found and named; without ``check_ids`` the sample's vectors are
+only counted; ``full`` compares every chat as before."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ async def test_many_chats_are_sampled_newest_first_and_a_gap_is_still_named(
         wider = (await engine.index.status())["index"]
         assert wider["checked"]["chats"] == len(chats) and wider["checked"]["complete"] is False
         assert wider["missing_ids"] == {f"{bot}|{chat.scope.key}": [newest.id]} and wider["vectors_checked"] == 3
+        counted = (await engine.index.status(check_ids=False))["index"]  # counts, no id compared
+        assert counted["vectors_checked"] == 3 and counted["checked"]["chats"] == len(chats)
+        assert "missing" not in counted and "missing_ids" not in counted
 
         whole = (await engine.index.status(full=True))["index"]
         assert whole["checked"]["complete"] is True and whole["vectors"] >= len(chats) - 1
