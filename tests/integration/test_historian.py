@@ -328,7 +328,11 @@ async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
         expected.append(f"{observation}（已核实）")
         await end(engine, chat, observation)
     model.responder = echo_facts
-    model.chat_delays.extend([1.5] * 20)  # every call is slow: the worker is mid-job when killed
+    # The worker's first two calls (its two concurrent jobs) are slow, every later one slower still:
+    # once a job is done the next ones are held for a long while, so the worker is surely mid-job
+    # when the kill below comes, however late a loaded machine lets the test see that (with every
+    # call at 1.5 s the last two jobs could end between the look and the kill).
+    model.chat_delays.extend([1.5, 1.5] + [60.0] * 20)
     worker = subprocess.Popen(
         [sys.executable, str(HERE / "process_historian.py"), str(STATE["database_url"]),
          str(tmp_root / f"historian-{bot}"), model.base_url, PRESET],
