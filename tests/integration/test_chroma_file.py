@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from chroma_readers import assert_reads_as_the_client, fill, vector
 
 from amrita_plugin_cognition.errors import IndexUnavailable
 from amrita_plugin_cognition.index import chroma_file
@@ -21,10 +22,6 @@ from amrita_plugin_cognition.index.collections import is_missing
 TENANT, DATABASE = "default_tenant", "default_database"
 
 
-def vector(seed: int) -> list[float]:
-    return [((seed * 7 + index * 3) % 11) / 11.0 + 0.01 for index in range(8)]
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import chromadb
@@ -32,23 +29,12 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     path = tmp_path_factory.mktemp("chroma-file") / "chroma"
     client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
-    big = client.get_or_create_collection("g1_big", metadata={"bot": "1", "scope": "group:1", "n": 3, "f": 0.5})
-    ids = [str(number) for number in range(1, 2_501)]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        big.add(ids=chunk, embeddings=[vector(int(item)) for item in chunk])
-    big.delete(ids=[str(number) for number in range(100, 300)])
-    big.upsert(ids=["5", "9999"], embeddings=[vector(5), vector(9999)])
-    small = client.get_or_create_collection("g1_small", metadata={"bot": "2", "scope": "private:7", "flag": True})
-    small.add(ids=["1", "2", "3"], embeddings=[vector(1), vector(2), vector(3)])
-    small.delete(ids=["2"])
-    client.get_or_create_collection("g1_empty")
     settings = Settings(anonymized_telemetry=False, is_persistent=True, persist_directory=str(path))
     chromadb.AdminClient(settings).create_database("elsewhere")
     other = chromadb.PersistentClient(
         path=str(path), settings=Settings(anonymized_telemetry=False), database="elsewhere"
     )
-    other.get_or_create_collection("g1_other").add(ids=["1"], embeddings=[vector(1)])
+    fill(client, other, big=2_500)
     return path
 
 
@@ -62,22 +48,7 @@ def client_of(path: Path):  # type: ignore[no-untyped-def]
 def test_the_file_answers_as_the_client(folder: Path) -> None:
     reader = open_chroma_file(folder, TENANT, DATABASE)
     assert reader is not None
-    client = client_of(folder)
-    expected = {item.name: dict(item.metadata or {}) for item in client.list_collections()}
-    found = {item.name: item.metadata for item in reader.list_collections(limit=1000)}
-    assert found == expected and "g1_other" not in found
-    paged = [item.name for offset in (0, 1, 2) for item in reader.list_collections(limit=1, offset=offset)]
-    assert sorted(paged) == sorted(expected)
-    for name in expected:
-        theirs, ours = client.get_collection(name), reader.get_collection(name)
-        assert ours.count() == theirs.count()
-        their_ids = set(theirs.get(include=[])["ids"])
-        our_ids: set[str] = set()
-        offset = 0
-        while page := ours.get(limit=700, offset=offset, include=[])["ids"]:
-            our_ids.update(page)
-            offset += len(page)
-        assert our_ids == their_ids
+    assert "g1_other" not in assert_reads_as_the_client(reader, client_of(folder), page=700)
     assert reader.get_collection("g1_big").count() == 2_301  # 2,500 − 200 deleted + 1 new by upsert
     assert reader.heartbeat() == 1
 

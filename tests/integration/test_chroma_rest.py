@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from chroma_readers import assert_reads_as_the_client, fill, vector
 
 from amrita_plugin_cognition.errors import IndexUnavailable
 from amrita_plugin_cognition.index.chroma_rest import ChromaRestClient
@@ -22,10 +23,6 @@ from amrita_plugin_cognition.index.collections import is_missing
 
 TENANT = "default_tenant"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def vector(seed: int) -> list[float]:
-    return [((seed * 7 + index * 3) % 11) / 11.0 + 0.01 for index in range(8)]
 
 
 @pytest.fixture
@@ -37,18 +34,7 @@ def server(chroma_port: int | None) -> tuple[int, str]:
     database = f"rest_{uuid.uuid4().hex[:12]}"
     for name in (database, f"{database}_other"):
         admin(chroma_port).create_database(name, tenant=TENANT)
-    client = client_of(chroma_port, database)
-    big = client.get_or_create_collection("g1_big", metadata={"bot": "1", "scope": "group:1", "n": 3, "f": 0.5})
-    ids = [str(number) for number in range(1, 1_201)]
-    big.add(ids=ids, embeddings=[vector(int(item)) for item in ids])
-    big.delete(ids=[str(number) for number in range(100, 300)])
-    big.upsert(ids=["5", "9999"], embeddings=[vector(5), vector(9999)])
-    small = client.get_or_create_collection("g1_small", metadata={"bot": "2", "scope": "private:7", "flag": True})
-    small.add(ids=["1", "2", "3"], embeddings=[vector(1), vector(2), vector(3)])
-    small.delete(ids=["2"])
-    client.get_or_create_collection("g1_empty")
-    other = client_of(chroma_port, f"{database}_other")
-    other.get_or_create_collection("g1_other").add(ids=["1"], embeddings=[vector(1)])
+    fill(client_of(chroma_port, database), client_of(chroma_port, f"{database}_other"), big=1_200)
     return chroma_port, database
 
 
@@ -83,21 +69,7 @@ def test_the_server_answers_as_the_client(server: tuple[int, str]) -> None:
     port, database = server
     reader, client = reader_of(port, database), client_of(port, database)
     try:
-        expected = {item.name: dict(item.metadata or {}) for item in client.list_collections()}
-        found = {item.name: item.metadata for item in reader.list_collections(limit=1000)}
-        assert found == expected and set(found) == {"g1_big", "g1_small", "g1_empty"}
-        paged = [item.name for offset in (0, 1, 2, 3) for item in reader.list_collections(limit=1, offset=offset)]
-        assert sorted(paged) == sorted(expected)
-        for name in expected:
-            theirs, ours = client.get_collection(name), reader.get_collection(name)
-            assert ours.count() == theirs.count()
-            their_ids = set(theirs.get(include=[])["ids"])
-            our_ids: set[str] = set()
-            offset = 0
-            while page := ours.get(limit=400, offset=offset, include=[])["ids"]:
-                our_ids.update(page)
-                offset += len(page)
-            assert our_ids == their_ids
+        assert assert_reads_as_the_client(reader, client, page=400) == {"g1_big", "g1_small", "g1_empty"}
         assert reader.get_collection("g1_big").count() == 1_001  # 1,200 − 200 deleted + 1 new by upsert
         assert reader.heartbeat() > 0
     finally:
