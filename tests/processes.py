@@ -27,7 +27,11 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     base = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
     for key in [key for key in base if key.startswith("COGNITION_")]:
         base.pop(key)
-    return _ZYGOTE.run(list(args), env={**base, **(env or {})}, cwd=cwd, timeout=300)
+    environment = {**base, **(env or {})}
+    if not hasattr(os, "fork"):  # no fork on this system: a fresh interpreter each time
+        command = [sys.executable, "-m", "amrita_plugin_cognition", *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment, cwd=cwd)
+    return _ZYGOTE.run(list(args), env=environment, cwd=cwd, timeout=300)
 
 
 def bench_env() -> dict[str, str]:
