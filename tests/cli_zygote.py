@@ -91,7 +91,8 @@ def _child(request: dict) -> None:  # type: ignore[type-arg]
 
 def serve() -> None:
     for name in PRELOAD:
-        __import__(name)
+        with contextlib.suppress(ImportError):  # an optional one not installed: the child imports what it needs
+            __import__(name)
     # nonebot-plugin-orm maps every installed distribution to its top-level modules when it is
     # imported (half a second of reading metadata files); nothing is installed between commands.
     importlib.metadata.packages_distributions = functools.cache(importlib.metadata.packages_distributions)
