@@ -166,9 +166,14 @@ class ChromaConnection:
         if self._read_only:
             from .chroma_rest import ChromaRestClient
 
-            return ChromaRestClient(
-                root, self._settings.tenant, self._settings.database, self._settings.headers, self._http_timeout
-            )
+            try:
+                return ChromaRestClient(
+                    root, self._settings.tenant, self._settings.database, self._settings.headers, self._http_timeout
+                )
+            except IndexUnavailable:
+                raise
+            except Exception as error:  # httpx's own: the server went away after the heartbeat
+                raise IndexUnavailable(en=f"cannot reach Chroma ({self.description}): {error}") from error
         import chromadb
 
         try:
