@@ -8,7 +8,8 @@ trap 'rm -rf "$work"' EXIT
 # A throw-away environment: each module's bytecode is written when a process first imports it
 # (Python's default), instead of compiling all ~13,000 installed files at install time
 # (UV_COMPILE_BYTECODE, which .ci/run sets for the project's own environment, and
-# PYTHONDONTWRITEBYTECODE, which these machines set): about 50 s less per environment.
+# PYTHONDONTWRITEBYTECODE, which these machines set), as scripts/project_smoke.sh does (there
+# about 50 s less per bot project; here a few seconds, the wheel's environment being smaller).
 unset UV_COMPILE_BYTECODE PYTHONDONTWRITEBYTECODE
 rm -rf "$repo/dist"
 uv build --wheel --out-dir "$work/dist" "$repo" >/dev/null
