@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from _onebot import SELF_ID, info_answer
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-SELF_ID = 42
 TURN_TIMEOUT = 600.0
 CITIES = "成都 重庆 杭州 苏州 西安 大理 厦门 青岛 昆明 长沙 武汉 南京 拉萨 桂林 三亚".split()  # noqa: SIM905
 HOBBIES = "火锅 羽毛球 吉他 围棋 咖啡 登山 摄影 书法 滑雪 潜水 烘焙 骑行 钓鱼 象棋 油画".split()  # noqa: SIM905
@@ -237,11 +237,4 @@ class FakeQQ:
             if chat is not None and chat.waiting is not None and not chat.waiting.done():
                 chat.waiting.set_result(time.time())
             return {"message_id": next(self._ids)}
-        if action == "get_login_info":
-            return {"user_id": SELF_ID, "nickname": "Amrita"}
-        if action in ("get_friend_list", "get_group_list"):
-            return []
-        if action in ("get_stranger_info", "get_group_member_info"):
-            user_id = params.get("user_id")
-            return {"user_id": user_id, "nickname": name_of(int(user_id or 0)), "card": "", "role": "member"}
-        return {}
+        return info_answer(action, params, name_of)

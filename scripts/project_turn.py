@@ -45,7 +45,9 @@ from websockets.sync.client import ClientConnection, connect
 
 from amrita_plugin_cognition.cli.loopback import LoopbackServer, chat_preset, completion, tool_call_message
 
-SELF_ID = 42
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # the fake QQ client's answers
+from _onebot import SELF_ID, info_answer
+
 USER_ID = 10001
 FACT = "小明（QQ10001）最喜欢的水果是芒果。"
 FIRST = "记住：我最喜欢的水果是芒果。"
@@ -140,14 +142,7 @@ class FakeQQ:
                 self.sent.append(message_text(params.get("message")))
                 self._changed.notify_all()
                 return {"message_id": next(self._ids)}
-        if action == "get_login_info":
-            return {"user_id": SELF_ID, "nickname": "Amrita"}
-        if action in ("get_friend_list", "get_group_list"):
-            return []
-        if action in ("get_stranger_info", "get_group_member_info"):
-            user_id = params.get("user_id")
-            return {"user_id": user_id, "nickname": "小明", "card": "", "role": "member", "sex": "unknown"}
-        return {}
+        return info_answer(action, params, lambda _user_id: "小明")
 
     def message(self, text: str) -> None:
         assert self._ws is not None
