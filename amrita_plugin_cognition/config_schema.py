@@ -58,6 +58,11 @@ class ChromaSettings(_Settings):
     headers: dict[str, str] = Field(default_factory=dict)
     tenant: str = "default_tenant"
     database: str = "default_database"
+    #: Embedded: chats' vector indexes kept in memory at once (about 2.6 MB each with the bundled
+    #: embedder, least recently used dropped first); another chat's is read back from the folder
+    #: when it is asked (about 1 ms more per query). At 64 the process grows by about 430 MB at
+    #: most, however many chats (bench/index_memory.py). A server has its own setting.
+    cached_indexes: int = Field(64, ge=1, le=100000)
     #: Both modes: a call that takes longer is given up and vector search is off until it returns
     #: (a hung server degrades like a dead one).
     call_timeout_seconds: float = Field(120.0, ge=1, le=3600)

@@ -139,14 +139,15 @@ class ChromaConnection:
             reader = open_chroma_file(self._path(), self._settings.tenant, self._settings.database)
             if reader is not None:
                 return reader
-        import chromadb
+        from .embedded_client import open_persistent
 
         try:
-            return chromadb.PersistentClient(
-                path=str(self._path()),
-                settings=self._chroma_settings(),
-                tenant=self._settings.tenant,
-                database=self._settings.database,
+            return open_persistent(
+                self._path(),
+                self._chroma_settings(),
+                self._settings.tenant,
+                self._settings.database,
+                self._settings.cached_indexes,
             )
         except Exception as error:  # chromadb raises many unrelated types here
             raise IndexUnavailable(en=f"cannot open Chroma ({self.description}): {error}") from error
