@@ -14,3 +14,9 @@ CONSOLIDATION_JOB = "consolidation"
 BOT_SPEAKER = "机器人"
 #: The jobs that read a chat's messages: what switching the chat off calls off.
 EXTRACTION_JOBS = frozenset({OBSERVATIONS_JOB, TRANSCRIPT_JOB})
+#: Leased before the other kinds: the jobs that make what a user said recallable, which the
+#: chat's next turns wait for; card merges and consolidation cycles only refine what is there.
+LEASED_FIRST = EXTRACTION_JOBS
+#: A job of another kind that has been due this long is leased with them, oldest due first: a
+#: busy bot makes its cards late, never stops them.
+BACKGROUND_PATIENCE_SECONDS = 120.0

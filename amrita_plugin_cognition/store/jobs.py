@@ -1,11 +1,13 @@
 """The durable job queue (historian work) in SQL.
 
 A job is enqueued in the transaction of the change that asks for it (the ``end`` tool's note, a
-transcript batch). Workers lease the oldest due job (FIFO by ``enqueued_at``) with a
-conditional update, so two workers, in one process or several, never hold the same job: the
-update only succeeds on a row that is still pending. A lease carries a random token and an
-expiry; a lease that outlives its expiry (the worker died or hung) is recovered while the
-queue runs, counting one attempt. A job's results are written in the same transaction that
+transcript batch). Workers lease the job due longest (``next_attempt_at``, else ``enqueued_at``),
+extraction jobs first (``domain/job_kinds.LEASED_FIRST``: a card merge due in a burst must not
+keep the chat's new facts waiting) unless the other job has been due for
+``BACKGROUND_PATIENCE_SECONDS``. A lease is a conditional update, so two workers, in one process
+or several, never hold the same job: the update only succeeds on a row that is still pending. A
+lease carries a random token and an expiry; a lease that outlives its expiry (the worker died or
+hung) is recovered while the queue runs, counting one attempt. A job's results are written in the same transaction that
 deletes it (``finish``, conditional on the token): a worker whose lease was taken over cannot
 commit, so a job processed twice writes its facts once. Failures retry with the backoff of
 ``domain/backoff.py`` (shared with the outbox); after the last attempt a job is *dead*, kept with
@@ -22,11 +24,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.backoff import after_failure
 from ..domain.clock import as_utc
+from ..domain.job_kinds import BACKGROUND_PATIENCE_SECONDS, LEASED_FIRST
 from ..domain.records import Scope
 from ..domain.sources import job_without_messages
 from .models import JobRow
@@ -198,25 +201,32 @@ def _due(now: datetime):  # type: ignore[no-untyped-def]
     return (JobRow.state == PENDING) & or_(JobRow.next_attempt_at.is_(None), JobRow.next_attempt_at <= now)
 
 
+def _lease_order(now: datetime):  # type: ignore[no-untyped-def]
+    due_at = func.coalesce(JobRow.next_attempt_at, JobRow.enqueued_at)
+    patient = due_at <= now - timedelta(seconds=BACKGROUND_PATIENCE_SECONDS)
+    return case((or_(JobRow.kind.in_(sorted(LEASED_FIRST)), patient), 0), else_=1), due_at, JobRow.id
+
+
 async def lease(session: AsyncSession, now: datetime, limit: int, lease_seconds: float) -> list[Lease]:
-    """Lease up to ``limit`` due jobs, oldest first. The caller commits."""
+    """Lease up to ``limit`` due jobs in the lease order (module docstring). The caller commits."""
     if limit <= 0:
         return []
     leased: list[Lease] = []
     expires = now + timedelta(seconds=lease_seconds)
     for _ in range(_LEASE_ROUNDS):
-        candidates = list(
-            (
-                await session.execute(
-                    select(JobRow.id).where(_due(now)).order_by(JobRow.enqueued_at, JobRow.id).limit(limit * 2)
-                )
-            ).scalars()
-        )
-        if not candidates:
+        chosen = (
+            await session.execute(
+                select(JobRow.id, JobRow.enqueued_at)
+                .where(_due(now))
+                .order_by(*_lease_order(now))
+                .limit(limit - len(leased))
+            )
+        ).all()
+        if not chosen:
             break
-        for job_id in candidates:
-            if len(leased) >= limit:
-                return leased
+        # taken in the one lock order of the queue's rows (``drop_message_sources``), not in the
+        # lease order, so a forget rewriting the chat's jobs cannot deadlock with a lease
+        for job_id, _ in sorted(chosen, key=lambda row: (row[1], row[0])):
             held = await _take(session, job_id, now, expires)
             if held is not None:
                 leased.append(held)

@@ -10,6 +10,7 @@ import pytest
 from engine_helpers import NOW, empty_job_queue, group, make_engine, new_bot, private
 from sqlalchemy import func, select
 
+from amrita_plugin_cognition.domain.job_kinds import BACKGROUND_PATIENCE_SECONDS, MERGE_JOB
 from amrita_plugin_cognition.domain.records import Scope
 from amrita_plugin_cognition.engine import queue
 from amrita_plugin_cognition.engine.context import build_context
@@ -71,6 +72,55 @@ async def test_leases_are_fifo_exclusive_and_finish_only_with_the_token(tmp_root
         assert not await jobs.finish(uow.session, first)
         await uow.commit()
     assert len(await job_rows(engine)) == 2
+
+
+async def test_the_chats_new_facts_are_leased_before_card_merges_that_have_not_waited_long(
+    tmp_root, chroma_port
+) -> None:
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    now = NOW + timedelta(hours=1)
+    async with engine.unit_of_work() as uow:
+        # card merges queued ten minutes ago and due 30 s ago, in a burst (their coalescing window)
+        for index in range(3):
+            jobs.enqueue(
+                uow.session,
+                MERGE_JOB,
+                bot,
+                Scope("group", "1"),
+                {"m": index},
+                now - timedelta(minutes=10),
+                not_before=now - timedelta(seconds=30),
+            )
+        jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": 0}, now - timedelta(seconds=5))
+        # a merge due for longer than the patience is leased in its turn among them, oldest due first
+        jobs.enqueue(
+            uow.session,
+            MERGE_JOB,
+            bot,
+            Scope("group", "2"),
+            {"m": "late"},
+            now - timedelta(minutes=20),
+            not_before=now - timedelta(seconds=BACKGROUND_PATIENCE_SECONDS + 60),
+        )
+        jobs.enqueue(uow.session, "transcript", bot, Scope("group", "3"), {"n": 1}, now - timedelta(seconds=2))
+        await uow.commit()
+
+    async def lease_one() -> jobs.Lease:
+        async with engine.unit_of_work() as uow:
+            (held,) = await jobs.lease(uow.session, now, 1, 60)
+            await uow.commit()
+        return held
+
+    order = [(held.kind, held.payload) for held in [await lease_one() for _ in range(6)]]
+    assert order == [
+        (MERGE_JOB, {"m": "late"}),
+        ("observations", {"n": 0}),
+        ("transcript", {"n": 1}),
+        (MERGE_JOB, {"m": 0}),
+        (MERGE_JOB, {"m": 1}),
+        (MERGE_JOB, {"m": 2}),
+    ]
 
 
 async def test_failures_back_off_then_fail_and_can_be_retried_or_dropped(tmp_root, chroma_port) -> None:
