@@ -24,12 +24,32 @@ COLLECTION_PREFIX = "cog"
 #: 30,000 log rows and a first query per collection p50 92 ms, build 263 s; saved every 10
 #: writes, 300 log rows, first query 11 ms, build 93 s; a single write to a 20,000-vector
 #: collection p50 10.7 ms either way (max 36 ms when it saves).
-SYNC_EVERY = 10
+#: Every 2 writes, not 10: chromadb keeps a bounded number of loaded indexes in memory
+#: (``index/embedded_client.py``; a Chroma server its own count), and an index it drops before it
+#: was ever saved cannot be read back ("Error creating hnsw segment reader: Nothing found on
+#: disk", for every query of that chat until the process restarts; measured: 20 chats of 2-9
+#: vectors, 2 indexes kept, 2-5 chats broken in each run; none saved every 2 writes). Cost
+#: measured one write at a time: 5,000 vectors p50 4.4 -> 8.1 ms, p95 9.3 -> 9.9; 20,000 vectors
+#: p50 7.0 -> 16.0, p95 21.1 -> 20.5; queries unchanged.
+SYNC_EVERY = 2
 COLLECTION_METADATA: dict[str, str | int] = {
     "hnsw:space": "cosine",
     "hnsw:sync_threshold": SYNC_EVERY,
     "hnsw:batch_size": SYNC_EVERY,
 }
+#: The same as an update of an existing collection's configuration: collections made when the
+#: index was saved every 10 writes are brought to ``SYNC_EVERY`` when first opened.
+SYNC_UPDATE: dict[str, dict[str, int]] = {"hnsw": {"sync_threshold": SYNC_EVERY, "batch_size": SYNC_EVERY}}
+
+
+def saved_too_rarely(configuration: object) -> bool:
+    """Whether a collection's configuration (chromadb's ``configuration_json``) saves its index
+    after more than ``SYNC_EVERY`` writes."""
+    hnsw = configuration.get("hnsw") if isinstance(configuration, dict) else None
+    threshold = hnsw.get("sync_threshold") if isinstance(hnsw, dict) else None
+    return isinstance(threshold, int) and threshold > SYNC_EVERY
+
+
 #: Collection metadata naming its owner (the name is a hash); collections made before these
 #: keys existed are mapped back through the (bot, scope) pairs the caller knows.
 BOT_KEY = "cognition_bot_id"

@@ -25,7 +25,15 @@ from cachetools import LRUCache
 from ..config import ChromaSettings
 from ..errors import IndexUnavailable
 from .calls import IndexCalls
-from .collections import BOT_KEY, COLLECTION_METADATA, SCOPE_KEY, CollectionMissing, is_missing
+from .collections import (
+    BOT_KEY,
+    COLLECTION_METADATA,
+    SCOPE_KEY,
+    SYNC_UPDATE,
+    CollectionMissing,
+    is_missing,
+    saved_too_rarely,
+)
 from .owner import FolderHold, hold_folder
 
 #: Collection handles kept open per index (least recently used dropped; reopened on demand).
@@ -247,6 +255,8 @@ class ChromaConnection:
                 collection = client.get_or_create_collection(name, metadata=metadata, embedding_function=None)
             else:
                 collection = client.get_collection(name, embedding_function=None)
+            if not self._read_only and saved_too_rarely(getattr(collection, "configuration_json", None)):
+                collection.modify(configuration=SYNC_UPDATE)  # made before SYNC_EVERY was 2
         except Exception as error:
             if not create and is_missing(error):
                 return None

@@ -1,7 +1,9 @@
 """The embedded index keeps at most ``chroma.cached_indexes`` chats' vector indexes in memory
 (``index/embedded_client.py``): chromadb's index cache is built with that count, and a chat whose
-index was dropped from memory is read back from the folder with every vector it had; a second
-index of the process on the same folder shares the first one's system."""
+index was dropped from memory is read back from the folder with every vector it had, small chats
+too (an index chromadb drops before it was ever saved cannot be read back: ``SYNC_EVERY``); a
+collection made when indexes were saved every 10 writes is brought to ``SYNC_EVERY`` when opened;
+a second index of the process on the same folder shares the first one's system."""
 
 from __future__ import annotations
 
@@ -11,18 +13,22 @@ import numpy as np
 
 from amrita_plugin_cognition.config import ChromaSettings
 from amrita_plugin_cognition.domain.records import Scope
+from amrita_plugin_cognition.index.collections import SYNC_EVERY, collection_name
 from amrita_plugin_cognition.index.vector import ChromaVectorIndex
 
-CHATS = 8
-PER_CHAT = 12
+CHATS = 20
 DIMENSIONS = 512
 
 
-def _vectors(chat: int) -> np.ndarray:
-    return np.random.default_rng(chat).standard_normal((PER_CHAT, DIMENSIONS)).astype(np.float32)
+def _vectors(chat: int, count: int) -> np.ndarray:
+    return np.random.default_rng(chat).standard_normal((count, DIMENSIONS)).astype(np.float32)
 
 
-def test_chromadb_is_given_the_bound_and_a_chat_whose_index_was_dropped_reads_back_whole(tmp_path: Path) -> None:
+def _size(chat: int) -> int:
+    return 2 + chat % 8  # 2-9 memories: below the old saving interval of 10
+
+
+def test_small_chats_whose_indexes_left_memory_read_back_whole(tmp_path: Path) -> None:
     settings = ChromaSettings(mode="embedded", path=str(tmp_path / "chroma"), cached_indexes=2)
     index = ChromaVectorIndex(settings, tmp_path)
     try:
@@ -30,24 +36,46 @@ def test_chromadb_is_given_the_bound_and_a_chat_whose_index_was_dropped_reads_ba
         # the count chromadb's index cache is built with (its own would be the open-file limit / 5);
         # what the bound saves is measured by bench/index_memory.py
         assert index._client._server.hnsw_cache_size == 2
-        for chat in range(CHATS):
-            ids = [chat * 1000 + row for row in range(PER_CHAT)]
-            index.upsert(0, "42", Scope("group", str(chat)), ids, _vectors(chat), [{"t": 0}] * PER_CHAT)
-            index.query(0, "42", Scope("group", str(chat)), _vectors(chat)[0], 1)
+        for chat in range(CHATS):  # written and asked in turn, as chats are
+            ids = [chat * 1000 + row for row in range(_size(chat))]
+            scope = Scope("group", str(chat))
+            index.upsert(0, "42", scope, ids, _vectors(chat, _size(chat)), [{"t": 0}] * _size(chat))
+            index.query(0, "42", scope, _vectors(chat, _size(chat))[0], 1)
         for chat in range(CHATS):  # the first chats' indexes left memory long ago: read back whole
-            vectors = _vectors(chat)
-            for row in range(PER_CHAT):
-                hits = index.query(0, "42", Scope("group", str(chat)), vectors[row], 1)
+            vectors = _vectors(chat, _size(chat))
+            for row in range(_size(chat)):
+                hits = index.query(0, "42", Scope("group", str(chat)), vectors[row], 1, missing_ok=False)
                 assert [hit.memory_id for hit in hits] == [chat * 1000 + row]
-        # a second index of this process on the folder shares chromadb's one system for it (two
-        # would write one SQLite file unaware of each other)
         second = ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(tmp_path / "chroma")), tmp_path)
-        try:
+        try:  # two systems would write one SQLite file unaware of each other
             second.open()
             assert second._client._server is index._client._server
-            hits = second.query(0, "42", Scope("group", "0"), _vectors(0)[3], 1)
-            assert [hit.memory_id for hit in hits] == [3]
+            hits = second.query(0, "42", Scope("group", "0"), _vectors(0, _size(0))[1], 1)
+            assert [hit.memory_id for hit in hits] == [1]
         finally:
             second.close()
+    finally:
+        index.close()
+
+
+def test_a_collection_saved_every_ten_writes_is_brought_to_the_new_interval_when_opened(tmp_path: Path) -> None:
+    import chromadb
+    from chromadb.config import Settings
+
+    name = collection_name(0, "42", Scope("group", "1"))
+    old = chromadb.PersistentClient(path=str(tmp_path / "chroma"), settings=Settings(anonymized_telemetry=False))
+    made = old.create_collection(
+        name,
+        metadata={"hnsw:space": "cosine", "hnsw:sync_threshold": 10, "hnsw:batch_size": 10},
+        embedding_function=None,
+    )
+    made.add(ids=["7"], embeddings=_vectors(1, 1))
+    assert made.configuration_json["hnsw"]["sync_threshold"] == 10
+    old.close()
+    index = ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(tmp_path / "chroma")), tmp_path)
+    try:
+        assert [hit.memory_id for hit in index.query(0, "42", Scope("group", "1"), _vectors(1, 1)[0], 1)] == [7]
+        client = index._client
+        assert client.get_collection(name).configuration_json["hnsw"]["sync_threshold"] == SYNC_EVERY
     finally:
         index.close()
