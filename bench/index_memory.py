@@ -37,13 +37,13 @@ def child(chats: int, per_chat: int, cached: int) -> dict[str, Any]:
     """One run in this process: the figures as a dict."""
     import numpy as np
 
-    from amrita_plugin_cognition.config import ChromaSettings
-    from amrita_plugin_cognition.domain.records import Scope
+    from amrita_plugin_cognition.api import CognitionConfig, Scope
     from amrita_plugin_cognition.index.vector import ChromaVectorIndex
 
     home = throwaway_home("index-memory")
     rng = np.random.default_rng(7)
-    index = ChromaVectorIndex(ChromaSettings(path=str(home / "chroma"), cached_indexes=cached), home)
+    settings = CognitionConfig.model_validate({"chroma": {"path": str(home / "chroma"), "cached_indexes": cached}})
+    index = ChromaVectorIndex(settings.chroma, home)
     try:
         index.open()
         index.query(0, "42", Scope("group", "start"), rng.standard_normal(DIMENSIONS).astype(np.float32), 1)

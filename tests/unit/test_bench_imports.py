@@ -38,6 +38,7 @@ FLOORS: dict[tuple[str, str], str] = {
     ("historian_cpu.py", f"{PACKAGE}.engine.historian"): "the historian's drafting stage without a model",
     ("historian_cpu.py", f"{PACKAGE}.engine.historian_sources"): "the prompt's numbered sources, one stage",
     ("historian_cpu.py", f"{PACKAGE}.store.jobs"): "a lease built by hand for the stages above",
+    ("index_memory.py", f"{PACKAGE}.index.vector"): "the vector index alone: the memory its chats' indexes take",
     ("inert_render.py", f"{PACKAGE}.domain.inert"): "the renderer itself (inert_lines), a pure kernel",
     ("mmr.py", f"{PACKAGE}.domain.scoring"): "the MMR kernel and its numpy reference",
     ("profile_merges.py", f"{PACKAGE}.cli.loopback"): "the loopback model server the demo uses",
