@@ -37,8 +37,8 @@ COLLECTION_METADATA: dict[str, str | int] = {
     "hnsw:sync_threshold": SYNC_EVERY,
     "hnsw:batch_size": SYNC_EVERY,
 }
-#: The same as an update of an existing collection's configuration: collections made when the
-#: index was saved every 10 writes are brought to ``SYNC_EVERY`` when first opened.
+#: ``SYNC_EVERY`` as an update of a collection's configuration: a collection made when indexes
+#: were saved every 10 writes is brought to it when this process first opens it.
 SYNC_UPDATE: dict[str, dict[str, int]] = {"hnsw": {"sync_threshold": SYNC_EVERY, "batch_size": SYNC_EVERY}}
 
 

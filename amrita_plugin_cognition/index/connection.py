@@ -256,7 +256,7 @@ class ChromaConnection:
             else:
                 collection = client.get_collection(name, embedding_function=None)
             if not self._read_only and saved_too_rarely(getattr(collection, "configuration_json", None)):
-                collection.modify(configuration=SYNC_UPDATE)  # made before SYNC_EVERY was 2
+                _save_more_often(name, collection)
         except Exception as error:
             if not create and is_missing(error):
                 return None
@@ -298,3 +298,12 @@ def _limit_http_requests(client: Any, seconds: float) -> None:
         session.timeout = httpx.Timeout(seconds)
     else:  # the deadline still holds for the caller; only the given-up thread may linger
         logger.warning("[cognition] stage=vector_index cannot set the Chroma HTTP timeout (client internals changed)")
+
+
+def _save_more_often(name: str, collection: Any) -> None:
+    """Bring a collection made when indexes were saved every 10 writes to ``SYNC_EVERY``
+    (``index/collections.py``). A refusal leaves it working as it was, and is logged."""
+    try:
+        collection.modify(configuration=SYNC_UPDATE)
+    except Exception as error:  # chromadb raises many unrelated types here
+        logger.warning("[cognition] stage=vector_index collection=%s saving interval unchanged: %s", name, error)

@@ -7,8 +7,9 @@ a container started with 1,048,576, which is no bound at all. An index takes abo
 first vector (room for 1,000 vectors of 512 floats is allocated up front; measured: 100 new
 collections of 1, 3 or 30 vectors each grew the process by 263–276 MB), so a bot that meets a
 thousand chats grew by gigabytes and never gave them back. With the bound, the least recently
-used index is dropped and read back from its folder when its chat is asked again (about 10 ms for
-a chat of a hundred memories: ``index/collections.py``).
+used index is dropped and read back from its folder when its chat is asked again (about 1 ms more
+per query: bench/index_memory.py). Indexes are saved often enough that a dropped one can be read
+back (``index/collections.py``, ``SYNC_EVERY``).
 
 chromadb has no setting for that count, so the client's system is made here as chromadb makes it,
 with the count set before the system starts, and the client made from it (``Client.from_system``).

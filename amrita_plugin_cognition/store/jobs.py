@@ -7,12 +7,13 @@ keep the chat's new facts waiting) unless the other job has been due for
 ``BACKGROUND_PATIENCE_SECONDS``. A lease is a conditional update, so two workers, in one process
 or several, never hold the same job: the update only succeeds on a row that is still pending. A
 lease carries a random token and an expiry; a lease that outlives its expiry (the worker died or
-hung) is recovered while the queue runs, counting one attempt. A job's results are written in the same transaction that
-deletes it (``finish``, conditional on the token): a worker whose lease was taken over cannot
-commit, so a job processed twice writes its facts once. Failures retry with the backoff of
-``domain/backoff.py`` (shared with the outbox); after the last attempt a job is *dead*, kept with
-its error (the outbox's words: attempts, lease, dead; stored as ``'failed'``, see ``DEAD``). A
-worker that shuts down cleanly gives its leases back (``release``): due at once, no attempt counted.
+hung) is recovered while the queue runs, counting one attempt. A job's results are written in the
+same transaction that deletes it (``finish``, conditional on the token): a worker whose lease was
+taken over cannot commit, so a job processed twice writes its facts once. Failures retry with the
+backoff of ``domain/backoff.py`` (shared with the outbox); after the last attempt a job is *dead*,
+kept with its error (the outbox's words: attempts, lease, dead; stored as ``'failed'``, see
+``DEAD``). A worker that shuts down cleanly gives its leases back (``release``): due at once, no
+attempt counted.
 """
 
 from __future__ import annotations

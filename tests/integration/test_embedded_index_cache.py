@@ -79,3 +79,14 @@ def test_a_collection_saved_every_ten_writes_is_brought_to_the_new_interval_when
         assert client.get_collection(name).configuration_json["hnsw"]["sync_threshold"] == SYNC_EVERY
     finally:
         index.close()
+
+
+def test_a_refused_update_of_the_saving_interval_is_logged_not_raised(caplog) -> None:  # type: ignore[no-untyped-def]
+    from amrita_plugin_cognition.index import connection
+
+    class Refusing:
+        def modify(self, **_: object) -> None:
+            raise ValueError("configuration cannot be changed on this server")
+
+    connection._save_more_often("cog1-abc", Refusing())
+    assert "saving interval unchanged: configuration cannot be changed" in caplog.text
