@@ -195,7 +195,7 @@ home_option = click.option(
 @click.option(
     "--full",
     is_flag=True,
-    help="会话很多时也逐个核对每个会话的向量（默认超过 200 个会话时只抽查最近写入的会话约 1 秒）",
+    help="会话很多时也逐个核对每个会话的向量（默认超过 200 个会话时只抽查最近写入的会话约 0.3 秒）",
 )
 def status_command(home: Path | None, as_json: bool | None, full: bool) -> None:
     """显示记忆数量、嵌入模型、向量索引健康、索引外发队列与史官任务积压"""
