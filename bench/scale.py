@@ -349,12 +349,15 @@ def print_summary(stages: list[Stage], reindex: dict[str, float], memories: int)
     rate = reindex["rows"] / max(reindex["seconds"], 1e-9)
     model = reindex["model_texts_per_second"]
     how = "finished" if reindex["finished"] else f"stopped after {reindex['seconds']:.0f} s, its generation dropped"
-    print(
-        f"reindex ({how}): {reindex['rows']:,.0f} rows in {reindex['seconds']:.0f} s = {rate:.0f} rows/s with "
-        f"synthetic embedding; projected for {memories:,}: {memories / rate:.0f} s; the local model embeds "
-        f"{model:.0f} texts/s here, so a real reindex of {memories:,} would take about "
-        f"{memories / rate + memories / model:.0f} s"
-    )
+    if not rate:  # stopped before its first page was written (its first step counts the old generation)
+        print(f"reindex ({how}): no row written yet, nothing to project; the local model embeds {model:.0f} texts/s")
+    else:
+        print(
+            f"reindex ({how}): {reindex['rows']:,.0f} rows in {reindex['seconds']:.0f} s = {rate:.0f} rows/s with "
+            f"synthetic embedding; projected for {memories:,}: {memories / rate:.0f} s; the local model embeds "
+            f"{model:.0f} texts/s here, so a real reindex of {memories:,} would take about "
+            f"{memories / rate + memories / model:.0f} s"
+        )
     for stage in stages:
         bad = failed_checks(stage.checks)
         print(f"checks at {stage.memories:,}: {'ok' if not bad else f'FAILED {bad}'}")
