@@ -32,8 +32,8 @@ _opening = threading.Lock()
 def open_persistent(path: Path, settings: Any, tenant: str, database: str, cached_indexes: int) -> Any:
     """A persistent chromadb client for the folder ``path`` (``chromadb.PersistentClient``) that
     keeps at most ``cached_indexes`` collections' vector indexes in memory (fewer if chromadb's
-    own count is lower). A folder this process already has open shares its system, as chromadb's
-    own clients do (the first one's bound holds)."""
+    own count is lower; 0: chromadb's own count). A folder this process already has open shares its
+    system, as chromadb's own clients do (the first one's bound holds)."""
     import chromadb
     from chromadb.api import ServerAPI
     from chromadb.api.client import Client
@@ -43,6 +43,8 @@ def open_persistent(path: Path, settings: Any, tenant: str, database: str, cache
 
     settings.persist_directory = str(path)
     settings.is_persistent = True
+    if cached_indexes <= 0:  # chromadb's own count
+        return chromadb.PersistentClient(path=str(path), settings=settings, tenant=tenant, database=database)
     with _opening:
         systems = getattr(SharedSystemClient, "_identifier_to_system", None)
         if isinstance(systems, dict) and str(path) in systems:

@@ -90,3 +90,14 @@ def test_a_refused_update_of_the_saving_interval_is_logged_not_raised(caplog) ->
 
     connection._save_more_often("cog1-abc", Refusing())
     assert "saving interval unchanged: configuration cannot be changed" in caplog.text
+
+
+def test_by_default_chromadb_keeps_its_own_count(tmp_path: Path) -> None:
+    import resource
+
+    index = ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(tmp_path / "chroma")), tmp_path)
+    try:
+        index.open()
+        assert index._client._server.hnsw_cache_size == resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 5
+    finally:
+        index.close()
