@@ -36,32 +36,42 @@ def open_persistent(path: Path, settings: Any, tenant: str, database: str, cache
     own count is lower; 0: chromadb's own count). A folder this process already has open shares its
     system, as chromadb's own clients do (the first one's bound holds)."""
     import chromadb
+
+    if cached_indexes > 0:
+        with _opening:
+            bounded = _bounded_client(path, settings, tenant, database, cached_indexes)
+        if bounded is not None:
+            return bounded
+    return chromadb.PersistentClient(path=str(path), settings=settings, tenant=tenant, database=database)
+
+
+def _bounded_client(path: Path, settings: Any, tenant: str, database: str, cached_indexes: int) -> Any:
+    """The client on a system of its own whose index cache holds ``cached_indexes``; None when
+    the folder's system already exists in this process or chromadb's internals moved (warned)."""
+    import chromadb
     from chromadb.api import ServerAPI
     from chromadb.api.client import Client
     from chromadb.api.shared_system_client import SharedSystemClient
     from chromadb.config import System
     from chromadb.telemetry.product import ProductTelemetryClient
 
+    systems = getattr(SharedSystemClient, "_identifier_to_system", None)
+    if isinstance(systems, dict) and str(path) in systems:
+        return None
     settings.persist_directory = str(path)
     settings.is_persistent = True
-    if cached_indexes <= 0:  # chromadb's own count
-        return chromadb.PersistentClient(path=str(path), settings=settings, tenant=tenant, database=database)
-    with _opening:
-        systems = getattr(SharedSystemClient, "_identifier_to_system", None)
-        if isinstance(systems, dict) and str(path) in systems:
-            return chromadb.PersistentClient(path=str(path), settings=settings, tenant=tenant, database=database)
-        system = System(settings)
-        system.instance(ProductTelemetryClient)  # type: ignore[type-abstract]  # chromadb's own calls
-        server: Any = system.instance(ServerAPI)  # type: ignore[type-abstract]
-        own = getattr(server, "hnsw_cache_size", None)
-        if not isinstance(systems, dict) or not isinstance(own, int):  # chromadb's internals moved
-            logger.warning(
-                "[cognition] stage=vector_index cannot bound the embedded index cache (chromadb %s): it keeps "
-                "up to its own count of collections in memory",
-                chromadb.__version__,
-            )
-            return chromadb.PersistentClient(path=str(path), settings=settings, tenant=tenant, database=database)
-        server.hnsw_cache_size = max(1, min(own, cached_indexes))
-        system.start()
-        # registers the system under the folder; a client that fails its checks stops and drops it
-        return Client.from_system(system, tenant=tenant, database=database)
+    system = System(settings)
+    system.instance(ProductTelemetryClient)  # type: ignore[type-abstract]  # chromadb's own calls
+    server: Any = system.instance(ServerAPI)  # type: ignore[type-abstract]
+    own = getattr(server, "hnsw_cache_size", None)
+    if not isinstance(systems, dict) or not isinstance(own, int):
+        logger.warning(
+            "[cognition] stage=vector_index cannot bound the embedded index cache (chromadb %s): it keeps "
+            "up to its own count of collections in memory",
+            chromadb.__version__,
+        )
+        return None
+    server.hnsw_cache_size = max(1, min(own, cached_indexes))
+    system.start()
+    # registers the system under the folder; a client that fails its checks stops and drops it
+    return Client.from_system(system, tenant=tenant, database=database)
