@@ -68,7 +68,7 @@ DESCRIPTIONS: dict[str, str] = {
     "chroma.headers": "额外请求头（鉴权）",
     "chroma.tenant": "租户",
     "chroma.database": "数据库",
-    "chroma.cached_indexes": "嵌入式：同时留在内存里的会话向量索引数（每个约 2.6 MB）；0 = Chroma 自己的上限",
+    "chroma.cached_indexes": "嵌入式：同时留在内存里的会话向量索引数（每个约 2.6 MB，默认 64）；0 = Chroma 自己的上限",
     "chroma.call_timeout_seconds": "Chroma 单次调用时限；超时则向量检索暂停，调用返回后自动恢复",
     "recall": "召回",
     "recall.top_k": "每轮注入的记忆条数",

@@ -61,11 +61,10 @@ class ChromaSettings(_Settings):
     #: Embedded: chats' vector indexes kept in memory at once (about 2.6 MB each with the bundled
     #: embedder, least recently used dropped first); another chat's is read back from the folder
     #: when it is asked (about 1 ms more per query). At 64 the process grows by about 430 MB at
-    #: most, however many chats (bench/index_memory.py). 0 (the default): chromadb's own count (the
-    #: open-file limit / 5), because chromadb cannot read back an index it dropped before its first
-    #: save (``index/collections.py``, ``SYNC_EVERY``): a chat of one memory can still lose vector
-    #: search until a restart once indexes are dropped. A server has its own setting.
-    cached_indexes: int = Field(0, ge=0, le=100000)
+    #: most, however many chats (bench/index_memory.py). Writes are saved before an index can be
+    #: dropped (``index/collections.py``, ``SYNC_EVERY``). 0: chromadb's own count (the open-file
+    #: limit / 5, which in a container is often no bound). A server has its own setting.
+    cached_indexes: int = Field(64, ge=0, le=100000)
     #: Both modes: a call that takes longer is given up and vector search is off until it returns
     #: (a hung server degrades like a dead one).
     call_timeout_seconds: float = Field(120.0, ge=1, le=3600)

@@ -25,14 +25,17 @@ COLLECTION_PREFIX = "cog"
 #: writes, 300 log rows, first query 11 ms, build 93 s; a single write to a 20,000-vector
 #: collection p50 10.7 ms either way (max 36 ms when it saves).
 #: Every 2 writes, not 10: chromadb keeps a bounded number of loaded indexes in memory
-#: (``index/embedded_client.py``; a Chroma server its own count), and an index it drops before it
-#: was ever saved cannot be read back ("Error creating hnsw segment reader: Nothing found on
-#: disk", for every query of that chat until the process restarts; measured: 20 chats of 2-9
-#: vectors, 2 indexes kept, 2-5 chats broken in each run; none saved every 2 writes). A chat of a
-#: single vector is never saved and stays exposed (the test suite broke some with the bound at 64),
-#: which is why ``chroma.cached_indexes`` is off by default. Cost
-#: measured one write at a time: 5,000 vectors p50 4.4 -> 8.1 ms, p95 9.3 -> 9.9; 20,000 vectors
-#: p50 7.0 -> 16.0, p95 21.1 -> 20.5; queries unchanged.
+#: (``index/embedded_client.py``; a Chroma server its own count), and writes still waiting to be
+#: saved when it drops an index are lost: an index never saved cannot be read back at all ("Error
+#: creating hnsw segment reader: Nothing found on disk", for every query of that chat until the
+#: process restarts), and one saved before keeps its older state (a vector written since is not
+#: found, one deleted since comes back). Measured with 2 indexes kept: chats of 2-9 vectors, 2-5
+#: of 20 broken in each run saved every 10 writes; a chat written one vector at a time, 2-4 of 36
+#: vectors lost saved every 2; a single delete undone in 2 of 12 chats. So every write leaves
+#: nothing waiting: a call of fewer records than ``SYNC_EVERY`` is made again (``vector.py``,
+#: ``_saved_write``; chromadb refuses an interval of 1). Cost measured one write at a time, before
+#: the repeat: 5,000 vectors p50 4.4 -> 8.1 ms, p95 9.3 -> 9.9; 20,000 vectors p50 7.0 -> 16.0, p95
+#: 21.1 -> 20.5; queries unchanged.
 SYNC_EVERY = 2
 COLLECTION_METADATA: dict[str, str | int] = {
     "hnsw:space": "cosine",

@@ -8,9 +8,9 @@ first vector (room for 1,000 vectors of 512 floats is allocated up front; measur
 collections of 1, 3 or 30 vectors each grew the process by 263–276 MB), so a bot that meets a
 thousand chats grew by gigabytes and never gave them back. With the bound, the least recently
 used index is dropped and read back from its folder when its chat is asked again (about 1 ms more
-per query: bench/index_memory.py). chromadb cannot read back an index it dropped before its first
-save; indexes are saved every 2 writes (``index/collections.py``, ``SYNC_EVERY``), which leaves a chat
-of a single vector exposed, so the bound is off unless ``chroma.cached_indexes`` is set.
+per query: bench/index_memory.py). chromadb loses what was not saved of an index it drops, so
+every write is saved before its call returns (``index/collections.py``, ``SYNC_EVERY``). The bound
+is ``chroma.cached_indexes`` (64 by default; 0 keeps chromadb's own count).
 
 chromadb has no setting for that count, so the client's system is made here as chromadb makes it,
 with the count set before the system starts, and the client made from it (``Client.from_system``).

@@ -14,8 +14,10 @@ dropping generations) and, here, the writes and queries callers make.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -117,12 +119,14 @@ class ChromaVectorIndex(ChromaInventory):
         if not ids:
             return
         collection = self._open_collection(name, True, owner)
+        write = partial(
+            collection.upsert,
+            ids=[str(item) for item in ids],
+            embeddings=np.asarray(vectors, dtype=np.float32),
+            metadatas=list(metadatas),
+        )
         try:
-            collection.upsert(
-                ids=[str(item) for item in ids],
-                embeddings=np.asarray(vectors, dtype=np.float32),
-                metadatas=list(metadatas),
-            )
+            _saved_write(write, len(ids))
         except Exception as error:
             raise self._failed("upsert", name, error) from error
 
@@ -166,7 +170,7 @@ class ChromaVectorIndex(ChromaInventory):
         if collection is None:
             return
         try:
-            collection.delete(ids=[str(item) for item in ids])
+            _saved_write(partial(collection.delete, ids=[str(item) for item in ids]), len(ids))
         except Exception as error:
             raise self._failed("delete", name, error) from error
 
@@ -209,6 +213,8 @@ class ChromaVectorIndex(ChromaInventory):
                 include=["distances", "embeddings"],
             )
         except Exception as error:
+            if _emptied(collection):
+                return []
             raise self._failed("query", name, error) from error
         ids = result["ids"][0] if result["ids"] else []
         distances = result["distances"][0] if result.get("distances") else []
@@ -259,6 +265,26 @@ class ChromaVectorIndex(ChromaInventory):
         if layout is not None and matrix.shape[1] == layout.dimension:
             return ids, layout.first_part(matrix)
         return ids, matrix
+
+
+def _saved_write(write: Callable[[], object], records: int) -> None:
+    """Make a write that Chroma saves to disk before the call returns (``SYNC_EVERY`` in
+    ``index/collections.py``). Chroma saves a chat's index once ``SYNC_EVERY`` writes are waiting.
+    A call of fewer records would leave them waiting, and they are lost if Chroma drops the index
+    from memory before the next write. So the call is made again: the same ids with the same
+    content, which changes nothing stored but counts as more writes."""
+    for _ in range(-(-SYNC_EVERY // max(records, 1))):  # ceil(SYNC_EVERY / records) calls
+        write()
+
+
+def _emptied(collection: Any) -> bool:
+    """Whether a collection whose query failed holds no vector: every vector of a chat deleted,
+    chromadb saves an empty index it may then fail to read back ("Nothing found on disk") until
+    the chat's next write. Such a chat has nothing to find, not a broken index."""
+    try:
+        return bool(collection.count() == 0)
+    except Exception:  # the index is in trouble after all: the query's error is the one to raise
+        return False
 
 
 def _split_hits(

@@ -1,7 +1,8 @@
 """The embedded index keeps at most ``chroma.cached_indexes`` chats' vector indexes in memory
 (``index/embedded_client.py``): chromadb's index cache is built with that count, and a chat whose
-index was dropped from memory is read back from the folder with every vector it had, small chats
-too (an index chromadb drops before it was ever saved cannot be read back: ``SYNC_EVERY``); a
+index was dropped from memory is read back from the folder with exactly the vectors it had, small
+chats and chats written one vector at a time too (chromadb loses what it had not saved of an index
+it drops: ``SYNC_EVERY``, each write saved before it returns); a
 collection made when indexes were saved every 10 writes is brought to ``SYNC_EVERY`` when opened;
 a second index of the process on the same folder shares the first one's system."""
 
@@ -92,12 +93,73 @@ def test_a_refused_update_of_the_saving_interval_is_logged_not_raised(caplog) ->
     assert "saving interval unchanged: configuration cannot be changed" in caplog.text
 
 
-def test_by_default_chromadb_keeps_its_own_count(tmp_path: Path) -> None:
+def test_by_default_at_most_64_indexes_stay_in_memory(tmp_path: Path) -> None:
     import resource
 
     index = ChromaVectorIndex(ChromaSettings(mode="embedded", path=str(tmp_path / "chroma")), tmp_path)
     try:
         index.open()
-        assert index._client._server.hnsw_cache_size == resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 5
+        own = resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 5
+        assert index._client._server.hnsw_cache_size == min(64, own)
+    finally:
+        index.close()
+    unbounded = ChromaVectorIndex(
+        ChromaSettings(mode="embedded", path=str(tmp_path / "chroma"), cached_indexes=0), tmp_path
+    )
+    try:  # 0: chromadb's own count
+        unbounded.open()
+        assert unbounded._client._server.hnsw_cache_size == own
+    finally:
+        unbounded.close()
+
+
+def test_chats_written_and_erased_a_few_vectors_at_a_time_read_back_exactly(tmp_path: Path) -> None:
+    """Chats written and erased one to five vectors at a time, in random turn, under a bound of 2:
+    every chat's index leaves memory between its writes, and each must read back with exactly
+    the vectors it has (no write lost, no delete undone; a chat erased whole finds nothing and
+    raises nothing)."""
+    import random
+
+    rng = random.Random(1)
+    index = ChromaVectorIndex(
+        ChromaSettings(mode="embedded", path=str(tmp_path / "chroma"), cached_indexes=2), tmp_path
+    )
+    chats = 30
+    held: dict[int, dict[int, np.ndarray]] = {chat: {} for chat in range(chats)}
+    probe = np.ones(64, dtype=np.float32)
+    next_id = 0
+    try:
+        index.open()
+        for _ in range(400):
+            chat = rng.randrange(chats)
+            scope = Scope("group", str(chat))
+            if held[chat] and rng.random() < 0.3:
+                gone = rng.sample(sorted(held[chat]), min(len(held[chat]), rng.choice([1, 1, 2, 3])))
+                index.delete(0, "42", scope, gone)
+                for memory_id in gone:
+                    del held[chat][memory_id]
+            else:
+                count = rng.choice([1, 1, 1, 2, 3, 5])
+                ids = list(range(next_id, next_id + count))
+                next_id += count
+                vectors = np.random.default_rng(next_id).standard_normal((count, 64)).astype(np.float32)
+                index.upsert(0, "42", scope, ids, vectors, [{"t": 0}] * count)
+                held[chat].update(zip(ids, vectors, strict=True))
+            index.query(0, "42", scope, probe, 1)
+        for chat in range(0, chats, 3):  # a chat whose every vector was erased has nothing to find
+            if held[chat]:
+                index.delete(0, "42", Scope("group", str(chat)), sorted(held[chat]))
+                held[chat].clear()
+            index.query(0, "42", Scope("group", str(chat + 1)), probe, 1)
+        wrong = []
+        for chat in range(chats):
+            scope = Scope("group", str(chat))
+            for memory_id, vector in held[chat].items():
+                if [hit.memory_id for hit in index.query(0, "42", scope, vector, 1)] != [memory_id]:
+                    wrong.append((chat, memory_id))
+            stored = {hit.memory_id for hit in index.query(0, "42", scope, probe, 100)}
+            if stored != set(held[chat]):
+                wrong.append((chat, sorted(stored ^ set(held[chat]))))
+        assert wrong == []
     finally:
         index.close()
