@@ -7,8 +7,13 @@ embedder (USE multilingual v3). A few hundred short Chinese queries, each distin
 query embedding cache misses, as in a real chat), asked of a random scope in (b). Per query,
 interleaved: ours ``cold`` (build_context, embedding included), peer ``cold`` (embed with the
 same model + filtered Chroma query), then both again ``warm`` (the query vector already known:
-search and assembly only). p50/p95 per round, median over rounds, ratios ours/peer.
-Target: ours cold p95 <= 25 ms.
+search and assembly only), then the floor (issue 23): what recall cannot do without, one after
+the other: the query's embedding (the same model, no cache), one query of the chat's own Chroma
+collection (the candidates' count, distances only), and one raw FTS5 statement for the query's
+terms in that chat (the keyword index's own tokens and scope token; every term, none pruned),
+on a connection of its own; in a chat drawn apart from ours, so that its index is as often out of
+memory as ours was. p50/p95 per round, median over rounds, ratios ours/peer and ours/floor.
+Targets: ours cold p95 <= 25 ms; <= 1.5x the floor's; <= 0.10x the peer's.
 
 The store is written through the engine's real path (``engine.memories.remember`` per scope, then
 ``engine.index.drain()``); the full-scale stores are cached under /tmp/cognition-bench-cache
@@ -34,6 +39,8 @@ from _common import REPO_ROOT, machine_line, median, ms_since, p50_p95, parse_ar
 from amrita_plugin_cognition.api import UTC
 
 TARGET_P95_MS = 25.0
+TARGET_FLOOR_RATIO = 1.5
+TARGET_PEER_RATIO = 0.10
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 #: case -> (memories, scopes) at full and quick scale
 CASES = {"a": ((50_000, 1), (1_000, 1)), "b": ((100_000, 1_000), (2_000, 20))}
@@ -102,8 +109,13 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
                 texts[:100],
             )
             return
+        floor = Floor(engine, query_embedder, BOT_ID)
+        floor_rng = random.Random(11)
+        for text in texts[-20:]:  # the raw connection's first statements
+            await floor.measure(Scope("group", rng.choice(ids)), text)
+        parts = ("floor_embed", "floor_chroma", "floor_fts")
         figures: dict[str, list[tuple[float, float]]] = {
-            key: [] for key in ("ours_cold", "peer_cold", "ours_warm", "peer_warm")
+            key: [] for key in ("ours_cold", "peer_cold", "ours_warm", "peer_warm", "floor", *parts)
         }
         empty = 0
         for round_index in range(rounds):
@@ -122,6 +134,12 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
                 vector = (await engine.embedder.embed_queries([text]))[0]  # cached by the cold call
                 samples["ours_warm"].append((await ours(context, text))[0])
                 samples["peer_warm"].append(await theirs(key, text, vector))
+                # a chat of its own draw: in (b) most turns meet a chat whose index is not in memory,
+                # as ours did; the chat ours just asked would be warm
+                measured = await floor.measure(Scope("group", floor_rng.choice(ids)), text)
+                for part, value in zip(parts, measured, strict=True):
+                    samples[part].append(value)
+                samples["floor"].append(sum(measured))
             for name, values in samples.items():
                 figures[name].append(p50_p95(values))
         summary: dict[str, tuple[float, float]] = {}
@@ -130,20 +148,77 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
             p95 = median([pair[1] for pair in figures[name]])
             summary[name] = (p50, p95)
             print(
-                f"{name:<10} p50 {p50:8.2f} ms  p95 {p95:8.2f} ms   (median of {rounds} round(s) x {per_round} queries)"
+                f"{name:<12} p50 {p50:8.2f} ms  p95 {p95:8.2f} ms   (median of {rounds} round(s) x {per_round} queries)"
             )
         for mode in ("cold", "warm"):
             ours_p50, ours_p95 = summary[f"ours_{mode}"]
             peer_p50, peer_p95 = summary[f"peer_{mode}"]
             print(f"ratio ours/peer ({mode}): p50 {ours_p50 / peer_p50:.2f}  p95 {ours_p95 / peer_p95:.2f}")
+        floor_p50, floor_p95 = summary["floor"]
+        ours_p50, ours_p95 = summary["ours_cold"]
+        print(f"ratio ours cold/floor: p50 {ours_p50 / floor_p50:.2f}  p95 {ours_p95 / floor_p95:.2f}")
         print(f"turns that recalled nothing: {empty} of {per_round * rounds}")
+        print(f"case ({case}) ours cold p95 {ours_p95:.2f} ms: {verdict(ours_p95, TARGET_P95_MS)}")
         print(
-            f"case ({case}) ours cold p95 {summary['ours_cold'][1]:.2f} ms: "
-            f"{verdict(summary['ours_cold'][1], TARGET_P95_MS)}"
+            f"case ({case}) ours cold p95 / floor p95 {ours_p95 / floor_p95:.2f}: "
+            f"{verdict(ours_p95 / floor_p95, TARGET_FLOOR_RATIO)}"
         )
+        print(
+            f"case ({case}) ours cold p95 / peer p95 {ours_p95 / summary['peer_cold'][1]:.2f}: "
+            f"{verdict(ours_p95 / summary['peer_cold'][1], TARGET_PEER_RATIO)}"
+        )
+        floor.close()
     finally:
         if home is not None:
             remove_home(home)
+
+
+class Floor:
+    """What one recall cannot do without, each part timed alone: the query embedding (the engine's
+    model, no cache), one query of the chat's own Chroma collection (the handle the engine
+    opened; the candidates' count, distances only) and one raw FTS5 statement for every term of
+    the query in that chat, on a sqlite3 connection of its own (no ORM, no pool, no pruning)."""
+
+    def __init__(self, engine, embedder, bot_id: str) -> None:  # type: ignore[no-untyped-def]
+        import sqlite3
+
+        self.engine = engine
+        self.embedder = embedder
+        self.bot_id = bot_id
+        self.limit = engine.config.recall.candidates
+        self.database = sqlite3.connect(f"file:{engine_home(engine) / 'cognition.sqlite3'}?mode=ro", uri=True)
+
+    async def measure(self, scope, text: str) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
+        from amrita_plugin_cognition.index.collections import collection_name
+
+        begin = time.perf_counter()
+        vector = (await self.embedder.embed([text]))[0]
+        embed = ms_since(begin)
+        name = collection_name(self.engine.generation, self.bot_id, scope)
+        collection = await self.engine.vectors.off_loop("floor", lambda: self.engine.vectors._existing(name, False))
+        begin = time.perf_counter()
+        collection.query(query_embeddings=vector[None, :], n_results=self.limit, include=["distances"])
+        chroma = ms_since(begin)
+        begin = time.perf_counter()
+        self.database.execute(*self.fts_statement(scope, text)).fetchall()
+        return embed, chroma, ms_since(begin)
+
+    def fts_statement(self, scope, text: str) -> tuple[str, tuple[str, int]]:  # type: ignore[no-untyped-def]
+        from amrita_plugin_cognition.domain.tokenize import query_terms
+        from amrita_plugin_cognition.store import keyword
+
+        terms = list(dict.fromkeys(query_terms(text)))
+        words = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        match = f'scope : "{keyword.scope_token(self.bot_id, scope)}" AND {{tokens context}} : ({words})'
+        table = keyword.FTS_TABLE
+        statement = (
+            f"SELECT rowid, bm25({table}, 0.0, 0.0, 1.0, {keyword.CONTEXT_WEIGHT}) AS rank FROM {table} "
+            f"WHERE {table} MATCH ? ORDER BY rank LIMIT ?"
+        )
+        return statement, (match, self.limit)
+
+    def close(self) -> None:
+        self.database.close()
 
 
 async def profile_turns(engine, contexts, texts) -> None:  # type: ignore[no-untyped-def]
