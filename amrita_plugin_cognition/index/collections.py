@@ -33,9 +33,9 @@ COLLECTION_PREFIX = "cog"
 #: of 20 broken in each run saved every 10 writes; a chat written one vector at a time, 2-4 of 36
 #: vectors lost saved every 2; a single delete undone in 2 of 12 chats. So every write leaves
 #: nothing waiting: a call of fewer records than ``SYNC_EVERY`` is made again (``vector.py``,
-#: ``_saved_write``; chromadb refuses an interval of 1). Cost measured one write at a time, before
-#: the repeat: 5,000 vectors p50 4.4 -> 8.1 ms, p95 9.3 -> 9.9; 20,000 vectors p50 7.0 -> 16.0, p95
-#: 21.1 -> 20.5; queries unchanged.
+#: ``_saved_write``; chromadb refuses an interval of 1). Cost measured one write at a time, every 10
+#: -> every 2: 5,000 vectors p50 4.4 -> 8.1 ms, p95 9.3 -> 9.9; 20,000 vectors p50 7.0 -> 16.0, p95
+#: 21.1 -> 20.5; with the repeat, 5,000 vectors p50 16 ms, p95 18-19; queries unchanged.
 SYNC_EVERY = 2
 COLLECTION_METADATA: dict[str, str | int] = {
     "hnsw:space": "cosine",
