@@ -9,11 +9,13 @@ Nothing here opens a network connection.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -56,6 +58,13 @@ def clean_env(**extra: str) -> dict[str, str]:
     env["ANONYMIZED_TELEMETRY"] = "False"
     env.update(extra)
     return env
+
+
+def child_json(script: str, *arguments: str) -> Any:
+    """Run ``script`` again in a fresh process with ``arguments``; its last line of output, as JSON
+    (a run per process: each starts from the same memory and caches)."""
+    done = subprocess.run([sys.executable, script, *arguments], check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def throwaway_home(prefix: str) -> Path:

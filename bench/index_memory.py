@@ -18,13 +18,12 @@ The ratio bounded / unbounded is taken within the same run. No network, no model
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import machine_line, median, p50_p95, parse_args, remove_home, rss_mb, throwaway_home
+from _common import child_json, machine_line, median, p50_p95, parse_args, remove_home, rss_mb, throwaway_home
 
 UNBOUNDED = 100_000
 DIMENSIONS = 512
@@ -84,13 +83,7 @@ def child(chats: int, per_chat: int, cached: int) -> dict[str, Any]:
 
 
 def run(chats: int, per_chat: int, cached: int) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", str(chats), str(per_chat), str(cached)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return dict(child_json(__file__, "--child", str(chats), str(per_chat), str(cached)))
 
 
 def main() -> None:

@@ -14,14 +14,12 @@ medians over ``--runs`` runs, and the ratio ours/floor within each run. No netwo
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from _common import machine_line, median, p50_p95, parse_args, remove_home, throwaway_home
+from _common import child_json, machine_line, median, p50_p95, parse_args, remove_home, throwaway_home
 
 DIMENSIONS = 512
 FILL_BATCH = 500
@@ -52,28 +50,27 @@ def child(vectors: int, writes: int) -> dict[str, Any]:
             floor.upsert(ids=[str(item) for item in ids], embeddings=batch, metadatas=[{"t": 0}] * len(ids))
         times: dict[str, list[float]] = {"ours_upsert": [], "floor_upsert": [], "ours_delete": [], "floor_delete": []}
 
-        def timed(key: str, call: Any) -> None:
-            begin = time.perf_counter()
-            call()
-            times[key].append((time.perf_counter() - begin) * 1000)
+        def alternating(position: int, *calls: tuple[str, Any]) -> None:
+            for key, call in calls if position % 2 else reversed(calls):
+                begin = time.perf_counter()
+                call()
+                times[key].append((time.perf_counter() - begin) * 1000)
 
         for position in range(writes):
             memory_id = vectors + position
             vector = rng.standard_normal((1, DIMENSIONS)).astype(np.float32)
-            calls = [
+            alternating(
+                position,
                 ("ours_upsert", partial(index.upsert, 0, "42", ours_scope, [memory_id], vector, [{"t": 0}])),
                 ("floor_upsert", partial(floor.upsert, ids=[str(memory_id)], embeddings=vector, metadatas=[{"t": 0}])),
-            ]
-            for key, call in calls if position % 2 else reversed(calls):
-                timed(key, call)
+            )
         for position in range(writes):
             memory_id = vectors + position
-            calls = [
+            alternating(
+                position,
                 ("ours_delete", partial(index.delete, 0, "42", ours_scope, [memory_id])),
                 ("floor_delete", partial(floor.delete, ids=[str(memory_id)])),
-            ]
-            for key, call in calls if position % 2 else reversed(calls):
-                timed(key, call)
+            )
         return {key: p50_p95(values) for key, values in times.items()}
     finally:
         index.close()
@@ -94,12 +91,8 @@ def main() -> None:
         return
     print(f"# bench/index_writes.py  {machine_line()}{'  [quick]' if args.quick else ''}")
     print(f"{runs} run(s): a chat of {vectors:,} vectors, {writes} single upserts then {writes} single deletes")
-    results = []
-    for _ in range(runs):
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", "--vectors", str(vectors)]
-        command += ["--writes", str(writes)]
-        completed = subprocess.run(command, capture_output=True, text=True, check=True)
-        results.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    script = str(Path(__file__).resolve())
+    results = [child_json(script, "--child", "--vectors", str(vectors), "--writes", str(writes)) for _ in range(runs)]
     for operation in ("upsert", "delete"):
         ours = [run[f"ours_{operation}"] for run in results]
         floor = [run[f"floor_{operation}"] for run in results]

@@ -205,11 +205,10 @@ class Floor:
 
     def fts_statement(self, scope, text: str) -> tuple[str, tuple[str, int]]:  # type: ignore[no-untyped-def]
         from amrita_plugin_cognition.domain.tokenize import query_terms
-        from amrita_plugin_cognition.store.keyword import CONTEXT_WEIGHT, FTS_TABLE, scope_token
+        from amrita_plugin_cognition.store.keyword import CONTEXT_WEIGHT, FTS_TABLE, _fts_quote, scope_token
 
-        terms = list(dict.fromkeys(query_terms(text)))
-        words = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        match = f'scope : "{scope_token(self.bot_id, scope)}" AND {{tokens context}} : ({words})'
+        words = " OR ".join(map(_fts_quote, dict.fromkeys(query_terms(text))))
+        match = f"scope : {_fts_quote(scope_token(self.bot_id, scope))} AND {{tokens context}} : ({words})"
         table = FTS_TABLE
         statement = (
             f"SELECT rowid, bm25({table}, 0.0, 0.0, 1.0, {CONTEXT_WEIGHT}) AS rank FROM {table} "
