@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     from .domain.judgement import WORK_ZH as JUDGEMENT_WORK_ZH
     from .domain.judgement import changes_zh as judgement_changes_zh
     from .domain.knowledge import KnowledgeEntry as KnowledgeEntry
+    from .domain.pair_model import PairModel as DuplicatePairModel
+    from .domain.pair_model import bundled as bundled_pair_model
     from .domain.permissions import Actor as Actor
     from .domain.permissions import Operator as Operator
     from .domain.permissions import check_erase as check_erase
@@ -314,6 +316,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "opinion_asker": (".engine.historian_call", "opinion_asker"),
     "check_fact": (".domain.gate", "check_fact"),
     "judge_duplicate": (".domain.duplicates", "judge_pair"),
+    "DuplicatePairModel": (".domain.pair_model", "PairModel"),
+    "bundled_pair_model": (".domain.pair_model", "bundled"),
     "DuplicateVerdict": (".domain.duplicates", "DuplicateVerdict"),
     "DuplicateCluster": (".domain.clusters", "DuplicateCluster"),
     "DuplicateLink": (".domain.clusters", "DuplicateLink"),
@@ -407,6 +411,7 @@ __all__ = [
     "DuplicateCluster",
     "DuplicateClusters",
     "DuplicateLink",
+    "DuplicatePairModel",
     "DuplicateVerdict",
     "EmbedderUnavailable",
     "EndResult",
@@ -498,6 +503,7 @@ __all__ = [
     "as_utc",
     "build_embedder",
     "build_engine",
+    "bundled_pair_model",
     "card_label",
     "check_erase",
     "check_fact",

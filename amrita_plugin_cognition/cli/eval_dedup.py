@@ -3,8 +3,9 @@
 
 Both texts of every pair are embedded with the default local embedder (in batches, progress on
 stderr), the cosine of the two vectors is computed, and the same decision consolidation uses
-(``judge_duplicate``: the facts' parts compared) judges the pair. Beside its precision and
-recall, the report gives what the cosine alone reaches at the same recall (the threshold that
+(``judge_duplicate``: the facts' parts compared, then the wording of a pair whose parts agree by
+the learned check, ``domain/pair_model.py``, fitted on that embedder's vectors) judges the pair.
+Beside its precision and recall, the report gives what the cosine alone reaches at the same recall (the threshold that
 keeps at least that recall, and the precision there), so the worth of the parts is visible.
 Several files are read and checked first, embedded together, and reported one by one and pooled.
 """
@@ -19,11 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ..api import build_embedder, judge_duplicate
+from ..api import DuplicatePairModel, build_embedder, bundled_pair_model, judge_duplicate
 from ..config import EmbedderSettings
 from .evaluation import EvalInputError, _require, _share, no_cases, read_jsonl, stderr_progress, wilson
 
 MAX_FAILURE_DETAILS = 20
+#: A pair's two vectors.
+Vectors = tuple[np.ndarray, np.ndarray]
 #: Texts embedded per call (progress is reported after each).
 EMBED_BATCH = 64
 
@@ -57,24 +60,38 @@ def parse_dedup_file(path: Path) -> list[DedupPair]:
     return pairs
 
 
-def similarities(pairs: list[DedupPair], progress: Callable[[int], None] | None = None) -> list[float]:
-    """The cosine similarity of each pair's two texts under the default local embedder (every
-    distinct text embedded once, in batches)."""
-    texts = list(dict.fromkeys(text for pair in pairs for text in (pair.first, pair.second)))
+def embed_texts(
+    texts: list[str], progress: Callable[[int], None] | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Every distinct text's vector under the default local embedder (in batches), and that
+    embedder's fingerprint."""
+    distinct = list(dict.fromkeys(texts))
     embedder = build_embedder(EmbedderSettings())
 
     async def embed_all() -> np.ndarray:
         chunks = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            batch = texts[start : start + EMBED_BATCH]
+        for start in range(0, len(distinct), EMBED_BATCH):
+            batch = distinct[start : start + EMBED_BATCH]
             chunks.append(await embedder.embed(batch))
             if progress is not None:
                 progress(len(batch))
-        return np.vstack(chunks)
+        return np.vstack(chunks) if chunks else np.zeros((0, 0), np.float32)
 
     vectors = asyncio.run(embed_all())
-    row = {text: index for index, text in enumerate(texts)}
-    return [float(vectors[row[pair.first]] @ vectors[row[pair.second]]) for pair in pairs]
+    return dict(zip(distinct, vectors, strict=True)), embedder.fingerprint.as_dict()
+
+
+def pair_vectors(
+    pairs: list[DedupPair], progress: Callable[[int], None] | None = None
+) -> tuple[list[Vectors], dict[str, Any]]:
+    """The two vectors of each pair (every distinct text embedded once) and the embedder's fingerprint."""
+    vectors, fingerprint = embed_texts([text for pair in pairs for text in (pair.first, pair.second)], progress)
+    return [(vectors[pair.first], vectors[pair.second]) for pair in pairs], fingerprint
+
+
+def similarities(pairs: list[DedupPair], progress: Callable[[int], None] | None = None) -> list[float]:
+    """The cosine similarity of each pair's two texts under the default local embedder."""
+    return [float(first @ second) for first, second in pair_vectors(pairs, progress)[0]]
 
 
 def cosine_at_recall(scored: list[tuple[float, bool]], recall: float) -> dict[str, Any]:
@@ -95,14 +112,18 @@ def cosine_at_recall(scored: list[tuple[float, bool]], recall: float) -> dict[st
     }
 
 
-def dedup_report(pairs: list[DedupPair], similarity: list[float]) -> dict[str, Any]:
-    """The report of judged ``pairs`` whose vectors have ``similarity``."""
+def dedup_report(
+    pairs: list[DedupPair], vectors: list[Vectors], model: DuplicatePairModel | None = None
+) -> dict[str, Any]:
+    """The report of judged ``pairs`` whose texts have ``vectors`` (``model``: the learned check
+    of the wording, when it was fitted on their embedder)."""
+    similarity = [float(first @ second) for first, second in vectors]
     true_positives = false_positives = false_negatives = 0
     failures: list[str] = []
     details: list[dict[str, Any]] = []
     by_category: dict[str, list[int]] = {}
-    for pair, cosine in zip(pairs, similarity, strict=True):
-        verdict = judge_duplicate(pair.first, pair.second, cosine)
+    for pair, cosine, pair_vector in zip(pairs, similarity, vectors, strict=True):
+        verdict = judge_duplicate(pair.first, pair.second, cosine, pair_vector, model)
         true_positives += verdict.duplicate and pair.duplicate
         false_positives += verdict.duplicate and not pair.duplicate
         false_negatives += pair.duplicate and not verdict.duplicate
@@ -141,6 +162,11 @@ def dedup_report(pairs: list[DedupPair], similarity: list[float]) -> dict[str, A
             for name, tally in sorted(by_category.items())
         },
         "failure_details": details,
+        "model": {
+            "used": model is not None,
+            "accept_from": model.accept_from if model is not None else None,
+            "reject_below": model.reject_below if model is not None else None,
+        },
         "counts": {
             "pairs": len(pairs),
             "duplicates": duplicates,
@@ -157,12 +183,15 @@ def run_dedup_eval(parsed: dict[Path, list[DedupPair]]) -> dict[str, Any]:
     under ``files``."""
     everything = [pair for pairs in parsed.values() for pair in pairs]
     texts = len({text for pair in everything for text in (pair.first, pair.second)})
-    scored = similarities(everything, stderr_progress(texts, "嵌入"))
+    vectors, fingerprint = pair_vectors(everything, stderr_progress(texts, "嵌入"))
+    model = bundled_pair_model()
+    if model is not None and not model.applies_to(fingerprint):
+        model = None
     if len(parsed) == 1:
-        return dedup_report(everything, scored)
+        return dedup_report(everything, vectors, model)
     files: dict[str, dict[str, Any]] = {}
     offset = 0
     for path, pairs in parsed.items():
-        files[str(path)] = dedup_report(pairs, scored[offset : offset + len(pairs)])
+        files[str(path)] = dedup_report(pairs, vectors[offset : offset + len(pairs)], model)
         offset += len(pairs)
-    return {**dedup_report(everything, scored), "files": files}
+    return {**dedup_report(everything, vectors, model), "files": files}

@@ -13,7 +13,8 @@ three sources of candidate pairs, then one decision:
   unigrams, CJK characters one by one), i.e. the same words reordered, found by grouping, so a
   fact whose vector is not written yet (outbox pending) is still compared;
 
-each candidate pair is judged by ``duplicates.judge_read`` (the facts' parts compared), and the
+each candidate pair is judged by ``duplicates.judge_read`` (the facts' parts compared, then the
+wording of a pair whose parts agree by the learned check when one fits the vectors), and the
 accepted pairs are joined into clusters (union-find). Each fact is read into parts once.
 
 The pairs rejected only for their wording (``duplicates.doubted_by_wording``: every part agrees,
@@ -33,6 +34,7 @@ import numpy as np
 
 from .duplicates import EXACT, DuplicateVerdict, doubted_by_wording, hard_key, judge_read
 from .fact_parts import FactParts, read_parts
+from .pair_model import PairModel
 
 #: Cosine at or above which two stored vectors are a candidate pair. Every duplicate the parts
 #: accept on the hand-written sets has cosine ≥ 0.73 (tests/data/train/dedup_zh_*.jsonl).
@@ -175,13 +177,16 @@ def find_clusters(
     vectors: np.ndarray | None,
     vector_rows: Sequence[int | None],
     threshold: float = VECTOR_THRESHOLD,
+    model: PairModel | None = None,
 ) -> ClusterSearch:
     """Near-duplicate clusters of ``facts``. ``blocks``: their ``blocking``; ``vector_rows[i]``:
     the row of ``vectors`` holding fact i's stored vector, or None when it has none (yet).
 
     Blocking first: vectors are compared only within a block of equal keys (who, when, whether,
     plan: a pair across blocks cannot be a duplicate), so the cost is the sum of the blocks'
-    squares, not the bank's."""
+    squares, not the bank's. ``model``: the learned check of the wording (``pair_model``), fitted
+    on the embedder of ``vectors``; it reads a pair's two stored vectors, so a pair with a fact
+    not yet embedded is judged by the rules alone."""
     exact, keyword_pairs = blocks.exact, blocks.keyword_pairs
     firsts, seconds, similarities = _vector_candidates(blocks.keys, vectors, vector_rows, threshold)
     judged: dict[tuple[int, int], float | None] = {
@@ -202,7 +207,13 @@ def find_clusters(
         if (first, second) in exact or joined.find(first) == joined.find(second):
             continue
         checked += 1
-        verdict = judge_read(_parts(parts, facts, first), _parts(parts, facts, second), _judged(similarity))
+        verdict = judge_read(
+            _parts(parts, facts, first),
+            _parts(parts, facts, second),
+            _judged(similarity),
+            _pair_vectors(vectors, vector_rows, first, second) if model is not None else None,
+            model,
+        )
         if verdict.duplicate:
             links.append((first, second, _link(facts, first, second, similarity, verdict)))
             joined.union(first, second)
@@ -276,6 +287,15 @@ def _cosine(vectors: np.ndarray | None, rows: Sequence[int | None], first: int, 
     if vectors is None or row_first is None or row_second is None:
         return None
     return float(vectors[row_first] @ vectors[row_second])
+
+
+def _pair_vectors(
+    vectors: np.ndarray | None, rows: Sequence[int | None], first: int, second: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    row_first, row_second = rows[first], rows[second]
+    if vectors is None or row_first is None or row_second is None:
+        return None
+    return vectors[row_first], vectors[row_second]
 
 
 def _judged(similarity: float | None) -> float:

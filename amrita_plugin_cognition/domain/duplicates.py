@@ -4,60 +4,51 @@
 Vectors find candidates, the parts decide. Two facts whose vectors are close can still differ in
 exactly the part that matters, and each such class of difference is a rule here, in this order:
 
-* ``who``: a different QQ number (in any writing; a nickname beside it is framing, not wording;
-  a number on one side whose nickname the other fact names alone is the same person);
-* ``when``: a different calendar date (any writing of the same day is the same date; a year
-  written on one side only still matches), weekday, clock time, part of the day (上午 / 下午) or
-  frequency (每天 / 每周), or a date on one side only;
-* ``how_much``: a different number or amount (Chinese numerals read by cn2an: 三千五 = 3500; a
-  unit on one side only is the same number; 15万元 = 150000元);
-* ``whether``: one fact denies what the other states (不/没/没有/别/未/never/not…; 讨厌 = 不喜欢);
-* ``plan_vs_done``: one fact is an intention (要/打算/准备/计划/will…), the other is not;
-* ``roles``: two things stand on opposite sides of the same directional word in the two facts
-  (A借给B / B借给A, 从上海到杭州 / 从杭州到上海);
-* ``wording``: after those parts, punctuation, particles and the everyday synonyms of
-  ``fact_parts`` are taken out, a short stretch between the same neighbours differs on both sides
-  (a word put in the place of another: 成都 vs 重庆, 小明 vs 小红, 火锅 vs 烧烤), or the words differ
-  on both sides and the vectors are not close (``REWORD_SIMILARITY``), or one side adds more than
-  ``MAX_EXTRA`` content characters, or any after "with" (和小红, 跟朋友: someone added);
+* ``who``: a different QQ number (in any writing, a bare number of QQ's length in brackets after a
+  name too; a nickname beside it is framing, not wording; a number on one side whose nickname the
+  other fact names alone is the same person);
+* ``when``: a different calendar date (any writing of the same day is the same date, 26年 is 2026;
+  a year written on one side only still matches), weekday, clock time, part of the day (上午 /
+  下午, 昨晚), frequency (每天 / 每周) or relative day, week, month or year (上个月 / 这个月), or a
+  date on one side only;
+* ``how_much``: a different number or amount (Chinese numerals read by cn2an: 三千五 = 3500, 俩 =
+  两个, 一半 = 50 %, 89块9 = 89.9元; a unit on one side only is the same number; 15万元 = 150000元);
+* ``whether``: one fact denies what the other states (不/没/没有/别/未/never/not…; 讨厌 = 不喜欢;
+  禁止 = 不许 = 不允许);
+* ``plan_vs_done``: one fact is an intention (要/打算/准备/计划/will…) that the other tells as an act
+  done or going on; an act set in a time ahead (明天去) is an intention too;
+* ``roles``: who does what to whom turned around (``duplicate_roles``: A借给B / B借给A, 小马请阿凯 /
+  阿凯请小马, 老严被儿子接走 / 老严把儿子接走);
+* ``wording``: what the leftover words say (``duplicate_wording``: a word put in the place of
+  another, unless the thesaurus files them as one word; a rewording with the vectors apart; words
+  added);
 * ``far``: the vectors are too far apart for a paraphrase.
 
 What stays is a paraphrase: reordering (the wordings are compared as sets of tokens), dropped
 filler, a different writing of the same date, number or person, a synonym, a rewording that puts
 no word in the place of another.
+
+With the pair's two vectors and a ``pair_model.PairModel`` fitted on their embedder, the model then
+decides the wording of a pair whose every part agrees (``decide_wording``): the rules read parts
+well and words poorly, the vectors the other way round.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
-from .fact_parts import BOUNDARY, FactParts, read_parts
+import numpy as np
+
+from . import duplicate_roles as roles
+from .duplicate_wording import wording_difference
+from .fact_parts import FactParts, read_parts
+from .pair_model import PairModel
 from .records import normalise_text
 
 #: Below this cosine similarity two facts are not compared at all.
 MIN_SIMILARITY = 0.55
-#: One side may say up to ``MAX_EXTRA`` content tokens more (新电脑 / 电脑, 回老家 / 回家) only
-#: when the vectors are this close.
-MAX_EXTRA = 2
-EXTRA_SIMILARITY = 0.75
-#: A run of at most this many tokens between the same neighbours on both sides is a word put in
-#: the place of another (``_slot``).
-SLOT_TOKENS = 4
-#: Words reworded on both sides (no word in the place of another) are a paraphrase from this
-#: cosine on.
-REWORD_SIMILARITY = 0.75
-
-#: "With someone": what follows one of these on one side only is a person added, never filler.
-_COMPANION = re.compile(r"(?:和|跟|与|同|陪|带着)(\w)")
-
-#: Words that give the things around them a role: who or what stands before and after them
-#: matters (A借给B ≠ B借给A, 从上海搬到杭州 ≠ 从杭州搬到上海, lent to / from).
-_DIRECTION = re.compile(r"给|从|到|向|被|比|(?i:\b(?:to|from|than|by)\b)")
-_ENTITY_CJK = re.compile(r"[\u3400-\u9fff]{2,}")
-_ENTITY_LATIN = re.compile(r"[A-Za-z]{2,}|\d{5,12}")
+#: The unit vectors of a pair's two facts, as the embedder stored them.
+Vectors = tuple[np.ndarray, np.ndarray]
 
 EXACT = "exact"
 SAME = "same_parts"
@@ -125,107 +116,6 @@ def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
     return sorted(f"{value:g}{unit}" for value, unit in only.elements() if value != 1)
 
 
-def _slot(first: FactParts, second: FactParts, only_first: set[str], only_second: set[str]) -> str | None:
-    """A word put in the place of another: the two wordings aligned, a short stretch on each side
-    between the same neighbours (在[成都]吃 / 在[重庆]吃, [女]儿 / 儿[子], [话]费 / [网]费) is
-    another thing of the same kind, not a rewording. Stretches one token apart are one stretch;
-    words said elsewhere on the other side (a reordering) are not part of it."""
-    groups: list[tuple[list[str], list[str]]] = []
-    last_end = -10
-    matcher = SequenceMatcher(None, first.residue, second.residue, autojunk=False)
-    for tag, start_first, end_first, start_second, end_second in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        taken_first = [token for token in first.residue[start_first:end_first] if token in only_first]
-        taken_second = [token for token in second.residue[start_second:end_second] if token in only_second]
-        if groups and (
-            start_first == last_end or (start_first - last_end == 1 and first.residue[last_end] != BOUNDARY)
-        ):
-            groups[-1][0].extend(taken_first)
-            groups[-1][1].extend(taken_second)
-        else:
-            groups.append((taken_first, taken_second))
-        last_end = end_first
-    for taken_first, taken_second in groups:
-        if taken_first and taken_second and max(len(taken_first), len(taken_second)) <= SLOT_TOKENS:
-            return f"{''.join(taken_first)} ≠ {''.join(taken_second)}"
-    return None
-
-
-def _wording(first: FactParts, second: FactParts, similarity: float) -> str | None:
-    """What differs in the wording, or None when it is a paraphrase. The words are compared as
-    sets (a word said twice on one side, 游泳馆游泳 / 游泳, adds nothing). Words on both sides that
-    the other lacks are a rewording when none of them takes the place of another (``_slot``) and
-    the vectors are close (``REWORD_SIMILARITY``)."""
-    only_first = set(first.residue) - set(second.residue) - {BOUNDARY}
-    only_second = set(second.residue) - set(first.residue) - {BOUNDARY}
-    if only_first and only_second:
-        slot = _slot(first, second, only_first, only_second)
-        if slot is not None:
-            return slot
-        if similarity < REWORD_SIMILARITY:
-            return f"{''.join(sorted(only_first))} ≠ {''.join(sorted(only_second))}"
-        return None
-    extra = only_first or only_second
-    size = len(extra)
-    if size and (size > MAX_EXTRA or similarity < EXTRA_SIMILARITY):
-        return f"+{''.join(sorted(extra))}"
-    longer = first if only_first else second
-    if (
-        size
-        and _COMPANION.search(longer.text)
-        and any(marker.group(1)[:1] in extra for marker in _COMPANION.finditer(longer.text))
-    ):
-        return f"+with {''.join(sorted(extra))}"
-    return None
-
-
-def _entities(text: str) -> set[str]:
-    """What may hold a role in ``text``: runs of CJK (every 2–4 character piece), Latin words,
-    QQ numbers."""
-    found = {match.group(0).lower() for match in _ENTITY_LATIN.finditer(text)}
-    for match in _ENTITY_CJK.finditer(text):
-        run = match.group(0)
-        found.update(run[i : i + size] for size in (2, 3, 4) for i in range(len(run) - size + 1))
-    return found
-
-
-def _swapped_roles(first: str, second: str) -> str | None:
-    """Two things that stand on opposite sides of the same directional word in the two facts
-    (A借给B / B借给A): each named once in each fact, one moved from before the word to after it
-    and another the other way."""
-    first, second = unicodedata.normalize("NFKC", first), unicodedata.normalize("NFKC", second)
-    lower_first, lower_second = first.lower(), second.lower()
-    markers = {match.group(0).lower() for match in _DIRECTION.finditer(first)}
-    markers &= {match.group(0).lower() for match in _DIRECTION.finditer(second)}
-    if not markers:
-        return None
-    shared = [
-        entity
-        for entity in _entities(first) & _entities(second)
-        if lower_first.count(entity) == 1 and lower_second.count(entity) == 1
-    ]
-    for marker in sorted(markers):
-        at_first, at_second = _marker_at(lower_first, marker), _marker_at(lower_second, marker)
-        if at_first is None or at_second is None:
-            continue
-        moved_back = [e for e in shared if lower_first.find(e) < at_first and lower_second.find(e) > at_second]
-        moved_front = [e for e in shared if lower_first.find(e) > at_first and lower_second.find(e) < at_second]
-        if moved_back and moved_front and not _overlap(moved_back, moved_front):
-            return f"{max(moved_back, key=len)} ⇄ {max(moved_front, key=len)} ({marker})"
-    return None
-
-
-def _marker_at(text: str, marker: str) -> int | None:
-    """Where the one occurrence of ``marker`` is (None when it is written more than once)."""
-    found = [match.start() for match in _DIRECTION.finditer(text) if match.group(0).lower() == marker]
-    return found[0] if len(found) == 1 else None
-
-
-def _overlap(first: list[str], second: list[str]) -> bool:
-    return any(a in b or b in a for a in first for b in second)
-
-
 def judge_parts(first: FactParts, second: FactParts, similarity: float) -> DuplicateVerdict:
     """The decision on two facts already read (``read_parts``), whose vectors have ``similarity``."""
     if normalise_text(first.text) == normalise_text(second.text):
@@ -250,6 +140,10 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"part of day {sorted(first.day_parts)} ≠ {sorted(second.day_parts)}"
         )
+    if first.relative_times and second.relative_times and first.relative_times != second.relative_times:
+        return DuplicateVerdict(
+            False, WHEN, tuple(matched), f"{sorted(first.relative_times)} ≠ {sorted(second.relative_times)}"
+        )
     if first.frequencies and second.frequencies and first.frequencies != second.frequencies:
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"how often {sorted(first.frequencies)} ≠ {sorted(second.frequencies)}"
@@ -266,19 +160,30 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
     if first.negations != second.negations:
         return DuplicateVerdict(False, WHETHER, tuple(matched), f"{first.negations} vs {second.negations} negations")
     matched.append(WHETHER)
-    if first.plan != second.plan:
+    if _plan_against_done(first, second) or _plan_against_done(second, first):
         return DuplicateVerdict(False, PLAN_VS_DONE, tuple(matched), "plan" if first.plan else "not plan")
     matched.append(PLAN_VS_DONE)
     if similarity < MIN_SIMILARITY:
         return DuplicateVerdict(False, FAR, tuple(matched), f"cosine {similarity:.3f}")
-    swapped = _swapped_roles(first.text, second.text)
+    swapped = roles.swapped(first.text, second.text)
     if swapped is not None:
         return DuplicateVerdict(False, ROLES, tuple(matched), swapped)
     matched.append(ROLES)
-    difference = _wording(first, second, similarity)
+    difference = wording_difference(first, second, similarity)
     if difference is not None:
         return DuplicateVerdict(False, WORDING, tuple(matched), difference)
     return DuplicateVerdict(True, SAME, (*matched, WORDING))
+
+
+#: Relative times that lie ahead (明天, 下周, 明年): a fact set in them is a plan however it is said.
+_AHEAD = frozenset({"day+1", "day+2", "week+1", "month+1", "year+1"})
+
+
+def _plan_against_done(planned: FactParts, other: FactParts) -> bool:
+    """``planned`` states an intention that ``other`` states as an act, done (打算去成都 / 去了成都)
+    or going on (打算去咖啡店兼职 / 在咖啡店打工). An act set in a time ahead (明天要去 / 明天去,
+    下周三要去 / 下个星期三去) is an intention too, however it is said."""
+    return planned.plan and not other.plan and not (other.relative_times & _AHEAD and not other.done)
 
 
 def doubted_by_wording(verdict: DuplicateVerdict) -> bool:
@@ -306,14 +211,16 @@ def _same_people(first: FactParts, second: FactParts) -> bool:
 
 def hard_key(parts: FactParts) -> int:
     """A hash of parts ``judge_parts`` requires equal before it looks at the wording: who, the
-    days and clock times, negations, plan. Two facts whose keys differ are not duplicates, but for
+    days and clock times, negations. Two facts whose keys differ are not duplicates, but for
     one class: a person named by QQ number in one fact and by nickname alone in the other, which the
     judgement accepts and the blocking keeps apart (the QQ numbers split one chat's bank into a
     block per person, which is what keeps the pre-pass within its time; ``judge_read`` is exact,
     the clusters miss those pairs). The numbers are left out: a nickname such as 七七 reads as a
-    number until the pair's nicknames are known, and a pair is re-read with them."""
+    number until the pair's nicknames are known, and a pair is re-read with them. So is plan vs
+    done: an intention conflicts only with the act told as done, not with the act told plainly
+    (``_plan_against_done``), which no single key can say."""
     days = frozenset((month, day) for _year, month, day in parts.dates)
-    return hash((parts.qq_numbers, days, parts.clock_times, parts.negations, parts.plan))
+    return hash((parts.qq_numbers, days, parts.clock_times, parts.negations))
 
 
 def shared_nicknames(first: FactParts, second: FactParts) -> frozenset[str]:
@@ -336,13 +243,42 @@ def reread(parts: FactParts, nicknames: frozenset[str]) -> FactParts:
     return read_parts(parts.text, nicknames)
 
 
-def judge_read(first: FactParts, second: FactParts, similarity: float) -> DuplicateVerdict:
-    """``judge_parts`` after the nicknames of the people both facts name are taken out of both."""
+def judge_read(
+    first: FactParts,
+    second: FactParts,
+    similarity: float,
+    vectors: Vectors | None = None,
+    model: PairModel | None = None,
+) -> DuplicateVerdict:
+    """``judge_parts`` after the nicknames of the people both facts name are taken out of both;
+    with the pair's ``vectors`` and a ``model`` fitted on their embedder, the model decides the
+    wording of a pair whose parts all agree (``decide_wording``)."""
     nicknames = shared_nicknames(first, second)
-    return judge_parts(reread(first, nicknames), reread(second, nicknames), similarity)
+    verdict = judge_parts(reread(first, nicknames), reread(second, nicknames), similarity)
+    if vectors is None or model is None:
+        return verdict
+    return decide_wording(verdict, vectors, similarity, model)
 
 
-def judge_pair(first: str, second: str, similarity: float) -> DuplicateVerdict:
+def decide_wording(
+    verdict: DuplicateVerdict, vectors: Vectors, similarity: float, model: PairModel
+) -> DuplicateVerdict:
+    """The learned check of the wording (``pair_model``) in place of the rules' own, for a pair
+    the rules found alike in every part (``same_parts``) or apart in their words only
+    (``wording``); any other verdict stands."""
+    if verdict.reason not in (SAME, WORDING):
+        return verdict
+    probability = model.probability(vectors[0], vectors[1], similarity, verdict.reason, verdict.detail)
+    detail = f"{verdict.detail} (model {probability:.2f})".strip()
+    matched = tuple(part for part in verdict.matched if part != WORDING)
+    if model.says_duplicate(probability, verdict.reason == SAME):
+        return DuplicateVerdict(True, SAME, (*matched, WORDING), detail)
+    return DuplicateVerdict(False, WORDING, matched, detail)
+
+
+def judge_pair(
+    first: str, second: str, similarity: float, vectors: Vectors | None = None, model: PairModel | None = None
+) -> DuplicateVerdict:
     """Are ``first`` and ``second`` (two stored facts whose vectors have cosine ``similarity``)
-    the same fact?"""
-    return judge_read(read_parts(first), read_parts(second), similarity)
+    the same fact? ``vectors`` and ``model``: see ``judge_read``."""
+    return judge_read(read_parts(first), read_parts(second), similarity, vectors, model)

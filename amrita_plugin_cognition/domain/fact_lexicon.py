@@ -1,8 +1,9 @@
 """The words and patterns ``fact_parts`` reads a fact with: who (QQ numbers, nicknames beside
-them), when (dates, weekdays, frequencies, clock times, parts of the day), how much (numbers,
-units, measure words, Chinese numerals), whether (negation and its antonym forms), plan vs done,
-and the wording's filler words and everyday synonyms. Language, never facts about anyone: no
-person, place or product is named here. Pure data and compiled patterns.
+them), when (dates, weekdays, frequencies, clock times, parts of the day, relative days and
+months), how much (numbers, units, measure words, Chinese numerals), whether (negation, its
+antonym forms, prohibition), plan vs done, and the wording's filler words and everyday synonyms.
+Language, never facts about anyone: no person, place or product is named here. Pure data and
+compiled patterns.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import re
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 
 # --- who ---------------------------------------------------------------------------------------
-#: ``QQ号10001（昵称小明）`` (the historian's writing), ``QQ 10001``, ``qq:10001``.
-_QQ = re.compile(r"(?i)qq\s*(?:号码|号|number|#|:|：)?\s*(\d{5,12})")
+#: ``QQ号10001（昵称小明）`` (the historian's writing), ``QQ 10001``, ``qq:10001``, and a bare
+#: number of QQ's length in brackets, as people write it after a name (``咸鱼（52011）``).
+_QQ = re.compile(r"(?i)qq\s*(?:号码|号|number|#|:|：)?\s*(\d{5,12})|(?<=[（(])\s*(\d{5,12})(?=\s*[）)])")
 #: ``阿杰（QQ号31415）``, ``Mia (QQ 13579)``: the name written just before a bracketed QQ number
 #: (a CJK run of at most 4 characters after a non-CJK character, or one Latin word).
 _NICKNAME_BEFORE = re.compile(
@@ -48,8 +50,9 @@ _MONTHS_EN = {
 }
 _MONTH_EN = "|".join(sorted(_MONTHS_EN, key=len, reverse=True))
 _DATE_PATTERNS = (
-    re.compile(r"(?<!\d)(\d{4})\s*(?:[-/.]|年)\s*(\d{1,2})\s*(?:[-/.]|月)\s*(\d{1,2})(?:\s*(?:日|号))?"),
-    re.compile(r"(?<!\d)(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)()"),
+    # a year of two digits only before 年 (26年1月8号 is 2026; 11-29 is no year)
+    re.compile(r"(?<!\d)(\d{4}|\d{2}(?=\s*年))\s*(?:[-/.]|年)\s*(\d{1,2})\s*(?:[-/.]|月)\s*(\d{1,2})(?:\s*(?:日|号))?"),
+    re.compile(r"(?<!\d)(\d{4}|\d{2}(?=\s*年))\s*年\s*(\d{1,2})\s*月(?!\s*\d)()"),
     re.compile(r"(?<![\d年])()(\d{1,2})\s*月\s*(\d{1,2})\s*(?:日|号)"),
     re.compile(rf"(?i)\b({_MONTH_EN})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,?\s*(\d{{4}}))?\b"),
     re.compile(rf"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_EN})\.?(?:\s*,?\s*(\d{{4}}))?\b"),
@@ -82,6 +85,25 @@ _FREQUENCIES = (
     ("quarter", re.compile(r"(?i)每个?季度|\bquarterly\b|\bevery quarter\b")),
     ("year", re.compile(r"(?i)每个?年|每一年|\byearly\b|\bannually\b|\bevery year\b")),
 )
+#: Days, weeks, months and years said relative to when the fact was written (昨天, 上个月, 明年):
+#: two facts that both say one must say the same (上个月 / 这个月 differ; 昨晚 / 昨天夜里 agree).
+_RELATIVE_TIMES = (
+    ("day-2", re.compile(r"前天|前日")),
+    ("day-1", re.compile(r"(?i)昨天|昨日|昨晚|昨夜|昨儿|\byesterday\b")),
+    ("day0", re.compile(r"(?i)今天|今日|今晚|今早|今儿|\btoday\b")),
+    ("day+1", re.compile(r"(?i)明天|明日|明晚|明早|明儿|\btomorrow\b")),
+    ("day+2", re.compile(r"后天")),
+    ("week-1", re.compile(r"(?i)上个?(?:周|星期|礼拜)|\blast week(?:end)?\b")),
+    ("week0", re.compile(r"(?i)(?:这个?|本)(?:周|星期|礼拜)|\bthis week(?:end)?\b")),
+    ("week+1", re.compile(r"(?i)下个?(?:周|星期|礼拜)|\bnext week(?:end)?\b")),
+    ("month-1", re.compile(r"(?i)上个?月|\blast month\b")),
+    ("month0", re.compile(r"(?i)这个?月|本月|\bthis month\b")),
+    ("month+1", re.compile(r"(?i)下个?月|\bnext month\b")),
+    ("year-2", re.compile(r"前年")),
+    ("year-1", re.compile(r"(?i)去年|\blast year\b")),
+    ("year0", re.compile(r"(?i)今年|\bthis year\b")),
+    ("year+1", re.compile(r"(?i)明年|\bnext year\b")),
+)
 _WEEKDAYS_EN = re.compile(r"(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
 #: Named groups of weekdays (after ``fold``: 星期 and 礼拜 read as 周): the weekend is Saturday and
 #: Sunday, the working days Monday to Friday, so that 每个周末 and 每个周一 are two facts.
@@ -99,7 +121,7 @@ _DAY_PARTS = (
     ("morning", re.compile(r"(?i)凌晨|早上|早晨|清晨|上午|一早|\bin the morning\b|\bmornings?\b")),
     ("noon", re.compile(r"(?i)中午|\bnoon\b|\bat lunch(?:time)?\b")),
     ("afternoon", re.compile(r"(?i)下午|\bafternoons?\b")),
-    ("evening", re.compile(r"(?i)傍晚|晚上|夜里|半夜|深夜|晚间|\bevenings?\b|\bat night\b|\btonight\b")),
+    ("evening", re.compile(r"(?i)傍晚|晚上|夜里|半夜|深夜|晚间|[昨今明]晚|\bevenings?\b|\bat night\b|\btonight\b")),
 )
 _AFTERNOON = ("下午", "傍晚", "晚上", "夜里", "晚", "深夜")
 
@@ -142,6 +164,13 @@ _SCALED_UNITS = {
     "千米": (1, "公里"),
 }
 #: 半 as an amount (半小时, 一个半月), not as the half hour of a clock time (3点半).
+#: Counting words of speech: 俩 is two (of something), 仨 three.
+_COLLOQUIAL_COUNTS = {"俩": "两个", "仨": "三个"}
+_COLLOQUIAL_COUNT = re.compile("俩|仨")
+#: Half of something said as 一半 is 50 % of it.
+_ONE_HALF = re.compile("一半")
+#: Money said as 89块9 (read as 89元9 once units are folded): 89.9元.
+_MONEY_TENTHS = re.compile(r"(\d+)元(\d)(?![\d.%])(?!\s*(?:角|毛|分))")
 _HALF = re.compile(rf"(?<!点)半(?=个?(?:{MEASURE_WORDS}))")
 
 
@@ -150,19 +179,24 @@ _HALF = re.compile(rf"(?<!点)半(?=个?(?:{MEASURE_WORDS}))")
 _NOT_NEGATION = re.compile(
     "(?<![\u3400-\u9fff])不过|不过(?=[，,])|不错|不仅|不只|不但|不少|不久|不同|不断|不管|不论|差不多|不得不|要不|不然|不如|不一定|"
     "了不起|忍不住|对不起|未来|无论|毫不犹豫|非常|并非常|没想到|不久前|无聊|非要|"
-    "别人|别的|特别|区别|分别|告别|性别|级别|识别|差别|个别|类别|辨别|否则|是否|能否|可否|无比|未必"
+    "别人|别的|特别|区别|分别|告别|性别|级别|识别|差别|个别|类别|辨别|否则|是否|能否|可否|无比|未必|"
+    # a degree (怕得不行 = very afraid) and a bound before an amount (不超过100元 = 最多100元)
+    "得不行|不得了|不(?:超过|足|到|满)(?=\\d|[|])"
 )
 _NEGATION_ZH = re.compile("没有|从没|从不|并不|并没|不|没|别|未|无|勿|莫|甭|非|否")
 #: Words that say "not like" in one word (讨厌 = 不喜欢, dislike = not like): counted as a negation
 #: and read as 喜欢 in the wording, so 不喜欢香菜 / 讨厌香菜 agree and 喜欢 / 讨厌 differ.
 _DISLIKE_ZH = re.compile("讨厌|厌恶|反感|憎恶|嫌弃")
+#: Words that forbid (禁止 = 不许 = 不准 = 不允许 = 不得): one negation, read as 禁止 in the wording, so
+#: 禁止发广告 / 不许发广告 agree and 允许 / 禁止 differ.
+_PROHIBITION = re.compile("严禁|禁止|不许|不准|不允许|不得|不可以")
 _DISLIKE_EN = re.compile(r"(?i)\b(?:dislike[sd]?|hate[sd]?|hating|disliking)\b")
 _NEGATION_EN = re.compile(r"(?i)\b(?:not|never|no|none|nobody|nothing|neither|nor|without|cannot)\b|n't\b")
 
 # --- plan vs done ------------------------------------------------------------------------------
 _NOT_PLAN = re.compile(
     "需要|重要|主要|要求|要是|只要|不要|想法|想起|想到|理想|感想|思想|回想|将军|将近|即将到来|准备好了|计划好了|"
-    "想念|梦想|幻想|联想|猜想|要素|纪要|摘要|必要|要紧|想象"
+    "想念|梦想|幻想|联想|猜想|要素|纪要|摘要|必要|要紧|想象|要好|要么|要命"
 )
 _PLAN_ZH = re.compile(
     "打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|想|即将|"
@@ -174,6 +208,11 @@ _PLAN_EN = re.compile(r"(?i)\b(?:will|plan|plans|planning|planned to|going to|in
 #: A frequency before a bare 要 makes it a habit or a duty, not an intention (每天要吃三顿, 一个月要交).
 _HABIT = re.compile(r"每|天天|经常|平时|平常|总是|通常|一般|逢|(?<!\d)1个(?:月|周)|(?<![\d年月])1(?:年|天|周)(?!\d)")
 _DONE_ZH = re.compile("已经|已|曾经|曾|了|过")
+#: An English act told as done: the past tense (a verb in -ed or a common irregular one) or already.
+_DONE_EN = re.compile(
+    r"(?i)\b(?:\w{2,}ed|already|went|bought|sold|had|did|got|made|took|saw|came|left|gave|paid|ate|met|won|lost|"
+    r"flew|drove|ran|wrote|read|began|became|broke|chose|found|sent|spent|told|thought|moved|was|were)\b"
+)
 
 # --- wording -----------------------------------------------------------------------------------
 #: Characters and words that change no fact: particles, aspect marks (compared apart), degree
@@ -188,8 +227,8 @@ FILLER_CHARS = frozenset(
     "的了地得着过也就还很挺蛮太真又再呢吗吧啊呀哦嘛么于在是将已把被给和与跟同及并而曾要想拟个位名只次他她它这那去来都"
 )
 _FILLER_WORD = re.compile(FILLER_WORDS)
-#: 还 as "give back" (还给, 还钱, 还款), not the filler "still".
-_RETURN = re.compile("还(?=给|钱|款|清|了(?:他|她|我|你)?[\\d一二三四五六七八九十两几]|书)")
+#: 还 as "give back" (还给, 还钱, 还款, 还回去, 还了室友…), not the filler "still" (还在, 还了解).
+_RETURN = re.compile("(?<![返偿归])还(?=给|钱|款|清|回|书|了(?!解))")
 
 #: Everyday words said in more than one way (the language's synonyms, not facts about anyone):
 #: each group is read as its first member before the wordings are aligned.

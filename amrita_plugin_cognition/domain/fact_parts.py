@@ -2,7 +2,8 @@
 
 A fact is read into who (QQ numbers and the nicknames written beside them), when (calendar dates
 in any writing the historian or a person uses: ``2026-11-29``, ``2026年11月29日``, ``11月29日``,
-``十一月二十九号``, ``Nov 29, 2026``; weekdays; clock times such as ``下午3点半`` or ``15:30``),
+``十一月二十九号``, ``Nov 29, 2026``; weekdays; clock times such as ``下午3点半`` or ``15:30``;
+days, weeks, months and years said relative to the writing: ``昨天``, ``上个月``, ``明年``),
 how much (every other number, Chinese numerals read by cn2an), whether (negation) and plan vs done
 (a stated intention or a plain/finished act), plus what is left: the *residue*, the tokens of the
 wording with those parts, punctuation and the QQ-number framing taken out. ``duplicates.py``
@@ -28,15 +29,19 @@ from .fact_lexicon import (
     _CANONICAL,
     _CLOCK,
     _CLOCK_EN,
+    _COLLOQUIAL_COUNT,
+    _COLLOQUIAL_COUNTS,
     _DATE_PATTERNS,
     _DAY_PARTS,
     _DISLIKE_EN,
     _DISLIKE_ZH,
+    _DONE_EN,
     _DONE_ZH,
     _FILLER_WORD,
     _FREQUENCIES,
     _HABIT,
     _HALF,
+    _MONEY_TENTHS,
     _MONTHS_EN,
     _NEGATION_EN,
     _NEGATION_ZH,
@@ -48,10 +53,13 @@ from .fact_lexicon import (
     _NOT_PLAN,
     _NUMBER,
     _NUMERAL_RUN,
+    _ONE_HALF,
     _PERCENT,
     _PLAN_EN,
     _PLAN_ZH,
+    _PROHIBITION,
     _QQ,
+    _RELATIVE_TIMES,
     _RETURN,
     _SCALED_UNITS,
     _SYNONYM,
@@ -88,6 +96,7 @@ class FactParts:
     residue: tuple[str, ...]
     frequencies: frozenset[str] = frozenset()
     day_parts: frozenset[str] = frozenset()
+    relative_times: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=4096)
@@ -105,8 +114,10 @@ def fold(text: str) -> str:
     """NFKC (full-width digits and brackets to their plain forms), units said one way, Chinese
     numerals as digits (run by run, each read by cn2an: 十一月二十九日 → 11月29日, 百分之二十 → 20%)."""
     folded = _UNIT_WORD.sub(lambda match: _UNIT_CANONICAL[match.group(0)], unicodedata.normalize("NFKC", text))
+    folded = _COLLOQUIAL_COUNT.sub(lambda match: _COLLOQUIAL_COUNTS[match.group(0)], folded)
     if "半" in folded:
-        folded = _HALF.sub("0.5", folded)
+        folded = _HALF.sub("0.5", _ONE_HALF.sub("50%", folded))
+    folded = _MONEY_TENTHS.sub(r"\1.\2元", folded)
     if not _NUMERAL_RUN.search(folded):
         return folded
     folded = _PERCENT.sub(lambda match: _numeral(match.group(1)) + "%", folded)
@@ -144,22 +155,26 @@ def _people(text: str, spans: list[tuple[int, int]]) -> tuple[set[str], dict[str
     numbers: set[str] = set()
     nicknames: dict[str, str] = {}
     for match in _QQ.finditer(text):
-        numbers.add(match.group(1))
+        number = match.group(1) or match.group(2)
+        numbers.add(number)
         end = match.end()
         nickname = _NICKNAME_AFTER.match(text[end:])
         if nickname:
-            nicknames[match.group(1)] = nickname.group(1).strip()
+            nicknames[number] = nickname.group(1).strip()
             end += nickname.end()
         else:
             before = _NICKNAME_BEFORE.search(text, max(0, match.start() - 30), match.start())
             if before and (before.group(1) or before.group(2)) not in _NOT_A_NAME:
-                nicknames[match.group(1)] = before.group(1) or before.group(2)
+                nicknames[number] = before.group(1) or before.group(2)
         spans.append((match.start(), end))
     return numbers, nicknames
 
 
 def _year(raw: str | None) -> int | None:
-    return int(raw) if raw else None
+    """A year as written; two digits (26年) are this century's."""
+    if not raw:
+        return None
+    return int(raw) + 2000 if len(raw) == 2 else int(raw)
 
 
 def _dates(text: str, spans: list[tuple[int, int]]) -> set[tuple[int | None, int, int | None]]:
@@ -196,6 +211,17 @@ def _frequencies(text: str, spans: list[tuple[int, int]]) -> set[str]:
             found.add(name)
             if match.end() > match.start():
                 spans.append(match.span())
+    return found
+
+
+def _relative_times(text: str, spans: list[tuple[int, int]]) -> set[str]:
+    found: set[str] = set()
+    for name, pattern in _RELATIVE_TIMES:
+        for match in pattern.finditer(text):
+            if any(start <= match.start() < end for start, end in spans):
+                continue
+            found.add(name)
+            spans.append(match.span())
     return found
 
 
@@ -258,8 +284,10 @@ def _numbers(text: str, spans: list[tuple[int, int]]) -> Counter[tuple[float, st
 
 def _negations(text: str) -> int:
     cleared = _NOT_NEGATION.sub("|", text)
+    prohibitions = len(_PROHIBITION.findall(cleared))
+    cleared = _PROHIBITION.sub("|", cleared)
     dislikes = len(_DISLIKE_ZH.findall(cleared)) + len(_DISLIKE_EN.findall(cleared))
-    return len(_NEGATION_ZH.findall(cleared)) + len(_NEGATION_EN.findall(cleared)) + dislikes
+    return len(_NEGATION_ZH.findall(cleared)) + len(_NEGATION_EN.findall(cleared)) + dislikes + prohibitions
 
 
 def _plan_and_done(text: str, whole: str) -> tuple[bool, bool]:
@@ -270,7 +298,7 @@ def _plan_and_done(text: str, whole: str) -> tuple[bool, bool]:
     plan = bool(_PLAN_EN.search(cleared)) or any(
         match.group(0) != "要" or not habit for match in _PLAN_ZH.finditer(cleared)
     )
-    done = bool(_DONE_ZH.search(cleared))
+    done = bool(_DONE_ZH.search(cleared) or _DONE_EN.search(cleared))
     return plan, done
 
 
@@ -279,7 +307,7 @@ BOUNDARY = "|"
 
 
 def _residue(text: str) -> tuple[str, ...]:
-    text = _DISLIKE_EN.sub(" like ", _DISLIKE_ZH.sub("|喜欢|", text))
+    text = _DISLIKE_EN.sub(" like ", _DISLIKE_ZH.sub("|喜欢|", _PROHIBITION.sub("|禁止|", text)))
     text = _RETURN.sub("|归还|", text)
     text = _FILLER_WORD.sub("|", text)
     text = _SYNONYM.sub(lambda match: f"|{_CANONICAL[match.group(0)]}|", text)
@@ -341,6 +369,7 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
     dates = _dates(folded, spans)
     frequencies = _frequencies(folded, spans) if wording else set()
     weekdays = _weekdays(folded, spans) if wording else set()
+    relative_times = _relative_times(folded, spans) if wording else set()
     clock_times = _clock_times(folded, spans)
     numbers = _numbers(folded, spans) if wording else Counter()
     rest = _masked(folded, spans)
@@ -359,4 +388,5 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
         residue=_residue(rest) if wording else (),
         frequencies=frozenset(frequencies),
         day_parts=frozenset(_day_parts(folded)) if wording else frozenset(),
+        relative_times=frozenset(relative_times),
     )

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..domain.clusters import VECTOR_THRESHOLD, DuplicateCluster, StoredFact, blocking, find_clusters
+from ..domain.pair_model import PairModel
+from ..domain.pair_model import bundled as bundled_pair_model
 from ..domain.records import Scope
 from ..errors import TIMEOUTS, IndexUnavailable
 from ..logs import log_event
@@ -83,6 +85,7 @@ async def duplicate_clusters(
         vectors if len(stored_ids) else np.zeros((0, 0), np.float32),
         vector_rows,
         threshold,
+        _pair_model(engine),
     )
     result = DuplicateClusters(
         bot_id=bot_id,
@@ -108,6 +111,15 @@ async def duplicate_clusters(
         wording=len(result.wording),
     )
     return result
+
+
+def _pair_model(engine: CognitionEngine) -> PairModel | None:
+    """The shipped learned check of the wording, when the stored vectors are of the embedder it was
+    fitted on (the bundled local model); with any other embedder the rules decide alone."""
+    model = bundled_pair_model()
+    if model is None or not model.applies_to(engine.embedder.fingerprint.as_dict()):
+        return None
+    return model
 
 
 async def _stored_vectors(engine: CognitionEngine, bot_id: str, scope: Scope) -> tuple[list[int], np.ndarray]:

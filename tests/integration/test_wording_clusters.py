@@ -17,7 +17,9 @@ from amrita_plugin_cognition.domain.records import MemoryStatus, Scope
 
 CHAT = Scope("group", "20011")
 JOB = "小明每周六都在学校旁边的那家咖啡店兼职做咖啡师。"
-JOB_REWORDED = "小明每周六都在学校旁边的那家咖啡店打工做咖啡师。"
+#: Only the wording differs (咖啡师 / 服务员), and the learned check is unsure (below its cut point):
+#: doubted. (兼职 / 打工 was such a pair before the learned check; it now reads as one fact.)
+JOB_DOUBTED = "小明每周六都在学校旁边的那家咖啡店兼职做服务员。"
 OTHER_DAY = "小明每周日都在学校旁边的那家咖啡店打工做咖啡师。"
 GYM = "QQ号10005（昵称阿杰）每周三晚上去健身房。"
 GYM_REWORDED = "阿杰（QQ号10005）每个星期三晚上去健身房。"
@@ -30,7 +32,7 @@ async def engine(tmp_root, chroma_port):  # type: ignore[no-untyped-def]
 
 async def test_a_pair_doubted_only_for_its_wording_is_offered_and_merged_by_the_model(engine) -> None:  # type: ignore[no-untyped-def]
     bot = new_bot()
-    job, job_again = await write(engine, bot, CHAT, JOB), await write(engine, bot, CHAT, JOB_REWORDED)
+    job, job_again = await write(engine, bot, CHAT, JOB), await write(engine, bot, CHAT, JOB_DOUBTED)
     other_day = await write(engine, bot, CHAT, OTHER_DAY)  # a conflicting part (when): never offered
     gym, gym_again = await write(engine, bot, CHAT, GYM), await write(engine, bot, CHAT, GYM_REWORDED)
     await engine.index.drain()
@@ -61,7 +63,7 @@ async def test_a_pair_doubted_only_for_its_wording_is_offered_and_merged_by_the_
 async def test_a_cycle_run_records_how_many_wording_clusters_it_was_given(engine) -> None:  # type: ignore[no-untyped-def]
     bot = new_bot()
     await write(engine, bot, CHAT, JOB)
-    await write(engine, bot, CHAT, JOB_REWORDED)
+    await write(engine, bot, CHAT, JOB_DOUBTED)
     await engine.index.drain()
     report = await engine.consolidation.run_now(Operator(), bot, CHAT, now=NOW)
     assert len(report.wording) == 1 and report.model_step is not None

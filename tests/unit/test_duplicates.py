@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from amrita_plugin_cognition.domain.duplicate_wording import EXTRA_SIMILARITY
 from amrita_plugin_cognition.domain.duplicates import (
     EXACT,
-    EXTRA_SIMILARITY,
     FAR,
     HOW_MUCH,
     MIN_SIMILARITY,

@@ -1,0 +1,128 @@
+"""The roles step of the near-duplicate check: two facts that name the same people and things,
+but with who does what to whom turned around (A借给B / B借给A, 小马请阿凯 / 阿凯请小马, 老严被儿子
+接走 / 老严把儿子接走). Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+#: Words that give the things around them a role: who or what stands before and after them
+#: matters (A借给B ≠ B借给A, 从上海搬到杭州 ≠ 从杭州搬到上海, lent to / from).
+_DIRECTION = re.compile(r"给|从|到|向|被|比|(?i:\b(?:to|from|than|by)\b)")
+_ENTITY_CJK = re.compile(r"[\u3400-\u9fff]{2,}")
+_ENTITY_LATIN = re.compile(r"[A-Za-z]{2,}|\d{5,12}")
+
+
+def _entities(text: str) -> set[str]:
+    """What may hold a role in ``text``: runs of CJK (every 2–4 character piece), Latin words,
+    QQ numbers."""
+    found = {match.group(0).lower() for match in _ENTITY_LATIN.finditer(text)}
+    for match in _ENTITY_CJK.finditer(text):
+        run = match.group(0)
+        found.update(run[i : i + size] for size in (2, 3, 4) for i in range(len(run) - size + 1))
+    return found
+
+
+def _swapped_roles(first: str, second: str) -> str | None:
+    """Two things that stand on opposite sides of the same directional word in the two facts
+    (A借给B / B借给A): each named once in each fact, one moved from before the word to after it
+    and another the other way."""
+    first, second = unicodedata.normalize("NFKC", first), unicodedata.normalize("NFKC", second)
+    lower_first, lower_second = first.lower(), second.lower()
+    markers = {match.group(0).lower() for match in _DIRECTION.finditer(first)}
+    markers &= {match.group(0).lower() for match in _DIRECTION.finditer(second)}
+    if not markers:
+        return None
+    shared = [
+        entity
+        for entity in _entities(first) & _entities(second)
+        if lower_first.count(entity) == 1 and lower_second.count(entity) == 1
+    ]
+    for marker in sorted(markers):
+        at_first, at_second = _marker_at(lower_first, marker), _marker_at(lower_second, marker)
+        if at_first is None or at_second is None:
+            continue
+        moved_back = [e for e in shared if lower_first.find(e) < at_first and lower_second.find(e) > at_second]
+        moved_front = [e for e in shared if lower_first.find(e) > at_first and lower_second.find(e) < at_second]
+        if moved_back and moved_front and not _overlap(moved_back, moved_front):
+            return f"{max(moved_back, key=len)} ⇄ {max(moved_front, key=len)} ({marker})"
+    return None
+
+
+#: What may stand between two names that trade places with the fact unchanged (小明和小红 / 小红和小明).
+_COORDINATION = frozenset({"和", "跟", "与", "及", "同", "、", "以及", "还有", "and", "&"})
+_PIECE = re.compile(r"[\u3400-\u9fff]{2,}|[a-z]{2,}|\d{5,12}")
+
+
+def _pieces(text: str) -> dict[str, int]:
+    """The two-character pieces of CJK runs, Latin words and QQ numbers said once in ``text``,
+    with where each starts."""
+    seen: dict[str, list[int]] = {}
+    for match in _PIECE.finditer(text):
+        run, start = match.group(0), match.start()
+        if run.isascii():
+            seen.setdefault(run, []).append(start)
+            continue
+        for offset in range(len(run) - 1):
+            seen.setdefault(run[offset : offset + 2], []).append(start + offset)
+    return {piece: places[0] for piece, places in seen.items() if len(places) == 1}
+
+
+def _swapped_around(first: str, second: str) -> str | None:
+    """Two things that trade places around the same words (小马请阿凯 / 阿凯请小马, 老张欠小李 / 小李欠
+    老张, 把猫寄养在阿康家 / 在小柯家…): each said once in each fact, one before the other in the first
+    and after it in the second, with the same words between them, which are no "and"."""
+    first = unicodedata.normalize("NFKC", first).lower()
+    second = unicodedata.normalize("NFKC", second).lower()
+    in_first, in_second = _pieces(first), _pieces(second)
+    shared = sorted(set(in_first) & set(in_second), key=in_first.__getitem__)
+    for index, before in enumerate(shared):
+        for after in shared[index + 1 :]:
+            start_first, end_first = in_first[before] + len(before), in_first[after]
+            start_second, end_second = in_second[after] + len(after), in_second[before]
+            if end_first <= start_first or end_second <= start_second:
+                continue
+            between = first[start_first:end_first]
+            if (
+                between == second[start_second:end_second]
+                and between.strip() not in _COORDINATION
+                and (between.strip() and not any(unicodedata.category(char).startswith("P") for char in between))
+            ):
+                return f"{before} ⇄ {after} ({between})"
+    return None
+
+
+#: The markers of who acts on whom: 被 (the one before it undergoes) and 把 (the one before it acts).
+_PASSIVE, _ACTIVE = "被", "把"
+
+
+def _voice_turned(first: str, second: str) -> str | None:
+    """The same one before 被 in one fact and before 把 in the other (老严被儿子接走 / 老严把儿子接走):
+    who acts and who undergoes trade places while the words keep their order."""
+    for passive, active in ((first, second), (second, first)):
+        if _PASSIVE not in passive or _ACTIVE in passive or _ACTIVE not in active or _PASSIVE in active:
+            continue
+        before_passive = passive[max(0, passive.index(_PASSIVE) - 2) : passive.index(_PASSIVE)]
+        before_active = active[max(0, active.index(_ACTIVE) - 2) : active.index(_ACTIVE)]
+        if len(before_passive) == 2 and before_passive == before_active:
+            return f"{before_passive}{_PASSIVE} ≠ {before_active}{_ACTIVE}"
+    return None
+
+
+def _marker_at(text: str, marker: str) -> int | None:
+    """Where the one occurrence of ``marker`` is (None when it is written more than once)."""
+    found = [match.start() for match in _DIRECTION.finditer(text) if match.group(0).lower() == marker]
+    return found[0] if len(found) == 1 else None
+
+
+def _overlap(first: list[str], second: list[str]) -> bool:
+    return any(a in b or b in a for a in first for b in second)
+
+
+def swapped(first: str, second: str) -> str | None:
+    """What trades places between ``first`` and ``second`` (for the verdict's detail), or None:
+    two things on opposite sides of the same directional word, two things around the same words,
+    or the same one before 被 and before 把."""
+    return _swapped_roles(first, second) or _swapped_around(first, second) or _voice_turned(first, second)

@@ -1,0 +1,154 @@
+"""The wording step of the near-duplicate check: what two facts' leftover words say once every part
+the rules read agrees (``duplicates.judge_parts``). Pure, no I/O.
+
+The two residues (``fact_parts``: the wording with who, when, how much, negations and plans taken
+out) are aligned token by token. A short stretch between the same neighbours on both sides is a
+word put in the place of another (成都 / 重庆, 小明 / 小红, 火锅 / 烧烤) unless the thesaurus
+files the two as one word said otherwise (读 / 上, 妻子 / 老婆; ``_said_otherwise``); words
+reworded on both sides with no such stretch are a paraphrase when the vectors are close
+(``REWORD_SIMILARITY``); words added on one side are filler when few and the vectors close, never
+a person added after "with".
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from . import thesaurus
+from .fact_parts import BOUNDARY, FactParts
+
+#: One side may say up to ``MAX_EXTRA`` content tokens more (新电脑 / 电脑, 回老家 / 回家) only
+#: when the vectors are this close.
+MAX_EXTRA = 2
+EXTRA_SIMILARITY = 0.70
+#: A run of at most this many tokens between the same neighbours on both sides is a word put in
+#: the place of another (``_slot``).
+SLOT_TOKENS = 4
+#: Words reworded on both sides (no word in the place of another) are a paraphrase from this
+#: cosine on.
+REWORD_SIMILARITY = 0.75
+
+#: "With someone": what follows one of these on one side only is a person added, never filler.
+_COMPANION = re.compile(r"(?:和|跟|与|同|陪|带着)(\w)")
+
+
+def _slot(first: FactParts, second: FactParts, only_first: set[str], only_second: set[str]) -> str | None:
+    """A word put in the place of another: the two wordings aligned, a short stretch on each side
+    between the same neighbours (在[成都]吃 / 在[重庆]吃, [女]儿 / 儿[子], [话]费 / [网]费) is
+    another thing of the same kind, not a rewording, unless the two stretches are synonyms
+    (``_said_otherwise``: 读 / 上 大班, 妻子 / 老婆). Stretches one token apart are one stretch;
+    words said elsewhere on the other side (a reordering) are not part of it."""
+    groups: list[tuple[list[str], list[str], list[int]]] = []
+    last_end = -10
+    matcher = SequenceMatcher(None, first.residue, second.residue, autojunk=False)
+    for tag, start_first, end_first, start_second, end_second in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        taken_first = [token for token in first.residue[start_first:end_first] if token in only_first]
+        taken_second = [token for token in second.residue[start_second:end_second] if token in only_second]
+        if groups and (
+            start_first == last_end or (start_first - last_end == 1 and first.residue[last_end] != BOUNDARY)
+        ):
+            groups[-1][0].extend(taken_first)
+            groups[-1][1].extend(taken_second)
+            groups[-1][2][1], groups[-1][2][3] = end_first, end_second
+        else:
+            groups.append((taken_first, taken_second, [start_first, end_first, start_second, end_second]))
+        last_end = end_first
+    for taken_first, taken_second, span in groups:
+        if (
+            taken_first
+            and taken_second
+            and max(len(taken_first), len(taken_second)) <= SLOT_TOKENS
+            and not _said_otherwise(first.residue, second.residue, *span)
+        ):
+            return f"{''.join(taken_first)} ≠ {''.join(taken_second)}"
+    return None
+
+
+#: How many shared neighbours on each side may complete a differing stretch into a word (读 / 上
+#: with 学 after them: 读书 is no word of the pair, but 上学 / 读 ... each side is tried).
+_CONTEXT = 2
+
+
+def _said_otherwise(
+    first: tuple[str, ...],
+    second: tuple[str, ...],
+    start_first: int,
+    end_first: int,
+    start_second: int,
+    end_second: int,
+) -> bool:
+    """Whether the stretch ``first[start_first:end_first]`` and ``second[start_second:end_second]``
+    (aligned, between the same neighbours) say one word in two ways: the two stretches, each
+    completed by the same shared neighbours (none, or up to ``_CONTEXT`` tokens before and after),
+    are synonyms in the thesaurus (妻子 / 老婆; 读 / 上 before 大班 is tried as 读大 / 上大 too)."""
+    while start_first < end_first and first[start_first] == BOUNDARY:
+        start_first += 1
+    while start_second < end_second and second[start_second] == BOUNDARY:
+        start_second += 1
+    while end_first > start_first and first[end_first - 1] == BOUNDARY:
+        end_first -= 1
+    while end_second > start_second and second[end_second - 1] == BOUNDARY:
+        end_second -= 1
+    stretch_first, stretch_second = first[start_first:end_first], second[start_second:end_second]
+    if not stretch_first or not stretch_second or BOUNDARY in stretch_first or BOUNDARY in stretch_second:
+        return False
+    before: list[str] = []
+    for offset in range(1, _CONTEXT + 1):
+        if start_first - offset < 0 or start_second - offset < 0:
+            break
+        token = first[start_first - offset]
+        if token == BOUNDARY or token != second[start_second - offset]:
+            break
+        before.insert(0, token)
+    after: list[str] = []
+    for offset in range(_CONTEXT):
+        if end_first + offset >= len(first) or end_second + offset >= len(second):
+            break
+        token = first[end_first + offset]
+        if token == BOUNDARY or token != second[end_second + offset]:
+            break
+        after.append(token)
+    word_first, word_second = "".join(stretch_first), "".join(stretch_second)
+    # the longest completion that is a word on either side decides: 自行 / 电动 before 车 are read
+    # as 自行车 / 电动车 (no synonyms), not as the two fragments
+    completions = sorted(
+        ((left, right) for left in range(len(before) + 1) for right in range(len(after) + 1)),
+        key=lambda sizes: -(sizes[0] + sizes[1]),
+    )
+    for left, right in completions:
+        prefix, suffix = "".join(before[len(before) - left :]), "".join(after[:right])
+        candidate_first, candidate_second = prefix + word_first + suffix, prefix + word_second + suffix
+        if thesaurus.known(candidate_first) or thesaurus.known(candidate_second):
+            return thesaurus.synonyms(candidate_first, candidate_second)
+    return False
+
+
+def wording_difference(first: FactParts, second: FactParts, similarity: float) -> str | None:
+    """What differs in the wording, or None when it is a paraphrase. The words are compared as
+    sets (a word said twice on one side, 游泳馆游泳 / 游泳, adds nothing). Words on both sides that
+    the other lacks are a rewording when none of them takes the place of another (``_slot``) and
+    the vectors are close (``REWORD_SIMILARITY``)."""
+    only_first = set(first.residue) - set(second.residue) - {BOUNDARY}
+    only_second = set(second.residue) - set(first.residue) - {BOUNDARY}
+    if only_first and only_second:
+        slot = _slot(first, second, only_first, only_second)
+        if slot is not None:
+            return slot
+        if similarity < REWORD_SIMILARITY:
+            return f"{''.join(sorted(only_first))} ≠ {''.join(sorted(only_second))}"
+        return None
+    extra = only_first or only_second
+    size = len(extra)
+    if size and (size > MAX_EXTRA or similarity < EXTRA_SIMILARITY):
+        return f"+{''.join(sorted(extra))}"
+    longer = first if only_first else second
+    if (
+        size
+        and _COMPANION.search(longer.text)
+        and any(marker.group(1)[:1] in extra for marker in _COMPANION.finditer(longer.text))
+    ):
+        return f"+with {''.join(sorted(extra))}"
+    return None

@@ -1,0 +1,86 @@
+"""Classes of near-duplicate mistakes the rules now catch (``domain/duplicates.py``, ``fact_parts``,
+``thesaurus``), each with a pair that must agree and one that must not. Judged by the rules alone
+(no vectors: the learned check is ``test_pair_model.py``'s), at a cosine that lets the parts decide."""
+
+from __future__ import annotations
+
+import pytest
+
+from amrita_plugin_cognition.domain import thesaurus
+from amrita_plugin_cognition.domain.duplicates import PLAN_VS_DONE, ROLES, WHEN, WHETHER, judge_pair
+from amrita_plugin_cognition.domain.fact_parts import read_parts
+
+SIMILARITY = 0.9
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # a word said with its synonym (the thesaurus's groups of equal words), not another thing
+        ("小雨的儿子在读小学三年级。", "小雨的儿子目前正在上小学三年级。"),
+        ("阿海的妻子在一所中学当英语老师。", "阿海的妻子在一所中学当英语教师。"),
+        # a QQ number written bare in brackets after the name is the same person
+        ("QQ号10086（昵称移动）上周在成都吃了火锅。", "上周移动（10086）在成都吃了顿火锅。"),
+        # a year of two digits before 年
+        ("晨晨2024年12月1日在上海迪士尼过了生日。", "晨晨24年12月1号在上海迪士尼过的生日。"),
+        # forbidding said in two ways: one negation each
+        ("群主老周规定本群禁止发广告。", "群主老周规定本群不允许发广告。"),
+        # an intention on one side, the same act set ahead on the other
+        ("豆豆下周三要去北京出差。", "豆豆下个星期三去北京出差。"),
+        # counting words of speech, half as a percentage, money said as 89块9
+        ("晓晓养了两只猫。", "晓晓养了俩猫。"),
+        ("小潘把工资的一半都存起来了。", "小潘把百分之五十的工资存了起来。"),
+        ("小杨花了89.9元买了一个手机壳。", "小杨花了89块9买了一个手机壳。"),
+        # 昨晚 is an evening
+        ("饭团昨晚加班到凌晨两点。", "饭团昨天夜里一直加班到凌晨2点。"),
+    ],
+)
+def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert verdict.duplicate, verdict
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "reason"),
+    [
+        # another thing of one kind, even where a fragment of each word is a synonym of the other
+        ("小马在闲鱼上以300元卖掉了旧自行车。", "小马在闲鱼上以300元卖掉了旧电动车。", "wording"),
+        # relative days, weeks, months and years
+        ("小邓和女朋友上个月分手了。", "小邓和女朋友这个月分手了。", WHEN),
+        ("移动（10086）上周在成都吃了火锅。", "移动（10086）这周在成都吃了火锅。", WHEN),
+        # allowed against forbidden
+        ("群主老周规定本群禁止发广告。", "群主老周规定本群允许发广告。", WHETHER),
+        # an intention against the act going on
+        ("小明打算去咖啡店兼职。", "小明在咖啡店打工。", PLAN_VS_DONE),
+        # two people trading places around the same words, with no directional word
+        ("小马请阿凯吃了午饭。", "阿凯请小马吃了午饭。", ROLES),
+        ("老张欠小李500块钱。", "小李欠老张500块钱。", ROLES),
+        ("阿康把猫寄养在了小柯家。", "小柯把猫寄养在了阿康家。", ROLES),
+        # the same one before 被 and before 把
+        ("老严被儿子接到北京住了。", "老严把儿子接到北京住了。", ROLES),
+        # 还 as giving back, not the filler "still"
+        ("小吴上周还了室友200块钱。", "小吴上周借了室友200块钱。", "wording"),
+    ],
+)
+def test_another_fact_that_looks_alike_differs(first: str, second: str, reason: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert not verdict.duplicate and verdict.reason == reason, verdict
+
+
+def test_names_that_trade_places_around_and_are_no_swap() -> None:
+    assert judge_pair("小明和小红去了成都。", "小红和小明去了成都。", SIMILARITY).duplicate
+
+
+def test_the_thesaurus_knows_equal_words_not_words_of_one_kind() -> None:
+    assert thesaurus.synonyms("妻子", "老婆") and thesaurus.synonyms("购买", "买")
+    assert not thesaurus.synonyms("成都", "重庆")  # a group of things of one kind
+    assert not thesaurus.synonyms("饺子", "馄饨")  # two groups of one category
+    assert not thesaurus.synonyms("夏", "秋")  # single characters outside actions and states
+    assert thesaurus.synonyms("读", "上")  # single characters of an action
+    assert thesaurus.known("自行车") and not thesaurus.known("不是一个词的东西")
+
+
+def test_relative_times_are_read_and_taken_out_of_the_wording() -> None:
+    parts = read_parts("阿杰上周三和去年都去过杭州。")
+    assert parts.relative_times == frozenset({"week-1", "year-1"}) and 3 in parts.weekdays
+    assert "去" not in "".join(read_parts("去年").residue)
