@@ -113,3 +113,10 @@ def bundled() -> PairModel | None:
         return PairModel.from_dict(json.loads(text))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def for_vectors_of(fingerprint: dict[str, Any]) -> PairModel | None:
+    """The shipped model when vectors of the embedder with ``fingerprint`` are what it was fitted
+    on; None (the rules decide alone) for any other embedder, or when no model is shipped."""
+    model = bundled()
+    return model if model is not None and model.applies_to(fingerprint) else None

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..domain.clusters import VECTOR_THRESHOLD, DuplicateCluster, StoredFact, blocking, find_clusters
 from ..domain.pair_model import PairModel
-from ..domain.pair_model import bundled as bundled_pair_model
+from ..domain.pair_model import for_vectors_of as pair_model_for
 from ..domain.records import Scope
 from ..errors import TIMEOUTS, IndexUnavailable
 from ..logs import log_event
@@ -114,12 +114,10 @@ async def duplicate_clusters(
 
 
 def _pair_model(engine: CognitionEngine) -> PairModel | None:
-    """The shipped learned check of the wording, when the stored vectors are of the embedder it was
-    fitted on (the bundled local model); with any other embedder the rules decide alone."""
-    model = bundled_pair_model()
-    if model is None or not model.applies_to(engine.embedder.fingerprint.as_dict()):
-        return None
-    return model
+    """The shipped learned check of the wording, for the vectors ``stored_vectors`` gives: those of
+    the embedder, or with the second model on its bundled model's part of each row."""
+    first = getattr(engine.embedder, "first", None)  # a fused embedder: the bundled model's part
+    return pair_model_for((first if first is not None else engine.embedder).fingerprint.as_dict())
 
 
 async def _stored_vectors(engine: CognitionEngine, bot_id: str, scope: Scope) -> tuple[list[int], np.ndarray]:

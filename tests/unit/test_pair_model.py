@@ -18,7 +18,7 @@ from amrita_plugin_cognition.config import EmbedderSettings
 from amrita_plugin_cognition.domain import clusters as clusters_module
 from amrita_plugin_cognition.domain.clusters import StoredFact, blocking, find_clusters
 from amrita_plugin_cognition.domain.duplicates import SAME, WORDING, DuplicateVerdict, decide_wording, judge_pair
-from amrita_plugin_cognition.domain.pair_model import WORDING_SIGNALS, PairModel, bundled, features
+from amrita_plugin_cognition.domain.pair_model import WORDING_SIGNALS, PairModel, bundled, features, for_vectors_of
 from amrita_plugin_cognition.index.embedders import build_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,3 +143,12 @@ def test_training_reads_the_training_split_only(tmp_path: Path) -> None:
     names = set(training.load_pairs())
     assert names and all(name.startswith("dedup_") for name in names)
     assert {path.name for path in training.training_inputs() if path.suffix == ".jsonl"} == names
+
+
+def test_the_model_is_offered_for_the_bundled_embedders_vectors_only() -> None:
+    local = build_embedder(EmbedderSettings()).fingerprint.as_dict()
+    assert for_vectors_of(local) is bundled() is not None
+    assert for_vectors_of({**local, "model": f"{local['model']}+multilingual-e5-small", "dimension": 896}) is None
+    assert (
+        for_vectors_of({"protocol": "openai", "model": "text-embedding-3-small", "url": "", "dimension": 512}) is None
+    )
