@@ -202,26 +202,19 @@ def _day_parts(text: str) -> set[str]:
     return {name for name, pattern in _DAY_PARTS if pattern.search(text)}
 
 
-def _frequencies(text: str, spans: list[tuple[int, int]]) -> set[str]:
+def _named_spans(
+    text: str, spans: list[tuple[int, int]], named: tuple[tuple[str, re.Pattern[str]], ...]
+) -> set[str]:
+    """The names of ``named`` patterns found in ``text`` outside ``spans``; what each matched joins
+    ``spans`` (a pattern that only looks ahead, as 每 before 周三, takes nothing)."""
     found: set[str] = set()
-    for name, pattern in _FREQUENCIES:
+    for name, pattern in named:
         for match in pattern.finditer(text):
             if any(start <= match.start() < end for start, end in spans):
                 continue
             found.add(name)
             if match.end() > match.start():
                 spans.append(match.span())
-    return found
-
-
-def _relative_times(text: str, spans: list[tuple[int, int]]) -> set[str]:
-    found: set[str] = set()
-    for name, pattern in _RELATIVE_TIMES:
-        for match in pattern.finditer(text):
-            if any(start <= match.start() < end for start, end in spans):
-                continue
-            found.add(name)
-            spans.append(match.span())
     return found
 
 
@@ -367,9 +360,9 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
     folded = fold(rest)
     spans: list[tuple[int, int]] = []
     dates = _dates(folded, spans)
-    frequencies = _frequencies(folded, spans) if wording else set()
+    frequencies = _named_spans(folded, spans, _FREQUENCIES) if wording else set()
     weekdays = _weekdays(folded, spans) if wording else set()
-    relative_times = _relative_times(folded, spans) if wording else set()
+    relative_times = _named_spans(folded, spans, _RELATIVE_TIMES) if wording else set()
     clock_times = _clock_times(folded, spans)
     numbers = _numbers(folded, spans) if wording else Counter()
     rest = _masked(folded, spans)

@@ -5,16 +5,15 @@ retraining itself only when the inputs changed or when ``COGNITION_RETRAIN_CHECK
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from script_modules import load_script
 
 from amrita_plugin_cognition.domain.admission import PLACEHOLDER, admit, credential_view, learned, redact
 from amrita_plugin_cognition.domain.admission.intent import PART_OVERRULED_BELOW, RULES_OVERRULED_BELOW
@@ -172,18 +171,7 @@ def test_the_shipped_models_say_yes_only_past_their_threshold() -> None:
     assert model.says_yes(text) == (model.probability(text) >= model.threshold)
 
 
-def _training_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "train_admission_model", ROOT / "scripts" / "train_admission_model.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["train_admission_model"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-training = _training_script()
+training = load_script("train_admission_model")
 RETRAIN = "uv run python scripts/train_admission_model.py (then commit the models and training.json)"
 
 

@@ -5,14 +5,12 @@ pairs whose two facts have stored vectors; its training reads ``tests/data/train
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from script_modules import load_script
 
 from amrita_plugin_cognition.config import EmbedderSettings
 from amrita_plugin_cognition.domain import clusters as clusters_module
@@ -25,16 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RETRAIN = "uv run python scripts/train_dedup_model.py (then commit the model and dedup_training.json)"
 
 
-def _training_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("train_dedup_model", ROOT / "scripts" / "train_dedup_model.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["train_dedup_model"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-training = _training_script()
+training = load_script("train_dedup_model")
 
 
 def _unit(seed: int, size: int = 512) -> np.ndarray:

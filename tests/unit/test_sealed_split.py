@@ -3,15 +3,14 @@ through its manifest, and training reads the train split and nothing else."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from datetime import date
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from script_modules import load_script
 
 pytestmark = pytest.mark.embedded_only
 
@@ -19,16 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-seal = _script("seal_test_split")
+seal = load_script("seal_test_split")
 
 
 def test_the_sealed_test_split_matches_its_manifest() -> None:
