@@ -5,6 +5,7 @@ but with who does what to whom turned around (A借给B / B借给A, 小马请阿�
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -78,6 +79,9 @@ def _swapped_around(first: str, second: str) -> str | None:
     second = unicodedata.normalize("NFKC", second).lower()
     in_first, in_second = _pieces(first), _pieces(second)
     shared = sorted(set(in_first) & set(in_second), key=in_first.__getitem__)
+    places = [in_second[piece] for piece in shared]
+    if all(earlier <= later for earlier, later in itertools.pairwise(places)):
+        return None  # the shared pieces keep their order: nothing traded places
     for index, before in enumerate(shared):
         for after in shared[index + 1 :]:
             start_first, end_first = in_first[before] + len(before), in_first[after]

@@ -88,21 +88,26 @@ _FREQUENCIES = (
 #: Days, weeks, months and years said relative to when the fact was written (昨天, 上个月, 明年):
 #: two facts that both say one must say the same (上个月 / 这个月 differ; 昨晚 / 昨天夜里 agree).
 _RELATIVE_TIMES = (
-    ("day-2", re.compile(r"前天|前日")),
-    ("day-1", re.compile(r"(?i)昨天|昨日|昨晚|昨夜|昨儿|\byesterday\b")),
-    ("day0", re.compile(r"(?i)今天|今日|今晚|今早|今儿|\btoday\b")),
-    ("day+1", re.compile(r"(?i)明天|明日|明晚|明早|明儿|\btomorrow\b")),
-    ("day+2", re.compile(r"后天")),
-    ("week-1", re.compile(r"(?i)上个?(?:周|星期|礼拜)|\blast week(?:end)?\b")),
-    ("week0", re.compile(r"(?i)(?:这个?|本)(?:周|星期|礼拜)|\bthis week(?:end)?\b")),
-    ("week+1", re.compile(r"(?i)下个?(?:周|星期|礼拜)|\bnext week(?:end)?\b")),
-    ("month-1", re.compile(r"(?i)上个?月|\blast month\b")),
-    ("month0", re.compile(r"(?i)这个?月|本月|\bthis month\b")),
-    ("month+1", re.compile(r"(?i)下个?月|\bnext month\b")),
-    ("year-2", re.compile(r"前年")),
-    ("year-1", re.compile(r"(?i)去年|\blast year\b")),
-    ("year0", re.compile(r"(?i)今年|\bthis year\b")),
-    ("year+1", re.compile(r"(?i)明年|\bnext year\b")),
+    ("day-2", "前天|前日"),
+    ("day-1", "昨天|昨日|昨晚|昨夜|昨儿|\\byesterday\\b"),
+    ("day0", "今天|今日|今晚|今早|今儿|\\btoday\\b"),
+    ("day+1", "明天|明日|明晚|明早|明儿|\\btomorrow\\b"),
+    ("day+2", "后天"),
+    ("week-1", "上个?(?:周|星期|礼拜)|\\blast week(?:end)?\\b"),
+    ("week0", "(?:这个?|本)(?:周|星期|礼拜)|\\bthis week(?:end)?\\b"),
+    ("week+1", "下个?(?:周|星期|礼拜)|\\bnext week(?:end)?\\b"),
+    ("month-1", "上个?月|\\blast month\\b"),
+    ("month0", "这个?月|本月|\\bthis month\\b"),
+    ("month+1", "下个?月|\\bnext month\\b"),
+    ("year-2", "前年"),
+    ("year-1", "去年|\\blast year\\b"),
+    ("year0", "今年|\\bthis year\\b"),
+    ("year+1", "明年|\\bnext year\\b"),
+)
+#: All of them in one pattern (group ``r<index>``: which one matched).
+_RELATIVE_NAMES = tuple(name for name, _ in _RELATIVE_TIMES)
+_RELATIVE_TIME = re.compile(
+    "(?i)" + "|".join(f"(?P<r{index}>{pattern})" for index, (_, pattern) in enumerate(_RELATIVE_TIMES))
 )
 _WEEKDAYS_EN = re.compile(r"(?i)\b(mon|tues|wednes|thurs|fri|satur|sun)day\b")
 #: Named groups of weekdays (after ``fold``: 星期 and 礼拜 read as 周): the weekend is Saturday and
@@ -210,8 +215,8 @@ _HABIT = re.compile(r"每|天天|经常|平时|平常|总是|通常|一般|逢|(
 _DONE_ZH = re.compile("已经|已|曾经|曾|了|过")
 #: An English act told as done: the past tense (a verb in -ed or a common irregular one) or already.
 _DONE_EN = re.compile(
-    r"(?i)\b(?:\w{2,}ed|already|went|bought|sold|had|did|got|made|took|saw|came|left|gave|paid|ate|met|won|lost|"
-    r"flew|drove|ran|wrote|read|began|became|broke|chose|found|sent|spent|told|thought|moved|was|were)\b"
+    r"(?i)(?<![a-z])(?:[a-z]{2,}ed|already|went|bought|sold|had|did|got|made|took|saw|came|left|gave|paid|ate|met|"
+    r"won|lost|flew|drove|ran|wrote|read|began|became|broke|chose|found|sent|spent|told|thought|was|were)(?![a-z])"
 )
 
 # --- wording -----------------------------------------------------------------------------------

@@ -59,7 +59,8 @@ from .fact_lexicon import (
     _PLAN_ZH,
     _PROHIBITION,
     _QQ,
-    _RELATIVE_TIMES,
+    _RELATIVE_NAMES,
+    _RELATIVE_TIME,
     _RETURN,
     _SCALED_UNITS,
     _SYNONYM,
@@ -202,9 +203,19 @@ def _day_parts(text: str) -> set[str]:
     return {name for name, pattern in _DAY_PARTS if pattern.search(text)}
 
 
-def _named_spans(
-    text: str, spans: list[tuple[int, int]], named: tuple[tuple[str, re.Pattern[str]], ...]
-) -> set[str]:
+def _relative_times(text: str, spans: list[tuple[int, int]]) -> set[str]:
+    """The relative days, weeks, months and years of ``text`` outside ``spans`` (one pass of
+    ``_RELATIVE_TIME``, whose alternatives never overlap); what each matched joins ``spans``."""
+    found: set[str] = set()
+    for match in _RELATIVE_TIME.finditer(text):
+        if any(start <= match.start() < end for start, end in spans):
+            continue
+        found.add(_RELATIVE_NAMES[int(match.lastgroup[1:])])  # type: ignore[index]
+        spans.append(match.span())
+    return found
+
+
+def _named_spans(text: str, spans: list[tuple[int, int]], named: tuple[tuple[str, re.Pattern[str]], ...]) -> set[str]:
     """The names of ``named`` patterns found in ``text`` outside ``spans``; what each matched joins
     ``spans`` (a pattern that only looks ahead, as 每 before 周三, takes nothing)."""
     found: set[str] = set()
@@ -354,7 +365,7 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
     """The parts of one fact. ``known_nicknames``: names that stand for a QQ number the fact
     names (from either fact of a pair), taken out of the wording so that ``小明（QQ号10001）``
     and ``QQ号10001（昵称小明）`` leave the same wording. ``wording=False`` reads only who, the
-    days, clock times, negations and plan (weekdays, numbers and the residue left empty: a
+    days, clock times and negations (weekdays, numbers, plan and the residue left empty: a
     fraction of the work, for blocking on those parts)."""
     rest, qq_numbers, nicknames = _without_people(unicodedata.normalize("NFKC", text), known_nicknames)
     folded = fold(rest)
@@ -362,11 +373,11 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
     dates = _dates(folded, spans)
     frequencies = _named_spans(folded, spans, _FREQUENCIES) if wording else set()
     weekdays = _weekdays(folded, spans) if wording else set()
-    relative_times = _named_spans(folded, spans, _RELATIVE_TIMES) if wording else set()
+    relative_times = _relative_times(folded, spans) if wording else set()
     clock_times = _clock_times(folded, spans)
     numbers = _numbers(folded, spans) if wording else Counter()
     rest = _masked(folded, spans)
-    plan, done = _plan_and_done(rest, folded)
+    plan, done = _plan_and_done(rest, folded) if wording else (False, False)
     return FactParts(
         text=text,
         qq_numbers=frozenset(qq_numbers),

@@ -4,7 +4,8 @@
 The thesaurus files each word under a five-level code whose last mark says what the group is:
 ``=`` words of the same meaning (妻子 / 老婆 / 爱人, 购买 / 买, 录取 / 录用), ``#`` words of the
 same kind that are different things (成都 / 重庆, 良民 / 顺民), ``@`` a word alone. Only ``=``
-groups make two words synonyms here; sibling groups (饺子 / 馄饨 sit in two groups of one
+groups make two words synonyms here, and, for actions and states alone, two ``=`` groups of one
+smallest category (结婚 / 嫁人); sibling groups of things (饺子 / 馄饨 sit in two groups of one
 category) and ``#`` groups do not. The near-duplicate check uses it to tell a word said in other
 words (在幼儿园读大班 / 上大班) from a word put in the place of another thing of its kind.
 
@@ -47,46 +48,52 @@ def _data() -> dict[str, Any]:
 _ACTIONS = frozenset("GHIJ")
 
 
-def _collect(tree: Any, code: str, groups: dict[str, set[str]]) -> None:
+def _collect(tree: Any, code: str, equal: dict[str, list[str]], words: set[str]) -> None:
     if not isinstance(tree, dict):
         return
     for key, branch in tree.get("sub", {}).items():
-        if isinstance(branch, list):
-            equal = key.endswith(_EQUAL) and len(branch) > 1
+        if not isinstance(branch, list):
+            _collect(branch, code + key, equal, words)
+            continue
+        words.update(branch)
+        if key.endswith(_EQUAL) and len(branch) > 1:
+            group = code + key
             for word in branch:
-                codes = groups.setdefault(word, set())
-                if equal:
-                    codes.add(code + key)
-        else:
-            _collect(branch, code + key, groups)
+                codes = equal.get(word)
+                if codes is None:
+                    equal[word] = [group]
+                else:
+                    codes.append(group)
 
 
 @lru_cache(maxsize=1)
-def _groups() -> dict[str, frozenset[str]]:
-    """Every word of the thesaurus, with the codes of its groups of equal words (none for a word
-    filed only with things of its kind or alone)."""
-    found: dict[str, set[str]] = {}
+def _thesaurus() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
+    """Every word of a group of equal words with the codes of its groups, and every word of the
+    thesaurus (a word filed only with things of its kind or alone has no group of equal words)."""
+    equal: dict[str, list[str]] = {}
+    words: set[str] = set()
     for key, tree in _data().items():
-        _collect(tree, key, found)
-    return {word: frozenset(codes) for word, codes in found.items()}
+        _collect(tree, key, equal, words)
+    return {word: tuple(codes) for word, codes in equal.items()}, frozenset(words)
 
 
 def synonyms(first: str, second: str) -> bool:
     """Whether ``first`` and ``second`` (two different words) share a group of equal words (two
-    single characters: a group of actions or states)."""
+    single characters: a group of actions or states), or, for actions and states, two groups of
+    one smallest category."""
     if not first or not second or first == second:
         return False
-    groups = _groups()
-    shared = groups.get(first, frozenset()) & groups.get(second, frozenset())
+    equal = _thesaurus()[0]
+    shared = set(equal.get(first, ())).intersection(equal.get(second, ()))
     if len(first) == 1 and len(second) == 1:
         return any(code[0] in _ACTIONS for code in shared)
     if shared:
         return True
-    # actions and states: two groups of one small category are ways of saying one act (工作 / 上班)
-    near = {code[:5] for code in groups.get(first, frozenset()) if code[0] in _ACTIONS}
-    return any(code[:5] in near for code in groups.get(second, frozenset()))
+    # actions and states: two groups of one small category are ways of saying one act (结婚 / 嫁人)
+    near = {code[:5] for code in equal.get(first, ()) if code[0] in _ACTIONS}
+    return any(code[:5] in near for code in equal.get(second, ()))
 
 
 def known(word: str) -> bool:
     """Whether ``word`` is a word of the thesaurus."""
-    return word in _groups()
+    return word in _thesaurus()[1]
