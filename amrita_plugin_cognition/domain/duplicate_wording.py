@@ -13,6 +13,7 @@ a person added after "with".
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from . import thesaurus
@@ -33,7 +34,7 @@ REWORD_SIMILARITY = 0.75
 _COMPANION = re.compile(r"(?:和|跟|与|同|陪|带着)(\w)")
 
 
-def _slot(first: FactParts, second: FactParts, only_first: set[str], only_second: set[str]) -> str | None:
+def _slot(first: FactParts, second: FactParts, only_first: set[str], only_second: set[str]) -> tuple[str, bool] | None:
     """A word put in the place of another: the two wordings aligned, a short stretch on each side
     between the same neighbours (在[成都]吃 / 在[重庆]吃, [女]儿 / 儿[子], [话]费 / [网]费) is
     another thing of the same kind, not a rewording, unless the two stretches are synonyms
@@ -63,8 +64,38 @@ def _slot(first: FactParts, second: FactParts, only_first: set[str], only_second
             and max(len(taken_first), len(taken_second)) <= SLOT_TOKENS
             and not _said_otherwise(first.residue, second.residue, *span)
         ):
-            return f"{''.join(taken_first)} ≠ {''.join(taken_second)}"
+            word_first, word_second = "".join(taken_first), "".join(taken_second)
+            left = first.residue[span[0] - 1] if span[0] > 0 else ""
+            return f"{word_first} ≠ {word_second}", _names(word_first, word_second, left)
     return None
+
+
+#: The commonest one-character family names, and the marks a nickname starts with (小明, 老王, 阿杰):
+#: the shape of a person's name, not anyone's name.
+_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖萧田董袁潘于蒋蔡余杜叶程苏魏吕丁"
+    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔"
+    "向汤"
+)
+_NICKNAME_MARKS = frozenset("小老阿")
+_CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,3}")
+
+
+def _name_shaped(word: str) -> bool:
+    return bool(_CJK_WORD.fullmatch(word)) and (word[0] in _SURNAMES or (word[0] in _NICKNAME_MARKS and len(word) == 2))
+
+
+def _names(first: str, second: str, left: str) -> bool:
+    """Whether a word put in the place of another is a person's name in the place of another's
+    (萧然 / 程诚, 小张 / 小王: one character after the same 小/老/阿 or family name)."""
+    if len(first) == 1 and len(second) == 1 and (left in _NICKNAME_MARKS or left in _SURNAMES):
+        first, second = left + first, left + second
+    # a family name alone is what is left of a name whose other character reads as filler (彭于)
+    return (
+        (_name_shaped(first) or first in _SURNAMES)
+        and (_name_shaped(second) or second in _SURNAMES)
+        and (len(first) > 1 or len(second) > 1)
+    )
 
 
 #: How many shared neighbours on each side may complete a differing stretch into a word (读 / 上
@@ -126,7 +157,16 @@ def _said_otherwise(
     return False
 
 
-def wording_difference(first: FactParts, second: FactParts, similarity: float) -> str | None:
+@dataclass(frozen=True, slots=True)
+class WordingDifference:
+    """What differs in the wording (``detail``), and whether it is a person's name put in the
+    place of another's (``names``: the person differs, not the words)."""
+
+    detail: str
+    names: bool = False
+
+
+def wording_difference(first: FactParts, second: FactParts, similarity: float) -> WordingDifference | None:
     """What differs in the wording, or None when it is a paraphrase. The words are compared as
     sets (a word said twice on one side, 游泳馆游泳 / 游泳, adds nothing). Words on both sides that
     the other lacks are a rewording when none of them takes the place of another (``_slot``) and
@@ -136,19 +176,19 @@ def wording_difference(first: FactParts, second: FactParts, similarity: float) -
     if only_first and only_second:
         slot = _slot(first, second, only_first, only_second)
         if slot is not None:
-            return slot
+            return WordingDifference(*slot)
         if similarity < REWORD_SIMILARITY:
-            return f"{''.join(sorted(only_first))} ≠ {''.join(sorted(only_second))}"
+            return WordingDifference(f"{''.join(sorted(only_first))} ≠ {''.join(sorted(only_second))}")
         return None
     extra = only_first or only_second
     size = len(extra)
     if size and (size > MAX_EXTRA or similarity < EXTRA_SIMILARITY):
-        return f"+{''.join(sorted(extra))}"
+        return WordingDifference(f"+{''.join(sorted(extra))}")
     longer = first if only_first else second
     if (
         size
         and _COMPANION.search(longer.text)
         and any(marker.group(1)[:1] in extra for marker in _COMPANION.finditer(longer.text))
     ):
-        return f"+with {''.join(sorted(extra))}"
+        return WordingDifference(f"+with {''.join(sorted(extra))}")
     return None

@@ -170,8 +170,10 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
         return DuplicateVerdict(False, ROLES, tuple(matched), swapped)
     matched.append(ROLES)
     difference = wording_difference(first, second, similarity)
+    if difference is not None and difference.names:  # another person, named without a QQ number
+        return DuplicateVerdict(False, WHO, tuple(matched), f"name {difference.detail}")
     if difference is not None:
-        return DuplicateVerdict(False, WORDING, tuple(matched), difference)
+        return DuplicateVerdict(False, WORDING, tuple(matched), difference.detail)
     return DuplicateVerdict(True, SAME, (*matched, WORDING))
 
 

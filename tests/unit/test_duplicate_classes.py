@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from amrita_plugin_cognition.domain import thesaurus
-from amrita_plugin_cognition.domain.duplicates import PLAN_VS_DONE, ROLES, WHEN, WHETHER, judge_pair
+from amrita_plugin_cognition.domain.duplicates import PLAN_VS_DONE, ROLES, WHEN, WHETHER, WHO, judge_pair
 from amrita_plugin_cognition.domain.fact_parts import read_parts
 
 SIMILARITY = 0.9
@@ -58,6 +58,10 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         ("阿康把猫寄养在了小柯家。", "小柯把猫寄养在了阿康家。", ROLES),
         # the same one before 被 and before 把
         ("老严被儿子接到北京住了。", "老严把儿子接到北京住了。", ROLES),
+        # a person's name in the place of another's: who differs (the learned check never sees it)
+        ("萧然打算明年考研，这是2025年6月5日聊天时提到的。", "程诚打算明年考研，这是2025年6月5日聊天时提到的。", WHO),
+        ("小张在杭州开了一家花店。", "小王在杭州开了一家花店。", WHO),
+        ("曾可在学日语。", "王芳在学日语。", WHO),
         # 还 as giving back, not the filler "still"
         ("小吴上周还了室友200块钱。", "小吴上周借了室友200块钱。", "wording"),
     ],
@@ -65,6 +69,10 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
 def test_another_fact_that_looks_alike_differs(first: str, second: str, reason: str) -> None:
     verdict = judge_pair(first, second, SIMILARITY)
     assert not verdict.duplicate and verdict.reason == reason, verdict
+
+
+def test_a_word_of_a_names_shape_on_one_side_only_is_no_person() -> None:
+    assert judge_pair("阿海的妻子在一所中学当英语老师。", "阿海的妻子在一所中学当英语教师。", SIMILARITY).duplicate
 
 
 def test_names_that_trade_places_around_and_are_no_swap() -> None:

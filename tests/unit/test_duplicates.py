@@ -102,7 +102,7 @@ def test_other_writings_of_the_same_time_number_or_word(first: str, second: str)
         ("小明养了一只猫。", "小明养了两只猫。", HOW_MUCH),
         ("小明不会开车，也没有驾照。", "小明会开车，也有驾照。", WHETHER),
         ("小明的血型是O型。", "小明的血型是A型。", WORDING),
-        ("小明喜欢吃火锅。", "小红喜欢吃火锅。", WORDING),
+        ("小明喜欢吃火锅。", "小红喜欢吃火锅。", WHO),
         ("Tom (QQ 70001) does not drink coffee.", "Tom (QQ 70001) drinks coffee.", WHETHER),
         ("Amy (QQ 88001) moved to Shanghai.", "Amy (QQ 88001) will move to Shanghai.", PLAN_VS_DONE),
         ("小明下个月要搬到杭州。", "小明下个月搬到了杭州。", PLAN_VS_DONE),
