@@ -181,7 +181,8 @@ async def wait_future(future: Future[object], timeout: float) -> object:
         waiter.cancel()
         raise
     if done:
-        return waiter.result()
+        # cancelled by the thread that was to run it, once its deadline had passed (``QueryLane``)
+        return MISSED if future.cancelled() else waiter.result()
     if not future.cancel() and future.done():  # answered just now
         return future.result()
     waiter.cancel()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TypeVar, cast
@@ -15,15 +16,17 @@ from .calls import MISSED, wait_future
 QUERY_QUEUE_SIZE = 8
 
 _R = TypeVar("_R")
-_LaneJob = tuple[Callable[[], object], "Future[object]"]
+#: A job: the call, its caller's future, and the monotonic time its caller stops waiting.
+_LaneJob = tuple[Callable[[], object], "Future[object]", float]
 
 
 class QueryLane:
     """One daemon thread with a short queue for work a caller waits for with a deadline.
 
-    A caller that gives up stops waiting; its job, if still queued, never runs, and one already
-    running finishes on the lane (it cannot be interrupted). Threads never pile up: there is one,
-    and when the queue is full a new job is refused at once."""
+    A caller that gives up stops waiting; its job, if still queued, never runs (the lane reads the
+    caller's deadline itself, so a busy event loop that has not cancelled the job yet changes
+    nothing), and one already running finishes on the lane (it cannot be interrupted). Threads
+    never pile up: there is one, and when the queue is full a new job is refused at once."""
 
     def __init__(self, name: str, capacity: int = QUERY_QUEUE_SIZE) -> None:
         self._name = name
@@ -35,7 +38,7 @@ class QueryLane:
         """``call()`` on the lane; ``EmbedderUnavailable`` if it has no answer within ``timeout``."""
         future: Future[object] = Future()
         try:
-            self._jobs.put_nowait((call, future))
+            self._jobs.put_nowait((call, future, time.monotonic() + timeout))
         except queue.Full:
             raise EmbedderUnavailable(en=f"{what}: {self._jobs.maxsize} queries already waiting") from None
         self._ensure_thread()
@@ -54,7 +57,10 @@ class QueryLane:
 
     def _serve(self) -> None:
         while True:
-            call, future = self._jobs.get()
+            call, future, deadline = self._jobs.get()
+            if time.monotonic() >= deadline:
+                future.cancel()  # its caller has given up, whether or not its loop said so yet
+                continue
             if not future.set_running_or_notify_cancel():
                 continue
             try:

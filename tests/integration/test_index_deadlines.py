@@ -284,3 +284,20 @@ async def test_an_embedder_of_the_caller_s_own_gets_the_deadline_too() -> None:
     with pytest.raises(EmbedderUnavailable):
         await CachedQueryEmbedder(Sleepy()).embed_queries(["x"], timeout=0.2)
     assert time.monotonic() - started < 0.6
+
+
+async def test_a_query_whose_caller_gave_up_never_runs_even_when_the_loop_is_late() -> None:
+    """The lane reads each caller's deadline itself: a caller whose event loop is too busy to cancel
+    its queued job in time (a loaded machine) still costs the model nothing."""
+    model = _SlowModel(seconds=0.3)
+    embedder = _LocalWithModel(model)
+    first = asyncio.ensure_future(embedder.embed_queries(["小明吃火锅"], timeout=2))
+    await asyncio.sleep(0.05)  # the first query is on the lane
+    late = asyncio.ensure_future(embedder.embed_queries(["问题"], timeout=0.05))
+    await asyncio.sleep(0)  # queued behind it
+    time.sleep(0.5)  # the loop is held: nobody cancels the queued job before the lane takes it
+    await first
+    with pytest.raises(EmbedderUnavailable):
+        await late
+    await asyncio.sleep(0.1)
+    assert model.encoded == [["小明吃火锅"]]
