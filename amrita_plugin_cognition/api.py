@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from .domain.judgement import changes_zh as judgement_changes_zh
     from .domain.knowledge import KnowledgeEntry as KnowledgeEntry
     from .domain.pair_model import PairModel as DuplicatePairModel
-    from .domain.pair_model import bundled as bundled_pair_model
+    from .domain.pair_model import for_vectors_of as pair_model_for
     from .domain.permissions import Actor as Actor
     from .domain.permissions import Operator as Operator
     from .domain.permissions import check_erase as check_erase
@@ -317,7 +317,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "check_fact": (".domain.gate", "check_fact"),
     "judge_duplicate": (".domain.duplicates", "judge_pair"),
     "DuplicatePairModel": (".domain.pair_model", "PairModel"),
-    "bundled_pair_model": (".domain.pair_model", "bundled"),
+    "pair_model_for": (".domain.pair_model", "for_vectors_of"),
     "DuplicateVerdict": (".domain.duplicates", "DuplicateVerdict"),
     "DuplicateCluster": (".domain.clusters", "DuplicateCluster"),
     "DuplicateLink": (".domain.clusters", "DuplicateLink"),
@@ -503,7 +503,6 @@ __all__ = [
     "as_utc",
     "build_embedder",
     "build_engine",
-    "bundled_pair_model",
     "card_label",
     "check_erase",
     "check_fact",
@@ -524,6 +523,7 @@ __all__ = [
     "memory_document",
     "normalise_text",
     "opinion_asker",
+    "pair_model_for",
     "parse_chat_key",
     "part_group",
     "part_name",

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..api import DuplicatePairModel, build_embedder, bundled_pair_model, judge_duplicate
+from ..api import DuplicatePairModel, build_embedder, judge_duplicate, pair_model_for
 from ..config import EmbedderSettings
 from .evaluation import EvalInputError, _require, _share, no_cases, read_jsonl, stderr_progress, wilson
 
@@ -87,11 +87,6 @@ def pair_vectors(
     """The two vectors of each pair (every distinct text embedded once) and the embedder's fingerprint."""
     vectors, fingerprint = embed_texts([text for pair in pairs for text in (pair.first, pair.second)], progress)
     return [(vectors[pair.first], vectors[pair.second]) for pair in pairs], fingerprint
-
-
-def similarities(pairs: list[DedupPair], progress: Callable[[int], None] | None = None) -> list[float]:
-    """The cosine similarity of each pair's two texts under the default local embedder."""
-    return [float(first @ second) for first, second in pair_vectors(pairs, progress)[0]]
 
 
 def cosine_at_recall(scored: list[tuple[float, bool]], recall: float) -> dict[str, Any]:
@@ -184,9 +179,7 @@ def run_dedup_eval(parsed: dict[Path, list[DedupPair]]) -> dict[str, Any]:
     everything = [pair for pairs in parsed.values() for pair in pairs]
     texts = len({text for pair in everything for text in (pair.first, pair.second)})
     vectors, fingerprint = pair_vectors(everything, stderr_progress(texts, "嵌入"))
-    model = bundled_pair_model()
-    if model is not None and not model.applies_to(fingerprint):
-        model = None
+    model = pair_model_for(fingerprint)
     if len(parsed) == 1:
         return dedup_report(everything, vectors, model)
     files: dict[str, dict[str, Any]] = {}

@@ -29,24 +29,22 @@ def _entities(text: str) -> set[str]:
 def _swapped_roles(first: str, second: str) -> str | None:
     """Two things that stand on opposite sides of the same directional word in the two facts
     (A借给B / B借给A): each named once in each fact, one moved from before the word to after it
-    and another the other way."""
-    first, second = unicodedata.normalize("NFKC", first), unicodedata.normalize("NFKC", second)
-    lower_first, lower_second = first.lower(), second.lower()
-    markers = {match.group(0).lower() for match in _DIRECTION.finditer(first)}
-    markers &= {match.group(0).lower() for match in _DIRECTION.finditer(second)}
+    and another the other way. Both texts folded (``swapped``)."""
+    markers = {match.group(0) for match in _DIRECTION.finditer(first)}
+    markers &= {match.group(0) for match in _DIRECTION.finditer(second)}
     if not markers:
         return None
     shared = [
         entity
         for entity in _entities(first) & _entities(second)
-        if lower_first.count(entity) == 1 and lower_second.count(entity) == 1
+        if first.count(entity) == 1 and second.count(entity) == 1
     ]
     for marker in sorted(markers):
-        at_first, at_second = _marker_at(lower_first, marker), _marker_at(lower_second, marker)
+        at_first, at_second = _marker_at(first, marker), _marker_at(second, marker)
         if at_first is None or at_second is None:
             continue
-        moved_back = [e for e in shared if lower_first.find(e) < at_first and lower_second.find(e) > at_second]
-        moved_front = [e for e in shared if lower_first.find(e) > at_first and lower_second.find(e) < at_second]
+        moved_back = [e for e in shared if first.find(e) < at_first and second.find(e) > at_second]
+        moved_front = [e for e in shared if first.find(e) > at_first and second.find(e) < at_second]
         if moved_back and moved_front and not _overlap(moved_back, moved_front):
             return f"{max(moved_back, key=len)} ⇄ {max(moved_front, key=len)} ({marker})"
     return None
@@ -74,9 +72,8 @@ def _pieces(text: str) -> dict[str, int]:
 def _swapped_around(first: str, second: str) -> str | None:
     """Two things that trade places around the same words (小马请阿凯 / 阿凯请小马, 老张欠小李 / 小李欠
     老张, 把猫寄养在阿康家 / 在小柯家…): each said once in each fact, one before the other in the first
-    and after it in the second, with the same words between them, which are no "and"."""
-    first = unicodedata.normalize("NFKC", first).lower()
-    second = unicodedata.normalize("NFKC", second).lower()
+    and after it in the second, with the same words between them, which are no "and". Both
+    texts folded (``swapped``)."""
     in_first, in_second = _pieces(first), _pieces(second)
     shared = sorted(set(in_first) & set(in_second), key=in_first.__getitem__)
     places = [in_second[piece] for piece in shared]
@@ -128,5 +125,6 @@ def _overlap(first: list[str], second: list[str]) -> bool:
 def swapped(first: str, second: str) -> str | None:
     """What trades places between ``first`` and ``second`` (for the verdict's detail), or None:
     two things on opposite sides of the same directional word, two things around the same words,
-    or the same one before 被 and before 把."""
+    or the same one before 被 and before 把. Both are read as NFKC and lower case, once."""
+    first, second = unicodedata.normalize("NFKC", first).lower(), unicodedata.normalize("NFKC", second).lower()
     return _swapped_roles(first, second) or _swapped_around(first, second) or _voice_turned(first, second)

@@ -103,6 +103,15 @@ def _names(first: str, second: str, left: str) -> bool:
 _CONTEXT = 2
 
 
+def _without_edge_boundaries(tokens: tuple[str, ...], start: int, end: int) -> tuple[int, int]:
+    """``tokens[start:end]`` without the boundaries at either end."""
+    while start < end and tokens[start] == BOUNDARY:
+        start += 1
+    while end > start and tokens[end - 1] == BOUNDARY:
+        end -= 1
+    return start, end
+
+
 def _said_otherwise(
     first: tuple[str, ...],
     second: tuple[str, ...],
@@ -115,14 +124,8 @@ def _said_otherwise(
     (aligned, between the same neighbours) say one word in two ways: the two stretches, each
     completed by the same shared neighbours (none, or up to ``_CONTEXT`` tokens before and after),
     are synonyms in the thesaurus (妻子 / 老婆; 读 / 上 before 大班 is tried as 读大 / 上大 too)."""
-    while start_first < end_first and first[start_first] == BOUNDARY:
-        start_first += 1
-    while start_second < end_second and second[start_second] == BOUNDARY:
-        start_second += 1
-    while end_first > start_first and first[end_first - 1] == BOUNDARY:
-        end_first -= 1
-    while end_second > start_second and second[end_second - 1] == BOUNDARY:
-        end_second -= 1
+    start_first, end_first = _without_edge_boundaries(first, start_first, end_first)
+    start_second, end_second = _without_edge_boundaries(second, start_second, end_second)
     stretch_first, stretch_second = first[start_first:end_first], second[start_second:end_second]
     if not stretch_first or not stretch_second or BOUNDARY in stretch_first or BOUNDARY in stretch_second:
         return False
