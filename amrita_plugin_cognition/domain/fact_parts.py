@@ -59,7 +59,7 @@ from .fact_lexicon import (
     _PLAN_ZH,
     _PROHIBITION,
     _QQ,
-    _RELATIVE_NAMES,
+    _RELATIVE_EACH,
     _RELATIVE_TIME,
     _RETURN,
     _SCALED_UNITS,
@@ -78,6 +78,12 @@ from .fact_lexicon import (
     FILLER_CHARS,
 )
 from .tokenize import ENGLISH_STOP_WORDS, stem
+
+#: A Latin letter: a text without one is read without the English patterns (they cannot match).
+_LATIN_LETTER = re.compile("[A-Za-z]")
+_DIGIT = re.compile(r"\d")
+#: The first of ``_DATE_PATTERNS`` written in English words (Nov 29, 2026; 29 November 2026).
+_FIRST_ENGLISH_DATE = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +118,10 @@ def _numeral(run: str) -> str:
 
 
 def fold(text: str) -> str:
-    """NFKC (full-width digits and brackets to their plain forms), units said one way, Chinese
-    numerals as digits (run by run, each read by cn2an: 十一月二十九日 → 11月29日, 百分之二十 → 20%)."""
-    folded = _UNIT_WORD.sub(lambda match: _UNIT_CANONICAL[match.group(0)], unicodedata.normalize("NFKC", text))
+    """``text`` read as NFKC (full-width digits and brackets to their plain forms), units said one
+    way, Chinese numerals as digits (run by run, each read by cn2an: 十一月二十九日 → 11月29日,
+    百分之二十 → 20%). The caller reads it as NFKC first (``read_parts`` does, once)."""
+    folded = _UNIT_WORD.sub(lambda match: _UNIT_CANONICAL[match.group(0)], text)
     folded = _COLLOQUIAL_COUNT.sub(lambda match: _COLLOQUIAL_COUNTS[match.group(0)], folded)
     if "半" in folded:
         folded = _HALF.sub("0.5", _ONE_HALF.sub("50%", folded))
@@ -178,17 +185,19 @@ def _year(raw: str | None) -> int | None:
     return int(raw) + 2000 if len(raw) == 2 else int(raw)
 
 
-def _dates(text: str, spans: list[tuple[int, int]]) -> set[tuple[int | None, int, int | None]]:
+def _dates(text: str, spans: list[tuple[int, int]], latin: bool) -> set[tuple[int | None, int, int | None]]:
     found: set[tuple[int | None, int, int | None]] = set()
-    for index, pattern in enumerate(_DATE_PATTERNS):
+    if not _DIGIT.search(text):  # every date pattern reads digits (numerals are digits by now)
+        return found
+    for index, pattern in enumerate(_DATE_PATTERNS if latin else _DATE_PATTERNS[:_FIRST_ENGLISH_DATE]):
         for match in pattern.finditer(text):
             if any(start <= match.start() < end for start, end in spans):
                 continue
             first, second, third = match.groups()
             day: int | None
-            if index == 3:  # Nov 29, 2026
+            if index == _FIRST_ENGLISH_DATE:  # Nov 29, 2026
                 month, day, year = _MONTHS_EN[first.lower()], int(second), _year(third)
-            elif index == 4:  # 29 November 2026
+            elif index == _FIRST_ENGLISH_DATE + 1:  # 29 November 2026
                 month, day, year = _MONTHS_EN[second.lower()], int(first), _year(third)
             else:
                 year, month, day = _year(first), int(second), int(third) if third else None
@@ -210,7 +219,7 @@ def _relative_times(text: str, spans: list[tuple[int, int]]) -> set[str]:
     for match in _RELATIVE_TIME.finditer(text):
         if any(start <= match.start() < end for start, end in spans):
             continue
-        found.add(_RELATIVE_NAMES[int(match.lastgroup[1:])])  # type: ignore[index]
+        found.add(next(name for name, pattern in _RELATIVE_EACH if pattern.fullmatch(match.group(0))))
         spans.append(match.span())
     return found
 
@@ -229,12 +238,12 @@ def _named_spans(text: str, spans: list[tuple[int, int]], named: tuple[tuple[str
     return found
 
 
-def _weekdays(text: str, spans: list[tuple[int, int]]) -> set[int]:
+def _weekdays(text: str, spans: list[tuple[int, int]], latin: bool) -> set[int]:
     found: set[int] = set()
     for match in _WEEKDAY.finditer(text):
         found.add(_WEEKDAYS[match.group(1)])
         spans.append(match.span())
-    for match in _WEEKDAYS_EN.finditer(text):
+    for match in _WEEKDAYS_EN.finditer(text) if latin else ():
         found.add(_WEEKDAY_EN_NUMBER[match.group(1).lower()])
         spans.append(match.span())
     for match in _WEEKDAY_GROUPS.finditer(text):
@@ -243,8 +252,10 @@ def _weekdays(text: str, spans: list[tuple[int, int]]) -> set[int]:
     return found
 
 
-def _clock_times(text: str, spans: list[tuple[int, int]]) -> set[tuple[int, int]]:
+def _clock_times(text: str, spans: list[tuple[int, int]], latin: bool) -> set[tuple[int, int]]:
     found: set[tuple[int, int]] = set()
+    if not _DIGIT.search(text):  # every clock time has its hour in digits
+        return found
     for match in _CLOCK.finditer(text):
         if any(start <= match.start(2) < end for start, end in spans):
             continue
@@ -260,7 +271,7 @@ def _clock_times(text: str, spans: list[tuple[int, int]]) -> set[tuple[int, int]
             continue
         found.add((hour % 24, minutes))
         spans.append(match.span())
-    for match in _CLOCK_EN.finditer(text):
+    for match in _CLOCK_EN.finditer(text) if latin else ():
         hour, minutes = int(match.group(1)), int(match.group(2) or 0)
         if match.group(3).lower().startswith("p") and hour < 12:
             hour += 12
@@ -286,23 +297,23 @@ def _numbers(text: str, spans: list[tuple[int, int]]) -> Counter[tuple[float, st
     return found
 
 
-def _negations(text: str) -> int:
+def _negations(text: str, latin: bool) -> int:
     cleared = _NOT_NEGATION.sub("|", text)
     prohibitions = len(_PROHIBITION.findall(cleared))
     cleared = _PROHIBITION.sub("|", cleared)
-    dislikes = len(_DISLIKE_ZH.findall(cleared)) + len(_DISLIKE_EN.findall(cleared))
-    return len(_NEGATION_ZH.findall(cleared)) + len(_NEGATION_EN.findall(cleared)) + dislikes + prohibitions
+    found = len(_DISLIKE_ZH.findall(cleared)) + len(_NEGATION_ZH.findall(cleared)) + prohibitions
+    return found + (len(_DISLIKE_EN.findall(cleared)) + len(_NEGATION_EN.findall(cleared)) if latin else 0)
 
 
-def _plan_and_done(text: str, whole: str) -> tuple[bool, bool]:
+def _plan_and_done(text: str, whole: str, latin: bool) -> tuple[bool, bool]:
     """Plan and done in ``text`` (the parts masked); a bare 要 is no plan when ``whole`` (the fact
     before masking) states a frequency."""
     cleared = _NOT_PLAN.sub("|", text)
     habit = _HABIT.search(whole) is not None
-    plan = bool(_PLAN_EN.search(cleared)) or any(
+    plan = (latin and _PLAN_EN.search(cleared) is not None) or any(
         match.group(0) != "要" or not habit for match in _PLAN_ZH.finditer(cleared)
     )
-    done = bool(_DONE_ZH.search(cleared) or _DONE_EN.search(cleared))
+    done = bool(_DONE_ZH.search(cleared) or (latin and _DONE_EN.search(cleared)))
     return plan, done
 
 
@@ -310,8 +321,10 @@ def _plan_and_done(text: str, whole: str) -> tuple[bool, bool]:
 BOUNDARY = "|"
 
 
-def _residue(text: str) -> tuple[str, ...]:
-    text = _DISLIKE_EN.sub(" like ", _DISLIKE_ZH.sub("|喜欢|", _PROHIBITION.sub("|禁止|", text)))
+def _residue(text: str, latin: bool) -> tuple[str, ...]:
+    text = _DISLIKE_ZH.sub("|喜欢|", _PROHIBITION.sub("|禁止|", text))
+    if latin:
+        text = _DISLIKE_EN.sub(" like ", text)
     text = _RETURN.sub("|归还|", text)
     text = _FILLER_WORD.sub("|", text)
     text = _SYNONYM.sub(lambda match: f"|{_CANONICAL[match.group(0)]}|", text)
@@ -369,15 +382,16 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
     fraction of the work, for blocking on those parts)."""
     rest, qq_numbers, nicknames = _without_people(unicodedata.normalize("NFKC", text), known_nicknames)
     folded = fold(rest)
+    latin = _LATIN_LETTER.search(folded) is not None  # the English patterns read nothing without
     spans: list[tuple[int, int]] = []
-    dates = _dates(folded, spans)
+    dates = _dates(folded, spans, latin)
     frequencies = _named_spans(folded, spans, _FREQUENCIES) if wording else set()
-    weekdays = _weekdays(folded, spans) if wording else set()
+    weekdays = _weekdays(folded, spans, latin) if wording else set()
     relative_times = _relative_times(folded, spans) if wording else set()
-    clock_times = _clock_times(folded, spans)
+    clock_times = _clock_times(folded, spans, latin)
     numbers = _numbers(folded, spans) if wording else Counter()
     rest = _masked(folded, spans)
-    plan, done = _plan_and_done(rest, folded) if wording else (False, False)
+    plan, done = _plan_and_done(rest, folded, latin) if wording else (False, False)
     return FactParts(
         text=text,
         qq_numbers=frozenset(qq_numbers),
@@ -386,10 +400,10 @@ def read_parts(text: str, known_nicknames: frozenset[str] = frozenset(), wording
         weekdays=frozenset(weekdays),
         clock_times=frozenset(clock_times),
         numbers=numbers,
-        negations=_negations(rest),
+        negations=_negations(rest, latin),
         plan=plan,
         done=done,
-        residue=_residue(rest) if wording else (),
+        residue=_residue(rest, latin) if wording else (),
         frequencies=frozenset(frequencies),
         day_parts=frozenset(_day_parts(folded)) if wording else frozenset(),
         relative_times=frozenset(relative_times),
