@@ -101,3 +101,38 @@ async def test_local_queries_run_on_the_event_loop_only_once_measured_fast() -> 
     await embedder.embed_queries(["c"], timeout=1)
     await embedder.embed_queries(["d"], timeout=1)
     assert threads[2:] == [loop_thread, "cognition-embed-query"]
+
+
+def test_the_local_model_holds_its_matrix_products_to_the_configured_blas_threads() -> None:
+    """numpy's OpenBLAS keeps its worker threads spinning on a core after each product it shares
+    among them (bench/blas_threads.py: recall turns every 50 ms took 122 % of a core against 24 %
+    with the hold): the model's products run on ``embedder.threads`` BLAS threads, whatever the
+    process's own setting (here 2, so a lost hold shows on a one-core machine too)."""
+    from threadpoolctl import ThreadpoolController
+
+    controller = ThreadpoolController()
+    assert controller.select(user_api="blas").lib_controllers, "numpy's BLAS is not visible to threadpoolctl"
+    embedder = LocalUSEEmbedder(threads=1)
+    texts = [f"第{number}次说起周末去爬山的事" for number in range(64)]
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.update(lib["num_threads"] for lib in controller.select(user_api="blas").info())
+
+    with controller.limit(limits=2, user_api="blas"):
+        embedder.embed_sync(texts[:1])  # the model loaded outside the watch
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            for _ in range(10):
+                embedder.embed_sync(texts)
+                if 1 in seen:
+                    break
+        finally:
+            done.set()
+            watcher.join()
+        after = {lib["num_threads"] for lib in controller.select(user_api="blas").info()}
+    assert 1 in seen, seen
+    assert after == {2}  # the rest of the process keeps its own setting
