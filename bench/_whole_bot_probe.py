@@ -13,6 +13,10 @@ inside the bot process, written as JSON lines to ``probe-out.jsonl`` in the proj
   (``engine.memories.recall`` as the speaker in that chat: where the fact may be seen) until a
   recalled fact carries its marker; the wall time it was first found is written out.
 
+- with ``PYTHONTRACEMALLOC`` set (``whole_bot.py --tracemalloc``): every ``TRACE_SECONDS``, the
+  allocations grown since the probe started, by line (the top ``TRACE_LINES``), to
+  ``probe-tracemalloc.txt``: what the bot's RSS growth is made of, where it is Python's.
+
 Reading the log records costs the bot one regular expression per record; the sampler one small
 query every two seconds; the probes one recall per planted fact and poll (a few a second): all
 of it counted against the memory bot's own throughput.
@@ -25,6 +29,7 @@ import json
 import logging
 import re
 import time
+import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,9 @@ from amrita_plugin_cognition.api import ChatContext, Scope  # noqa: E402
 from amrita_plugin_cognition.runtime import get_engine  # noqa: E402
 
 OUT = Path("probe-out.jsonl")
+TRACE = Path("probe-tracemalloc.txt")
+TRACE_SECONDS = 120.0
+TRACE_LINES = 25
 PROBES = Path("probes.jsonl")
 SAMPLE_SECONDS = 2.0
 POLL_SECONDS = 0.5
@@ -133,6 +141,23 @@ async def _run() -> None:
             await asyncio.sleep(POLL_SECONDS)
 
 
+async def _trace_growth() -> None:
+    """The allocations grown since the start, by line, rewritten every ``TRACE_SECONDS`` (a
+    snapshot's own work runs on a thread; the bot's loop only waits for it)."""
+    ignored = (
+        tracemalloc.Filter(False, tracemalloc.__file__),
+        tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+    )
+    first = (await asyncio.to_thread(tracemalloc.take_snapshot)).filter_traces(ignored)
+    while True:
+        await asyncio.sleep(TRACE_SECONDS)
+        now = (await asyncio.to_thread(tracemalloc.take_snapshot)).filter_traces(ignored)
+        grown = now.compare_to(first, "lineno")[:TRACE_LINES]
+        current, _peak = tracemalloc.get_traced_memory()
+        lines = [f"{time.time():.0f} traced {current / 2**20:.1f} MiB", *(str(stat) for stat in grown)]
+        TRACE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 _tasks: list[asyncio.Task[None]] = []
 
 
@@ -140,3 +165,5 @@ _tasks: list[asyncio.Task[None]] = []
 async def _start() -> None:
     logging.getLogger("cognition").addHandler(_TimingHandler())
     _tasks.append(asyncio.create_task(_run()))
+    if tracemalloc.is_tracing():
+        _tasks.append(asyncio.create_task(_trace_growth()))

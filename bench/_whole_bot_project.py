@@ -77,11 +77,12 @@ def migrate(projects: list[Path]) -> None:
 class BotProcess:
     """One ``ambot run``: started on a free port, paused and resumed between phases, stopped."""
 
-    def __init__(self, label: str, project: Path) -> None:
+    def __init__(self, label: str, project: Path, **env: str) -> None:
         self.label = label
         self.project = project
         self.port = free_port()
         self.log_path = project / "bot.log"
+        self.env = env  # more of the bot's environment (PYTHONTRACEMALLOC)
         self.process: subprocess.Popen[bytes] | None = None
         self.paused = False
 
@@ -95,7 +96,7 @@ class BotProcess:
         return self.process.pid
 
     def start(self) -> None:
-        env = clean_env(PORT=str(self.port), HOST="127.0.0.1")
+        env = clean_env(PORT=str(self.port), HOST="127.0.0.1", **self.env)
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [str(AMBOT), "run"],

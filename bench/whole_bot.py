@@ -32,7 +32,7 @@ message, then silence: target ``--pause`` + 10 s). Seconds a probe spent stopped
 
     uv run python bench/whole_bot.py [--smoke] [--minutes 30] [--chats 1000] [--in-flight 8]
         [--model-seconds 1] [--phase-seconds 90] [--max-concurrency 4] [--pause 30]
-        [--remember-share 0.3] [--amrita-report on|off] [--json F] [--keep]
+        [--remember-share 0.3] [--amrita-report on|off] [--tracemalloc] [--json F] [--keep]
 """
 
 from __future__ import annotations
@@ -134,6 +134,11 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
         default="on",
         help="Amrita's content check, a model call before each answer (on: Amrita's default)",
     )
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="the memory bot traces its allocations (slower) and the run ends with its growth by line",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--keep", action="store_true", help="keep the projects (logs, databases)")
     args = parser.parse_args(argv)
@@ -152,7 +157,9 @@ class Run:
         self.args = args
         self.work = work
         self.model = WholeBotModel(args.model_seconds)
-        self.memory = BotProcess("on", work / "memorybot")
+        # --tracemalloc: the memory bot traces its allocations; its probe writes the growth by line
+        traced = {"PYTHONTRACEMALLOC": "1"} if args.tracemalloc else {}
+        self.memory = BotProcess("on", work / "memorybot", **traced)
         self.plain = BotProcess("off", work / "plainbot")
         self.probes = Probes(self.memory.project / "probes.jsonl")
         self.qq: dict[str, FakeQQ] = {}
@@ -507,6 +514,10 @@ async def main(args: argparse.Namespace) -> int:
         met = report(run, figures)
         if figures["probe_errors"]:
             print(f"probe errors inside the bot: {figures['probe_errors']}")
+        traced = run.memory.project / "probe-tracemalloc.txt"
+        if args.tracemalloc and traced.exists():
+            print("\nthe memory bot's Python allocations grown since it started, by line:")
+            print(traced.read_text("utf-8"))
         if args.json:
             args.json.write_text(json.dumps(figures, ensure_ascii=False, indent=1), encoding="utf-8")
         print(f"\ntargets {'met' if met else 'NOT all met'}")
