@@ -60,10 +60,11 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def child_json(script: str, *arguments: str) -> Any:
-    """Run ``script`` again in a fresh process with ``arguments``; its last line of output, as JSON
-    (a run per process: each starts from the same memory and caches)."""
-    done = subprocess.run([sys.executable, script, *arguments], check=True, capture_output=True, text=True)
+def child_json(script: str, *arguments: str, env: dict[str, str] | None = None) -> Any:
+    """Run ``script`` again in a fresh process with ``arguments`` (and ``env``, else this one's
+    environment); its last line of output, as JSON (a run per process: each starts from the same
+    memory and caches)."""
+    done = subprocess.run([sys.executable, script, *arguments], check=True, capture_output=True, text=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

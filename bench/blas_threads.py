@@ -24,11 +24,11 @@ import argparse
 import asyncio
 import json
 import resource
-import subprocess
 import sys
 import time
 
 from _common import (
+    child_json,
     clean_env,
     init_engine_only,
     machine_line,
@@ -96,14 +96,7 @@ def _run_child(mode: str, seconds: float, interval: float) -> dict[str, float]:
         env.pop(name, None)
     if mode == "floor":
         env["OPENBLAS_NUM_THREADS"] = "1"
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--seconds", str(seconds), "--interval", str(interval)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return dict(child_json(__file__, "--child", mode, "--seconds", str(seconds), "--interval", str(interval), env=env))
 
 
 def main() -> None:
