@@ -14,18 +14,6 @@ from pathlib import Path
 
 from chroma_server import free_port  # tests/ (on the path of bench/chaos.py)
 
-PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
-
-
-async def pg_admin(statement: str, base: str = PG_BASE) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(base.replace("postgresql+asyncpg", "postgresql") + "/postgres")
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
-
 
 def pg_tools() -> Path | None:
     """The folder of ``initdb``/``pg_ctl`` (Debian keeps them out of PATH), or None."""

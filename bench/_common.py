@@ -3,7 +3,8 @@
 Every script runs standalone (``uv run python bench/NAME.py [--quick]``). NoneBot is initialised
 the way ``python -m amrita_plugin_cognition`` does it: no driver (``~none``), engine only,
 SQLite and embedded Chroma under one folder, the migrations applied with ``orm upgrade``.
-Nothing here opens a network connection.
+Nothing here opens a network connection but ``pg_admin``'s, to the PostgreSQL of ``PG_BASE``
+(127.0.0.1 unless ``COGNITION_TEST_PG`` says otherwise), for the scripts that run on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -34,6 +35,20 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 _INITIALISED: Path | None = None
+
+#: The PostgreSQL server the PostgreSQL runs make their throw-away databases on.
+PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
+
+
+async def pg_admin(statement: str, base: str = PG_BASE) -> None:
+    """One statement on the server's ``postgres`` database (``CREATE`` / ``DROP DATABASE``)."""
+    import asyncpg
+
+    connection = await asyncpg.connect(base.replace("postgresql+asyncpg", "postgresql") + "/postgres")
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
 
 
 def parse_args(description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:

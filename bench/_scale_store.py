@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO / "tests") not in sys.path:
     sys.path.insert(0, str(REPO / "tests"))  # the Chroma server helper
 
-from _chaos_services import PG_BASE, pg_admin  # noqa: E402
+from _common import PG_BASE, pg_admin  # noqa: E402
 from chroma_server import ChromaServer  # noqa: E402
 
 #: When the bank's facts were recorded (recall runs a month later).

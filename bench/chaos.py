@@ -44,7 +44,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "tests"))  # the fake OpenAI-compatible server, the Chroma server
 sys.path.insert(0, str(HERE))
 
-from _chaos_services import PG_BASE, PgCluster, pg_admin  # noqa: E402
+from _chaos_services import PgCluster  # noqa: E402
+from _common import PG_BASE, pg_admin  # noqa: E402
 from chroma_server import ChromaServer  # noqa: E402
 
 WORKER = HERE / "_chaos_worker.py"

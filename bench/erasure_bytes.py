@@ -99,7 +99,7 @@ async def add_turns(engine: Any, turns: list[tuple[Scope, str, str, str]]) -> No
             for number, (scope, user, name, said) in enumerate(turns[start : start + BATCH]):
                 at = NOW + timedelta(seconds=number)
                 short_term.add_turn(uow.session, BOT, scope, user, name, f"t{number}", said, "好的", at, False)
-                short_term.add_note(uow.session, BOT, scope, user, name, said[:40], at)
+                await short_term.add_note(uow.session, BOT, scope, user, name, said[:40], at)
             await uow.commit()
 
 

@@ -125,7 +125,9 @@ async def _plan_chat(engine: CognitionEngine, bot_id: str, scope: Scope, now: da
         await uow.lock_scope(bot_id, scope)  # two processes planning one chat queue one job
         job = await store.cycle_job(uow.session, bot_id, scope)
         if job is None:
-            jobs.enqueue(uow.session, CONSOLIDATION_JOB, bot_id, scope, {"runs": 0, "merged": 0}, now, window.start)
+            await jobs.enqueue(
+                uow.session, CONSOLIDATION_JOB, bot_id, scope, {"runs": 0, "merged": 0}, now, window.start
+            )
             uow.record(JobsQueued())
         elif job.state != jobs.PENDING or not await store.move_due(uow.session, job.id, window.start, now):
             return 0  # running: it yields by itself when the chat talks
@@ -185,7 +187,7 @@ async def process(engine: CognitionEngine, held: jobs.Lease, now: datetime | Non
             await judgement.set_outcome(engine, step.run_id, "lost")
             return CycleRun(held.job_id, "lost", report)
         if run.next_window is not None:
-            jobs.enqueue(
+            await jobs.enqueue(
                 uow.session, CONSOLIDATION_JOB, held.bot_id, held.scope, progress, moment, run.next_window.start
             )
             uow.record(JobsQueued())

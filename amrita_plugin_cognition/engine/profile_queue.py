@@ -72,7 +72,7 @@ async def queue_merges(
                 continue
         payload = _extended({"entity_type": entity_type, "entity_id": entity_id, "parts": {}}, parts)
         not_before = now + timedelta(seconds=settings.merge_window_seconds) if settings.merge_window_seconds else None
-        jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now, not_before)
+        await jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now, not_before)
         added += 1
     return added
 
@@ -132,7 +132,7 @@ async def _ask_rebuild(
         uow.session, pending.id, _with_rebuild(payload_of(pending.payload), parts), now
     ):
         payload = _with_rebuild({"entity_type": entity_type, "entity_id": entity_id, "parts": {}}, parts)
-        jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now)  # due at once
+        await jobs.enqueue(uow.session, MERGE_JOB, bot_id, target, payload, now)  # due at once
     uow.record(ProfilesChanged(bot_id, entity_type, entity_id))
 
 

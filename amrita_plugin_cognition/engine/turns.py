@@ -34,6 +34,7 @@ from ..domain.job_kinds import BOT_SPEAKER, OBSERVATIONS_JOB, TRANSCRIPT_JOB
 from ..domain.records import ChatContext, Scope, normalise_text
 from ..logs import log_event
 from ..store import jobs, short_term
+from ..store.row_insert import insert_rows
 from .lazy import LazyModule
 from .switches import chat_switches, memory_on
 
@@ -262,16 +263,21 @@ async def end_turn(
             ),
         }
     message_ids = [message.message_id for message in batch if message.message_id]
+    rows = []
+    if kept_memo:
+        rows.append(
+            short_term.note_row(
+                context.bot_id, context.scope, context.user_id, context.user_name, kept_memo[0], now, message_ids
+            )
+        )
+    if payload is not None:
+        # FIFO by when it was enqueued (the message time, which may be late or skewed, is in the payload)
+        rows.append(jobs.job_row(OBSERVATIONS_JOB, context.bot_id, context.scope, payload, aware_or_now(None)))
     async with engine.unit_of_work() as uow:
+        await insert_rows(uow.session, rows)  # at once, in as few driver calls as the database allows
         if kept_memo:
-            short_term.add_note(
-                uow.session, context.bot_id, context.scope, context.user_id, context.user_name, kept_memo[0], now,
-                message_ids,
-            )  # fmt: skip
             uow.record(NoteAdded(context.bot_id, context.scope))
         if payload is not None:
-            # FIFO by when it was enqueued (the message time, which may be late or skewed, is in the payload)
-            jobs.enqueue(uow.session, OBSERVATIONS_JOB, context.bot_id, context.scope, payload, aware_or_now(None))
             uow.record(JobsQueued())
         await uow.commit()
     result.note_written = bool(kept_memo)
@@ -309,12 +315,14 @@ async def record_turn(
     ):
         return False
     # judged whole, then clipped: a cut could split a secret or drop the "do not remember"
+    kept = []
     for text in (input_text, reply_text):
         verdict = admission.admit(text)
         if not verdict.admit:  # a "do not remember", or a bare secret, keeps the turn out of the log
             log_event("transcript", refused=verdict.reason, scope=context.scope.key)
             return False
-    input_text, reply_text = clip(admission.redact(input_text), limit), clip(admission.redact(reply_text), limit)
+        kept.append(clip(verdict.text, limit))  # a secret inside is replaced by [已隐去]
+    input_text, reply_text = kept
     async with engine.unit_of_work() as uow:
         row = short_term.add_turn(
             uow.session, context.bot_id, context.scope, context.user_id, context.user_name,
@@ -368,7 +376,7 @@ async def flush_transcripts(engine: CognitionEngine, now: datetime | None = None
                     ],
                     "time": time_fields(as_utc(rows[-1].said_at) or now, engine.config.timezone),
                 }
-                jobs.enqueue(uow.session, TRANSCRIPT_JOB, chat.bot_id, chat.scope, payload, now)
+                await jobs.enqueue(uow.session, TRANSCRIPT_JOB, chat.bot_id, chat.scope, payload, now)
                 uow.record(JobsQueued())
                 await uow.commit()
                 queued += 1

@@ -34,6 +34,7 @@ from ..domain.job_kinds import BACKGROUND_PATIENCE_SECONDS, LEASED_FIRST
 from ..domain.records import Scope
 from ..domain.sources import job_without_messages
 from .models import JobRow
+from .row_insert import NewRow, insert_rows
 
 PENDING = "pending"
 PROCESSING = "processing"
@@ -74,7 +75,35 @@ class Lease:
     enqueued_at: datetime
 
 
-def enqueue(
+def job_row(
+    kind: str,
+    bot_id: str,
+    scope: Scope,
+    payload: dict[str, Any],
+    now: datetime,
+    not_before: datetime | None = None,
+) -> NewRow:
+    """A job as a new row (due at once, or from ``not_before``), for ``enqueue`` or a caller
+    writing it with other rows at once."""
+    values = {
+        "kind": kind,
+        "bot_id": bot_id,
+        "scope_kind": scope.kind,
+        "scope_id": scope.id,
+        "payload": json.dumps(payload, ensure_ascii=False, default=str),
+        "state": PENDING,
+        "attempts": 0,
+        "last_error": "",
+        "enqueued_at": now,
+        "next_attempt_at": not_before,
+        "lease_token": None,
+        "lease_expires_at": None,
+        "updated_at": now,
+    }
+    return JobRow.__table__, values
+
+
+async def enqueue(
     session: AsyncSession,
     kind: str,
     bot_id: str,
@@ -82,25 +111,10 @@ def enqueue(
     payload: dict[str, Any],
     now: datetime,
     not_before: datetime | None = None,
-) -> JobRow:
-    """Add a job to the caller's transaction (due at once, or from ``not_before``)."""
-    row = JobRow(
-        kind=kind,
-        bot_id=bot_id,
-        scope_kind=scope.kind,
-        scope_id=scope.id,
-        payload=json.dumps(payload, ensure_ascii=False, default=str),
-        state=PENDING,
-        attempts=0,
-        last_error="",
-        enqueued_at=now,
-        next_attempt_at=not_before,
-        lease_token=None,
-        lease_expires_at=None,
-        updated_at=now,
-    )
-    session.add(row)
-    return row
+) -> None:
+    """Add a job to the caller's transaction (due at once, or from ``not_before``; written at
+    once, not at its flush)."""
+    await insert_rows(session, [job_row(kind, bot_id, scope, payload, now, not_before)])
 
 
 async def pending_of(session: AsyncSession, kind: str, bot_id: str, scope: Scope) -> JobRow | None:

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.clock import as_utc
 from ..domain.records import Scope
 from .models import NoteRow, TranscriptRow, fit_name
+from .row_insert import NewRow, insert_rows
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
 CHUNK = 500
@@ -30,7 +31,30 @@ def _in_chat(model, bot_id: str, scope: Scope):  # type: ignore[no-untyped-def]
     return (model.bot_id == bot_id) & (model.scope_kind == scope.kind) & (model.scope_id == scope.id)
 
 
-def add_note(
+def note_row(
+    bot_id: str,
+    scope: Scope,
+    user_id: str,
+    user_name: str,
+    content: str,
+    at: datetime,
+    message_ids: Sequence[str] = (),
+) -> NewRow:
+    """A note as a new row, for ``add_note`` or a caller writing it with other rows at once."""
+    values = {
+        "bot_id": bot_id,
+        "scope_kind": scope.kind,
+        "scope_id": scope.id,
+        "user_id": user_id,
+        "user_name": fit_name(user_name),
+        "content": content,
+        "created_at": at,
+        "message_ids": json.dumps([str(item) for item in message_ids if item]),
+    }
+    return NoteRow.__table__, values
+
+
+async def add_note(
     session: AsyncSession,
     bot_id: str,
     scope: Scope,
@@ -40,18 +64,8 @@ def add_note(
     at: datetime,
     message_ids: Sequence[str] = (),
 ) -> None:
-    session.add(
-        NoteRow(
-            bot_id=bot_id,
-            scope_kind=scope.kind,
-            scope_id=scope.id,
-            user_id=user_id,
-            user_name=fit_name(user_name),
-            content=content,
-            created_at=at,
-            message_ids=json.dumps([str(item) for item in message_ids if item]),
-        )
-    )
+    """Add a note to the caller's transaction (written at once, not at its flush)."""
+    await insert_rows(session, [note_row(bot_id, scope, user_id, user_name, content, at, message_ids)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 from engine_helpers import NOW, empty_job_queue, group, make_engine, new_bot, private
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from amrita_plugin_cognition.domain.job_kinds import BACKGROUND_PATIENCE_SECONDS, MERGE_JOB
 from amrita_plugin_cognition.domain.records import Scope
@@ -42,7 +42,7 @@ async def enqueue(engine, bot: str, count: int, at=NOW) -> None:  # type: ignore
     async with engine.unit_of_work() as uow:
         for index in range(count):
             moment = at + timedelta(seconds=index)
-            jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": index}, moment)
+            await jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": index}, moment)
         await uow.commit()
 
 
@@ -83,7 +83,7 @@ async def test_the_chats_new_facts_are_leased_before_card_merges_that_have_not_w
     async with engine.unit_of_work() as uow:
         # card merges queued ten minutes ago and due 30 s ago, in a burst (their coalescing window)
         for index in range(3):
-            jobs.enqueue(
+            await jobs.enqueue(
                 uow.session,
                 MERGE_JOB,
                 bot,
@@ -92,9 +92,9 @@ async def test_the_chats_new_facts_are_leased_before_card_merges_that_have_not_w
                 now - timedelta(minutes=10),
                 not_before=now - timedelta(seconds=30),
             )
-        jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": 0}, now - timedelta(seconds=5))
+        await jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": 0}, now - timedelta(seconds=5))
         # a merge due for longer than the patience is leased in its turn among them, oldest due first
-        jobs.enqueue(
+        await jobs.enqueue(
             uow.session,
             MERGE_JOB,
             bot,
@@ -103,7 +103,7 @@ async def test_the_chats_new_facts_are_leased_before_card_merges_that_have_not_w
             now - timedelta(minutes=20),
             not_before=now - timedelta(seconds=BACKGROUND_PATIENCE_SECONDS + 60),
         )
-        jobs.enqueue(uow.session, "transcript", bot, Scope("group", "3"), {"n": 1}, now - timedelta(seconds=2))
+        await jobs.enqueue(uow.session, "transcript", bot, Scope("group", "3"), {"n": 1}, now - timedelta(seconds=2))
         await uow.commit()
 
     async def lease_one() -> jobs.Lease:
@@ -340,9 +340,9 @@ async def test_an_unreadable_job_is_failed_and_the_queue_goes_on(tmp_root, chrom
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     async with engine.unit_of_work() as uow:
-        broken = jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {}, NOW)
-        broken.payload = "{not json"
-        jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": 1}, NOW + timedelta(seconds=1))
+        await jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {}, NOW)
+        await uow.session.execute(update(JobRow).where(JobRow.bot_id == bot).values(payload="{not json"))
+        await jobs.enqueue(uow.session, "observations", bot, Scope("group", "1"), {"n": 1}, NOW + timedelta(seconds=1))
         await uow.commit()
     async with engine.unit_of_work() as uow:
         leased = await jobs.lease(uow.session, NOW + timedelta(minutes=1), 1, 60)

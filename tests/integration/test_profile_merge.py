@@ -431,7 +431,7 @@ async def _second_job(engine, bot: str, text: str) -> None:  # type: ignore[no-u
         memory_id = found.scalar_one()
     payload = {"entity_type": "user", "entity_id": "10001", "parts": {"private": [memory_id]}}
     async with engine.unit_of_work() as uow:
-        jobs.enqueue(uow.session, MERGE_JOB, bot, Scope("private", "10001"), payload, NOW)
+        await jobs.enqueue(uow.session, MERGE_JOB, bot, Scope("private", "10001"), payload, NOW)
         await uow.commit()
 
 

@@ -243,7 +243,7 @@ async def test_switching_off_calls_off_waiting_work_and_a_job_in_flight_writes_n
     # a job that reaches a switched-off chat later (queued by another process) is dropped unseen
     assert (await other_process.turns.end(admin, "", ["QQ号10001（昵称群管）喜欢爬山"], batch=batch)).queued == 0
     async with engine.unit_of_work() as uow:
-        jobs.enqueue(uow.session, "observations", bot, admin.scope, {"observations": ["x"]}, NOW)
+        await jobs.enqueue(uow.session, "observations", bot, admin.scope, {"observations": ["x"]}, NOW)
         await uow.commit()
     model.reset()
     await other_process.historian.run_until_idle(NOW)
