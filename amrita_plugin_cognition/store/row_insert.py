@@ -23,12 +23,14 @@ need no Python-side default). Nothing is returned: callers that need the new id 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cachetools import LRUCache
 from sqlalchemy import Insert, Table, bindparam
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 #: A row to insert: its table and its values by column name.
@@ -63,6 +65,9 @@ async def insert_rows(session: AsyncSession, rows: Sequence[NewRow]) -> None:
 
 
 async def _insert_on_sqlite(connection: AsyncConnection, rows: Sequence[NewRow]) -> None:
+    """One ``execute_insert`` a row; the driver's errors raised as SQLAlchemy raises them (an
+    ``OperationalError`` for a busy or unopenable file, an ``IntegrityError``...), so the unit of
+    work and its callers tell them apart as for any other statement."""
     driver = (await connection.get_raw_connection()).driver_connection
     for table, values in rows:
         sql, processors = _sqlite_statement(table, tuple(values), connection.dialect)
@@ -70,7 +75,10 @@ async def _insert_on_sqlite(connection: AsyncConnection, rows: Sequence[NewRow])
             value if process is None else process(value)
             for value, process in zip(values.values(), processors, strict=True)
         ]
-        await driver.execute_insert(sql, bound)  # type: ignore[union-attr]
+        try:
+            await driver.execute_insert(sql, bound)  # type: ignore[union-attr]
+        except sqlite3.Error as error:
+            raise DBAPIError.instance(sql, bound, error, sqlite3.Error, dialect=connection.dialect) from error
 
 
 def _columns_known(table: Table, columns: Sequence[str]) -> None:

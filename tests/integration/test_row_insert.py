@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from engine_helpers import make_engine, new_bot
 from sqlalchemy import select, text
+from sqlalchemy.exc import IntegrityError
 
 from amrita_plugin_cognition.domain.clock import as_utc
 from amrita_plugin_cognition.domain.records import Scope
@@ -110,3 +111,18 @@ async def test_a_column_the_table_does_not_have_is_refused(tmp_root, chroma_port
     async with engine.unit_of_work() as uow:
         with pytest.raises(Exception, match="no_such_column"):
             await insert_rows(uow.session, [(NoteRow.__table__, {"bot_id": new_bot(), "no_such_column": 1})])
+
+
+async def test_a_refused_row_raises_sqlalchemys_error_whichever_the_driver(tmp_root, chroma_port) -> None:
+    """The unit of work and its callers read SQLAlchemy's errors (a busy SQLite, an unreachable
+    database: ``store/unreachable.py``), so the driver's own are raised as SQLAlchemy raises them."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    row = (
+        NoteRow.__table__,
+        {"bot_id": bot, "scope_kind": "group", "scope_id": "1", "content": None, "created_at": AT},
+    )
+    with pytest.raises(IntegrityError):
+        async with engine.unit_of_work() as uow:
+            await insert_rows(uow.session, [row])
+    assert await rows_of(engine, NoteRow, bot) == []
