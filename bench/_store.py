@@ -6,11 +6,17 @@ indexed with ``engine.index.drain()``. Beside it, ``peer/`` holds what a Chroma-
 plugin keeps: ONE shared collection with the very same vectors and a ``scope`` metadata field.
 Full-scale stores are cached under ``/tmp/cognition-bench-cache``; ``complete.json`` marks a
 finished build and records how long it took.
+
+On the server backend (``ServerStore``) the same store lives in a PostgreSQL database of its own
+(``bench_recall_COUNT_SCOPES`` on the server of ``PG_BASE``, kept with the cache: ``--rebuild``
+drops it) and a ``chroma run`` server on the home's ``chroma-server`` folder, started for the run;
+the peer's shared collection is on that server too.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import sys
 import time
@@ -19,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import init_engine_only, open_engine, quiet_cognition_logs
+from _common import PG_BASE, REPO_ROOT, init_engine_only, open_engine, pg_admin, quiet_cognition_logs
 from _corpus import CACHE_ROOT, PrecomputedEmbedder, cached_vectors, facts
 
 from amrita_plugin_cognition.api import UTC
@@ -42,8 +48,58 @@ def memory_scope_index(index: int, count: int, scopes: int) -> int:
     return (index + index // distinct) % scopes
 
 
-def store_dir(count: int, scopes: int) -> Path:
-    return CACHE_ROOT / f"store-{count}-{scopes}"
+def store_dir(count: int, scopes: int, backend: str = "embedded") -> Path:
+    return CACHE_ROOT / (f"store-{count}-{scopes}" + ("" if backend == "embedded" else f"-{backend}"))
+
+
+class ServerStore:
+    """PostgreSQL + a Chroma server for a store at ``home`` (see the module docstring)."""
+
+    def __init__(self, home: Path, count: int, scopes: int, throwaway: bool = False) -> None:
+        """``throwaway``: a database of this run alone (``drop`` it after), not the cached one."""
+        if str(REPO_ROOT / "tests") not in sys.path:
+            sys.path.insert(0, str(REPO_ROOT / "tests"))  # the Chroma server helper
+        from chroma_server import ChromaServer
+
+        suffix = f"_{secrets.token_hex(4)}" if throwaway else ""
+        self.database = f"bench_recall_{count}_{scopes}{suffix}"
+        self.url = f"{PG_BASE}/{self.database}"
+        home.mkdir(parents=True, exist_ok=True)
+        self.chroma = ChromaServer(home / "chroma-server", log=home / "chroma.log")
+
+    async def database_exists(self) -> bool:
+        import asyncpg
+
+        connection = await asyncpg.connect(PG_BASE.replace("postgresql+asyncpg", "postgresql") + "/postgres")
+        try:
+            return bool(await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", self.database))
+        finally:
+            await connection.close()
+
+    async def open(self, fresh: bool) -> None:
+        """Start the Chroma server; a fresh store gets a new, empty database."""
+        if fresh:
+            await pg_admin(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+            await pg_admin(f'CREATE DATABASE "{self.database}"')
+        self.chroma.start()
+
+    @property
+    def chroma_config(self) -> dict[str, Any]:
+        return {"mode": "server", "host": "127.0.0.1", "port": self.chroma.port}
+
+    def peer_client(self):  # type: ignore[no-untyped-def]
+        import chromadb
+        from chromadb.config import Settings
+
+        return chromadb.HttpClient(
+            host="127.0.0.1", port=self.chroma.port, settings=Settings(anonymized_telemetry=False)
+        )
+
+    async def drop(self) -> None:
+        await pg_admin(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+
+    def close(self) -> None:
+        self.chroma.stop()
 
 
 def scope_ids(scopes: int) -> list[str]:
@@ -76,20 +132,30 @@ def peer_client_at(path: Path):  # type: ignore[no-untyped-def]
     return chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
 
 
-async def build_or_open(count: int, scopes: int, home: Path | None = None, rebuild: bool = False) -> tuple[Any, dict]:
-    """The started engine on the store, and the build record (``seconds``, ``cached``...)."""
+async def build_or_open(
+    count: int, scopes: int, home: Path | None = None, rebuild: bool = False, server: ServerStore | None = None
+) -> tuple[Any, dict]:
+    """The started engine on the store, and the build record (``seconds``, ``cached``...).
+    ``server``: on PostgreSQL and a Chroma server (its home is then ``home``)."""
     home = home or store_dir(count, scopes)
     marker = home / MARKER
     if rebuild or (home.exists() and not marker.exists()):
         shutil.rmtree(home, ignore_errors=True)
+    if server is not None and marker.exists() and not await server.database_exists():
+        shutil.rmtree(home, ignore_errors=True)  # its database is gone: build it again
     texts = facts(min(count, DISTINCT_TEXTS))
     cached = marker.exists()
     began = time.perf_counter()
     vectors = cached_vectors(texts)
     embed_seconds = time.perf_counter() - began
-    init_engine_only(home)
+    overrides: dict[str, Any] = {}
+    if server is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        await server.open(fresh=not cached)
+        overrides["chroma"] = server.chroma_config
+    init_engine_only(home, database_url=server.url if server is not None else None)
     quiet_cognition_logs()
-    engine = await open_engine(home, embedder=PrecomputedEmbedder(texts, vectors))
+    engine = await open_engine(home, embedder=PrecomputedEmbedder(texts, vectors), **overrides)
     if cached:
         record = json.loads(marker.read_text(encoding="utf-8"))
         record["cached"] = True
@@ -130,7 +196,8 @@ async def build_or_open(count: int, scopes: int, home: Path | None = None, rebui
     drain_seconds += time.perf_counter() - drained
     engine_seconds = time.perf_counter() - write_started
     peer_started = time.perf_counter()
-    collection = peer_client(home).get_or_create_collection(
+    client = server.peer_client() if server is not None else peer_client(home)
+    collection = client.get_or_create_collection(
         PEER_COLLECTION, metadata={"hnsw:space": "cosine"}, embedding_function=None
     )
     order = sorted(record_of)

@@ -19,9 +19,13 @@ The store is written through the engine's real path (``engine.memories.remember`
 ``engine.index.drain()``); the full-scale stores are cached under /tmp/cognition-bench-cache
 (first build: several minutes; the build time is printed and kept in ``complete.json``).
 
-    uv run python bench/recall_latency.py [--quick] [--case a|b] [--rebuild]
+    uv run python bench/recall_latency.py [--quick] [--case a|b] [--rebuild] [--backend embedded|server]
 
-Each case runs in its own process (one NoneBot, one SQLite per store). No network.
+Each case runs in its own process (one NoneBot, one SQLite per store). ``--backend server``: the
+same on PostgreSQL (a database per store on the server of ``COGNITION_TEST_PG``, 127.0.0.1:5432 by
+default, kept with the cache) and a ``chroma run`` server of the run's own on 127.0.0.1 (the
+peer's shared collection on it too); the floor's keyword statement is then the raw ``tsvector``
+query on a connection of its own. Nothing else leaves the machine.
 """
 
 from __future__ import annotations
@@ -46,9 +50,11 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 CASES = {"a": ((50_000, 1), (1_000, 1)), "b": ((100_000, 1_000), (2_000, 20))}
 
 
-async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = False, profile: bool = False) -> None:
+async def run_case(
+    case: str, quick: bool, rebuild: bool, build_only: bool = False, profile: bool = False, backend: str = "embedded"
+) -> None:
     from _corpus import queries
-    from _store import BOT_ID, PEER_COLLECTION, build_or_open, peer_client, scope_ids
+    from _store import BOT_ID, PEER_COLLECTION, ServerStore, build_or_open, peer_client, scope_ids, store_dir
 
     count, scopes = CASES[case][1 if quick else 0]
     home = None
@@ -56,16 +62,22 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
         from _common import throwaway_home
 
         home = throwaway_home(f"recall-{case}")
+    server = None
+    if backend == "server":
+        server = ServerStore(home or store_dir(count, scopes, backend), count, scopes, throwaway=quick)
     try:
         started = time.perf_counter()
-        engine, record = await build_or_open(count, scopes, home=home, rebuild=rebuild or quick)
+        engine, record = await build_or_open(
+            count, scopes, home=home or store_dir(count, scopes, backend), rebuild=rebuild or quick, server=server
+        )
         setup = time.perf_counter() - started
         if build_only:
             print(f"store ready: {record}")
             return
         from amrita_plugin_cognition.api import ChatContext, Scope
 
-        peer = peer_client(engine_home(engine)).get_collection(PEER_COLLECTION, embedding_function=None)
+        client = server.peer_client() if server is not None else peer_client(engine_home(engine))
+        peer = client.get_collection(PEER_COLLECTION, embedding_function=None)
         query_embedder = engine.embedder.inner.inner  # the same LocalUSEEmbedder model the engine uses
         top_k = engine.config.recall.top_k
         per_round = 60 if quick else 200
@@ -109,7 +121,8 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
                 texts[:100],
             )
             return
-        floor = Floor(engine, query_embedder, BOT_ID)
+        floor = Floor(engine, query_embedder, BOT_ID) if server is None else PgFloor(engine, query_embedder, BOT_ID)
+        await floor.connect(server.url if server is not None else "")
         floor_rng = random.Random(11)
         for text in texts[-20:]:  # the raw connection's first statements
             await floor.measure(Scope("group", rng.choice(ids)), text)
@@ -167,8 +180,12 @@ async def run_case(case: str, quick: bool, rebuild: bool, build_only: bool = Fal
             f"case ({case}) ours cold p95 / peer p95 {ours_p95 / summary['peer_cold'][1]:.2f}: "
             f"{verdict(ours_p95 / summary['peer_cold'][1], TARGET_PEER_RATIO)}"
         )
-        floor.close()
+        await floor.close()
     finally:
+        if server is not None:
+            if quick:
+                await server.drop()
+            server.close()
         if home is not None:
             remove_home(home)
 
@@ -180,13 +197,18 @@ class Floor:
     the query in that chat, on a sqlite3 connection of its own (no ORM, no pool, no pruning)."""
 
     def __init__(self, engine, embedder, bot_id: str) -> None:  # type: ignore[no-untyped-def]
-        import sqlite3
-
         self.engine = engine
         self.embedder = embedder
         self.bot_id = bot_id
         self.limit = engine.config.recall.candidates
-        self.database = sqlite3.connect(f"file:{engine_home(engine) / 'cognition.sqlite3'}?mode=ro", uri=True)
+
+    async def connect(self, url: str) -> None:
+        import sqlite3
+
+        self.database = sqlite3.connect(f"file:{engine_home(self.engine) / 'cognition.sqlite3'}?mode=ro", uri=True)
+
+    async def keyword(self, scope, text: str) -> None:  # type: ignore[no-untyped-def]
+        self.database.execute(*self.fts_statement(scope, text)).fetchall()
 
     async def measure(self, scope, text: str) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
         from amrita_plugin_cognition.index.collections import collection_name
@@ -200,7 +222,7 @@ class Floor:
         collection.query(query_embeddings=vector[None, :], n_results=self.limit, include=["distances"])
         chroma = ms_since(begin)
         begin = time.perf_counter()
-        self.database.execute(*self.fts_statement(scope, text)).fetchall()
+        await self.keyword(scope, text)
         return embed, chroma, ms_since(begin)
 
     def fts_statement(self, scope, text: str) -> tuple[str, tuple[str, int]]:  # type: ignore[no-untyped-def]
@@ -216,8 +238,34 @@ class Floor:
         )
         return statement, (match, self.limit)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         self.database.close()
+
+
+class PgFloor(Floor):
+    """The floor on PostgreSQL: the keyword part is the raw ``tsvector`` query the store runs
+    (``store/keyword.search``: the chat's scope token and every term of the query), on an asyncpg
+    connection of its own."""
+
+    async def connect(self, url: str) -> None:
+        import asyncpg
+
+        self.connection = await asyncpg.connect(url.replace("postgresql+asyncpg", "postgresql"))
+
+    async def keyword(self, scope, text: str) -> None:  # type: ignore[no-untyped-def]
+        from amrita_plugin_cognition.domain.tokenize import query_terms
+        from amrita_plugin_cognition.store.keyword import CONTEXT_WEIGHT, PG_TABLE, _pg_quote, scope_token
+
+        words = " | ".join(map(_pg_quote, dict.fromkeys(query_terms(text))))
+        statement = (
+            f"SELECT memory_id, ts_rank('{{0, 0, {CONTEXT_WEIGHT}, 1}}', doc, words) AS rank FROM {PG_TABLE}, "
+            "CAST($1 AS tsquery) AS words WHERE doc @@ CAST($2 AS tsquery) ORDER BY rank DESC LIMIT $3"
+        )
+        query = f"({_pg_quote(scope_token(self.bot_id, scope))}) & ({words})"
+        await self.connection.fetch(statement, words, query, self.limit)
+
+    async def close(self) -> None:
+        await self.connection.close()
 
 
 async def profile_turns(engine, contexts, texts) -> None:  # type: ignore[no-untyped-def]
@@ -259,14 +307,21 @@ def main() -> None:
         parser.add_argument("--rebuild", action="store_true", help="ignore the cached store")
         parser.add_argument("--build-only", action="store_true", help="build (or check) the cached store and stop")
         parser.add_argument("--profile", action="store_true", help="with --case: cProfile 100 turns instead of timing")
+        parser.add_argument(
+            "--backend",
+            choices=("embedded", "server"),
+            default="embedded",
+            help="SQLite + embedded Chroma, or PostgreSQL + a Chroma server",
+        )
 
     args = parse_args("recall latency of build_context vs a Chroma-only peer", extra)
     if args.case:
-        asyncio.run(run_case(args.case, args.quick, args.rebuild, args.build_only, args.profile))
+        asyncio.run(run_case(args.case, args.quick, args.rebuild, args.build_only, args.profile, args.backend))
         return
-    print(f"# bench/recall_latency.py  {machine_line()}{'  [quick]' if args.quick else ''}", flush=True)
+    backend = "" if args.backend == "embedded" else "  [PostgreSQL + Chroma server]"
+    print(f"# bench/recall_latency.py  {machine_line()}{'  [quick]' if args.quick else ''}{backend}", flush=True)
     for case in sorted(CASES):
-        command = [sys.executable, str(Path(__file__).resolve()), "--case", case]
+        command = [sys.executable, str(Path(__file__).resolve()), "--case", case, "--backend", args.backend]
         command += ["--quick"] if args.quick else []
         command += ["--rebuild"] if args.rebuild else []
         completed = subprocess.run(command, cwd=REPO_ROOT, check=False)

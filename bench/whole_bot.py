@@ -104,6 +104,7 @@ def cognition_toml(args: argparse.Namespace) -> str:
         f"transcript_pause_seconds = {args.pause:g}\n"
         "[profiles]\n"
         f"merge_window_seconds = {args.merge_window:g}\n"
+        + ("" if args.cached_indexes is None else f"[chroma]\ncached_indexes = {args.cached_indexes}\n")
     )
 
 
@@ -138,6 +139,11 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
         "--tracemalloc",
         action="store_true",
         help="the memory bot traces its allocations (slower) and the run ends with its growth by line",
+    )
+    parser.add_argument(
+        "--cached-indexes",
+        type=int,
+        help="chroma.cached_indexes of the memory bot (default: the plugin's; 0: chromadb's own count)",
     )
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--keep", action="store_true", help="keep the projects (logs, databases)")
