@@ -54,14 +54,15 @@ Operator: Any = None
 Scope: Any = None
 repository: Any = None
 short_term: Any = None
+row_insert: Any = None
 sqlite: Any = None
 
 
 def _import_after_init() -> None:
     global ChatContext, ErasureTarget, InputMessage, MemoryDraft, Operator, Scope
-    global repository, short_term, sqlite
+    global repository, row_insert, short_term, sqlite
     from amrita_plugin_cognition.api import ChatContext, ErasureTarget, InputMessage, MemoryDraft, Operator, Scope
-    from amrita_plugin_cognition.store import repository, short_term, sqlite
+    from amrita_plugin_cognition.store import repository, row_insert, short_term, sqlite
 
 
 BOT = "bench-bot"
@@ -99,7 +100,7 @@ async def add_turns(engine: Any, turns: list[tuple[Scope, str, str, str]]) -> No
             for number, (scope, user, name, said) in enumerate(turns[start : start + BATCH]):
                 at = NOW + timedelta(seconds=number)
                 short_term.add_turn(uow.session, BOT, scope, user, name, f"t{number}", said, "好的", at, False)
-                await short_term.add_note(uow.session, BOT, scope, user, name, said[:40], at)
+                await row_insert.insert_rows(uow.session, [short_term.note_row(BOT, scope, user, name, said[:40], at)])
             await uow.commit()
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..domain.clock import as_utc
 from ..domain.records import Scope
 from .models import NoteRow, TranscriptRow, fit_name
-from .row_insert import NewRow, insert_rows
+from .row_insert import NewRow
 
 #: Ids per statement (SQLite binds at most a few thousand parameters at once).
 CHUNK = 500
@@ -40,7 +40,7 @@ def note_row(
     at: datetime,
     message_ids: Sequence[str] = (),
 ) -> NewRow:
-    """A note as a new row, for ``add_note`` or a caller writing it with other rows at once."""
+    """A note (the ``end`` tool's memo) as a new row, for ``row_insert.insert_rows``."""
     values = {
         "bot_id": bot_id,
         "scope_kind": scope.kind,
@@ -52,20 +52,6 @@ def note_row(
         "message_ids": json.dumps([str(item) for item in message_ids if item]),
     }
     return NoteRow.__table__, values
-
-
-async def add_note(
-    session: AsyncSession,
-    bot_id: str,
-    scope: Scope,
-    user_id: str,
-    user_name: str,
-    content: str,
-    at: datetime,
-    message_ids: Sequence[str] = (),
-) -> None:
-    """Add a note to the caller's transaction (written at once, not at its flush)."""
-    await insert_rows(session, [note_row(bot_id, scope, user_id, user_name, content, at, message_ids)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,9 +72,9 @@ async def test_rows_written_at_once_are_stored_as_the_orm_stores_them(tmp_root, 
             text("SELECT CAST(created_at AS TEXT) FROM cognition_note WHERE bot_id = :b"), {"b": bot}
         )
         assert len(set(stored.scalars())) == 1
-    # the one-row forms the other callers use store the same
+    # one row a statement (``jobs.enqueue``, the other callers' way) stores the same
     async with engine.unit_of_work() as uow:
-        await short_term.add_note(uow.session, bot, CHAT, "10001", "小明", "小明明天去成都", AT, ["m1"])
+        await insert_rows(uow.session, [short_term.note_row(bot, CHAT, "10001", "小明", "小明明天去成都", AT, ["m1"])])
         await jobs.enqueue(uow.session, "observations", bot, CHAT, PAYLOAD, AT)
         await uow.commit()
     for model in (NoteRow, JobRow):
