@@ -71,6 +71,13 @@ async def run_case(
             count, scopes, home=home or store_dir(count, scopes, backend), rebuild=rebuild or quick, server=server
         )
         setup = time.perf_counter() - started
+        if server is not None:  # what a bot's housekeeping (or autovacuum) keeps current: the planner's statistics
+            from amrita_plugin_cognition.store.planner_stats import analyse_stale
+
+            async with engine.unit_of_work() as uow:
+                analysed = await analyse_stale(uow.session)
+                await uow.commit()
+            print(f"tables analysed before the run: {', '.join(analysed) or 'none (statistics current)'}")
         if build_only:
             print(f"store ready: {record}")
             return

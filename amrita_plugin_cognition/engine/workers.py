@@ -26,7 +26,7 @@ from ..domain.clock import aware_or_now
 from ..domain.events import Event, JobsQueued
 from ..domain.job_kinds import CONSOLIDATION_JOB
 from ..logs import log_event
-from ..store import jobs, short_term
+from ..store import jobs, planner_stats, short_term
 from .turns import flush_transcripts
 
 if TYPE_CHECKING:
@@ -205,8 +205,11 @@ class HistorianWorkers:
             for bot_id, scope in await short_term.chats_over(uow.session, settings.notes_keep, settings.turns_keep):
                 trimmed += await short_term.prune(uow.session, bot_id, scope, settings.notes_keep, settings.turns_keep)
             await uow.commit()
-        if pruned or trimmed:
-            log_event("historian", pruned_dead_jobs=pruned, trimmed_rows=trimmed)
+        async with self._engine.unit_of_work() as uow:  # PostgreSQL without autovacuum: the planner's statistics
+            analysed = await planner_stats.analyse_stale(uow.session)
+            await uow.commit()
+        if pruned or trimmed or analysed:
+            log_event("historian", pruned_dead_jobs=pruned, trimmed_rows=trimmed, analysed_tables=len(analysed))
 
     # ---------------------------------------------------------------- stopping
 

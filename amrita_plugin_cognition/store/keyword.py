@@ -14,7 +14,6 @@ the same text indexes and matches the same way on both.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from ..domain.records import Scope
 from ..domain.tokenize import cap_token, keyword_tokens
+from .keyword_prune import prune_common_terms
 
 FTS_TABLE = "cognition_memory_fts"
 PG_TABLE = "cognition_memory_kw"
@@ -39,20 +39,6 @@ SQLITE_DDL = (
     "scope, people, tokens, context, tokenize = 'unicode61 remove_diacritics 0')",
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {VOCAB_TABLE} USING fts5vocab({FTS_TABLE}, 'row')",
 )
-#: Below this many indexed facts no query term is pruned (the search is cheap anyway).
-PRUNE_MIN_DOCUMENTS = 2000
-#: A query term (character, bigram or word) found in more than this share of facts is dropped
-#: from the query: it matches a large part of the index (e.g. 小, 喜, 日和, the), costs most of
-#: the search time at 50,000 facts, and adds little to BM25 (its IDF is low); the rarer terms
-#: and the vector side carry the meaning.
-PRUNE_TERM_SHARE = 0.05
-#: However common, a query keeps at least this many of its rarest terms that the index knows.
-PRUNE_KEEP_RAREST = 3
-#: Document frequencies are statistics: cached per database for this long.
-FREQUENCY_CACHE_SECONDS = 60.0
-_FREQUENCY_CACHE_MAX = 50_000
-_frequencies: dict[str, dict[str, tuple[float, int]]] = {}
-_document_count: dict[str, tuple[float, int]] = {}
 POSTGRES_DDL = (
     f"CREATE TABLE IF NOT EXISTS {PG_TABLE} (memory_id BIGINT PRIMARY KEY, doc TSVECTOR NOT NULL)",
     f"CREATE INDEX IF NOT EXISTS {PG_INDEX} ON {PG_TABLE} USING gin (doc)",
@@ -191,53 +177,6 @@ async def clear(session: AsyncSession) -> None:
     await session.execute(text(f"DELETE FROM {table}"))
 
 
-async def _indexed_documents(session: AsyncSession) -> int:
-    """How many facts the keyword index holds (cached for a minute per database)."""
-    bind = session.get_bind()
-    key = str(bind.engine.url)
-    cached = _document_count.get(key)
-    now = time.monotonic()
-    if cached is not None and now - cached[0] < 60:
-        return cached[1]
-    count = int((await session.execute(text(f"SELECT count(*) FROM {FTS_TABLE}"))).scalar_one())
-    _document_count[key] = (now, count)
-    return count
-
-
-async def _term_frequencies(session: AsyncSession, terms: Sequence[str]) -> dict[str, int]:
-    """How many facts hold each term, from the FTS5 vocabulary (an indexed lookup), cached."""
-    cache = _frequencies.setdefault(str(session.get_bind().engine.url), {})
-    now = time.monotonic()
-    known = {term: cache[term][1] for term in terms if term in cache and now - cache[term][0] < FREQUENCY_CACHE_SECONDS}
-    missing = [term for term in dict.fromkeys(terms) if term not in known]
-    if missing:
-        placeholders = ", ".join(f":t{index}" for index in range(len(missing)))
-        result = await session.execute(
-            text(f"SELECT term, doc FROM {VOCAB_TABLE} WHERE term IN ({placeholders})"),
-            {f"t{index}": term for index, term in enumerate(missing)},
-        )
-        found = {term: int(documents) for term, documents in result}
-        if len(cache) > _FREQUENCY_CACHE_MAX:
-            cache.clear()
-        for term in missing:
-            known[term] = found.get(term, 0)
-            cache[term] = (now, known[term])
-    return known
-
-
-async def _prune_common_terms(session: AsyncSession, terms: Sequence[str]) -> list[str]:
-    """Drop the terms found in more than ``PRUNE_TERM_SHARE`` of a large index, keeping the
-    ``PRUNE_KEEP_RAREST`` rarest ones the index holds whatever their frequency."""
-    total = await _indexed_documents(session)
-    if total < PRUNE_MIN_DOCUMENTS or not terms:
-        return list(terms)
-    frequency = await _term_frequencies(session, terms)
-    present = sorted((count, term) for term, count in frequency.items() if count > 0)
-    keep = {term for _, term in present[:PRUNE_KEEP_RAREST]}
-    limit = PRUNE_TERM_SHARE * total
-    return [term for term in terms if term in keep or frequency.get(term, 0) <= limit]
-
-
 def _fts_quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
@@ -249,10 +188,10 @@ async def search(
     terms = _bounded(terms)
     if not terms or (not visibility.scope_tokens and not visibility.person_tokens):
         return []
+    terms = await prune_common_terms(session, terms, FTS_TABLE, VOCAB_TABLE, PG_TABLE)
+    if not terms:
+        return []
     if _dialect(session) == "sqlite":
-        terms = await _prune_common_terms(session, terms)
-        if not terms:
-            return []
         visible = []
         if visibility.scope_tokens:
             visible.append("scope : (" + " OR ".join(map(_fts_quote, visibility.scope_tokens)) + ")")

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from engine_helpers import NOW, days_ago, group, make_engine, new_bot, private
+from sqlalchemy import text as sql_text
 
 from amrita_plugin_cognition.domain.clock import UTC
 from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, MemoryStatus, Scope
@@ -607,28 +608,69 @@ async def test_writes_during_a_reindex_are_not_lost(tmp_root, chroma_port) -> No
 
 
 async def test_common_terms_are_pruned_from_large_keyword_queries(tmp_root, chroma_port, monkeypatch, backend) -> None:
-    from amrita_plugin_cognition.store import keyword
+    """SQLite counts from the FTS5 vocabulary, PostgreSQL from the keyword table's statistics
+    (``ANALYZE``, which autovacuum runs as the table grows)."""
+    from amrita_plugin_cognition.store import keyword, keyword_prune
 
-    if backend == "server":
-        pytest.skip("pruning uses the SQLite FTS5 vocabulary")
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     await remember(engine, bot, Scope("group", "20001"), *[f"小李第{index}次去小区门口取快递。" for index in range(30)])
     await remember(engine, bot, Scope("group", "20001"), "小李家的猫叫团子。")
-    monkeypatch.setattr(keyword, "PRUNE_MIN_DOCUMENTS", 10)
-    monkeypatch.setattr(keyword, "_document_count", {})
-    monkeypatch.setattr(keyword, "_frequencies", {})
-    monkeypatch.setattr(keyword, "PRUNE_KEEP_RAREST", 1)
+    monkeypatch.setattr(keyword_prune, "PRUNE_MIN_DOCUMENTS", 10)
+    monkeypatch.setattr(keyword_prune, "_document_count", {})
+    monkeypatch.setattr(keyword_prune, "_frequencies", {})
+    monkeypatch.setattr(keyword_prune, "_statistics", {})
+    monkeypatch.setattr(keyword_prune, "PRUNE_KEEP_RAREST", 1)
+    tables = (keyword.FTS_TABLE, keyword.VOCAB_TABLE, keyword.PG_TABLE)
     async with engine.session() as session:
-        total = await keyword._indexed_documents(session)
+        if backend == "server":
+            await session.execute(sql_text(f"ANALYZE {keyword.PG_TABLE}"))
+            total, _ = await keyword_prune._pg_statistics(session, keyword.PG_TABLE)
+        else:
+            total = await keyword_prune._indexed_documents(session, keyword.FTS_TABLE)
         # "小" and "小李" are in at least 31 facts, "猫" and "团子" in a handful
-        monkeypatch.setattr(keyword, "PRUNE_TERM_SHARE", 20 / total)
-        assert await keyword._prune_common_terms(session, ["小", "猫", "小李", "团子"]) == ["猫", "团子"]
+        monkeypatch.setattr(keyword_prune, "PRUNE_TERM_SHARE", 20 / total)
+        prune = keyword_prune.prune_common_terms
+        assert await prune(session, ["小", "猫", "小李", "团子"], *tables) == ["猫", "团子"]
         # however common, the rarest known term stays; an unknown term costs nothing and stays
-        assert await keyword._prune_common_terms(session, ["小", "区门"]) == ["区门"]
-        assert await keyword._prune_common_terms(session, ["小", "无此词"]) == ["小", "无此词"]
+        assert await prune(session, ["小", "区门"], *tables) == ["区门"]
+        assert await prune(session, ["小", "无此词"], *tables) == ["小", "无此词"]
     result = await engine.memories.recall(group(bot, "20001", "10001"), ["小猫叫什么"], now=NOW)
     assert texts(result)[0] == "小李家的猫叫团子。"
+
+
+async def test_the_housekeeping_keeps_the_planner_statistics_on_postgresql(tmp_root, chroma_port, backend) -> None:
+    """Recall's plans and the keyword pruning read PostgreSQL's statistics, and autovacuum may be
+    off: the historian's housekeeping analyses each of the plugin's tables that changed enough
+    (``store/planner_stats.py``); SQLite needs nothing."""
+    from amrita_plugin_cognition.store import keyword, keyword_prune, planner_stats
+
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    await remember(engine, bot, Scope("group", "20002"), *[f"阿强第{index}次去公园跑步。" for index in range(60)])
+
+    async def analyse() -> list[str]:
+        async with engine.unit_of_work() as uow:
+            analysed = await planner_stats.analyse_stale(uow.session)
+            await uow.commit()
+        return analysed
+
+    if backend != "server":
+        assert await analyse() == []
+        return
+    # the server's counters of the inserts reach pg_stat_user_tables within a second or so
+    wanted, analysed = {"cognition_memory", keyword.PG_TABLE}, set()
+    for _ in range(40):
+        analysed |= set(await analyse())
+        if wanted <= analysed:
+            break
+        await asyncio.sleep(0.25)
+    else:
+        pytest.fail(f"not analysed: {wanted - analysed}")
+    assert not wanted & set(await analyse())  # nothing changed since
+    async with engine.session() as session:
+        total, common = await keyword_prune._pg_statistics(session, keyword.PG_TABLE)
+    assert total >= 60 and common  # the lexemes' shares are there to read (other tests' rows share the table)
 
 
 async def test_an_empty_bank_costs_no_database_and_any_write_ends_that(tmp_root, chroma_port, monkeypatch) -> None:

@@ -51,6 +51,10 @@ FLOORS: dict[tuple[str, str], str] = {
     ("recall_latency.py", f"{PACKAGE}.index.collections"): "the floor queries the chat's own collection by its name",
     ("recall_latency.py", f"{PACKAGE}.domain.tokenize"): "the floor's FTS5 statement: the query's terms as indexed",
     ("recall_latency.py", f"{PACKAGE}.store.keyword"): "the floor's raw FTS5 statement on the index's own table",
+    (
+        "recall_latency.py",
+        f"{PACKAGE}.store.planner_stats",
+    ): "a store built on PostgreSQL gets the statistics a bot's housekeeping (or autovacuum) keeps",
     ("relevance_floor.py", f"{PACKAGE}.cli.evaluation"): "the recall eval's corpus loader and seeding",
     ("relevance_floor.py", f"{PACKAGE}.engine.search"): "the relevance floor's own predicates are what is tuned",
     ("relevance_floor.py", f"{PACKAGE}.index.embedders"): "similarities of the local model, no engine",
