@@ -22,9 +22,9 @@ Where the counts come from, each read once per ``FREQUENCY_CACHE_SECONDS`` per d
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
+from cachetools import TTLCache
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -37,12 +37,12 @@ PRUNE_KEEP_RAREST = 3
 #: Document frequencies are statistics: cached per database for this long.
 FREQUENCY_CACHE_SECONDS = 60.0
 _FREQUENCY_CACHE_MAX = 50_000
-#: SQLite: per database, per term, (when read, facts holding it).
-_frequencies: dict[str, dict[str, tuple[float, int]]] = {}
-#: SQLite: per database, (when read, facts indexed).
-_document_count: dict[str, tuple[float, int]] = {}
-#: PostgreSQL: per database, (when read, estimated rows, facts holding each common lexeme).
-_statistics: dict[str, tuple[float, int, dict[str, int]]] = {}
+#: SQLite: per (database, term), the facts holding it.
+_frequencies: TTLCache[tuple[str, str], int] = TTLCache(_FREQUENCY_CACHE_MAX, FREQUENCY_CACHE_SECONDS)
+#: SQLite: per database, the facts indexed.
+_document_count: TTLCache[str, int] = TTLCache(64, FREQUENCY_CACHE_SECONDS)
+#: PostgreSQL: per database, the estimated rows and the facts holding each common lexeme.
+_statistics: TTLCache[str, tuple[int, dict[str, int]]] = TTLCache(64, FREQUENCY_CACHE_SECONDS)
 
 
 async def prune_common_terms(
@@ -70,21 +70,20 @@ async def prune_common_terms(
 async def _indexed_documents(session: AsyncSession, fts_table: str) -> int:
     """How many facts the FTS5 index holds (cached for a minute per database)."""
     key = str(session.get_bind().engine.url)
-    cached = _document_count.get(key)
-    now = time.monotonic()
-    if cached is not None and now - cached[0] < FREQUENCY_CACHE_SECONDS:
-        return cached[1]
-    count = int((await session.execute(text(f"SELECT count(*) FROM {fts_table}"))).scalar_one())
-    _document_count[key] = (now, count)
+    count = _document_count.get(key)
+    if count is None:
+        count = _document_count[key] = int(
+            (await session.execute(text(f"SELECT count(*) FROM {fts_table}"))).scalar_one()
+        )
     return count
 
 
 async def _term_frequencies(session: AsyncSession, terms: Sequence[str], vocab_table: str) -> dict[str, int]:
     """How many facts hold each term, from the FTS5 vocabulary (an indexed lookup), cached."""
-    cache = _frequencies.setdefault(str(session.get_bind().engine.url), {})
-    now = time.monotonic()
-    known = {term: cache[term][1] for term in terms if term in cache and now - cache[term][0] < FREQUENCY_CACHE_SECONDS}
-    missing = [term for term in dict.fromkeys(terms) if term not in known]
+    database = str(session.get_bind().engine.url)
+    cached = {term: _frequencies.get((database, term)) for term in dict.fromkeys(terms)}
+    known = {term: count for term, count in cached.items() if count is not None}
+    missing = [term for term, count in cached.items() if count is None]
     if missing:
         placeholders = ", ".join(f":t{index}" for index in range(len(missing)))
         result = await session.execute(
@@ -92,11 +91,8 @@ async def _term_frequencies(session: AsyncSession, terms: Sequence[str], vocab_t
             {f"t{index}": term for index, term in enumerate(missing)},
         )
         found = {term: int(documents) for term, documents in result}
-        if len(cache) > _FREQUENCY_CACHE_MAX:
-            cache.clear()
         for term in missing:
-            known[term] = found.get(term, 0)
-            cache[term] = (now, known[term])
+            known[term] = _frequencies[(database, term)] = found.get(term, 0)
     return known
 
 
@@ -105,9 +101,8 @@ async def _pg_statistics(session: AsyncSession, pg_table: str) -> tuple[int, dic
     ``pg_stats``; nothing before the first ``ANALYZE``), cached for a minute per database."""
     key = str(session.get_bind().engine.url)
     cached = _statistics.get(key)
-    now = time.monotonic()
-    if cached is not None and now - cached[0] < FREQUENCY_CACHE_SECONDS:
-        return cached[1], cached[2]
+    if cached is not None:
+        return cached
     rows = await session.execute(
         text("SELECT reltuples FROM pg_class WHERE oid = to_regclass(:table)"), {"table": pg_table}
     )
@@ -126,5 +121,5 @@ async def _pg_statistics(session: AsyncSession, pg_table: str) -> tuple[int, dic
             lexemes, shares = found
             # the shares of the lexemes, then three more figures (least and most share, nulls)
             common = {lexeme: round(share * total) for lexeme, share in zip(lexemes, shares, strict=False)}
-    _statistics[key] = (now, total, common)
+    _statistics[key] = (total, common)
     return total, common
