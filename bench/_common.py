@@ -10,6 +10,7 @@ Nothing here opens a network connection but ``pg_admin``'s, to the PostgreSQL of
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -21,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -40,15 +41,22 @@ _INITIALISED: Path | None = None
 PG_BASE = os.environ.get("COGNITION_TEST_PG", "postgresql+asyncpg://postgres@127.0.0.1:5432")
 
 
-async def pg_admin(statement: str, base: str = PG_BASE) -> None:
-    """One statement on the server's ``postgres`` database (``CREATE`` / ``DROP DATABASE``)."""
+@contextlib.asynccontextmanager
+async def pg_server(base: str = PG_BASE) -> AsyncIterator[Any]:
+    """An asyncpg connection to the server's ``postgres`` database, closed after."""
     import asyncpg
 
     connection = await asyncpg.connect(base.replace("postgresql+asyncpg", "postgresql") + "/postgres")
     try:
-        await connection.execute(statement)
+        yield connection
     finally:
         await connection.close()
+
+
+async def pg_admin(statement: str, base: str = PG_BASE) -> None:
+    """One statement on the server's ``postgres`` database (``CREATE`` / ``DROP DATABASE``)."""
+    async with pg_server(base) as connection:
+        await connection.execute(statement)
 
 
 def parse_args(description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import PG_BASE, REPO_ROOT, init_engine_only, open_engine, pg_admin, quiet_cognition_logs
+from _common import PG_BASE, REPO_ROOT, init_engine_only, open_engine, pg_admin, pg_server, quiet_cognition_logs
 from _corpus import CACHE_ROOT, PrecomputedEmbedder, cached_vectors, facts
 
 from amrita_plugin_cognition.api import UTC
@@ -68,13 +68,8 @@ class ServerStore:
         self.chroma = ChromaServer(home / "chroma-server", log=home / "chroma.log")
 
     async def database_exists(self) -> bool:
-        import asyncpg
-
-        connection = await asyncpg.connect(PG_BASE.replace("postgresql+asyncpg", "postgresql") + "/postgres")
-        try:
+        async with pg_server() as connection:
             return bool(await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", self.database))
-        finally:
-            await connection.close()
 
     async def open(self, fresh: bool) -> None:
         """Start the Chroma server; a fresh store gets a new, empty database."""
