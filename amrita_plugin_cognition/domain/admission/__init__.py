@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..regex_start import compile_guarded
 from ..windows import windows
 from .candidates import names_security_question, value_candidates
 from .credentials import Secret, find_secrets
@@ -53,19 +54,19 @@ __all__ = [
 WINDOW_CHARS = 2000
 PLACEHOLDER = "[已隐去]"
 CREDENTIAL_MODEL_MIN_CJK = 2
-_ENGLISH_SECRET_WORD = re.compile(
+_ENGLISH_SECRET_WORD = compile_guarded(
     r"(?<![a-z])(?:codes?|pins?|pass\w*|pwd|pw|(?:app|api|access|client|private|secret)?(?:keys?|tokens?|secrets?)"
     r"|seed|mnemonic|login|auth\w*|otp|2fa|cvv|cvc"
     r"|cards?|acct|account|credentials?|wallet|backup|recovery|verif\w*)(?![a-z])",
     re.IGNORECASE,
 )
-_ENGLISH_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,}(?![A-Za-z0-9])")
+_ENGLISH_WORD = compile_guarded(r"(?<![A-Za-z0-9])[A-Za-z]{2,}(?![A-Za-z0-9])")
 
 # A redacted sentence is kept when its clauses without a secret carry at least this much content
 # (CJK characters and ASCII words, after the boilerplate below is removed).
 MIN_REST_UNITS = 6
 
-_BOILERPLATE = re.compile(
+_BOILERPLATE = compile_guarded(
     r"【[^】]*】|\[[^\]]*\]"
     r"|(?:千万|请|请你|记得)?(?:别|不要|切勿|请勿|勿)(?:告诉|外传|泄露|泄漏|转发|说出去|给)(?:给)?(?:别人|任何人|其他人|他人|外人)?"
     r"|保密|(?:[\d一二三四五六七八九十两]+\s*分钟)?(?:内)?有效(?:期)?|请尽快\S{0,4}|如非本人操作\S*|请忽略|用于\S{0,4}"
@@ -75,8 +76,8 @@ _BOILERPLATE = re.compile(
     r"|答案|恢复码|备用码|密钥|秘钥|私钥|令牌|连接串|连接字符串",
     re.IGNORECASE,
 )
-_FILLER_CHARS = re.compile(r"[的了吧啊呀哦嗯呢吗么哈嘛啦咯噢哇是为我你他她它这那个]")
-_UNITS = re.compile(r"[\u4e00-\u9fff]|[A-Za-z]{2,}|\d+")
+_FILLER_CHARS = compile_guarded(r"[的了吧啊呀哦嗯呢吗么哈嘛啦咯噢哇是为我你他她它这那个]")
+_UNITS = compile_guarded(r"[\u4e00-\u9fff]|[A-Za-z]{2,}|\d+")
 
 _MESSAGES = {
     "credential": "内容疑似包含密码、密钥、验证码或证件/卡号等敏感凭据，按规定不予记忆",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ..regex_start import compile_guarded
 from . import shapes
 from .codes import public_test_cards
 from .contextual import (
@@ -27,39 +28,39 @@ from .contextual import (
 )
 from .rules import Span, shared_publicly
 
-_SPACED_DIGITS = re.compile(
+_SPACED_DIGITS = compile_guarded(
     r"(?<![\w.\-])(?P<v>\d(?:[ \-]\d){2,7}|\d{2}(?:[ \-]\d{2}){2,5}|\d{3}[ \-]\d{3})(?![\w.\-])", _A
 )
 # Codes listed one after another ("73421109 58536843 45801709"): backup codes, not one long number.
-_CODE_LIST = re.compile(r"(?<![\w.\-])(?P<v>\d{6,10}(?:[ ,，、]+\d{6,10}){2,})(?![\w.\-])", _A)
+_CODE_LIST = compile_guarded(r"(?<![\w.\-])(?P<v>\d{6,10}(?:[ ,，、]+\d{6,10}){2,})(?![\w.\-])", _A)
 # A combination in dashes ("36-12-88"): not a date, whose year has four digits.
-_DASHED = re.compile(r"(?<![\w.\-])(?P<v>\d{1,3}(?:-\d{1,3}){2,5})(?![\w.\-])", _A)
-_THREE_DIGITS = re.compile(r"(?<![\w./%\-])(?<!\w:)(?P<v>\d{3})(?![\w.:/%\-])", _A)
+_DASHED = compile_guarded(r"(?<![\w.\-])(?P<v>\d{1,3}(?:-\d{1,3}){2,5})(?![\w.\-])", _A)
+_THREE_DIGITS = compile_guarded(r"(?<![\w./%\-])(?<!\w:)(?P<v>\d{3})(?![\w.:/%\-])", _A)
 # Codes in groups (a setup key, recovery codes): four or more groups of four.
-_GROUPED = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{4}[ \t,，]+){3,}[A-Za-z0-9]{4}(?![A-Za-z0-9])", _A)
+_GROUPED = compile_guarded(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{4}[ \t,，]+){3,}[A-Za-z0-9]{4}(?![A-Za-z0-9])", _A)
 # A short code in capitals with a digit ("KFJD5", "EKS28S").
-_CAPS_CODE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,8}(?![A-Za-z0-9])", _A)
+_CAPS_CODE = compile_guarded(r"(?<![A-Za-z0-9])(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,8}(?![A-Za-z0-9])", _A)
 # Values that are public by what they are: an address to pay to, a company's registration code,
 # an encoding shown decoded, a server's settings.
-_PUBLIC_VALUE_TALK = re.compile(
+_PUBLIC_VALUE_TALK = compile_guarded(
     r"收款地址|钱包地址|打赏地址|充值地址|链上|(?<![A-Za-z])(?:address|addr)(?![A-Za-z])"
     r"|信用代码|营业执照|税号|base64|解码|编码|作业|习题|公式|方程|(?<![A-Za-z])git\s+(?:revert|checkout|show|cherry-pick|reset|log|diff|bisect|rebase)"
     r"|^\s*\[[a-z_]+\]\s*$",
     _I | re.MULTILINE,
 )
-_PUBLIC_BLOCK = re.compile(r"-----BEGIN [A-Z ]*PUBLIC KEY-----|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-")
+_PUBLIC_BLOCK = compile_guarded(r"-----BEGIN [A-Z ]*PUBLIC KEY-----|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-")
 
 
-_HEX = re.compile(r"[0-9a-f]{7,64}", _I)
+_HEX = compile_guarded(r"[0-9a-f]{7,64}", _I)
 _DIGEST_LENGTHS = (7, 40, 64)
-_ALNUM = re.compile(r"[0-9A-Za-z]")
-_LETTER_TOKEN = re.compile(r"(?=[\w!@#$%^&*.+=/\-]*[A-Za-z])[\w!@#$%^&*.+=/\-]{4,}", _A)
-_SEPARATED = re.compile(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
-_CAPITAL = re.compile(r"[A-Z]")
+_ALNUM = compile_guarded(r"[0-9A-Za-z]")
+_LETTER_TOKEN = compile_guarded(r"(?=[\w!@#$%^&*.+=/\-]*[A-Za-z])[\w!@#$%^&*.+=/\-]{4,}", _A)
+_SEPARATED = compile_guarded(r"[0-9A-Za-z\u4e00-\u9fff][ \t,，\-][0-9A-Za-z\u4e00-\u9fff]")
+_CAPITAL = compile_guarded(r"[A-Z]")
 # A security question asked, not answered ("密保问题：你母亲的名字是什么来着").
 # ... or chosen, named by what it asks ("密保问题我选的是'第一只宠物的名字'").
-_ONLY_ASKED = re.compile(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？]|的名字|的名称|哪一?年|哪所学校)\W{0,8}$")
-_SECURITY_QUESTION = re.compile(
+_ONLY_ASKED = compile_guarded(r"(?:什么|啥|哪个|哪里|多少|来着|吗|呢|[?？]|的名字|的名称|哪一?年|哪所学校)\W{0,8}$")
+_SECURITY_QUESTION = compile_guarded(
     r"密保|安全问题|安全提示问题|(?<![A-Za-z])security\s+questions?(?![A-Za-z])"
     r"|(?:问题|问我|问你|问的是)[^。！？!?]{0,24}?(?:答案|填的是|答的是|我填|我答|(?<![空要])填\s)",
     _I,
@@ -73,7 +74,7 @@ def names_security_question(text: str) -> bool:
 
 
 # A value shown masked ("6222 **** **** 3108", "3201**********123X") is a value hidden, not given.
-_MASK = re.compile(r"[*＊]{3,}|[xX]{4,}|•{3,}")
+_MASK = compile_guarded(r"[*＊]{3,}|[xX]{4,}|•{3,}")
 
 
 def _masked(text: str, span: Span) -> bool:
@@ -82,16 +83,16 @@ def _masked(text: str, span: Span) -> bool:
 
 
 # A hotline or a mobile number written in groups ("400 800 1234", "138-0013-8000") is no code.
-_PHONE = re.compile(r"(?<!\d)(?:[48]00[\s\-]?\d{3}[\s\-]?\d{4}|1[3-9]\d[\s\-]?\d{4}[\s\-]?\d{4})(?!\d)")
+_PHONE = compile_guarded(r"(?<!\d)(?:[48]00[\s\-]?\d{3}[\s\-]?\d{4}|1[3-9]\d[\s\-]?\d{4}[\s\-]?\d{4})(?!\d)")
 # A number of four or five digits is asked about only in a message with a word that may name a
 # code, a lock or the handing over of a value; without one it is a price, a room or a port.
-_SHORT_NUMBER = re.compile(r"\d{4,5}")
-_STATUS_TALK = re.compile(r"状态码|返回码|响应码|(?<![A-Za-z])(?:http|status)(?![A-Za-z])", _I)
-_STATUS_CODE = re.compile(r"[1-5]\d\d")
+_SHORT_NUMBER = compile_guarded(r"\d{4,5}")
+_STATUS_TALK = compile_guarded(r"状态码|返回码|响应码|(?<![A-Za-z])(?:http|status)(?![A-Za-z])", _I)
+_STATUS_CODE = compile_guarded(r"[1-5]\d\d")
 # The plain shapes of public codes: a short number, or capitals and digits, maybe in dashed groups
 # ("302", "A3-215", "K-3021", "48V350W", "CVE-2024-3094"); a password mixes in lower case or symbols.
-_PLAIN_CODE = re.compile(r"\d{1,5}|(?=[A-Z0-9\-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)*")
-_ANY_CODE_WORD = re.compile(
+_PLAIN_CODE = compile_guarded(r"\d{1,5}|(?=[A-Z0-9\-]*[A-Z])[A-Z0-9]+(?:-[A-Z0-9]+)*")
+_ANY_CODE_WORD = compile_guarded(
     r"码|密|口令|验证|锁|卡|门|柜|箱|输|填|登(?!记)|短信|账号|账户|帐号|报|念|发你|给你|数字|位|背面|背后|开机"
     r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|otp)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])",
     _I,
@@ -99,10 +100,10 @@ _ANY_CODE_WORD = re.compile(
 
 
 # Where someone sits or works: a desk, a seat, a meeting room.
-_SEAT_TALK = re.compile(r"工位|座位|座号|位子|坐|卡座|卡位|工区|格子间|席位|考场|机位|车厢|登机牌|会议室")
+_SEAT_TALK = compile_guarded(r"工位|座位|座号|位子|坐|卡座|卡位|工区|格子间|席位|考场|机位|车厢|登机牌|会议室")
 # A message about a device and its parts: its model numbers ("i5-13400F 加 B760M", "WH-1000XM5",
 # "RTX4070S") are printed on the box.
-_PRODUCT_TALK = re.compile(
+_PRODUCT_TALK = compile_guarded(
     r"型号|配置|配[的了]|新配|入手|装机|电脑|主机|显卡|处理器|主板|内存|硬盘|固态|显示器|相机|镜头|耳机|手机|笔记本|平板|机型|芯片|键盘|鼠标"
     r"|音箱|电视|空调|冰箱|洗衣机|路由|(?<![A-Za-z])(?:cpu|gpu|ssd|ram|ddr\d?)(?![A-Za-z])",
     _I,
@@ -110,12 +111,12 @@ _PRODUCT_TALK = re.compile(
 # The shape of a model number: a series in capitals (or one small letter and a generation digit), a
 # number, a suffix of a few capitals (i5-13400F, R7-7800X3D, B760M, RTX4070Ti, SN850X, WH-1000XM5,
 # DDR5-6000); a word in small letters before digits ("admin123", "dance1122") is a password's shape.
-_MODEL_CODE = re.compile(
+_MODEL_CODE = compile_guarded(
     r"(?-i:(?:[A-Z]{1,5}\d?|[a-z]\d)-?)?\d{2,5}(?-i:[A-Z]{1,3}\d?[A-Z]{0,2}|Ti|Pro|Max|Plus)?(?:-[A-Za-z0-9]{1,5})?"
 )
 # Words that name a secret, what it opens or how it is typed (narrower than ``_ANY_CODE_WORD``, where 位
 # also stands).
-_SECRET_WORD = re.compile(
+_SECRET_WORD = compile_guarded(
     r"码|密|口令|验证|锁|门|柜|箱|按|输|填|保险|账号|账户|帐号|登录|登陆"
     r"|(?<![A-Za-z])(?:pin|code|key|token|pass\w*|pw|pwd|otp)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])",
     _I,
@@ -129,7 +130,7 @@ def _model_code(text: str, span: Span) -> bool:
     return alone and _MODEL_CODE.fullmatch(text, start, end) is not None
 
 
-_GLUED = re.compile(r"[A-Za-z0-9!@#$%^&*_+=/\\.\-]")
+_GLUED = compile_guarded(r"[A-Za-z0-9!@#$%^&*_+=/\\.\-]")
 
 
 def value_candidates(text: str) -> list[Span]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..regex_start import compile_guarded
 from . import shapes
 from .rules import _A, _I, _NOT_A_VALUE_AFTER, BANK_SHORT_NAME, PUZZLE_TALK, Rule, Span, _after, _always, _value_spans
 
@@ -27,19 +28,19 @@ _OTP_VALUE = (
     r"|(?:[A-Za-z]?\d{1,3}-){1,3}\d{2,5}|\d(?: \d){3,7}|\d{2,3}(?: \d{2,3}){1,3}|\d{4,8}|[A-Za-z0-9]{4,32})"
     r"(?![\w\-]|\.\d)"
 )
-_OTP = re.compile(_OTP_CUE + r"(?P<w>[^。！？；!?;\n\d]{0,12}?)" + _OTP_VALUE, _I)
-_OTP_REVERSE = re.compile(
+_OTP = compile_guarded(_OTP_CUE + r"(?P<w>[^。！？；!?;\n\d]{0,12}?)" + _OTP_VALUE, _I)
+_OTP_REVERSE = compile_guarded(
     r"(?<![\w\-])(?P<v>\d{4,8})\s*(?:就是|是|为)\s*(?:你|您|我)?(?:的)?(?:本次)?(?:的)?(?:登录|短信|手机|注册|支付|身份)?"
     + _OTP_CUE,
     _I,
 )
-_OTP_GAP_BLOCK = re.compile(
+_OTP_GAP_BLOCK = compile_guarded(
     r"不|没|未|别|重发|重新|几|多少|客服|电话|热线|拨|秒|分钟|倒计时|有效期|过期|失败|错误|号|金额|价格|元|地址|第|订单|位|算法"
     r"|(?i:(?<![a-z])(?:iso|iec|gb|rfc|ieee|ansi|din|jis|astm|mod)(?![a-z]))"  # a standard named: "校验码按 ISO 7064"
 )
-_OTP_TIGHT_GAP = re.compile(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
-_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|[48]00\d{7})$", _A)
-_CVV = re.compile(
+_OTP_TIGHT_GAP = compile_guarded(r"^\s*(?:(?:是|为|就是|[:：=]|is)\s*)?$", _I)
+_SERVICE_NUMBER = compile_guarded(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|[48]00\d{7})$", _A)
+_CVV = compile_guarded(
     r"(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码|卡背面?(?:的)?(?:后)?三位(?:数字|数)?"
     r"|签名(?:栏|条)[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?|卡背(?:面|后)?[^，。！？,!?\d]{0,8}?(?:三位|三个)(?:数字|数|码)?)"
     r"\s*(?:[(（][^)）]{0,16}[)）])?\s*(?:是|为|[:：])?\s*"
@@ -47,21 +48,21 @@ _CVV = re.compile(
     _I,
 )
 
-_CVV_REVERSE = re.compile(
+_CVV_REVERSE = compile_guarded(
     r"(?<!\d)(?P<v>\d{3,4})(?!\d)[^。！？!?\n\d]{0,8}?(?:就是|即|是)?\s*(?:(?<![A-Za-z])(?:cvv2?|cvc2?|cvn2?)(?![A-Za-z])|安全码)",
     _I,
 )
 
 # A code typed in pinyin, its digits too: "yanzhengma wu san ba ling yi jiu".
 _PINYIN_DIGIT = r"(?:ling|yi|yao|er|liang|san|si|wu|liu|qi|ba|jiu|dong|guai|gou)"
-_PINYIN_CODE = re.compile(
+_PINYIN_CODE = compile_guarded(
     r"(?<![a-z])(?:yanzhengma|yzm|mima|mi\s?ma|kouling|code|pin)\s*(?:shi|is|[:：=])?\s*"
     rf"(?P<v>{_PINYIN_DIGIT}(?:\s*{_PINYIN_DIGIT}){{3,7}})(?![a-z])",
     _I,
 )
 
 # A lock's combination ("行李箱密码锁 179", "保险柜是 590314").
-_LOCK_COMBINATION = re.compile(
+_LOCK_COMBINATION = compile_guarded(
     r"(?:(?:密码锁|密码箱|行李箱|保险柜|保险箱|门锁|车锁|挂锁)[^，。！？,!?\d]{0,6}?(?:密码)?(?:是|为|[:：]|改成了?|换成了?)?"
     r"|(?<![a-z])(?:lock|locker|safe|padlock)\s+(?:combo|combination|code)\s*(?:is|was|[:=])?)\s*"
     r"(?<![\d.])(?P<v>\d{3,8}|\d{1,3}(?:-\d{1,3}){2,4})(?![\d.])",
@@ -74,54 +75,56 @@ _SQ_CONNECT = (
 )
 _SQ_VALUE = r"(?P<v>[^，。！？,!?；,!?;\n]{1,40})"
 _SECURITY_ANSWERS = (
-    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
-    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?<![回问])答\s+{_SQ_VALUE}", _I),
+    compile_guarded(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:答案|answer)\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
+    compile_guarded(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?<![回问])答\s+{_SQ_VALUE}", _I),
     # "安全问题1 小学班主任的名字：黄建华": a question, then its answer after the colon
-    re.compile(rf"(?:密保问题|安全(?:提示)?问题|提示问题)\s*\d?\s*[^：:？?\n，。]{{2,20}}[：:]\s*{_SQ_VALUE}", _I),
+    compile_guarded(rf"(?:密保问题|安全(?:提示)?问题|提示问题)\s*\d?\s*[^：:？?\n，。]{{2,20}}[：:]\s*{_SQ_VALUE}", _I),
     # "密保里第一只宠物的名字是团子21"
-    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,16}}?(?:名字|名称|学校|城市|老师|颜色|车|地方)(?:是|叫)\s*{_SQ_VALUE}", _I),
+    compile_guarded(
+        rf"{_SQ_CUE}[^。！!\n]{{0,16}}?(?:名字|名称|学校|城市|老师|颜色|车|地方)(?:是|叫)\s*{_SQ_VALUE}", _I
+    ),
     # "我填的是 x" gives the answer; "设的是 x" names the question chosen
-    re.compile(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:我|当时)?(?:答|回答|填|写)的(?:是)?\s*{_SQ_VALUE}", _I),
-    re.compile(
+    compile_guarded(rf"{_SQ_CUE}[^。！!\n]{{0,24}}?(?:我|当时)?(?:答|回答|填|写)的(?:是)?\s*{_SQ_VALUE}", _I),
+    compile_guarded(
         rf"{_SQ_CUE}[^？?\n。:：]{{0,8}}[:：]\s*[^？?\n。]{{2,30}}[？?]\s*(?:答案\s*(?:是|为|[:：])?\s*)?{_SQ_VALUE}",
         _I,
     ),
-    re.compile(rf"(?<![A-Za-z])security\s+answers?\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
-    re.compile(rf"{_SQ_CUE}[^。！？!?\n]{{0,24}}?(?:→|->|=>|⇒)\s*{_SQ_VALUE}", _I),
+    compile_guarded(rf"(?<![A-Za-z])security\s+answers?\s*{_SQ_CONNECT}\s*{_SQ_VALUE}", _I),
+    compile_guarded(rf"{_SQ_CUE}[^。！？!?\n]{{0,24}}?(?:→|->|=>|⇒)\s*{_SQ_VALUE}", _I),
 )
-_SQ_TALK = re.compile(rf"{_SQ_CUE}|security\s+answer", _I)
-_SQ_NOT_AN_ANSWER = re.compile(r"^\s*(?:什么|啥|多少|忘|不|没|记不|想不|是什么|呢)|(?:吗|呢|么|\?|？)\s*$")
+_SQ_TALK = compile_guarded(rf"{_SQ_CUE}|security\s+answer", _I)
+_SQ_NOT_AN_ANSWER = compile_guarded(r"^\s*(?:什么|啥|多少|忘|不|没|记不|想不|是什么|呢)|(?:吗|呢|么|\?|？)\s*$")
 
 _RC_CUE = (
     r"(?:恢复码|恢复代码|备用码|备份码|备用验证码|救援码|紧急码"
     r"|(?<![A-Za-z])(?:recovery|backup|2fa|scratch)\s+codes?(?![A-Za-z]))"
 )
 _RC_CODE = r"(?:[A-Za-z0-9]{3,10}(?:-[A-Za-z0-9]{3,10})+|\d{4}\s\d{4}|[A-Za-z0-9]{6,12})"
-_RECOVERY_CODES = re.compile(
+_RECOVERY_CODES = compile_guarded(
     rf"{_RC_CUE}(?P<w>[^。！？!?\n\d]{{0,8}}?)(?<![\w\-])(?P<v>{_RC_CODE}(?:(?:\s*[,，、;；]\s*|\s+){_RC_CODE})*)(?![\w\-])",
     _I,
 )
-_RC_GAP_BLOCK = re.compile(r"丢|忘|用完|生成|下载|打印|保存|存|不|没|放|在哪|什么|多少|几")
+_RC_GAP_BLOCK = compile_guarded(r"丢|忘|用完|生成|下载|打印|保存|存|不|没|放|在哪|什么|多少|几")
 
 # --- identity and card numbers ------------------------------------------------------------------
 
-_ID_NUMBER = re.compile(
+_ID_NUMBER = compile_guarded(
     r"(?<![\w])(?P<v>[1-8]\d{5} ?(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]) ?\d{3}[\dXx])(?![\w])", _A
 )
-_OLD_ID_NUMBER = re.compile(r"(?<![\w])(?P<v>[1-8]\d{7}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3})(?![\w])", _A)
-_ID_CUE = re.compile(r"身份证|证件|身份号|公民身份|实名|居民身份|id\s*card", _I)
-_PASSPORT = re.compile(
+_OLD_ID_NUMBER = compile_guarded(r"(?<![\w])(?P<v>[1-8]\d{7}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3})(?![\w])", _A)
+_ID_CUE = compile_guarded(r"身份证|证件|身份号|公民身份|实名|居民身份|id\s*card", _I)
+_PASSPORT = compile_guarded(
     r"(?:护照|passport|港澳通行证|通行证)(?:号码?|\s*no\.?|\s*number)?\s*(?:是|为|[:：])?\s*(?<![\w])(?P<v>[A-Za-z]{1,2}\d{7,8})(?![\w])",
     _I,
 )
-_CARD = re.compile(r"(?<![\w.\-])(?P<v>\d{4,6}(?:[ \-]\d{1,7}){2,6}|\d{15,19})(?![\w\-]|\.\d)", _A)
-_CARD_CUE_BEFORE = re.compile(
+_CARD = compile_guarded(r"(?<![\w.\-])(?P<v>\d{4,6}(?:[ \-]\d{1,7}){2,6}|\d{15,19})(?![\w\-]|\.\d)", _A)
+_CARD_CUE_BEFORE = compile_guarded(
     rf"(?:银行卡|{BANK_SHORT_NAME}卡|卡号|信用卡|借记卡|储蓄卡|工资卡|银联|card|转账到|打钱到|转到|汇款到|打到|收款|账户|开户|的卡)"
     r"[^，。！？,!?\d]{0,8}$",
     _I,
 )
-_CARD_CUE_AFTER = re.compile(r"^[^，。！？,!?\d]{0,6}(?:这张卡|的卡|那张卡|户名|开户|卡号)", _A)
-_NOT_CARD_BEFORE = re.compile(
+_CARD_CUE_AFTER = compile_guarded(r"^[^，。！？,!?\d]{0,6}(?:这张卡|的卡|那张卡|户名|开户|卡号)", _A)
+_NOT_CARD_BEFORE = compile_guarded(
     r"(?:订单|单号|运单|快递|流水|交易号|编号|工单|发票|批次|序列号|条码|imei|tracking|order|uid|时间戳|timestamp|群号|qq|电话|手机(?:号|尾号|串号)"
     r"|学号|工号|考号|准考证|雪花|hash|哈希|(?<![A-Za-z])(?:id|sn)(?![A-Za-z]))[^，。！？,!?\d]{0,8}$",
     _I,
@@ -129,7 +132,7 @@ _NOT_CARD_BEFORE = re.compile(
 
 
 # A device's verification code on its sticker ("验证码HKZPWM"): six capitals right after the cue.
-_DEVICE_CODE = re.compile(r"[A-Z]{6}")
+_DEVICE_CODE = compile_guarded(r"[A-Z]{6}")
 
 
 def _otp_ok(match: re.Match[str], text: str) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..regex_start import compile_guarded
 from . import shapes
 from .rules import _FIGURATIVE_PASSWORD, BANK_SHORT_NAME, PUZZLE_TALK, named_example
 
@@ -23,31 +24,31 @@ _I = re.IGNORECASE | _A
 
 # --- what the message is about -------------------------------------------------------------------
 
-_PASSWORD_TALK = re.compile(
+_PASSWORD_TALK = compile_guarded(
     _FIGURATIVE_PASSWORD + r"密码(?!学|锁|箱|柜|管理|策略|强度|长度|规则|芯片|破解)|口令|登录(?:要|用)的|密保|账密"
     r"|门禁|锁屏|解锁|解压|保险柜|开机"
     r"|(?<![A-Za-z])(?:pwd|psw|passwd|password|pass|pw|mima|pin)(?![A-Za-z])|(?<![A-Za-z0-9.])mm(?![A-Za-z])"
     r"|(?<![A-Za-z])p\s*[:：]",
     _I,
 )
-_CODE_TALK = re.compile(
+_CODE_TALK = compile_guarded(
     r"验证码|校验码|动态码|短信码|登录码|确认码|认证码|验证器|令牌|安全令|动态口令|(?:帮我|你)(?:输|填)|(?:输|填)一下|(?:赶紧|快|马上)输|输进去|(?<![\u4e00-\u9fff])码(?:是|为|[:：])"
     r"|(?<![A-Za-z])(?:yzm|otp|2fa|authenticator|(?<!error\s)(?<!status\s)code)(?![A-Za-z])",
     _I,
 )
 # A text message or a verification, and a code or a number it brought ("短信让我验证，收到的那串数字").
-_SMS_OR_CHECK = re.compile(r"短信|验证")
-_A_CODE = re.compile(r"码|数字")
-_KEY_TALK = re.compile(
+_SMS_OR_CHECK = compile_guarded(r"短信|验证")
+_A_CODE = compile_guarded(r"码|数字")
+_KEY_TALK = compile_guarded(
     r"密钥|秘钥|私钥|令牌|凭证|凭据|(?<![A-Za-z])(?:api[\s_-]?key|secret|token|access[\s_-]?key|app[\s_-]?key"
     r"|private[\s_-]?key|signing[\s_-]?key|aes|hmac)(?![A-Za-z])",
     _I,
 )
-_RECOVERY_TALK = re.compile(
+_RECOVERY_TALK = compile_guarded(
     r"恢复码|备份码|备用码|备用验证码|救援码|紧急码|(?<![A-Za-z])(?:recovery|backup|scratch)\s+codes?(?![A-Za-z])", _I
 )
 # A message about a key that is public, or about a checksum, names a value that is not secret.
-_NOT_SECRET_TALK = re.compile(
+_NOT_SECRET_TALK = compile_guarded(
     PUZZLE_TALK.pattern + r"|公钥|指纹|校验和|哈希|提交|版本|金手指|作弊码|秘籍"
     r"|(?<![A-Za-z])(?:public\s*key|pub\s*key|fingerprints?|checksums?|md5(?:sum)?|sha\d*(?:sum)?"
     r"|hash(?:es|ed|ing)?|commits?|versions?|cheats?|push(?:ed)?|merged?|rebased?|revert(?:ed)?|cherry-pick)(?![A-Za-z])|回滚|合并|推送",
@@ -56,12 +57,12 @@ _NOT_SECRET_TALK = re.compile(
 
 # --- the shape of a value ------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"(?<![\w!@#$%^&*+=/.\-])[A-Za-z0-9!@#$%^&*_.+=/\-]{4,80}(?![\w!@#$%^&*+=/\-])", _A)
-_DIGIT_CODE = re.compile(r"(?<![\w./\-])(?<!\w:)(?P<v>\d{4,8}|\d{3}\s\d{3}|\d{4}\s\d{4})(?![\w.:/%\-])", _A)
-_RECOVERY_CODE = re.compile(
+_TOKEN = compile_guarded(r"(?<![\w!@#$%^&*+=/.\-])[A-Za-z0-9!@#$%^&*_.+=/\-]{4,80}(?![\w!@#$%^&*+=/\-])", _A)
+_DIGIT_CODE = compile_guarded(r"(?<![\w./\-])(?<!\w:)(?P<v>\d{4,8}|\d{3}\s\d{3}|\d{4}\s\d{4})(?![\w.:/%\-])", _A)
+_RECOVERY_CODE = compile_guarded(
     r"(?<![\w\-])(?:[A-Za-z0-9]{4,6}-[A-Za-z0-9]{4,6}|[A-Za-z0-9]{6,12}|\d{4}\s\d{4})(?![\w\-])", _A
 )
-_ORDINARY = re.compile(
+_ORDINARY = compile_guarded(
     r"^(?:v?\d+(?:\.\d+){1,3}[a-z]?"  # versions, IPs
     r"|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[:：]\d{2}(?::\d{2})?"  # dates, times
     # e-mail addresses, alone or listed with other ways to reach someone (a@b.com/c@d.com, a@b.com/138…)
@@ -87,7 +88,7 @@ _ORDINARY = re.compile(
     _I,
 )
 # Words right before or after a number that make it something else than a code.
-_NUMBER_BEFORE = re.compile(
+_NUMBER_BEFORE = compile_guarded(
     r"(?:订单|单号|运单|快递(?!柜)|取餐|排队|座位|房间|房号|会议|群号|群|qq|电话|手机号|手机尾号|客服|热线|分机|座机|内线|传真|工号|学号|uid|id|车次|航班|邮编|车牌|桌号|床号?|工单|序列号|车架号|vin|sn|imei|s/n|批号|isbn|issn|swift|bic|iban|联行号|行号|波特率|频率|转速|功率|电压|集装箱号|柜号|铅封号|坐标|经度|纬度|doi"
     r"|运费|费用|工资|房租|报价|总价|单价|成本|利润|营业额|销售额|(?<=[\u4e00-\u9fff])费"  # 报名费 480, 考试费另算 120
     r"|(?:收了|卖了|出了|回收价|转手)(?=\s*$)"  # a price in a sale: "二手 switch 收了 1150"
@@ -104,8 +105,8 @@ _NUMBER_BEFORE = re.compile(
 )
 # A place numbered: "302 房间", "A3-215 展位".
 _PLACE = r"房间|号房|号?(?:展位|摊位|库位|座位|车位|寝室|宿舍|教室|病房|包间)"
-_PLACE_AFTER = re.compile(rf"\s*(?:{_PLACE})")
-_NUMBER_AFTER = re.compile(
+_PLACE_AFTER = compile_guarded(rf"\s*(?:{_PLACE})")
+_NUMBER_AFTER = compile_guarded(
     r"^\s*(?:元|块|毛|分钱|%|个|次|位|号|年|月|日|点|分钟?|秒|小时|天|周|岁|斤|公斤|kg|km|公里|米|楼|层|室|栋|人|条|张|页|章"
     r"|人民币|rmb|万(?!一)|千(?!万)|百|亿|毫升|ml|度|℃|帧|fps|分辨率|px|mb|gb|kb|mah|w\b|开头|结尾|打头"
     r"|路|届|级|期|集|话|回|局|把|首|部|只|台|辆|件|本|盒|瓶|杯|份|碗|是(?:个|一个|一位|一名|部|首)"
@@ -116,16 +117,16 @@ _NUMBER_AFTER = re.compile(
     _I,
 )
 # ``NAME=`` before a value (``API_KEY=…``); base64 padding at the end is not one.
-_ASSIGNED = re.compile(r"[A-Za-z_][\w.\-]*=(?=[^=])")
-_TOTP_GROUPS = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \t]){3,}[A-Za-z2-7]{4}(?![A-Za-z0-9])")
+_ASSIGNED = compile_guarded(r"[A-Za-z_][\w.\-]*=(?=[^=])")
+_TOTP_GROUPS = compile_guarded(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \t]){3,}[A-Za-z2-7]{4}(?![A-Za-z0-9])")
 # A code with a letter prefix ("G-047438" from Google).
-_PREFIXED_CODE = re.compile(r"(?<![\w\-])[A-Z]-\d{4,8}(?![\w\-])")
-_URL = re.compile(r"(?:[a-z][a-z0-9+.\-]*://|www\.)\S+", _I)
-_EXAMPLE_BEFORE = re.compile(
+_PREFIXED_CODE = compile_guarded(r"(?<![\w\-])[A-Z]-\d{4,8}(?![\w\-])")
+_URL = compile_guarded(r"(?:[a-z][a-z0-9+.\-]*://|www\.)\S+", _I)
+_EXAMPLE_BEFORE = compile_guarded(
     r"(?:比如|例如|(?<![好就])像是?|举例|示例|样例|格式|形如|类似|e\.g\.|example)[^，。！？,!?]{0,6}$", _I
 )
 # A name, not a secret: "WiFi 名字是 Office-5G", "用户名 ci-bot".
-_NAME_BEFORE = re.compile(
+_NAME_BEFORE = compile_guarded(
     r"(?:名字|名称|名叫|叫做|ssid|网络名|用户名|账号|帐号|用户|邮箱|主机|镜像|image|host|user|连(?:上|接)?|(?<![喊大])叫)[^，。！？,!?]{0,3}$",
     _I,
 )
@@ -133,23 +134,25 @@ _NAME_BEFORE = re.compile(
 # "抖音号: xx_88", "ins id lily_99"), whatever the app, or a word listed after an e-mail address and a slash
 # as another way to reach the same person ("wangli@163.com/微信 wangli88 都可以"). Not an account and its
 # password traded together ("游戏号6800126630----JOr12J3sWo"): a handle is one word.
-_HANDLE_BEFORE = re.compile(
+_HANDLE_BEFORE = compile_guarded(
     r"(?:[\u4e00-\u9fff]{1,4}|(?<![A-Za-z])[A-Za-z]{1,12}\s?)(?:号|(?<![A-Za-z])id)\s*(?:是|为|[:：])?\s*$"
     r"|@[\w\-]+(?:\.[\w\-]+)+\s*[/／|｜]\s*[^\s/／|｜，。！？,!?]{1,6}\s*(?:是|为|[:：])?\s*$",
     _I,
 )
-_PAIRED = re.compile(r"-{2,}|[/|]")
+_PAIRED = compile_guarded(r"-{2,}|[/|]")
 # The message says the code never came: a number in it is something else.
-_NO_CODE = re.compile(r"(?:码|短信|数字)[^，。,.!?！？]{0,4}?(?:收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没)")
+_NO_CODE = compile_guarded(
+    r"(?:码|短信|数字)[^，。,.!?！？]{0,4}?(?:收不到|没收到|不来|没来|发不出|发不了|没有收到|一直没)"
+)
 # The weakest passwords are said as examples ("不会也是 123456 吧"), not given away.
 # A message about a password or a lock: any number in it may be the code that opens it.
-_PIN_TALK = re.compile(
+_PIN_TALK = compile_guarded(
     r"(?<![A-Za-z])(?:pin|puk)(?![A-Za-z])|密码|口令|门禁|锁屏|解锁|保险柜|保险箱|开机|转盘|密码锁|单元门|门锁|防盗门|智能锁|电子锁",
     _I,
 )
-_TRIVIAL_DIGITS = re.compile(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
-_PIN_BLOCK = re.compile(r"忘|错|几位|多少位|位数")
-_SERVICE_NUMBER = re.compile(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|[48]00\d{7}|110|119|120|122)$", _A)
+_TRIVIAL_DIGITS = compile_guarded(r"^(?:(\d)\1+|0?123456(?:7(?:8(?:9)?)?)?|9?87654(?:3(?:2(?:1)?)?)?|1234|4321)$", _A)
+_PIN_BLOCK = compile_guarded(r"忘|错|几位|多少位|位数")
+_SERVICE_NUMBER = compile_guarded(r"^(?:100\d\d|95\d{3}|96\d{3}|12[0-3]\d\d|[48]00\d{7}|110|119|120|122)$", _A)
 
 
 def _before(text: str, start: int) -> str:
@@ -185,15 +188,15 @@ def _password_like(value: str) -> bool:
 # A word that holds "password" (1Password, password_hash, my-passwords.kdbx) names something about
 # passwords, a manager, a field or a file; the secret itself is the adjacency rules' when a cue
 # stands right before it ("密码是 Password123").
-_NAMES_PASSWORDS = re.compile(r"password", _I)
+_NAMES_PASSWORDS = compile_guarded(r"password", _I)
 
 
 # A command-line option ("openssl rand -base64 16"): a name, not a password.
-_OPTION = re.compile(r"--?[a-z][a-z0-9\-]*")
+_OPTION = compile_guarded(r"--?[a-z][a-z0-9\-]*")
 
 
 # A parcel's or a product's number, named as one: "快递 YT7412589630147", "ASIN 是 B08N5WRWNW".
-_PUBLIC_ID_BEFORE = re.compile(
+_PUBLIC_ID_BEFORE = compile_guarded(
     r"(?:快递|物流|运单|sku|spu|upc|ean|货号|款号)"
     r"[^，。！？,!?\d\u4e00-\u9fff]{0,4}(?:单号|号码|号)?\s*(?:是|为|[:：])?\s*$",
     _I,
@@ -201,7 +204,7 @@ _PUBLIC_ID_BEFORE = re.compile(
 
 
 # "密码跟 QQ 一样 ln1995qq": the word before the value is what it is compared with, not what it names.
-_SAME_AS_BEFORE = re.compile(r"(?:一样|相同|同样|一致)的?\s*(?:[:：]\s*)?$")
+_SAME_AS_BEFORE = compile_guarded(r"(?:一样|相同|同样|一致)的?\s*(?:[:：]\s*)?$")
 
 
 def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
@@ -235,22 +238,22 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str]]:
 # Talk about the first digits of a bank card, which name its bank and are printed on every card of it
 # ("卡号前六位622202是工行的", "卡头 625807", "BIN 号 436742"): a number of four to eight digits in it,
 # starting as card numbers do, is such a prefix.
-_CARD_PREFIX_TALK = re.compile(
+_CARD_PREFIX_TALK = compile_guarded(
     r"卡头|号段|发卡行|(?<![A-Za-z])(?:bin|iin)(?![A-Za-z])|(?<![码令])前\s*[四六八468]\s*位"
     r"|(?:卡号?|卡片)[^，。！？,!?\d]{0,4}?(?:开头|打头)",
     _I,
 )
-_CARD_PREFIX = re.compile(r"[2-6]\d{3,7}")
+_CARD_PREFIX = compile_guarded(r"[2-6]\d{3,7}")
 # ... or a prefix named so in a message about a bank or its cards ("622588 是招行一卡通的前缀", "招行卡都是 6225
 # 或者 6214 开头").
-_PREFIX_WORD = re.compile(r"前缀|前几位|头几位|开头|打头")
-_BANK_WORD = re.compile(
+_PREFIX_WORD = compile_guarded(r"前缀|前几位|头几位|开头|打头")
+_BANK_WORD = compile_guarded(
     rf"银行|{BANK_SHORT_NAME}|银联|信用卡|借记卡|储蓄卡",
     _I,
 )
 
 # Talk about shares: a six-digit number in it is a stock's code ("300750宁德时代 明天能不能站上200").
-_STOCK_TALK = re.compile(
+_STOCK_TALK = compile_guarded(
     r"股|涨停|跌停|站上|跌破|仓位|建仓|加仓|减仓|买入|卖出|大盘|板块|k线|均线|基金|市值|开盘|收盘|主力|抄底|套牢", _I
 )
 
@@ -291,15 +294,15 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
         yield match
 
 
-_OWNER_OF_PASSWORD = re.compile(r"\s*的?(?:密码|口令|账号|帐号|登录)")
+_OWNER_OF_PASSWORD = compile_guarded(r"\s*的?(?:密码|口令|账号|帐号|登录)")
 # A password spelled out by voice: "大写K小写m八八杠2024", "小写abc下划线八八六六".
 _SPELLED_PART = (
     r"(?:(?:然后|再|接着|后面|最后|加上?)?\s*(?:数字)?\s*"
     r"(?:(?:大写|小写)的?\s*(?:字母)?\s*[A-Za-z]+|(?:[两二三四]个)?[A-Za-z0-9]+|(?:[两二三四]个)?[零一二三四五六七八九幺两洞拐勾]+"
     r"|杠|横杠|下划线|点|艾特|井号|星号|感叹号|叹号))"
 )
-_SPELLED = re.compile(rf"{_SPELLED_PART}(?:[\s,、]*{_SPELLED_PART}){{2,}}")
-_SPELLED_MARK = re.compile(r"大写|小写|下划线|杠|艾特|井号|星号|感叹号|叹号")
+_SPELLED = compile_guarded(rf"{_SPELLED_PART}(?:[\s,、]*{_SPELLED_PART}){{2,}}")
+_SPELLED_MARK = compile_guarded(r"大写|小写|下划线|杠|艾特|井号|星号|感叹号|叹号")
 
 
 def _password_values(text: str) -> Iterator[Span]:
@@ -331,12 +334,12 @@ _DIAL_NUMBER = (
 )
 # "左转3圈到28": the turns counted before the number the dial stops at.
 _DIAL_TURNS = r"(?:[^，。！？,!?\d]{0,3}?(?:\d|[一二两三四五])圈)?"
-_DIAL = re.compile(
+_DIAL = compile_guarded(
     rf"(?P<v>[左右]{_DIAL_TURNS}[^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}"
     rf"(?:[^。！？!?\d]{{0,12}}?[左右]{_DIAL_TURNS}[^，。！？,!?\d]{{0,6}}?{_DIAL_NUMBER}){{1,4}})"
 )
-_PASSPORT_TALK = re.compile(r"护照|通行证|(?<![A-Za-z])passport(?![A-Za-z])", _I)
-_PASSPORT_NUMBER = re.compile(r"(?<![A-Za-z0-9])(?P<v>[A-Z]{1,2}\d{7,8})(?![A-Za-z0-9])")
+_PASSPORT_TALK = compile_guarded(r"护照|通行证|(?<![A-Za-z])passport(?![A-Za-z])", _I)
+_PASSPORT_NUMBER = compile_guarded(r"(?<![A-Za-z0-9])(?P<v>[A-Z]{1,2}\d{7,8})(?![A-Za-z0-9])")
 
 
 def _passport_values(text: str) -> Iterator[Span]:
@@ -393,8 +396,8 @@ def _recovery_values(text: str) -> Iterator[Span]:
 
 # --- seed phrases: a wallet's words, numbered or not, English or Chinese ---------------------------
 
-_SEED_TALK = re.compile(r"助记词|恢复短语|恢复词|钱包|(?<![A-Za-z])(?:seed|mnemonic|recovery\s+phrase|wallet)", _I)
-_SEED_WORDS = re.compile(
+_SEED_TALK = compile_guarded(r"助记词|恢复短语|恢复词|钱包|(?<![A-Za-z])(?:seed|mnemonic|recovery\s+phrase|wallet)", _I)
+_SEED_WORDS = compile_guarded(
     r"(?:(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}[\s,，]+){11,23}(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?![A-Za-z])"
     r"|(?:[\u4e00-\u9fff][ \t]+){11,23}[\u4e00-\u9fff](?![\u4e00-\u9fff])"
 )

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..regex_start import compile_guarded
 from . import shapes
 from .codes import CODE_RULES
 from .contextual import contextual_secrets
@@ -73,19 +74,19 @@ _CONNECT = (
 )
 
 # Words in the gap between a password cue and a value that make the value something else.
-_LOOSE_BLOCK = re.compile(
+_LOOSE_BLOCK = compile_guarded(
     r"忘|错|丢|泄|漏|不|没|别|少|多|长|要求|需|必须|位|找回|管理|生成|加密|哈希|存|记在|写在|策略|规则|强度|复杂|格式|太|过期"
     r"|框|提示|字段|表|用|页|界面|重置|登录|提交|像|比如|例如|类似|建议|推荐|规定|改|换|挪|移|搬|放到|放在|连|[A-Za-z0-9]"
 )
 
-_PASSWORD = re.compile(_PW_CUE + _CONNECT + _PW_VALUE, _I)
-_PASSWORD_LOOSE = re.compile(_PW_CUE + rf"(?P<w>{_STOP}{{1,14}}?)" + _PW_VALUE, _I)
-_PASSWORD_REVERSE = re.compile(
+_PASSWORD = compile_guarded(_PW_CUE + _CONNECT + _PW_VALUE, _I)
+_PASSWORD_LOOSE = compile_guarded(_PW_CUE + rf"(?P<w>{_STOP}{{1,14}}?)" + _PW_VALUE, _I)
+_PASSWORD_REVERSE = compile_guarded(
     _PW_VALUE + rf"\s*(?:就是|即是|是|为)\s*(?P<w>{_STOP}{{0,12}}?)(?:的)?{_PW_CUE}(?!学|锁|箱|管理)", _I
 )
-_REVERSE_BLOCK = re.compile(r"管理|生成|用来|不|没|例|比如|像|存|记")
+_REVERSE_BLOCK = compile_guarded(r"管理|生成|用来|不|没|例|比如|像|存|记")
 # "密码忘了又找回来了，新的是 xxx": the value named as the new or current one, later in the sentence.
-_PASSWORD_NEW = re.compile(
+_PASSWORD_NEW = compile_guarded(
     _PW_CUE
     + r"[^。！？!?\n]{0,24}?(?:新的|新密码|现在的?|目前的?|改成了?|换成了?|变成了?|设成了?)\s*(?:是|为|[:：])?\s*"
     + _QUOTE
@@ -98,52 +99,52 @@ _ACCOUNT_CUE = (
     r"|(?<![A-Za-z])(?:email|e-mail|user(?:name)?|login|uid|id)(?![A-Za-z]))"
 )
 _ACCOUNT_VALUE = r"(?<![\w.@\-])(?P<acct>[A-Za-z0-9_.@\-]{3,40})(?![\w.@\-])"
-_ACCOUNT_PAIR = re.compile(
+_ACCOUNT_PAIR = compile_guarded(
     rf"{_ACCOUNT_CUE}\s*(?:是|为|[:：=])?\s*{_ACCOUNT_VALUE}\s*[,，/／|;；、\s]*(?:[\u4e00-\u9fff]{{1,4}})?\s*"
     rf"(?:{_PW_CUE}|(?<![A-Za-z])(?:mm|pw|pass)(?![A-Za-z])){_CONNECT}{_PW_VALUE}",
     _I,
 )
-_ACCOUNT_SLASH_PASSWORD = re.compile(
+_ACCOUNT_SLASH_PASSWORD = compile_guarded(
     rf"(?:账号|帐号|账户|帐户|登录|后台|管理员|(?<![A-Za-z])(?:login|account)(?![A-Za-z]))[^，。！？,!?\n]{{0,6}}?[:：]?\s*"
     rf"{_ACCOUNT_VALUE}"
     rf"\s*[/／|]\s*{_PW_VALUE}",
     _I,
 )
-_ACCOUNT_AND_PASSWORD = re.compile(
+_ACCOUNT_AND_PASSWORD = compile_guarded(
     rf"(?:账密|(?:账号|帐号|用户名|号)(?:和|与|/)?密码)\s*(?:都?是|为|[:：])?\s*{_ACCOUNT_VALUE}\s*[/／|,，\s]\s*{_PW_VALUE}",
     _I,
 )
 
 # An e-mail address or a mobile number, a separator, then a password-shaped token (the way account
 # lists are traded: "name@mail.com----p@ss", "138xxxxxxxx / Pass123#"), no cue needed.
-_BARE_ACCOUNT_PAIR = re.compile(
+_BARE_ACCOUNT_PAIR = compile_guarded(
     r"(?<![\w.@\-])(?P<acct>[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}|1[3-9]\d{9})"
     rf"\s*(?:-{{2,}}|[/／|｜]|[:：])\s*(?P<v>[{_PW_CHARS}]{{3,64}})(?![{_PW_CHARS}])",
     _A,
 )
 
 # A password on a command line: redis-cli -a x, mysql -px / -p x, --password x, sshpass -p x.
-_CLI_PASSWORD = re.compile(
+_CLI_PASSWORD = compile_guarded(
     r"(?:(?<![\w\-])(?-i:-a|-p)[ \t]*|(?<![\w\-])--(?:password|passwd|pass|auth|token|secret)(?:[ \t]+|=))"
     r"[\"']?(?P<v>[!#-&(-~]{4,})",
     _I,
 )
 # -a and -p are a password in a command that logs in somewhere: one that names a user or a host (-u root,
 # -h 10.0.3.8, --user, root@47.96.1.2), whatever the tool; elsewhere -p is a port, a path, a profile …
-_LOGIN_COMMAND = re.compile(
+_LOGIN_COMMAND = compile_guarded(
     r"(?<![\w\-])(?-i:-[uhU])(?:[ \t]*[\w.\-]|(?=[\w.]))|(?<![\w\-])--(?:user(?:name)?|host)(?![\w\-])"
     r"|(?<![\w.\-])[\w.\-]+@[\w.\-]+",
     _I,
 )
 
-_ACCOUNT_TALK = re.compile(
+_ACCOUNT_TALK = compile_guarded(
     rf"{_ACCOUNT_CUE}|{_PW_CUE}|账密|后台|管理员|(?<![A-Za-z])(?:mm|pw|pass|account)(?![A-Za-z])", _I
 )
 
 # --- cookies, session tokens, connection strings ---------------------------------------------
 
 _COOKIE_PAIR = r"[A-Za-z_][\w.\-]*=[^\s;,，。'\"]*"
-_COOKIE = re.compile(
+_COOKIE = compile_guarded(
     rf"(?<![A-Za-z])(?:set-)?cookies?(?![A-Za-z])[^，。！？,!?\n=]{{0,8}}?(?P<v>{_COOKIE_PAIR}(?:\s*;\s*{_COOKIE_PAIR})*;?)",
     _I,
 )
@@ -153,33 +154,33 @@ _SESSION_NAMED = r"(?:[A-Za-z_][\w.\-]*?)?(?:sess|sid|token|csrf|xsrf|logged_in)
 # Pairs joined by ";" are a cookie as it is copied from a browser, with or without the word cookie before
 # it ("SESSDATA=…; bili_jct=…; DedeUserID=…"): once one of its names says session, every value in it is the
 # login's.
-_COOKIE_STRING = re.compile(rf"(?<![\w.\-]){_COOKIE_PAIR}(?:\s*;\s*{_COOKIE_PAIR})+;?", _I)
-_SESSION_NAME = re.compile(rf"(?:^|;)\s*{_SESSION_NAMED}=", _I)
+_COOKIE_STRING = compile_guarded(rf"(?<![\w.\-]){_COOKIE_PAIR}(?:\s*;\s*{_COOKIE_PAIR})+;?", _I)
+_SESSION_NAME = compile_guarded(rf"(?:^|;)\s*{_SESSION_NAMED}=", _I)
 _SESSION_GENERIC = (
     r"access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|authtoken|x-auth-token|x-access-token|x-api-key"
     r"|api[_-]?token|token|auth|ticket|session|sess|sid|sub|_t"
 )
-_SESSION = re.compile(
+_SESSION = compile_guarded(
     rf"(?<![\w.\-])(?P<k>{_SESSION_NAMED}|{_SESSION_GENERIC})[\"']?[ \t]*(?:=|:(?!//))[ \t]*[\"']?"
     rf"(?P<v>[^\s;&,，。\"'<>]{{8,}})",
     _I,
 )
-_AUTHORIZATION = re.compile(
+_AUTHORIZATION = compile_guarded(
     r"(?:authorization\s*[:：=]\s*(?:bearer|basic|token|bot|digest)|(?<![A-Za-z])bearer)\s+"
     r"(?P<v>[A-Za-z0-9._~+/=\-]{12,})",
     _I,
 )
 # A presigned URL's signature opens the object to whoever holds it ("…?Expires=…&Signature=Xk2p…").
-_URL_SIGNATURE = re.compile(r"[?&](?:[\w\-]*signature|sig|sign)=(?P<v>[A-Za-z0-9%+/=_\-]{6,})", _I)
-_URL_CREDENTIALS = re.compile(r"(?<![\w])[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s@/]+", _I)
-_GO_DSN = re.compile(r"(?<![\w/:])[\w.\-]+:(?P<v>[^\s@/]+)@(?:tcp|unix|udp)\(", _I)
-_ASSIGNMENT = re.compile(
+_URL_SIGNATURE = compile_guarded(r"[?&](?:[\w\-]*signature|sig|sign)=(?P<v>[A-Za-z0-9%+/=_\-]{6,})", _I)
+_URL_CREDENTIALS = compile_guarded(r"(?<![\w])[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]*:(?P<v>[^\s/]+)@[^\s@/]+", _I)
+_GO_DSN = compile_guarded(r"(?<![\w/:])[\w.\-]+:(?P<v>[^\s@/]+)@(?:tcp|unix|udp)\(", _I)
+_ASSIGNMENT = compile_guarded(
     r"(?<![\w.\-])(?P<k>(?:[A-Za-z_][\w\-]*?)?(?:password|passwd|pwd|pass|secret|token|api[_-]?key|apikey|access[_-]?key"
     r"|private[_-]?key|app[_-]?key|auth[_-]?key|key)[\w\-]*)[\"'`]?[ \t]*(?:=|:(?!//))[ \t]*[\"'`]?"
     r"(?P<v>[^\s;&,，。\"'`]+)",
     _I,
 )
-_ASSIGNMENT_NOT_SECRET = re.compile(
+_ASSIGNMENT_NOT_SECRET = compile_guarded(
     r"max|min|len|(?<!ac)count|num|limit|size|expir|ttl|timeout|type|url|uri|endpoint|file|path|name|policy|hash|salt|reset"
     r"|prompt|usage|budget|cost|price|rule|field|input|label|hint|enabled|required|header|param|format",
     _I,
@@ -187,7 +188,7 @@ _ASSIGNMENT_NOT_SECRET = re.compile(
 
 # The start of a URL up to its user-info colon, with no space: a cue right after it fills the
 # password's place in a template.
-_IN_URL_TEMPLATE = re.compile(r"[a-z][a-z0-9+.\-]{1,20}://[^\s/@]*:$", _I)
+_IN_URL_TEMPLATE = compile_guarded(r"[a-z][a-z0-9+.\-]{1,20}://[^\s/@]*:$", _I)
 
 
 def _password_ok(match: re.Match[str], text: str) -> bool:
@@ -203,7 +204,7 @@ def _password_ok(match: re.Match[str], text: str) -> bool:
     return shapes.plausible_password(value.rstrip(".,?"), explicit=explicit)
 
 
-_NO_PASSWORD_BEFORE = re.compile(r"(?:不要|不用|不需要|没有|无需|免)\s*$")
+_NO_PASSWORD_BEFORE = compile_guarded(r"(?:不要|不用|不需要|没有|无需|免)\s*$")
 
 
 def _password_loose_ok(match: re.Match[str], text: str) -> bool:
@@ -238,12 +239,12 @@ def _account_pairs(text: str) -> Iterator[Span]:
             yield _trimmed(match, text)
 
 
-_EMAIL = re.compile(r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}", _A)
+_EMAIL = compile_guarded(r"[A-Za-z0-9_.+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}", _A)
 
 
 # After an e-mail address and a slash, another way to reach the same person named by what it is, not by whose
 # service it is (a@b.com/13812345678, a@b.com/email, a@b.com/https://…).
-_CONTACT_AFTER = re.compile(
+_CONTACT_AFTER = compile_guarded(
     r"(?:tel|phone|mobile|email|mail|com|cn|net)"
     r"|1[3-9]\d{9}|[48]00-?\d{3}-?\d{4}|0\d{2,3}-?\d{7,8}|(?:https?:|www\.)\S*",
     _I,
@@ -347,7 +348,7 @@ def _given_away(text: str, start: int, end: int) -> bool:
 
 # Every rule but the security answer's looks for a value of ASCII letters or digits (digits read out
 # in Chinese are folded to ASCII first): a message with none, most Chinese chat, is spared them.
-_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
+_ASCII_ALNUM = compile_guarded(r"[A-Za-z0-9]")
 _NON_ASCII_RULES = tuple((kind, rule) for kind, rule in _RULES if kind == "security_answer")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ..regex_start import compile_guarded
 from .reported import said_by_the_speaker
 from .requests import about_a_product
 
@@ -13,7 +14,7 @@ _I = re.IGNORECASE
 _EN_OBJECT = (
     r"(?:this|that|it|what|anything|everything|any|these|those|my|our|the\s+(?:conversation|chat|last))(?![a-z])"
 )
-_EN_DONT = re.compile(
+_EN_DONT = compile_guarded(
     r"(?<![a-z'])(?:please\s+|pls\s+|plz\s+)?(?:don'?t|do\s+not|never|(?:can|could|would)\s+(?:you|u)\s+not)\s+(?:ever\s+)?"
     rf"(?:(?:remember|memori[sz]e|record|save|store|log|keep|retain|write\s+down|note(?:\s+down)?)\s+{_EN_OBJECT}"
     r"|keep\s+(?:a\s+|any\s+)?(?:record|note|log|copy)s?\s+of"
@@ -29,7 +30,7 @@ _EN_DONT = re.compile(
     r"|(?:rather|prefer(?:\s+it\s+if)?)\s+(?:you|u)\s+(?:not|didn'?t|don'?t|never)\s+(?:keep|remember|store|save|record|log|memori[sz]e)",
     _I,
 )
-_EN_ERASE_MINE = re.compile(
+_EN_ERASE_MINE = compile_guarded(
     r"(?:^|[,.!?;，。！？]\s*|(?:please|pls|plz|bot|hey|can\s+(?:you|u)|could\s+(?:you|u))[\s,]+)"
     r"(?:wipe|delete|erase|clear|purge|remove|forget|rm\s+-rf)\s+(?:all\s+)?(?:of\s+)?(?:my|your)\s+"
     r"(?:data|info|information|details|records?|history|memor(?:y|ies)|profile|stuff)(?![a-z])"
@@ -41,13 +42,13 @@ _EN_ERASE_MINE = re.compile(
     _I,
 )
 # "Please delete what I told you about my salary" (as an order: not "she told me to delete …").
-_EN_ERASE_TOLD = re.compile(
+_EN_ERASE_TOLD = compile_guarded(
     r"(?<![a-z])(?:wipe|delete|erase|remove|drop|scratch|purge)\s+(?:what|everything|anything|all|whatever)\s+(?:that\s+)?i\s+"
     r"(?:just\s+)?(?:told|said\s+to|shared\s+with|mentioned\s+to|sent)\s+(?:you|u)(?![a-z])",
     _I,
 )
-_EN_SUBJECT = re.compile(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
-_EN_FORGET = re.compile(
+_EN_SUBJECT = compile_guarded(r"(?:^|\s)(?:i|we|they|he|she|you|it|people|u)\s*$", _I)
+_EN_FORGET = compile_guarded(
     r"(?<![a-z'])(?:please|pls|plz|just|so)\s+forget\s+(?:about\s+)?it(?![a-z])"  # "… about me — please forget it"
     r"|(?<![a-z'])forget\s+(?:about\s+)?(?:this|that|what\s+i|everything\s+(?:i|you\s+know|about)|all\s+(?:of\s+)?this"
     r"|(?:that\s+)?i\s+(?:ever\s+)?(?:said|mentioned|told|brought\s+up|sent)|my|me)\b"
@@ -57,7 +58,7 @@ _EN_FORGET = re.compile(
 )
 # Before "forget": a subject (maybe with an adverb: "I always forget my keys") or a modal makes it
 # a statement, not an order.
-_EN_NOT_FORGET = re.compile(
+_EN_NOT_FORGET = compile_guarded(
     r"(?:(?<![a-z])(?:i|we|you|u|they|he|she|people)\s+(?:[a-z]+ly|always|often|sometimes|never|still|also|just|even"
     r"|usually|kinda|totally|def)\s+"
     r"|(?:don'?t|never|not|i|we|to|you|will|won'?t|can'?t|might|may|would|could|should|dont|'ll|'d))\s*$",
@@ -65,18 +66,18 @@ _EN_NOT_FORGET = re.compile(
 )
 # English inside Chinese has no word boundary before it ("这句off the record哈"): letters bound it.
 # Korean and Japanese, written by people who chat in them: "방금 내가 한 말 저장하지 마", "記録しないで".
-_OTHER_LANGUAGES = re.compile(
+_OTHER_LANGUAGES = compile_guarded(
     r"(?:저장|기억|기록)(?:하지|하진)\s*마|잊어\s*(?:줘|버려|주세요)|지워\s*(?:줘|주세요)"
     r"|(?:記録|保存|記憶)しないで|覚えないで|忘れて(?:ください|くれ|ね)"
 )
-_EN_OFF_RECORD = re.compile(
+_EN_OFF_RECORD = compile_guarded(
     r"(?<![a-z])off\s+the\s+record(?![a-z])|(?<![a-z])(?:didn'?t|did\s+not|never)\s+hear\s+(?:this|that|it|me)(?![a-z])",
     _I,
 )
 
 
 # Chinese typed in pinyin: "bie ji", "buyao cun", "bu yao jilu".
-_PINYIN = re.compile(
+_PINYIN = compile_guarded(
     r"(?<![a-z])(?:bie|buyao|bu\s+yao|buyong|bu\s+yong)\s*(?:ji|cun|jilu|ji\s+lu|baocun|bao\s+cun|jizhu|ji\s+zhu)(?![a-z])"
     r"|(?<![a-z])(?:ni\s*)?(?:wang|shan)\s*(?:le|diao|ji|chu)\s*(?:ba|ha|a)(?![a-z])"
     # "bie wang nao zi li ji a": a few words between (not 别忘了 "bie wang le", not 记得 "ji de")
@@ -90,11 +91,11 @@ _PINYIN = re.compile(
 )
 
 
-_TITLE = re.compile(r"《[^》]{0,40}》")
+_TITLE = compile_guarded(r"《[^》]{0,40}》")
 
 
 # A feature talked about, not a request made: 'Our PM wants a "forget me" button'.
-_EN_PRODUCT = re.compile(
+_EN_PRODUCT = compile_guarded(
     r"(?<![a-z])(?:button|feature|toggle|endpoint|roadmap|spec|requirement|ticket|user\s+story|sprint|pm)s?(?![a-z])",
     _I,
 )

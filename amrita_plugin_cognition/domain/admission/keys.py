@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..regex_start import compile_guarded
 from . import shapes
 from .rules import _A, _I, Rule, Span, _always, _value_spans
 
@@ -19,21 +20,21 @@ from .rules import _A, _I, Rule, Span, _always, _value_spans
 # * the body of an OpenSSH private key ("openssh-key-v1" in base64);
 # * a URL that carries its secret: a hook's (a path through hook(s)/webhook(s), or a host hooks.…) with a
 #   random last segment, or a key right after the API's version in the path (…/v2/<key>).
-_PREFIXED_KEY = re.compile(
+_PREFIXED_KEY = compile_guarded(
     r"(?:(?<=://)|(?<![\w\-./@]))(?P<prefix>(?:[A-Za-z][A-Za-z0-9]{0,9}[_\-.]){1,3})(?P<tail>[A-Za-z0-9][\w\-]{19,})"
     r"(?![\w\-]|\.[A-Za-z0-9])",  # not a file's or a host's name (report_v2_….pdf)
     _A,
 )
 # ... or an access key's id: twenty capitals and digits, opening with four capitals.
-_KEY_ID = re.compile(r"(?<![\w\-./@])[A-Z]{4}(?=[A-Z]*\d)[A-Z0-9]{16}(?![\w\-])", _A)
-_BOT_TOKEN = re.compile(r"(?<![\w:])\d{6,12}:[\w\-]{30,}(?![\w\-])", _A)
-_DOTTED_TOKEN = re.compile(
+_KEY_ID = compile_guarded(r"(?<![\w\-./@])[A-Z]{4}(?=[A-Z]*\d)[A-Z0-9]{16}(?![\w\-])", _A)
+_BOT_TOKEN = compile_guarded(r"(?<![\w:])\d{6,12}:[\w\-]{30,}(?![\w\-])", _A)
+_DOTTED_TOKEN = compile_guarded(
     r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"  # JWT
     r"|(?<![\w.])[A-Za-z0-9_\-]{2,30}\.[A-Za-z0-9_\-]{6,}\.(?P<tail>[A-Za-z0-9_\-]{16,})(?![\w.])",
     _A,
 )
-_OPENSSH_BODY = re.compile(r"(?<![A-Za-z0-9+/])b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{16,}", _A)
-_SECRET_URL = re.compile(
+_OPENSSH_BODY = compile_guarded(r"(?<![A-Za-z0-9+/])b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{16,}", _A)
+_SECRET_URL = compile_guarded(
     r"(?:https?://)?(?:hooks?\.(?:[\w\-]+\.)+[a-z]{2,}(?:/[\w.\-]+)*"
     r"|(?:[\w\-]+\.)+[a-z]{2,}(?::\d+)?(?:/[\w.\-]+)*?/(?:hooks?|webhooks?)(?:/[\w.\-]+)*)"
     r"/(?P<last>[\w\-]{16,})/?(?![\w\-/])"
@@ -46,7 +47,7 @@ _KEY_CUE = (
     r"|webhook[\s_-]?secret|private[\s_-]?key|bot[\s_-]?token|token|key|ak|sk)(?![A-Za-z])"
     r"|令牌|密钥|秘钥|密匙|私钥|凭证|凭据)"
 )
-_KEY = re.compile(
+_KEY = compile_guarded(
     _KEY_CUE
     # between the cue and the value: a few Chinese words, or a format named ("私钥 WIF 格式 5Kb8…")
     + r"\s*(?:[^\x00-\x7f，。！？；\n]{0,6}?|[A-Za-z]{2,8}\s*[^\x00-\x7f，。！？；\n]{1,4}?)?"
@@ -54,15 +55,15 @@ _KEY = re.compile(
     r"(?P<v>(?:0x)?[A-Za-z0-9_\-+/=.]{16,})(?![\w+/=\-])",
     _I,
 )
-_PUBLIC_BEFORE = re.compile(r"(?:public|pub|公)\s*$", _I)
-_PRIVATE_KEY = re.compile(
+_PUBLIC_BEFORE = compile_guarded(r"(?:public|pub|公)\s*$", _I)
+_PRIVATE_KEY = compile_guarded(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,\-]*)"
     # without its armour: the DER of a private key starts with a SEQUENCE and version 0 (PKCS#1
     # "MIIEowIBAAK…", PKCS#8 "MIIEvQIBADAN…"); a public key's ("MIIBIjANBgkq…") has no version
     r"|(?<![A-Za-z0-9+/])MII[A-Za-z0-9+/]{3}IBA[AD][A-Za-z0-9+/=]{30,}"
 )
-_SEED_PHRASE = re.compile(
+_SEED_PHRASE = compile_guarded(
     r"(?:助记词|seed\s*phrase|mnemonic(?:\s*(?:phrase|words))?|recovery\s*phrase"
     r"|(?:备份|恢复|钱包)的?\s*(?:12|24|十二|二十四)\s*个?(?:词|单词))[^。！？\n]{0,6}?(?:[:：=]|是|为)?\s*"
     r"(?P<v>(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}(?:[\s,]+(?:\d{1,2}[.、)]\s*)?[a-z]{3,8}){4,23})",

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+
+from ..regex_start import compile_guarded
 
 DO_NOT_REMEMBER_FILE = "do_not_remember_model.json"
 REQUEST_CHECK_FILE = "request_check_model.json"
@@ -38,9 +39,9 @@ CREDENTIAL_FILE = "credential_model.json"
 MAX_N = 3
 #: Shape n-grams (only those holding a digit or a letter): 3 to 5 long.
 SHAPE_SIZES = (3, 4, 5)
-_DIGIT = re.compile(r"[0-9]")
-_LOWER = re.compile(r"[a-z]")
-_UPPER = re.compile(r"[A-Z]")
+_DIGIT = compile_guarded(r"[0-9]")
+_LOWER = compile_guarded(r"[a-z]")
+_UPPER = compile_guarded(r"[A-Z]")
 
 
 def grams(text: str, shape: bool = False) -> set[str]:
@@ -68,7 +69,7 @@ def grams(text: str, shape: bool = False) -> set[str]:
 VALUE_START, VALUE_END = "\x01", "\x04"
 #: How far a marked value's context reaches, before and after it.
 WINDOW_BEFORE, WINDOW_AFTER = 8, 6
-_MARKED_VALUE = re.compile(f"{VALUE_START}[^{VALUE_END}]*{VALUE_END}")
+_MARKED_VALUE = compile_guarded(f"{VALUE_START}[^{VALUE_END}]*{VALUE_END}")
 
 
 def _window_grams(marked: str) -> set[str]:

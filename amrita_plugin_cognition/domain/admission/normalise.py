@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ..regex_start import compile_guarded
+
 # Traditional forms of the characters the rules look for, folded one to one onto the simplified.
 _TRADITIONAL = (
     "碼驗證號賬帳鑰記別錄讓說憶儲錢憑護資庫檔寫刪裡這個條聽過沒當講問們話"
@@ -36,7 +38,7 @@ def _build_table() -> dict[int, str]:
 _TABLE = _build_table()
 
 # A clause ends at sentence or clause punctuation (the colon does not end one: "密码：x").
-_CLAUSE_BREAK = re.compile(r"[，。！？；\n]|[!?;,](?=\s|$|[^\x00-\x7f])|\.(?=\s|$)|…+")
+_CLAUSE_BREAK = compile_guarded(r"[，。！？；\n]|[!?;,](?=\s|$|[^\x00-\x7f])|\.(?=\s|$)|…+")
 
 
 # Digits read out one by one ("密码是六四九零七六", "验证码是五四二五九四"): a run of four or more
@@ -61,16 +63,16 @@ _CN_DIGITS = {
     "勾": "9",
     "洞": "0",
 }
-_CN_DIGIT_RUN = re.compile(f"[{''.join(_CN_DIGITS)}]{{4,}}叉?")
+_CN_DIGIT_RUN = compile_guarded(f"[{''.join(_CN_DIGITS)}]{{4,}}叉?")
 # Read out with pauses: one at a time ("六 一 六 五 三 零") or in groups ("七一零 七三三").
 _CN = f"[{''.join(_CN_DIGITS)}]"
-_CN_SPACED_DIGITS = re.compile(
+_CN_SPACED_DIGITS = compile_guarded(
     f"(?<!{_CN}){_CN}(?:[ ,，、]{_CN}){{3,}}(?!{_CN})|(?<!{_CN}){_CN}{{3}}(?:[ ,，、]{_CN}{{3}})+(?!{_CN})"
 )
 
 
 # Three digits read out after a card's security-code cue ("cvv是六八二").
-_CN_CVV = re.compile(
+_CN_CVV = compile_guarded(
     f"((?:cvv2?|cvc2?|cvn2?|安全码)\\s*(?:是|为|[:：])?\\s*)([{''.join(_CN_DIGITS)}]{{3}})(?![{''.join(_CN_DIGITS)}])",
     re.IGNORECASE,
 )

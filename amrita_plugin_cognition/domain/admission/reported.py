@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-_REPORTED = re.compile(
+from ..regex_start import compile_guarded
+
+_REPORTED = compile_guarded(
     r"(?:老师|他|她|妈|爸|领导|老板|老大|主管|经理|组长|班长|教授|同学|朋友|闺蜜|室友|同事|老公|老婆|对象|男朋友|女朋友|奶奶|爷爷|外婆|姥姥"
     r"|婆婆|公公|大爷|大妈|阿姨|叔叔|顾客|患者|病人|孩子|用户|客户|网友|有人|别人|人家|大家|网上|书上|医生|教练|师傅|学长|学姐"
     r"|姐妹|兄弟|哥们|群友|大佬|有个人|班主任|辅导员|校长|主任|队长|店长|房东|物业|客服|导游|教官|护士|律师|邻居|亲戚|舅|姑|姨"
@@ -29,7 +31,7 @@ def reported_before(text: str, position: int, window: int = 12) -> bool:
 
 
 # A report not made: "还没跟家里说", "没告诉爸妈".
-_NOT_TOLD = re.compile(r"[没不未](?:有)?(?:跟|和|对|告诉)[^，。,]{0,3}$")
+_NOT_TOLD = compile_guarded(r"[没不未](?:有)?(?:跟|和|对|告诉)[^，。,]{0,3}$")
 
 
 def reports(words: str) -> bool:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 
+from ..regex_start import compile_guarded
+
 # Someone else's words in quotes, introduced as said or asked by them.
-_QUOTED = re.compile(
+_QUOTED = compile_guarded(
     r"(?:说|讲|道|问|告诉我|回复|句|写着|输入|发送|打字|遇到|碰到|检测到|识别到|(?:口头禅|原话|台词|签名|标语|标题|歌词)(?:就)?是?)[:：]?\s*"
     r"[“\"「『‘'][^”\"」』’']{0,80}[”\"」』’']"
 )
@@ -43,7 +45,7 @@ _PRODUCT = (
     r"|遗忘曲线|遗忘机制|(?<![a-z])pm(?![a-z])|(?:要不要|该不该|应不应该|应该|需不需要)(?:加|支持|做|上线|提供|设计|引入)"
     r"|字段|前端|后端|接口|服务端|客户端|数据表|表结构|localstorage|sessionstorage"
 )
-_NOT_STORED = re.compile(
+_NOT_STORED = compile_guarded(
     # files and things of one's own (what is in a photo or a screenshot is what was said)
     rf"(?:照片|图片|视频|文件|文档){NOT_ITS_CONTENT}"
     rf"|好友|app|软件|应用|{GAME_NOT_ITS_NAME}|代码|注释|备份文件|草稿|联系人|评论|帖子|动态|朋友圈|作业|订单|购物车"
@@ -67,46 +69,48 @@ _NOT_STORED = re.compile(
     rf"|{_PRODUCT}",
     re.IGNORECASE,
 )
-_PRODUCT_TALK = re.compile(_PRODUCT, re.IGNORECASE)
-_DELETE_REQUEST = re.compile(
+_PRODUCT_TALK = compile_guarded(_PRODUCT, re.IGNORECASE)
+_DELETE_REQUEST = compile_guarded(
     rf"{_ASKS}[^。！？!?]{{0,24}}?{_STORED}[^。！？!?]{{0,16}}?{_DELETE_VERB}"
     # an event told, then deleted: only its memory can be ("…被判违规的事你给我永久删除")
     r"|(?:的事|这事|那事|这件事|那件事)儿?\s*(?:你)?(?:给我)?(?:永久|彻底|直接|全部|赶紧|统统)?(?:删掉|删了|删除|抹掉|清掉|清除)"
     rf"|(?<![我他她])(?:请|帮我)?{_DELETE_VERB}(?:一下|掉)?[^。！？!?]{{0,6}}?你[^。！？!?]{{0,12}}?{_STORED}"
 )
-_DELETE_STORED = re.compile(
+_DELETE_STORED = compile_guarded(
     rf"(?:之前|以前|刚才|刚刚)?(?:你)?(?:记下|记住|存下|记|存)的[^，。,]{{0,8}}?(?:也|都|全)?{_DELETE_VERB}"
 )
 
 # A forget order on its own: "忘掉吧", "忘了它吧", "你就忘了吧", "选择性失忆一下".
-_FORGET_NOW = re.compile(
+_FORGET_NOW = compile_guarded(
     r"(?:^|[，。,\s]|(?<=[你侬汝]))(?:你)?(?:就|赶紧|快|立刻|马上)?(?:都|全|全部|统统)?(?:忘掉|忘了|忘记脱?|忘脱|遗忘)(?:它|这个|伊)?"
     r"\s*(?:吧|哈|啊|呀|好吗|行吗|好不好|好伐|求你了|拜托)"
     r"|(?:你|侬|汝)(?:就|赶紧|快)?给我(?:都|全)?(?:忘掉|忘了|忘记)(?:它|这个)?\s*(?:吧|哈|啊|呀|$)"
 )
 # Letting go of a person or a grief is not the bot's memory: "忘了吧，那个人不值得你难过".
-CONSOLING = re.compile(r"不值得|难过|伤心|别哭|想开|看开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人|加油|别在意")
-_AMNESIA = re.compile(
+CONSOLING = compile_guarded(
+    r"不值得|难过|伤心|别哭|想开|看开|放下|释怀|往前看|向前看|渣男|渣女|前任|那个人|加油|别在意"
+)
+_AMNESIA = compile_guarded(
     r"选择性失忆|失忆一下|记性差一?点|(?:聊|说|听|看)完(?:立刻|马上|立马|就)?(?:忘掉|忘了|忘记|失忆|清掉|清空|清|删掉|删了|删|销毁|焚)"
 )
 # Keep nothing: "什么都不要留", "一个字都别留", "你的记忆里不需要有这段".
-_KEEP_NOTHING = re.compile(
+_KEEP_NOTHING = compile_guarded(
     r"(?:什么|一个字|一句|啥)(?:都|也)(?:不要|别|不许|不准|不能)(?:留|存|记)|一点(?:都|也)?不留|一个不留|零记忆|不留(?:任何)?记忆"
     r"|(?:记忆|脑子|数据库|记录)(?:里|中)[^，。,]{0,4}?(?:不需要|不用|不必)(?:有|留)"
 )
 # Taken out of the bot's head: "能从你脑子里拿走吗", "从你记忆里drop掉".
-_OUT_OF_MEMORY = re.compile(
+_OUT_OF_MEMORY = compile_guarded(
     r"从(?:你|侬|汝)的?(?:脑子|脑袋|脑海|记忆|数据库|小本本|资料库|那(?:里|儿|边)?)(?:里|中)?[^，。,]{0,3}?"
     r"(?:拿走|拿掉|拿出去|抠|删|去掉|清|弄走|弄掉|搞掉|抹|移除|剔除|扔|丢|drop|remove|delete)",
     re.IGNORECASE,
 )
 # Asked to forget, as a question or from now on: "bot能把我忘了吗", "从现在开始你不记得这回事了 好吗".
-_FORGET_ASKED = re.compile(
+_FORGET_ASKED = compile_guarded(
     r"(?:能|可以|能不能|可不可以)(?:把我|把这些?|把它)?(?:都|全)?忘(?:了|掉|记)(?:吗|么|嘛|不)"
     r"|(?:从现在开始|从今天起|从此|以后)(?:你)?(?:就)?不记得[^，。？?]{0,14}?了"
 )
 # A direct order not to write: "不得写入记忆", "不要写入 memory", "不用你备忘".
-_NO_WRITE = re.compile(
+_NO_WRITE = compile_guarded(
     r"(?:不得|不要|别|不许|不准|禁止)(?:写入|写进|存入|录入|记入)(?:你的?)?\s*(?:记忆|memory|数据库|档案|资料)"
     r"|(?:不用|不需要|不必)(?:你)?(?:备忘|记下来|记录)",
     re.IGNORECASE,
@@ -116,13 +120,13 @@ _NO_WRITE = re.compile(
 # --- what the memory is told to lose, by co-occurrence in one sentence ---------------------------
 # A removal, something the bot keeps or was told, and the bot as the one addressed: all three in
 # one sentence make a request, however it is worded (dialect, slang, English words inside).
-_REMOVE = re.compile(
+_REMOVE = compile_guarded(
     r"删|抹|清掉|清除|清空|清理|清干净|清咗|清一清|清一下|消掉|消除|排除|[弄搞](?:掉|脱|走)|销毁|重置|丢掉|扔掉"
     r"|去掉|移除|剔除|撤掉|撤销|取消|忘掉|忘了|忘记|遗忘|失忆|作废|关闭|关掉|ctrl\s*\+?\s*z|rm\s+-rf|reset"
     r"|(?<![A-Za-z])(?:purge|delete|del|erase|wipe|remove|forget|clear|undo)(?![A-Za-z])",
     re.IGNORECASE,
 )
-_KEPT = re.compile(
+_KEPT = compile_guarded(
     r"记忆|记录|资料|档案|数据|关于(?:我|阿拉)|对我的|我的事|我说的|我讲的|我发的|我(?:刚才|刚刚|刚|之前|上次)?(?:说|讲|提)(?:的|过|了)?"
     r"|这条|这句|那条|那句|这段|那段|这些|那些|刚才那|刚刚那|那嗑|这事|那事|信息|你知道的"
     r"|你(?:之前|以前|上次)?(?:存|记)(?:过|下|住|了)|(?:跟你|和你)?(?:聊|说|讲)的"
@@ -130,13 +134,13 @@ _KEPT = re.compile(
     r"|(?<![A-Za-z])(?:memory|memories|data|about\s+me)(?![A-Za-z])",
     re.IGNORECASE,
 )
-_ADDRESSED = re.compile(
+_ADDRESSED = compile_guarded(
     r"你|您|侬|汝|(?<![A-Za-z])(?:bot|ai|your|you|ur|u)(?![A-Za-z])|机器人|小助手|^\s*(?:请|烦请|劳烦|帮我|麻烦|给我|关闭|关掉|重置|清空|取消)"
     r"|^\s*(?:pls\s+|please\s+)?(?:delete|erase|wipe|purge|clear|remove|forget)(?![A-Za-z])",
     re.IGNORECASE,
 )
 # The speaker forgot, or asks the bot not to forget: no request to lose anything.
-_NOT_A_REMOVAL = re.compile(
+_NOT_A_REMOVAL = compile_guarded(
     # the speaker forgot or deleted (or means to), forgot who or where
     r"(?<![帮给替让把])我(?:应该|要不要|该不该|想|得|该|打算|准备)?(?:把[^，。,]{0,12}?)?(?:又|都|也|总|老|还|早|真|差点)?(?:忘|删)"
     r"|被我(?:误|不小心)?删|误删|忘了(?:是谁|在哪|哪儿|什么时候)|我连[^，。,]{0,10}?(?:都|也)(?:忘|记不)"
@@ -151,7 +155,7 @@ _NOT_A_REMOVAL = re.compile(
 )
 # Told not to keep it, in words beyond the standard ones: "你莫记到起", "你唔好记住", "你少给我存",
 # "别往你那小本本里整", "你要是敢把这个记下来".
-_DONT_KEEP = re.compile(
+_DONT_KEEP = compile_guarded(
     r"(?:莫|唔好|少给我|少|甭|休想|不准你|不许你)[^，。！？,!?]{0,4}?(?:记|存|留|整|录)"
     r"|(?:别|不要|不许|不准)(?:往|在|把)[^，。！？,!?]{0,10}?(?:里|上)(?:整|记|存|放|塞|写|搁|装|留)"
     r"|(?:敢|要是)[^，。！？,!?]{0,8}?(?:记下来|存下来|记住|记着|记得|存着|留着|[记存写录]进去|记上|存下)"
@@ -159,7 +163,7 @@ _DONT_KEEP = re.compile(
 )
 
 
-_MEMORY_WORD = re.compile(
+_MEMORY_WORD = compile_guarded(
     r"[记存忘删留录库档抹清写装]|耳旁风|耳边风|(?<![a-z])(?:remember|forget|delete|save|store|record|erase|wipe)",
     re.IGNORECASE,
 )
@@ -172,13 +176,13 @@ def _sentences(text: str) -> list[str]:
 # Asking the bot to keep, remember or show what it has ("这个要记住喔", "不用删，留着吧",
 # "把你记的列出来我看看", "remember that …"): the opposite of a request not to remember, when
 # nothing else in the sentence is negated.
-_KEEP_OR_SHOW = re.compile(
+_KEEP_OR_SHOW = compile_guarded(
     r"记住|记得|记下|记牢|记好|留着|永久保存|(?:不用|别|不要|不能|不许|不准)删|列出来?|列一下|看看|查看|查一下|给我看"
     r"|(?<![a-z])(?:remember|keep|show|list)(?![a-z])",
     re.IGNORECASE,
 )
 # A negation that can turn the wish around ("不用记住", "别留着"); not 说不定, 有没有, 不错.
-_VERB_NEGATION = re.compile(
+_VERB_NEGATION = compile_guarded(
     r"别(?!人)|不(?:要|用|许|准|能|可以|必|需要|想|希望|该|应该)|没必要|莫|勿|甭|覅|嫑|唔好|唔使|伐要|毋通|毋|咪(?=[记存录留])|敢|不会|休想"
     r"|(?<![a-z])(?:don'?t|do\s+not|never|no\s+need)(?![a-z])",
     re.IGNORECASE,
@@ -186,12 +190,12 @@ _VERB_NEGATION = re.compile(
 
 
 # What can or cannot be done ("这一条写不进索引", "我记不住", "存不下了"): a statement, not a request.
-_ABILITY = re.compile(r"[记存写删录留装][不得](?:进|住|下|了|掉|到|完)")
+_ABILITY = compile_guarded(r"[记存写删录留装][不得](?:进|住|下|了|掉|到|完)")
 
 
 _KEPT_MARK = "\x00"
-_RETRACTED = re.compile(r"不算数?|不作数|不当真")
-_NEGATED_KEEP = re.compile(r"[^，。,!?！？]{0,8}?[\x00记存留删忘录写]")
+_RETRACTED = compile_guarded(r"不算数?|不作数|不当真")
+_NEGATED_KEEP = compile_guarded(r"[^，。,!?！？]{0,8}?[\x00记存留删忘录写]")
 
 
 def _keeps_or_shows(sentence: str) -> bool:
@@ -205,7 +209,7 @@ def _keeps_or_shows(sentence: str) -> bool:
     return not any(_NEGATED_KEEP.match(marked, negation.end()) for negation in _VERB_NEGATION.finditer(marked))
 
 
-_SENT_TO_BOT = re.compile(
+_SENT_TO_BOT = compile_guarded(
     r"我(?:刚|刚才|刚刚|之前|上次)?发(?:给你|你)?的|发给你的|(?:我|本人)在群(?:里|内)的?(?:发言|说的|讲的|消息)"
 )
 
@@ -237,7 +241,7 @@ def explained_away(text: str) -> bool:
 
 # Words named rather than said: a quoted phrase that is then called "这四个字" or "这句话", a phrase
 # asked about ("off the record 这个词怎么翻").
-_MENTIONED = re.compile(
+_MENTIONED = compile_guarded(
     r"[“\"「『][^”\"」』]{0,40}[”\"」』](?=\s*(?:这|那)(?:[一二三四五六七八九十两几\d]+)?(?:个|句)?(?:字|词|话|说法|梗|口头禅))"
     # a phrase explained: '"Forget it"在口语里多半是"算了"'
     r"|[“\"「『][^”\"」』]{0,40}[”\"」』](?=\s*(?:在(?:口语|英语|中文|日常)|的意思|意思是|是什么意思|怎么(?:翻|说|理解)))"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from ..regex_start import compile_guarded
+
 _A = re.ASCII  # \w, \d, \s and \b are ASCII: a CJK character next to a value is a boundary
 _I = re.IGNORECASE | _A
 _STOP = r"[^，。！？,!?；,!?;\n]"  # a character inside one clause
@@ -22,18 +24,18 @@ BANK_SHORT_NAME = r"(?![不可流进一二两三四五六七八九十几多])[\u
 
 
 # After a value: a count, a unit or an example marker means the "value" is not a password.
-_NOT_A_VALUE_AFTER = re.compile(
+_NOT_A_VALUE_AFTER = compile_guarded(
     r"\s*(?:位|个|次|天|小时|分钟|秒|年(?![底初中])|月(?![底初中])|日(?![后常])|号|岁|块|元|%|字|以上|以内|左右|多|bit|加密|哈希|算法|格式|方式|字段|校验|编码"
     r"|这种|之类|那样|这样|一类|开头|结尾|的人|的用户|(?:设|改|给|定|弄|换|说)的|告诉|知道|管|chars?\b|characters?\b|digits?\b|times?\b)",
     _I,
 )
 # A value shown as an example or a placeholder ("示例密码 P@ssw0rd 只是占位符", "教程里那个 password123
 # 只是举例") gives nothing away.
-_EXAMPLE_NAMED = re.compile(
+_EXAMPLE_NAMED = compile_guarded(
     r"示例|样例|举例|举个例子|打个比方|例如|比如|占位|教程|例题|习题|假设|假如|随便(?:填|输|写|设)|(?<![A-Za-z])(?:example|sample|placeholder)(?![A-Za-z])",
     _I,
 )
-_EXAMPLE_AFTER = re.compile(
+_EXAMPLE_AFTER = compile_guarded(
     r"^[^，。！？,!?]{0,4}?(?:只是|就是|是)?(?:占位符?|示例|演示|假(?:的|数据)|(?:官方)?示例值|样例|举(?:个)?例|(?:打)?比方|例子)",
     _I,
 )
@@ -46,15 +48,15 @@ def named_example(text: str, start: int, end: int) -> bool:
 
 
 # A puzzle's code is the game's, and every player's: "密室逃脱第二关答案是 0315", "解谜游戏 密码是3-1-4".
-PUZZLE_TALK = re.compile(
+PUZZLE_TALK = compile_guarded(
     # the game, not the shop that hosts it ("剧本杀店后门密码锁 951357" is the shop's door)
     r"(?:密室|剧本杀|桌游)(?!店|馆|吧|的店)|谜题|谜底|解谜|攻略里|通关攻略|24点|算24|数独|(?<![A-Za-z])(?:escape\s+room|puzzle)",
     _I,
 )
 
 # A share or redeem code the sender calls public ("提取码 x36t 随便传", "全服兑换码 ANNIV2024 大家都能领").
-_SHARE_CODE_BEFORE = re.compile(r"(?:提取码|兑换码|礼包码|口令码)[^，。！？,!?]{0,4}$")
-_SHARED_PUBLICLY = re.compile(
+_SHARE_CODE_BEFORE = compile_guarded(r"(?:提取码|兑换码|礼包码|口令码)[^，。！？,!?]{0,4}$")
+_SHARED_PUBLICLY = compile_guarded(
     r"公开|随便(?:传|转|下|发|用|看)|大家都能|全班都能|都可以下|全服|官方|人人都能|直播(?:间)?(?:里)?发的|主播发|公告"
 )
 

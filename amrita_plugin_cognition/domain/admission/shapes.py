@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from datetime import date
 
+from ..regex_start import compile_guarded
+
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
 
@@ -32,7 +34,7 @@ _STOPWORDS = """
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = compile_guarded(
     r"^(?:x{2,}|\*+|\.{2,}|…+|_+|-+|#+|\?+|<[^>]*>|\{[^}]*\}|\$\{[^}]*\}|%[^%]*%|\[[^\]]*\]"
     r"|your[_-]?[\w\-]*|my[_-][\w\-]*|[\w\-]*[_-]here|password|passwd|pass|pwd|secret|token"
     r"|apikey|api[_-]?key|placeholder|redacted|hidden|none|null|nil|true|false|change[_-]?me|[\w/+\-]*(?:xxx|example|dummy)[\w/+\-]*)$",
