@@ -118,3 +118,31 @@ def test_a_guarded_pattern_matches_what_it_did_on_generated_texts(
         assert _matches(guarded, text) == _matches(written, text), text
 
     same()
+
+
+# Pieces of what the mention pattern looks for (its quote marks, the words it looks ahead for, cut
+# anywhere) and of what stops it: generated texts put them together in every order.
+_MENTION_PIECES = [
+    *"“”\"「」『』‘’'这个词说法梗短语表达是什么意思啥怎么翻别记在口语的开关按钮，。 a",
+    "这个词", "这个说法", "这个梗", "这个短语", "这个表达", "是什么意思", "啥意思", "什么意思", "怎么翻",
+    "这个", "什么", "意思", "怎么", "在口语", "的开关", "这四个字",
+]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(text=st.lists(st.sampled_from(_MENTION_PIECES), max_size=12).map("".join))
+def test_the_words_a_mention_needs_are_in_every_mention(text: str) -> None:
+    """``without_quotes`` skips the mention pattern on a text without what it needs
+    (``requests.MENTION_NEEDS``): no text it would have matched is skipped."""
+    if admission.requests._MENTIONED.search(text):
+        assert admission.requests.MENTION_NEEDS.search(text), text
+
+
+@pytest.mark.parametrize(
+    "text", ["“这条不记录”这四个字", "off the record这个词怎么翻", "他说的“算了”是什么意思", "普通的一句话"]
+)
+def test_mentions_are_still_removed(text: str) -> None:
+    folded = admission.normalise.fold(text)
+    assert admission.requests.without_quotes(folded) == admission.requests._MENTIONED.sub(
+        " ", admission.requests._QUOTED.sub(" ", folded)
+    )
