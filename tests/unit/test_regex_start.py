@@ -146,3 +146,23 @@ def test_mentions_are_still_removed(text: str) -> None:
     assert admission.requests.without_quotes(folded) == admission.requests._MENTIONED.sub(
         " ", admission.requests._QUOTED.sub(" ", folded)
     )
+
+
+def test_the_outcomes_script_reads_every_string_and_finds_a_changed_outcome(tmp_path: Path) -> None:
+    """``scripts/admission_outcomes.py``, which showed the guard changed no outcome: it reads
+    every string of JSON and JSON-lines files, and its comparison fails on one changed outcome."""
+    from script_modules import load_script
+
+    script = load_script("admission_outcomes")
+    (tmp_path / "a.jsonl").write_text(
+        '# a comment line\n{"text": "我的密码是 Abc12345xyz", "n": 1}\n{"pair": ["明天去成都", "x"]}\n', encoding="utf-8"
+    )
+    texts = script.texts([tmp_path])
+    assert texts == ["我的密码是 Abc12345xyz", "明天去成都"]
+    judged = script.outcomes(texts)
+    assert judged["我的密码是 Abc12345xyz"][0:2] == [False, "credential"]
+    (tmp_path / "before.json").write_text(json.dumps(judged), encoding="utf-8")
+    assert script.compare(tmp_path / "before.json", tmp_path / "before.json") == 0
+    judged["明天去成都"][0] = False
+    (tmp_path / "after.json").write_text(json.dumps(judged), encoding="utf-8")
+    assert script.compare(tmp_path / "before.json", tmp_path / "after.json") == 1
