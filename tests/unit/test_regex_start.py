@@ -155,7 +155,8 @@ def test_the_outcomes_script_reads_every_string_and_finds_a_changed_outcome(tmp_
 
     script = load_script("admission_outcomes")
     (tmp_path / "a.jsonl").write_text(
-        '# a comment line\n{"text": "我的密码是 Abc12345xyz", "n": 1}\n{"pair": ["明天去成都", "x"]}\n', encoding="utf-8"
+        '# a comment line\n{"text": "我的密码是 Abc12345xyz", "n": 1}\n{"pair": ["明天去成都", "x"]}\n',
+        encoding="utf-8",
     )
     texts = script.texts([tmp_path])
     assert texts == ["我的密码是 Abc12345xyz", "明天去成都"]
