@@ -48,13 +48,9 @@ class _Unnamed(Exception):
 def compile_guarded(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(pattern, flags)``, with the lookahead of its first characters in front when
     the pattern begins with an assertion (the module's docstring says why and when)."""
-    compiled = re.compile(pattern, flags)
-    if _FLAGS_GROUP.match(pattern):  # flags inside the pattern must stay at its very start
-        return compiled
-    guard = start_class(pattern, flags)
-    if guard is None:
-        return compiled
-    return re.compile(f"(?=[{guard}])(?:{pattern})", flags)
+    # flags inside the pattern must stay at its very start; the parse raises re.error as compile would
+    guard = None if _FLAGS_GROUP.match(pattern) else start_class(pattern, flags)
+    return re.compile(pattern if guard is None else f"(?=[{guard}])(?:{pattern})", flags)
 
 
 def start_class(pattern: str, flags: int = 0) -> str | None:
