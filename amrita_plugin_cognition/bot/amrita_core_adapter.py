@@ -10,9 +10,15 @@ Two things the plugin needs are no public API of amrita_core:
   the model actually wrote: the ``ToolCall`` that ``call_tool`` is executing, its ``tool_call``
   local, found on the await chain of the tool's coroutine (``call_tool`` awaits the tool
   directly), and the strategy running it (its ``self``);
-* ending an agent strategy's tool loop as its own ``agent_stop`` does: the private
-  ``_suggested_stop`` flag (tool choice back to "auto"), ``agent_last_step`` and ``reasoning_pc``
-  (``amrita_core/builtins/agent/react_base.py``).
+* ending an agent strategy's tool loop after the ``end`` tool: the private ``_suggested_stop``
+  flag, ``agent_last_step`` and ``reasoning_pc`` (``amrita_core/builtins/agent/react_base.py``),
+  set as its own ``agent_stop`` sets them. That flag ends the native step loop, but Amrita's
+  default (legacy) loop only turns the tool choice back to "auto" and asks the model once more,
+  so a turn that calls ``end`` would cost one model round more than a turn without it (the
+  answer itself always comes from the completion after the loop). The strategy's own tool list,
+  which ``single_execute`` checks first ("no tools: the loop is done", ``react_comm.py``), is
+  therefore rebound to an empty one: the loop ends without that round, and the completion
+  follows with the tool results in its context.
 
 Both depend on how a release happens to be written, so they are used only with an installed
 amrita_core in the range the plugin supports (``llm/core_version.py``, read through ``api``;
@@ -103,11 +109,15 @@ def validates_arguments(tool_context: Any) -> bool:
 
 
 def stop_agent_loop(strategy: Any) -> bool:
-    """End an agent strategy's tool loop as ``agent_stop`` does (tool choice back to "auto" and
-    the next round answers). False when no agent strategy runs the call, or the internals are off."""
+    """End an agent strategy's tool loop after the current round: no further tool round, the
+    completion answers next (module docstring). False when no agent strategy runs the call, or
+    the internals are off."""
     if not INTERNALS.enabled or strategy is None or not hasattr(strategy, "_suggested_stop"):
         return False
     strategy._suggested_stop = True
+    if isinstance(getattr(strategy, "tools", None), list):
+        # rebound, not cleared: the round running now holds its own copy of the list
+        strategy.tools = []
     if hasattr(strategy, "agent_last_step"):
         strategy.agent_last_step = "Stopped"
     if hasattr(strategy, "reasoning_pc"):

@@ -67,9 +67,11 @@ async def test_the_executing_call_and_its_strategy_are_found() -> None:
 
 
 def test_the_agent_loop_is_stopped_as_agent_stop_does() -> None:
-    strategy = SimpleNamespace(_suggested_stop=False, agent_last_step="Thinking", reasoning_pc=4)
+    offered = ["end", "agent_stop"]
+    strategy = SimpleNamespace(_suggested_stop=False, agent_last_step="Thinking", reasoning_pc=4, tools=offered)
     assert adapter.stop_agent_loop(strategy)
     assert (strategy._suggested_stop, strategy.agent_last_step, strategy.reasoning_pc) == (True, "Stopped", 0)
+    assert strategy.tools == [] and offered == ["end", "agent_stop"]  # rebound: the running round's copy kept
     assert not adapter.stop_agent_loop(None) and not adapter.stop_agent_loop(object())
 
 

@@ -86,6 +86,27 @@ async def test_end_notes_the_turn_queues_its_observations_and_the_historian_writ
         assert "小明说明天去杭州出差" in system and "计划于2026-12-02去杭州出差" in system
 
 
+async def test_a_turn_that_calls_end_costs_no_more_model_rounds_than_one_without(
+    app: App, fake_openai, monkeypatch
+) -> None:
+    """Amrita's default tool loop asks the model again after any tool; after ``end`` it does not:
+    the tool round, then the completion that answers (with ``end``'s result in its context)."""
+    fake_openai.script.append(tool_call("end", {"memo": "小明说明天去杭州出差", "observations": []}))
+    async with app.test_api() as ctx:
+        bot, qq = await _bot(ctx, monkeypatch)
+        await deliver(bot, group_message("我明天要去杭州出差啦", 30101, 10001, "小明"))
+        assert FINAL_TEXT in qq.sent
+        ended = list(fake_openai.chat_requests)
+        fake_openai.reset()
+        await deliver(bot, group_message("今天天气不错", 30101, 10001, "小明"))
+        plain = list(fake_openai.chat_requests)
+    assert len(ended) == len(plain) == 2
+    tool_round, completion = ended
+    assert "end" in {tool["function"]["name"] for tool in tool_round.get("tools") or []}
+    assert not completion.get("tools")  # the answer, not another tool round
+    assert tool_results(completion)[-1]["noted"] is True
+
+
 async def test_a_turn_without_end_waits_in_the_transcript(app: App, fake_openai, monkeypatch) -> None:
     async with app.test_api() as ctx:
         bot, _ = await _bot(ctx, monkeypatch)
