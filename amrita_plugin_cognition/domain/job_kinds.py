@@ -14,9 +14,12 @@ CONSOLIDATION_JOB = "consolidation"
 BOT_SPEAKER = "机器人"
 #: The jobs that read a chat's messages: what switching the chat off calls off.
 EXTRACTION_JOBS = frozenset({OBSERVATIONS_JOB, TRANSCRIPT_JOB})
-#: Leased before the other kinds: the jobs that make what a user said recallable, which the
-#: chat's next turns wait for; card merges and consolidation cycles only refine what is there.
-LEASED_FIRST = EXTRACTION_JOBS
-#: A job of another kind that has been due this long is leased with them, oldest due first: a
-#: busy bot makes its cards late, never stops them.
+#: The lease order's tiers, first to last (a kind not named here comes after them all). First
+#: the facts a user asked the bot to remember (an ``end`` call's observations: the user may ask
+#: about them in the next turn), then the transcript's batches (already late by design: they
+#: wait for the chat's pause), both before card merges and consolidation cycles, which only
+#: refine what is there.
+LEASE_TIERS: tuple[frozenset[str], ...] = (frozenset({OBSERVATIONS_JOB}), frozenset({TRANSCRIPT_JOB}))
+#: A job of a later tier that has been due this long is leased with the first tier, oldest due
+#: first: a busy bot makes its transcript facts and cards late, never stops them.
 BACKGROUND_PATIENCE_SECONDS = 120.0

@@ -1,19 +1,19 @@
 """The durable job queue (historian work) in SQL.
 
 A job is enqueued in the transaction of the change that asks for it (the ``end`` tool's note, a
-transcript batch). Workers lease the job due longest (``next_attempt_at``, else ``enqueued_at``),
-extraction jobs first (``domain/job_kinds.LEASED_FIRST``: a card merge due in a burst must not
-keep the chat's new facts waiting) unless the other job has been due for
-``BACKGROUND_PATIENCE_SECONDS``. A lease is a conditional update, so two workers, in one process
-or several, never hold the same job: the update only succeeds on a row that is still pending. A
-lease carries a random token and an expiry; a lease that outlives its expiry (the worker died or
-hung) is recovered while the queue runs, counting one attempt. A job's results are written in the
-same transaction that deletes it (``finish``, conditional on the token): a worker whose lease was
-taken over cannot commit, so a job processed twice writes its facts once. Failures retry with the
-backoff of ``domain/backoff.py`` (shared with the outbox); after the last attempt a job is *dead*,
-kept with its error (the outbox's words: attempts, lease, dead; stored as ``'failed'``, see
-``DEAD``). A worker that shuts down cleanly gives its leases back (``release``): due at once, no
-attempt counted.
+transcript batch). Workers lease the job due longest (``next_attempt_at``, else ``enqueued_at``)
+within tiers (``domain/job_kinds.LEASE_TIERS``): an ``end`` call's observations, then transcript
+batches, then the rest (a card merge due in a burst must not keep the chat's new facts waiting),
+unless a later tier's job has been due for ``BACKGROUND_PATIENCE_SECONDS``. A lease is a
+conditional update, so two workers, in one process or several, never hold the same job: the update
+only succeeds on a row that is still pending. A lease carries a random token and an expiry; a lease
+that outlives its expiry (the worker died or hung) is recovered while the queue runs, counting one
+attempt. A job's results are written in the same transaction that deletes it (``finish``,
+conditional on the token): a worker whose lease was taken over cannot commit, so a job processed
+twice writes its facts once. Failures retry with the backoff of ``domain/backoff.py`` (shared with
+the outbox); after the last attempt a job is *dead*, kept with its error (the outbox's words:
+attempts, lease, dead; stored as ``'failed'``, see ``DEAD``). A worker that shuts down cleanly
+gives its leases back (``release``): due at once, no attempt counted.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.backoff import after_failure
 from ..domain.clock import as_utc
-from ..domain.job_kinds import BACKGROUND_PATIENCE_SECONDS, LEASED_FIRST
+from ..domain.job_kinds import BACKGROUND_PATIENCE_SECONDS, LEASE_TIERS
 from ..domain.records import Scope
 from ..domain.sources import job_without_messages
 from .models import JobRow
@@ -219,7 +219,8 @@ def _due(now: datetime):  # type: ignore[no-untyped-def]
 def _lease_order(now: datetime):  # type: ignore[no-untyped-def]
     due_at = func.coalesce(JobRow.next_attempt_at, JobRow.enqueued_at)
     patient = due_at <= now - timedelta(seconds=BACKGROUND_PATIENCE_SECONDS)
-    return case((or_(JobRow.kind.in_(sorted(LEASED_FIRST)), patient), 0), else_=1), due_at, JobRow.id
+    tiers = [(JobRow.kind.in_(sorted(kinds)), rank) for rank, kinds in enumerate(LEASE_TIERS)]
+    return case((patient, 0), *tiers, else_=len(LEASE_TIERS)), due_at, JobRow.id
 
 
 async def lease(session: AsyncSession, now: datetime, limit: int, lease_seconds: float) -> list[Lease]:

@@ -74,7 +74,7 @@ async def test_leases_are_fifo_exclusive_and_finish_only_with_the_token(tmp_root
     assert len(await job_rows(engine)) == 2
 
 
-async def test_the_chats_new_facts_are_leased_before_card_merges_that_have_not_waited_long(
+async def test_asked_for_facts_then_transcript_facts_are_leased_before_card_merges_that_have_not_waited_long(
     tmp_root, chroma_port
 ) -> None:
     engine = await make_engine(tmp_root, chroma_port)
@@ -104,6 +104,8 @@ async def test_the_chats_new_facts_are_leased_before_card_merges_that_have_not_w
             not_before=now - timedelta(seconds=BACKGROUND_PATIENCE_SECONDS + 60),
         )
         await jobs.enqueue(uow.session, "transcript", bot, Scope("group", "3"), {"n": 1}, now - timedelta(seconds=2))
+        # a transcript batch due before the end call's observations still waits for them
+        await jobs.enqueue(uow.session, "transcript", bot, Scope("group", "4"), {"n": 2}, now - timedelta(seconds=20))
         await uow.commit()
 
     async def lease_one() -> jobs.Lease:
@@ -112,10 +114,11 @@ async def test_the_chats_new_facts_are_leased_before_card_merges_that_have_not_w
             await uow.commit()
         return held
 
-    order = [(held.kind, held.payload) for held in [await lease_one() for _ in range(6)]]
+    order = [(held.kind, held.payload) for held in [await lease_one() for _ in range(7)]]
     assert order == [
         (MERGE_JOB, {"m": "late"}),
         ("observations", {"n": 0}),
+        ("transcript", {"n": 2}),
         ("transcript", {"n": 1}),
         (MERGE_JOB, {"m": 0}),
         (MERGE_JOB, {"m": 1}),
