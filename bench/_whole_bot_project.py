@@ -74,6 +74,18 @@ def migrate(projects: list[Path]) -> None:
         raise SystemExit("\n".join(failures))
 
 
+def process_rss_mb(pid: int) -> float | None:
+    """VmRSS of process ``pid``, in MB (None once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
 class BotProcess:
     """One ``ambot run``: started on a free port, paused and resumed between phases, stopped."""
 
@@ -125,13 +137,9 @@ class BotProcess:
     def rss_mb(self) -> float | None:
         """VmRSS of the bot process, in MB (None once it is gone)."""
         try:
-            status = Path(f"/proc/{self.pid}/status").read_text(encoding="utf-8")
-        except (OSError, AssertionError):
+            return process_rss_mb(self.pid)
+        except AssertionError:
             return None
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return None
 
     def cpu_seconds(self) -> float:
         """User + system CPU seconds of the bot process so far."""

@@ -32,7 +32,7 @@ message, then silence: target ``--pause`` + 10 s). Seconds a probe spent stopped
 
     uv run python bench/whole_bot.py [--smoke] [--minutes 30] [--chats 1000] [--in-flight 8]
         [--model-seconds 1] [--phase-seconds 90] [--max-concurrency 4] [--pause 30]
-        [--remember-share 0.3] [--amrita-report on|off] [--tracemalloc] [--json F] [--keep]
+        [--remember-share 0.3] [--amrita-report on|off] [--tracemalloc] [--chroma-server] [--json F] [--keep]
 """
 
 from __future__ import annotations
@@ -47,10 +47,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the Chroma server helper
+
 from _common import machine_line, median, p50_p95, remove_home
 from _whole_bot_model import WholeBotModel
-from _whole_bot_project import BotProcess, make_project, migrate
+from _whole_bot_project import BotProcess, make_project, migrate, process_rss_mb
 from _whole_bot_qq import FakeQQ
+from chroma_server import ChromaServer
 
 RATIO_TARGET = 0.90
 FRESH_END_TARGET = 10.0
@@ -97,14 +100,18 @@ class Probes:
             out.write(json.dumps(probe, ensure_ascii=False) + "\n")
 
 
-def cognition_toml(args: argparse.Namespace) -> str:
+def cognition_toml(args: argparse.Namespace, chroma_port: int | None = None) -> str:
+    """The memory bot's configuration; ``chroma_port``: a Chroma server's, instead of the embedded index."""
+    chroma = [] if args.cached_indexes is None else [f"cached_indexes = {args.cached_indexes}"]
+    if chroma_port is not None:
+        chroma += ['mode = "server"', 'host = "127.0.0.1"', f"port = {chroma_port}"]
     return (
         "[historian]\n"
         f"max_concurrency = {args.max_concurrency}\n"
         f"transcript_pause_seconds = {args.pause:g}\n"
         "[profiles]\n"
         f"merge_window_seconds = {args.merge_window:g}\n"
-        + ("" if args.cached_indexes is None else f"[chroma]\ncached_indexes = {args.cached_indexes}\n")
+        + ("[chroma]\n" + "".join(f"{line}\n" for line in chroma) if chroma else "")
     )
 
 
@@ -145,6 +152,11 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         help="chroma.cached_indexes of the memory bot (default: the plugin's; 0: chromadb's own count)",
     )
+    parser.add_argument(
+        "--chroma-server",
+        action="store_true",
+        help="the memory bot's vectors on a Chroma server of the run's own (its RSS reported apart)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--keep", action="store_true", help="keep the projects (logs, databases)")
     args = parser.parse_args(argv)
@@ -172,15 +184,18 @@ class Run:
         self.phases: list[Phase] = []
         self.stopped: list[tuple[float, float]] = []  # the memory bot's stopped intervals
         self.rss: list[tuple[float, str, float]] = []
+        self.chroma = ChromaServer(work / "chroma-server", log=work / "chroma.log") if args.chroma_server else None
         self.started_at = 0.0
         self.unanswered = 0
 
     def setup(self) -> None:
         self.model.start()
-        toml = cognition_toml(self.args)
+        if self.chroma is not None:
+            self.chroma.start()
         report = self.args.amrita_report == "on"
-        make_project(self.memory.project, True, self.model.base_url, toml, report)
-        make_project(self.plain.project, False, self.model.base_url, toml, report)
+        port = self.chroma.port if self.chroma is not None else None
+        make_project(self.memory.project, True, self.model.base_url, cognition_toml(self.args, port), report)
+        make_project(self.plain.project, False, self.model.base_url, cognition_toml(self.args), report)
         migrate([self.memory.project, self.plain.project])
 
     async def boot(self) -> None:
@@ -208,6 +223,10 @@ class Run:
                 value = bot.rss_mb()
                 if value is not None:
                     self.rss.append((now, bot.label, value))
+        if self.chroma is not None and self.chroma.process is not None:
+            value = process_rss_mb(self.chroma.process.pid)
+            if value is not None:
+                self.rss.append((now, "chroma", value))
 
     async def phase(self, label: str, seconds: float, measured: bool) -> None:
         running, stopped = (self.memory, self.plain) if label == "on" else (self.plain, self.memory)
@@ -272,6 +291,8 @@ class Run:
     def stop(self) -> None:
         for bot in (self.memory, self.plain):
             bot.stop()
+        if self.chroma is not None:
+            self.chroma.stop()
         self.model.stop()
 
 
@@ -388,14 +409,16 @@ def queue(run: Run, out: list[dict[str, Any]], drained: float | None) -> dict[st
 
 def memory_rss(run: Run) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    for label in ("on", "off"):
+    for label in ("on", "off", "chroma"):
         points = [(running_time(run, t), v) for t, bot, v in run.rss if bot == label and in_on_phase_or_off(run, t)]
+        if label == "chroma" and not points:
+            continue
         values = [v for _, v in points]
         result[label] = {
             "start_mb": values[0] if values else float("nan"),
             "max_mb": max(values, default=float("nan")),
             "end_mb": values[-1] if values else float("nan"),
-            "slope_mb_per_min": slope_per_minute(points) if label == "on" else float("nan"),
+            "slope_mb_per_min": slope_per_minute(points) if label != "off" else float("nan"),
         }
     return result
 
@@ -477,6 +500,12 @@ def report(run: Run, figures: dict[str, Any]) -> bool:
         f"memory bot RSS MB: start {on['start_mb']:.0f}, max {on['max_mb']:.0f}, end {on['end_mb']:.0f}, "
         f"slope {on['slope_mb_per_min']:+.2f} MB/min (plain bot: {r['off']['start_mb']:.0f} → {r['off']['end_mb']:.0f})"
     )
+    if "chroma" in r:
+        c = r["chroma"]
+        print(
+            f"the memory bot's Chroma server RSS MB: start {c['start_mb']:.0f}, max {c['max_mb']:.0f}, "
+            f"end {c['end_mb']:.0f}, slope {c['slope_mb_per_min']:+.2f} MB/min"
+        )
     targets = {"end": FRESH_END_TARGET, "transcript": args.pause + 10}
     fresh_ok = True
     for route, limit in targets.items():
