@@ -410,21 +410,31 @@ def queue(run: Run, out: list[dict[str, Any]], drained: float | None) -> dict[st
 def memory_rss(run: Run) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for label in ("on", "off", "chroma"):
-        points = [(running_time(run, t), v) for t, bot, v in run.rss if bot == label and in_on_phase_or_off(run, t)]
+        # each on its own bot's clock: the seconds of its phases so far (the server works for the memory bot)
+        phase = "off" if label == "off" else "on"
+        points = [(phase_clock(run, phase, t), v) for t, bot, v in run.rss if bot == label and in_phase(run, phase, t)]
         if label == "chroma" and not points:
             continue
         values = [v for _, v in points]
+        half = len(points) // 2
         result[label] = {
             "start_mb": values[0] if values else float("nan"),
             "max_mb": max(values, default=float("nan")),
             "end_mb": values[-1] if values else float("nan"),
-            "slope_mb_per_min": slope_per_minute(points) if label != "off" else float("nan"),
+            "slope_mb_per_min": slope_per_minute(points),
+            # a growth that levels off (caches filling up) shows as a smaller second half
+            "halves_slope_mb_per_min": [slope_per_minute(points[:half]), slope_per_minute(points[half:])],
         }
     return result
 
 
-def in_on_phase_or_off(run: Run, moment: float) -> bool:
-    return any(p.start <= moment <= p.end for p in run.phases)
+def in_phase(run: Run, label: str, moment: float) -> bool:
+    return any(p.label == label and p.start <= moment <= p.end for p in run.phases)
+
+
+def phase_clock(run: Run, label: str, moment: float) -> float:
+    """Seconds of ``label``'s measured phases before ``moment``: that bot's running time."""
+    return sum(max(0.0, min(p.end, moment) - p.start) for p in run.phases if p.label == label and p.start <= moment)
 
 
 def freshness(run: Run, out: list[dict[str, Any]]) -> dict[str, Any]:
@@ -498,13 +508,16 @@ def report(run: Run, figures: dict[str, Any]) -> bool:
     on = r["on"]
     print(
         f"memory bot RSS MB: start {on['start_mb']:.0f}, max {on['max_mb']:.0f}, end {on['end_mb']:.0f}, "
-        f"slope {on['slope_mb_per_min']:+.2f} MB/min (plain bot: {r['off']['start_mb']:.0f} → {r['off']['end_mb']:.0f})"
+        f"slope {on['slope_mb_per_min']:+.2f} MB/min (halves {on['halves_slope_mb_per_min'][0]:+.1f} / "
+        f"{on['halves_slope_mb_per_min'][1]:+.1f}; plain bot: {r['off']['start_mb']:.0f} → {r['off']['end_mb']:.0f}, "
+        f"{r['off']['slope_mb_per_min']:+.2f} MB/min of its own running time)"
     )
     if "chroma" in r:
         c = r["chroma"]
         print(
             f"the memory bot's Chroma server RSS MB: start {c['start_mb']:.0f}, max {c['max_mb']:.0f}, "
-            f"end {c['end_mb']:.0f}, slope {c['slope_mb_per_min']:+.2f} MB/min"
+            f"end {c['end_mb']:.0f}, slope {c['slope_mb_per_min']:+.2f} MB/min (halves "
+            f"{c['halves_slope_mb_per_min'][0]:+.1f} / {c['halves_slope_mb_per_min'][1]:+.1f})"
         )
     targets = {"end": FRESH_END_TARGET, "transcript": args.pause + 10}
     fresh_ok = True
