@@ -1,5 +1,5 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe, decay_sweep, consolidation_prepass, cycle_tokens, webui_page).
+planner_month, activity_observe, index_ops_memory, decay_sweep, consolidation_prepass, cycle_tokens, webui_page).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -100,6 +100,13 @@ def test_the_activity_bench_prints_observe_flush_and_plan() -> None:
     assert re.search(rf"peer, a SQL write per message: {NUMBER} µs/message \(ratio peer/observe {NUMBER}x\)", output)
     assert re.search(rf"flush of \d+ chats: {NUMBER} ms", output), output
     assert re.search(rf"plan \(row read \+ planner\): {NUMBER} ms; plan_window alone: {NUMBER} ms", output), output
+
+
+def test_the_index_operations_bench_measures_every_kind() -> None:
+    output = run_script("index_ops_memory.py", "--chats", "6", "--per-chat", "4", "--cards", "30")
+    for kind in ("insert", "rewrite", "delete_insert", "query", "query_person", "card_rewrite", "card_query"):
+        found = rf"\n{kind} +RSS growth per 1,000 operations, by round: [+-]{NUMBER} / [+-]{NUMBER} MB"
+        assert re.search(found, output), output
 
 
 def test_decay_sweep_quick_reads_every_row_once_across_a_restart() -> None:

@@ -39,6 +39,7 @@ FLOORS: dict[tuple[str, str], str] = {
     ("historian_cpu.py", f"{PACKAGE}.engine.historian_sources"): "the prompt's numbered sources, one stage",
     ("historian_cpu.py", f"{PACKAGE}.store.jobs"): "a lease built by hand for the stages above",
     ("index_memory.py", f"{PACKAGE}.index.vector"): "the vector index alone: the memory its chats' indexes take",
+    ("index_ops_memory.py", f"{PACKAGE}.index.vector"): "the vector index alone: what each kind of operation leaves",
     ("index_writes.py", f"{PACKAGE}.index.vector"): "the vector index alone: what one saved write costs",
     ("index_writes.py", f"{PACKAGE}.index.collections"): "the floor: chromadb's own write on the same settings",
     ("inert_render.py", f"{PACKAGE}.domain.inert"): "the renderer itself (inert_lines), a pure kernel",
