@@ -49,6 +49,19 @@ def test_the_strategy_has_the_internals_the_adapter_sets() -> None:
         assert hasattr(BaseReActAgentStrategy, name), name
 
 
+def test_the_legacy_loop_still_ends_on_an_empty_tool_list() -> None:
+    """``stop_agent_loop`` rebinds the strategy's tools to an empty list because the legacy loop's
+    ``single_execute`` returns before any model call when it has none."""
+    import inspect
+
+    from amrita_core.builtins.agent.react_comm import ReActAgentStrategy  # type: ignore[attr-defined]
+
+    body = inspect.getsource(ReActAgentStrategy.single_execute)
+    assert "if not self.tools:\n            return False" in body
+    model_call = min(body.find(name) for name in ("_model_round(", "tools_caller(") if name in body)
+    assert body.index("if not self.tools") < model_call
+
+
 def test_call_tool_still_names_its_call_tool_call() -> None:
     import inspect
 
