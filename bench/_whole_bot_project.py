@@ -12,6 +12,7 @@ without either (memory off: the plugin not loaded). Each runs as its own ``ambot
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -20,7 +21,7 @@ import sys
 import threading
 from pathlib import Path
 
-from _common import clean_env, free_port
+from _common import clean_env, free_port, rss_mb
 from _project import new_project
 
 from amrita_plugin_cognition.cli.loopback import chat_preset
@@ -74,18 +75,6 @@ def migrate(projects: list[Path]) -> None:
         raise SystemExit("\n".join(failures))
 
 
-def process_rss_mb(pid: int) -> float | None:
-    """VmRSS of process ``pid``, in MB (None once it is gone)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    for line in status.splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return None
-
-
 class BotProcess:
     """One ``ambot run``: started on a free port, paused and resumed between phases, stopped."""
 
@@ -137,9 +126,10 @@ class BotProcess:
     def rss_mb(self) -> float | None:
         """VmRSS of the bot process, in MB (None once it is gone)."""
         try:
-            return process_rss_mb(self.pid)
+            value = rss_mb(self.pid)
         except AssertionError:
             return None
+        return None if math.isnan(value) else value
 
     def cpu_seconds(self) -> float:
         """User + system CPU seconds of the bot process so far."""

@@ -39,6 +39,11 @@ def _metadata(chat: int, memory_id: int) -> dict[str, str | int | float | bool]:
     return {"speaker_id": str(10_000 + memory_id % 7), "subject_id": str(10_000 + chat), "t": memory_id, "tier": "m"}
 
 
+def _card_metadata(part: int) -> dict[str, str | int | float | bool]:
+    """A card part's: three sections per person."""
+    return {"subject_id": str(part // 3), "section": part % 3}
+
+
 def child(kind: str, chats: int, per_chat: int, cards: int, ops: int, rounds: int) -> dict[str, Any]:
     """One kind in this process: RSS growth (MB per 1,000 operations) of each round after the warm-up."""
     import numpy as np
@@ -82,7 +87,7 @@ def child(kind: str, chats: int, per_chat: int, cards: int, ops: int, rounds: in
             index.query(0, "42", scope, vectors(1)[0], 50, where)
         elif kind == "card_rewrite":
             part = int(rng.integers(cards))
-            index.upsert_cards(0, "42", [part], vectors(1), [{"subject_id": str(part // 3), "section": part % 3}])
+            index.upsert_cards(0, "42", [part], vectors(1), [_card_metadata(part)])
         elif kind == "card_query":
             index.query_cards(0, "42", vectors(1)[0], 8, {"subject_id": str(int(rng.integers(cards // 3)))})
 
@@ -93,8 +98,7 @@ def child(kind: str, chats: int, per_chat: int, cards: int, ops: int, rounds: in
             index.upsert(0, "42", scope, ids, vectors(len(ids)), [_metadata(chat, i) for i in ids])
         for first in range(0, cards, 50):
             part_ids = list(range(first, min(cards, first + 50)))
-            metadatas = [{"subject_id": str(part // 3), "section": part % 3} for part in part_ids]
-            index.upsert_cards(0, "42", part_ids, vectors(len(part_ids)), metadatas)
+            index.upsert_cards(0, "42", part_ids, vectors(len(part_ids)), [_card_metadata(part) for part in part_ids])
         for step in range(ops):  # warm-up: every index loaded, the allocator's pools formed
             one(step)
         growth: list[float] = []

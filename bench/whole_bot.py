@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
 import tempfile
 import time
@@ -49,9 +50,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the Chroma server helper
 
-from _common import machine_line, median, p50_p95, remove_home
+from _common import machine_line, median, p50_p95, remove_home, rss_mb
 from _whole_bot_model import WholeBotModel
-from _whole_bot_project import BotProcess, make_project, migrate, process_rss_mb
+from _whole_bot_project import BotProcess, make_project, migrate
 from _whole_bot_qq import FakeQQ
 from chroma_server import ChromaServer
 
@@ -224,8 +225,8 @@ class Run:
                 if value is not None:
                     self.rss.append((now, bot.label, value))
         if self.chroma is not None and self.chroma.process is not None:
-            value = process_rss_mb(self.chroma.process.pid)
-            if value is not None:
+            value = rss_mb(self.chroma.process.pid)
+            if not math.isnan(value):
                 self.rss.append((now, "chroma", value))
 
     async def phase(self, label: str, seconds: float, measured: bool) -> None:
