@@ -171,6 +171,25 @@ def boot(config: pytest.Config) -> None:
     from nonebot_plugin_orm.__main__ import main as orm_main
 
     orm_main(["upgrade"], prog_name="orm", standalone_mode=False)
+    asyncio.run(_mark_vector_copy_complete(database_url))
+
+
+async def _mark_vector_copy_complete(database_url: str) -> None:
+    """A bot's first start marks a new bank's copy of the vectors complete (``check_fingerprint``),
+    and recall then searches small chats in it. The test database is made once per process and
+    shared by every test's engine, so it is marked where it is made: every test searches the way a
+    bot does, whatever ran before it (a test of the index path sets ``exact_search_max_vectors = 0``)."""
+    from sqlalchemy import text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from amrita_plugin_cognition.store.vector_copy import complete_key
+
+    engine = create_async_engine(database_url)
+    async with engine.begin() as connection:
+        await connection.execute(
+            text("INSERT INTO cognition_meta (key, value) VALUES (:key, '1')"), {"key": complete_key(1)}
+        )
+    await engine.dispose()
 
 
 def _xdist_controller(config: pytest.Config) -> bool:

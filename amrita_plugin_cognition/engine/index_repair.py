@@ -3,7 +3,8 @@
 ``missing_and_extra`` compares what SQL holds active (facts, card parts, knowledge entries) with
 what a generation stores; ``repair`` deletes the extra vectors and re-queues the missing rows
 through the outbox, or (``direct``, a reindex before it switches) embeds them at once, and
-re-writes card keyword rows that went missing. Run at startup (``IndexSync.repair_soon``) and by
+re-writes card keyword rows that went missing, and brings the facts' copy in SQL in step (marking
+it complete once it is). Run at startup (``IndexSync.repair_soon``) and by
 command (``ambot cognition repair``); the drain itself is ``engine/indexing.py``'s.
 """
 
@@ -20,7 +21,7 @@ from ..domain.events import IndexWorkQueued
 from ..domain.records import Scope
 from ..index.collections import CARDS_SCOPE
 from ..logs import log_event
-from ..store import outbox, profile_index, repository
+from ..store import outbox, profile_index, repository, vector_copy
 from ..store import profiles as profile_store
 from ..store.models import MemoryRow
 from . import knowledge_vectors
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from .service import CognitionEngine
 
 _Key = tuple[str, Scope]
+#: Vectors read back from the index per call when the copy in SQL is refilled.
+COPY_PAGE = 1000
 
 
 def cards_label(bot_id: str) -> str:
@@ -50,6 +53,13 @@ class RepairReport:
     deleted: int = 0
     #: Card keyword rows written again (a card without one) or removed (one without a card).
     card_keywords: int = 0
+    #: The copy in SQL (``store/vector_copy.py``), (bot, chat) -> ids active in SQL that it lacks,
+    #: and ids it holds that are not active.
+    copy_missing: dict[tuple[str, Scope], list[int]] = field(default_factory=dict)
+    copy_extra: dict[tuple[str, Scope], list[int]] = field(default_factory=dict)
+    #: Copy rows written from the index's vectors, and removed.
+    copied: int = 0
+    uncopied: int = 0
 
     @property
     def missing_count(self) -> int:
@@ -97,6 +107,13 @@ async def missing_and_extra(engine: CognitionEngine, sync: IndexSync, generation
         for bot_id in expected_cards.keys() | listing.cards.keys()
     ]
     compared += await knowledge_vectors.compare_knowledge(engine, listing)
+    async with engine.unit_of_work() as uow:
+        copied = await vector_copy.stored_ids(uow.session, generation)
+    for key in expected.keys() | copied.keys():
+        if lacking := sorted(expected.get(key, set()) - copied.get(key, set())):
+            report.copy_missing[key] = lacking
+        if surplus := sorted(copied.get(key, set()) - expected.get(key, set())):
+            report.copy_extra[key] = surplus
     for label, wanted, found in compared:
         missing = sorted(wanted - found)
         extra = sorted(found - wanted)
@@ -147,15 +164,45 @@ async def repair(
         if direct:
             await sync.upsert_rows(groups, report.generation)
         report.requeued += len(rows)
-    if report.missing or report.extra:
+    await _repair_copy(engine, report)
+    if report.missing or report.extra or report.copied or report.uncopied:
         log_event(
             "repair",
             level=logging.WARNING,
             generation=report.generation,
             missing=report.missing_count,
             extra=report.extra_count,
+            copied=report.copied,
+            uncopied=report.uncopied,
         )
     return report
+
+
+async def _repair_copy(engine: CognitionEngine, report: RepairReport) -> None:
+    """Bring the copy in SQL in step with the active facts, then mark it complete: its extra rows
+    go, the vectors it lacks are read from the index (nothing embedded again: an API embedder is
+    not paid twice; a bank made before the copy existed is copied here once). Facts the index
+    lacks too were re-queued (or written) above, and their drain writes both."""
+    generation = report.generation
+    for ids in report.copy_extra.values():
+        async with engine.unit_of_work() as uow:
+            await vector_copy.remove(uow.session, generation, ids)
+            await uow.commit()
+        report.uncopied += len(ids)
+    for (bot_id, scope), ids in report.copy_missing.items():
+        requeued = set(report.missing.get(f"{bot_id}|{scope.key}", ()))
+        wanted = [memory_id for memory_id in ids if memory_id not in requeued]
+        for start in range(0, len(wanted), COPY_PAGE):
+            found, vectors = await asyncio.to_thread(
+                engine.vectors.vectors_by_ids, generation, bot_id, scope, wanted[start : start + COPY_PAGE]
+            )
+            async with engine.unit_of_work() as uow:
+                await vector_copy.put(uow.session, generation, bot_id, scope, found, vectors)
+                await uow.commit()
+            report.copied += len(found)
+    async with engine.unit_of_work() as uow:
+        await vector_copy.mark_complete(uow.session, generation)
+        await uow.commit()
 
 
 async def _repair_cards(engine: CognitionEngine, sync: IndexSync, report: RepairReport, direct: bool) -> None:

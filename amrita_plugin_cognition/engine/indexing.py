@@ -14,6 +14,9 @@
   (outbox rows of scope kind ``profile`` name a card's row id; the drain reads the row then:
   present, its current text is embedded; gone, its vector is deleted). Repair compares them by id
   too (reported under ``<bot>|profiles``) and re-writes missing card keyword rows.
+* **The copy in SQL** (``store/vector_copy.py``): every fact's vector written to the index is
+  written to SQL right after, and removed with it; recall searches a small chat there
+  (``engine/exact_search.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..domain.records import MemoryKind, MemoryStatus, Scope
 from ..errors import EmbedderUnavailable, IndexUnavailable, StoreUnavailable
 from ..logs import log_event
 from ..store import knowledge as knowledge_store
-from ..store import meta, outbox, profile_index, repository, turns
+from ..store import meta, outbox, profile_index, repository, turns, vector_copy
 from ..store import profiles as profile_store
 from ..store.models import KnowledgeRow, MemoryRow, OutboxRow, ProfileRow
 from . import index_repair
@@ -310,8 +313,14 @@ class IndexSync:
         if upserts:
             await self.upsert_rows({key: upserts}, generation)
         if deletes:
-            vectors = self._engine.vectors
-            await asyncio.to_thread(vectors.delete, generation, bot_id, scope, sorted(set(deletes)))
+            await self.delete_rows(generation, bot_id, scope, sorted(set(deletes)))
+
+    async def delete_rows(self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]) -> None:
+        """Remove facts' vectors from a chat's collection, then their copy in SQL."""
+        await asyncio.to_thread(self._engine.vectors.delete, generation, bot_id, scope, ids)
+        async with self._engine.unit_of_work() as uow:
+            await vector_copy.remove(uow.session, generation, ids)
+            await uow.commit()
 
     async def _apply_cards(
         self, bot_id: str, entries: Sequence[OutboxRow], cards: dict[int, ProfileRow], generation: int
@@ -370,9 +379,11 @@ class IndexSync:
                 {"speaker_id": row.speaker_id, "subject_id": row.subject_id, "importance": row.importance}
                 for row in unique
             ]
-            await asyncio.to_thread(
-                self._engine.vectors.upsert, generation, bot_id, scope, [row.id for row in unique], vectors, metadatas
-            )
+            ids = [row.id for row in unique]
+            await asyncio.to_thread(self._engine.vectors.upsert, generation, bot_id, scope, ids, vectors, metadatas)
+            async with self._engine.unit_of_work() as uow:  # the copy follows the index call it mirrors
+                await vector_copy.put(uow.session, generation, bot_id, scope, ids, vectors)
+                await uow.commit()
 
     # ---------------------------------------------------------------- verification and repair
 

@@ -27,7 +27,7 @@ from ..domain.scoring import RankingWeights, score_fusion
 from ..domain.tokenize import query_terms
 from ..domain.visibility import Visibility, visibility_for
 from ..errors import TIMEOUTS, EmbedderUnavailable, IndexUnavailable
-from ..index.vector import CollectionMissing
+from ..index.vector import CollectionMissing, VectorHit
 from ..logs import log_event
 from ..store import keyword, repository
 from .ranking import (
@@ -180,12 +180,7 @@ async def _candidates(
         except _INDEX_FAILURES as error:  # the vector side as a whole failed
             query_vectors, vector_hits, stored_vectors, first_similarity, failure = without_vectors(views, _why(error))
         else:
-            stored_vectors.update(more_stored)
-            for memory_id, value in more_first.items():
-                first_similarity[memory_id] = max(first_similarity.get(memory_id, -1.0), value)
-            for found, extra in zip(vector_hits, more_hits, strict=True):
-                for memory_id, value in extra.items():
-                    found[memory_id] = max(found.get(memory_id, -1.0), value)
+            _merge((vector_hits, stored_vectors, first_similarity), (more_hits, more_stored, more_first))
     mode = "full"
     if failure is not None:
         mode = "keyword_only"
@@ -250,11 +245,53 @@ async def _vector_side(
 async def _search(
     engine: CognitionEngine, bot_id: str, targets: _Targets, vectors: np.ndarray, limit: int, deadline: float
 ) -> tuple[list[dict[int, float]], dict[int, np.ndarray], dict[int, float]]:
-    """Search ``targets`` in the active generation, by ``deadline``. When the index fails or
-    a chat's collection is missing, the generation is re-read: if another process switched
-    it meanwhile (a reindex), the search runs once more in the new one."""
+    """Search ``targets`` in the active generation, by ``deadline``: small chats in their copy in
+    SQL (``engine/exact_search.py``), the rest in the index."""
+    generation = await engine.index_sync.current_generation()
+    exact, targets = await asyncio.wait_for(
+        engine.exact_search.search(generation, bot_id, targets, vectors, limit),
+        timeout=max(0.0, deadline - time.monotonic()),
+    )
+    results: list[dict[int, float]] = [{} for _ in vectors]
+    stored: dict[int, np.ndarray] = {}
+    first_similarity: dict[int, float] = {}
+    for found, hits in zip(results, exact, strict=True):
+        _add_hits(found, stored, first_similarity, hits)
+    if not targets:
+        return results, stored, first_similarity
+    indexed = await _index_search(engine, generation, bot_id, targets, vectors, limit, deadline)
+    _merge((results, stored, first_similarity), indexed)
+    return results, stored, first_similarity
+
+
+_Hits = tuple[list[dict[int, float]], dict[int, np.ndarray], dict[int, float]]
+
+
+def _merge(into: _Hits, more: _Hits) -> None:
+    """Fold another search's hits into ``into``: per view and memory the best cosine."""
+    results, stored, first_similarity = into
+    more_results, more_stored, more_first = more
+    stored.update(more_stored)
+    for memory_id, value in more_first.items():
+        first_similarity[memory_id] = max(first_similarity.get(memory_id, -1.0), value)
+    for found, extra in zip(results, more_results, strict=True):
+        for memory_id, value in extra.items():
+            found[memory_id] = max(found.get(memory_id, -1.0), value)
+
+
+async def _index_search(
+    engine: CognitionEngine,
+    generation: int,
+    bot_id: str,
+    targets: _Targets,
+    vectors: np.ndarray,
+    limit: int,
+    deadline: float,
+) -> tuple[list[dict[int, float]], dict[int, np.ndarray], dict[int, float]]:
+    """Search ``targets`` in the index, by ``deadline``. When the index fails or a chat's
+    collection is missing, the generation is re-read: if another process switched it meanwhile
+    (a reindex), the search runs once more in the new one."""
     index = engine.index_sync
-    generation = await index.current_generation()
     for attempt in range(2):
         try:
             hits, stored, first_similarity, missing = await asyncio.wait_for(
@@ -271,6 +308,20 @@ async def _search(
                 return hits, stored, first_similarity
         generation = index.generation
     raise AssertionError("unreachable")
+
+
+def _add_hits(
+    found: dict[int, float],
+    stored: dict[int, np.ndarray],
+    first_similarity: dict[int, float],
+    hits: Sequence[VectorHit],
+) -> None:
+    """Fold one target's hits into a view's: the best cosine per memory, its stored vector."""
+    for hit in hits:
+        found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.ranking_similarity)
+        first_similarity[hit.memory_id] = max(first_similarity.get(hit.memory_id, -1.0), hit.similarity)
+        if hit.vector is not None:
+            stored[hit.memory_id] = hit.vector
 
 
 def _vector_search(
@@ -292,11 +343,7 @@ def _vector_search(
             except CollectionMissing:
                 missing = True
                 continue
-            for hit in hits:
-                found[hit.memory_id] = max(found.get(hit.memory_id, -1.0), hit.ranking_similarity)
-                first_similarity[hit.memory_id] = max(first_similarity.get(hit.memory_id, -1.0), hit.similarity)
-                if hit.vector is not None:
-                    stored[hit.memory_id] = hit.vector
+            _add_hits(found, stored, first_similarity, hits)
         results.append(found)
     return results, stored, first_similarity, missing
 

@@ -26,7 +26,7 @@ from ..domain.records import Scope
 from ..errors import EngineUnavailable
 from ..index.embedders import Fingerprint
 from ..logs import log_event
-from ..store import meta, profile_index, repository
+from ..store import meta, profile_index, repository, vector_copy
 from ..store import profiles as profile_store
 from ..store.models import MemoryRow
 from .knowledge_vectors import rebuild_knowledge
@@ -64,6 +64,7 @@ async def reindex(
     new_generation = old_generation + 1
     vectors_before = await asyncio.to_thread(vectors.total_count, old_generation)
     await asyncio.to_thread(vectors.drop_generations, old_generation)  # leftovers of an interrupted rebuild
+    await _drop_other_copies(engine, old_generation)
     async with engine.unit_of_work() as uow:
         total = await repository.count_all_active(uow.session)
     done = 0
@@ -94,6 +95,7 @@ async def reindex(
     finally:
         index.building_generation = None
     await asyncio.to_thread(vectors.drop_generations, new_generation)
+    await _drop_other_copies(engine, new_generation)
     async with engine.unit_of_work() as uow:
         sql_active = await repository.count_all_active(uow.session)
         cards = len(await profile_store.all_ids(uow.session))
@@ -113,6 +115,13 @@ async def reindex(
     )
     log_event("reindex", started, generation=new_generation, rows=sql_active, vectors=vectors_after, cards=card_vectors)
     return report
+
+
+async def _drop_other_copies(engine: CognitionEngine, keep: int) -> None:
+    """The copy in SQL of every generation but ``keep`` goes, as their collections did."""
+    async with engine.unit_of_work() as uow:
+        await vector_copy.drop_other_generations(uow.session, keep)
+        await uow.commit()
 
 
 async def _rebuild_cards(engine: CognitionEngine, generation: int, page_size: int) -> None:
@@ -146,8 +155,11 @@ async def check_fingerprint(engine: CognitionEngine, confirm: Confirm | None = N
     stored = await stored_fingerprint(engine)
     current = engine.embedder.fingerprint
     if stored is None:
+        generation = await engine.index_sync.current_generation(force=True)
         async with engine.unit_of_work() as uow:
             await meta.put(uow.session, meta.FINGERPRINT, json.dumps(current.as_dict()))
+            if not await repository.count_all_active(uow.session):  # a new bank: its copy is whole
+                await vector_copy.mark_complete(uow.session, generation)
             await uow.commit()
         return "new"
     same_model = (stored.protocol, stored.model, stored.url) == (current.protocol, current.model, current.url)

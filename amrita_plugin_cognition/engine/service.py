@@ -67,6 +67,7 @@ from ..store import keyword, knowledge_index, meta, profile_index, repository, r
 from ..store.unit_of_work import ScopeLocks, SessionFactory, UnitOfWork
 from . import llm_usage as _llm_usage
 from .caches import TurnCaches
+from .exact_search import ExactSearch
 from .freshness import ChangeWatch
 from .idle_windows import ActivityTally
 from .indexing import IndexSync, RepairReport
@@ -131,6 +132,7 @@ class CognitionEngine:
         self.caches = TurnCaches()
         #: Keeps the vector index in step with the store (drains, repair, the generation).
         self.index_sync = IndexSync(self)
+        self.exact_search = ExactSearch(self)
         self.historian = HistorianWorkers(self)
         self.recent_turns = RecentTurns()
         self.switches = SwitchCache()

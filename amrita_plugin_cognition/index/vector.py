@@ -271,6 +271,26 @@ class ChromaVectorIndex(ChromaInventory):
             return ids, layout.first_part(matrix)
         return ids, matrix
 
+    @on_index_thread
+    def vectors_by_ids(
+        self, generation: int, bot_id: str, scope: Scope, ids: Sequence[int]
+    ) -> tuple[list[int], np.ndarray]:
+        """The whole stored rows (both models' parts when there are two) of the given facts of one
+        chat, as (the ids found, an n x d float32 matrix): what the copy in SQL is refilled from."""
+        name = collection_name(generation, bot_id, scope)
+        collection = self._existing(name, True)
+        if collection is None or not ids:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        try:
+            result = collection.get(ids=[str(item) for item in ids], include=["embeddings"])
+        except Exception as error:
+            raise self._failed("get", name, error) from error
+        embeddings = result.get("embeddings")
+        found = [int(memory_id) for memory_id in result["ids"]]
+        if embeddings is None or not found:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return found, np.asarray(embeddings, dtype=np.float32)
+
 
 def _saved_write(write: Callable[[], object], records: int) -> None:
     """Make a write that Chroma saves to disk before the call returns (``SYNC_EVERY`` in

@@ -32,6 +32,7 @@ from . import (
     profile_erasure,
     repository,
     turns,
+    vector_copy,
 )
 from .models import (
     BarrierRow,
@@ -216,6 +217,7 @@ async def _erase_memories(
         outbox.enqueue(session, row, "delete", now)
     ids = [row.id for row in rows]
     await keyword.remove_documents(session, ids)
+    await vector_copy.remove(session, None, ids)  # the outbox clears the index; the copy goes now
     for chunk in chunks(ids):
         await session.execute(
             delete(MemoryRow).where(MemoryRow.id.in_(chunk)).execution_options(synchronize_session=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from .models import MetaRow
@@ -21,3 +22,14 @@ async def put(session: AsyncSession, key: str, value: str) -> None:
         session.add(MetaRow(key=key, value=value))
     else:
         row.value = value
+
+
+async def remove(session: AsyncSession, key: str) -> None:
+    row = await session.get(MetaRow, key)
+    if row is not None:
+        await session.delete(row)
+
+
+async def keys_with_prefix(session: AsyncSession, prefix: str) -> list[str]:
+    rows = await session.execute(select(MetaRow.key).where(MetaRow.key.startswith(prefix, autoescape=True)))
+    return list(rows.scalars())

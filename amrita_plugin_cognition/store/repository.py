@@ -24,7 +24,7 @@ from ..domain.records import (
     origin_hashes,
 )
 from ..domain.visibility import Visibility
-from . import keyword, memory_sources, outbox, turns
+from . import keyword, memory_sources, outbox, turns, vector_copy
 from .models import BarrierRow, MemoRow, MemoryRow, NoteRow, PinRow, ProfileRow, fit_name
 
 
@@ -133,8 +133,10 @@ async def enter_indices(session: AsyncSession, rows: Sequence[MemoryRow], now: d
 
 async def leave_indices(session: AsyncSession, rows: Sequence[MemoryRow], now: datetime) -> None:
     """``rows``, no longer active (superseded, expired), out of both indices: their keyword rows
-    now, their vectors through the outbox; the conversation turns next to them get new windows."""
+    now, their vectors through the outbox (their copy in SQL now); the conversation turns next to
+    them get new windows."""
     await keyword.remove_documents(session, [row.id for row in rows])
+    await vector_copy.remove(session, None, [row.id for row in rows])
     await outbox.enqueue_many(session, rows, "delete", now)
     await turns.refresh_turn_windows(session, turns.turn_places(rows), now)
 
@@ -275,6 +277,7 @@ async def forget(session: AsyncSession, row: MemoryRow, reason: str, now: dateti
         )
     await memory_sources.drop(session, [item.id for item in rows])
     await keyword.remove_documents(session, [item.id for item in current])
+    await vector_copy.remove(session, None, [item.id for item in rows])  # the outbox clears the index
     await turns.refresh_turn_windows(session, turns.turn_places(current), now)
     return [item.id for item in rows]
 

@@ -121,7 +121,7 @@ async def test_open_policy_shares_groups_and_boosts_the_current_one(tmp_root, ch
 
 
 async def test_two_character_chinese_words_match_by_keyword(tmp_root, chroma_port) -> None:
-    engine = await make_engine(tmp_root, chroma_port)
+    engine = await make_engine(tmp_root, chroma_port, recall={"exact_search_max_vectors": 0})
     bot = new_bot()
     scope = Scope("group", "20001")
     await remember(engine, bot, scope, "小明周末和同事去吃了重庆火锅。", "小红周末去图书馆看书。", "小刚周末去爬山。")
@@ -768,7 +768,12 @@ async def test_a_forgotten_or_corrected_turn_leaves_no_words_in_its_neighbours(t
 async def test_a_hung_embedded_index_is_given_up_and_used_again_when_it_returns(tmp_root, chroma_port) -> None:
     if chroma_port:
         pytest.skip("the deadline guards the embedded client; a server is reached over HTTP")
-    engine = await make_engine(tmp_root, chroma_port, chroma={"mode": "embedded", "call_timeout_seconds": 1})
+    engine = await make_engine(
+        tmp_root,
+        chroma_port,
+        chroma={"mode": "embedded", "call_timeout_seconds": 1},
+        recall={"exact_search_max_vectors": 0},  # the index answers even a small chat here
+    )
     bot = new_bot()
     context = group(bot, "20011", "10001")
     await remember(engine, bot, context.scope, "群友小明下个月去成都出差。")

@@ -38,6 +38,8 @@ FLOORS: dict[tuple[str, str], str] = {
     ("historian_cpu.py", f"{PACKAGE}.engine.historian"): "the historian's drafting stage without a model",
     ("historian_cpu.py", f"{PACKAGE}.engine.historian_sources"): "the prompt's numbered sources, one stage",
     ("historian_cpu.py", f"{PACKAGE}.store.jobs"): "a lease built by hand for the stages above",
+    ("exact_search.py", f"{PACKAGE}.index.exact"): "the copy's ranking kernel alone, against the index's query",
+    ("exact_search.py", f"{PACKAGE}.index.vector"): "the vector index alone: one chat's query, in memory and read back",
     ("index_memory.py", f"{PACKAGE}.index.vector"): "the vector index alone: the memory its chats' indexes take",
     ("index_ops_memory.py", f"{PACKAGE}.index.vector"): "the vector index alone: what each kind of operation leaves",
     ("index_writes.py", f"{PACKAGE}.index.vector"): "the vector index alone: what one saved write costs",

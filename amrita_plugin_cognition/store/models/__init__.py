@@ -20,6 +20,7 @@ from .operations import LLMUsageRow, MetaRow
 from .profiles import ProfileRevisionRow, ProfileRow
 from .queues import ChangeRow, JobRow, OutboxRow
 from .types import ID, NAME_COLUMN_CHARS, UTCDateTime, fit_name
+from .vectors import MemoryVectorRow
 
 #: Every table's model, the bank's own first (what a message about missing tables names first).
 MODELS = (
@@ -47,6 +48,7 @@ MODELS = (
     KnowledgeSuggestionRow,
     CycleRunRow,
     ImportRecordRow,
+    MemoryVectorRow,
 )
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "MemoRow",
     "MemoryRow",
     "MemorySourceRow",
+    "MemoryVectorRow",
     "MetaRow",
     "NoteRow",
     "OptOutRow",

@@ -1,0 +1,95 @@
+"""Recall's vector side for small chats: their copy in SQL (``store/vector_copy.py``), ranked
+exactly, instead of a round trip to the index.
+
+Most chats of a bot hold a few hundred facts. Reading those rows is one indexed SQL statement and
+ranking them one matrix product, where the index costs a hop to its thread (or an HTTP call to a
+Chroma server) and, for a chat whose index is not in memory, reading it back from disk; a bot of
+10,000 chats cannot keep every chat's index in memory, so that read-back was most of a turn's
+vector side (bench/README.md, "a million memories"). Larger chats, chats searched with a person
+filter, and every chat until the repair has marked the generation's copy complete, are asked of
+the index as before; ``recall.exact_search_max_vectors`` is "small".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from cachetools import TTLCache
+
+from ..domain.records import Scope
+from ..index.exact import nearest
+from ..index.vector import VectorHit
+from ..store import vector_copy
+
+if TYPE_CHECKING:
+    from .service import CognitionEngine
+
+#: A chat found larger than that is asked of the index without a look at its copy for this long.
+LARGE_CHAT_SECONDS = 600.0
+#: How long "this generation's copy is not complete yet" is believed before it is read again.
+INCOMPLETE_RECHECK_SECONDS = 5.0
+
+Target = tuple[Scope, dict[str, object] | None]
+
+
+class ExactSearch:
+    """Which chats recall searches in their copy, and the search itself (one per engine)."""
+
+    def __init__(self, engine: CognitionEngine) -> None:
+        self._engine = engine
+        #: Generations whose copy the repair marked complete (a mark is never taken back while
+        #: its generation is live: a reindex drops the old generation's copy with the old index).
+        self._complete: set[int] = set()
+        self._incomplete_seen: dict[int, float] = {}
+        self._large: TTLCache[tuple[int, str, str], bool] = TTLCache(maxsize=8192, ttl=LARGE_CHAT_SECONDS)
+
+    async def ready(self, generation: int) -> bool:
+        """Whether ``generation``'s copy holds every vector its index holds."""
+        if generation in self._complete:
+            return True
+        seen = self._incomplete_seen.get(generation)
+        if seen is not None and time.monotonic() - seen < INCOMPLETE_RECHECK_SECONDS:
+            return False
+        async with self._engine.unit_of_work() as uow:
+            complete = await vector_copy.is_complete(uow.session, generation)
+        if complete:
+            self._complete.add(generation)
+            self._incomplete_seen.pop(generation, None)
+        else:
+            self._incomplete_seen[generation] = time.monotonic()
+        return complete
+
+    async def search(
+        self, generation: int, bot_id: str, targets: Sequence[Target], vectors: np.ndarray, limit: int
+    ) -> tuple[list[list[VectorHit]], list[Target]]:
+        """Per query vector, the hits of the targets answered from the copy; and the targets left
+        for the index."""
+        hits: list[list[VectorHit]] = [[] for _ in range(len(vectors))]
+        most = self._engine.config.recall.exact_search_max_vectors
+        if not most or not await self.ready(generation):
+            return hits, list(targets)
+        left: list[Target] = []
+        chats: list[tuple[list[int], np.ndarray]] = []
+        async with self._engine.unit_of_work() as uow:
+            for target in targets:
+                scope, where = target
+                key = (generation, bot_id, scope.key)
+                if where is not None or key in self._large:
+                    left.append(target)
+                    continue
+                ids, matrix = await vector_copy.chat(uow.session, generation, bot_id, scope, most + 1)
+                if len(ids) > most:
+                    self._large[key] = True
+                    left.append(target)
+                elif ids and matrix.shape[1] != vectors.shape[1]:
+                    left.append(target)  # another model's vectors (a changed embedder, not reindexed)
+                elif ids:
+                    chats.append((ids, matrix))
+        layout = self._engine.vectors.layout
+        for view, vector in enumerate(vectors):
+            for ids, matrix in chats:
+                hits[view] += nearest(layout, vector, ids, matrix, limit)
+        return hits, left

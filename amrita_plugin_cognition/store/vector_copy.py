@@ -1,0 +1,135 @@
+"""The vector index's copy in SQL (``cognition_memory_vector``): each fact's stored vector per
+generation, as float16 bytes, in the caller's transaction.
+
+Derived, like the index itself: the outbox drain writes and removes rows right after the index
+call (one outbox row completes only when both went through), the repair compares and refills
+them, an erasure removes them with the fact. A generation's copy is only read once the repair has
+marked it complete (``mark_complete``): before that (a bank made before the copy existed, a
+reindex half way), recall asks the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..domain.records import Scope
+from . import meta
+from .models import MemoryVectorRow
+
+#: How the vectors are kept: half precision halves the table against float32; a cosine moves by
+#: about 1e-3, well below what separates two ranks (measured in ``tests/unit/test_exact_search.py``).
+STORED_DTYPE = np.dtype("<f2")
+#: Ids per statement (both databases' bind limits stay far off).
+_CHUNK = 500
+
+
+_MARK = "vector_copy:"
+
+
+def complete_key(generation: int) -> str:
+    """The meta key that says a generation's copy holds every vector the index holds."""
+    return f"{_MARK}{generation}"
+
+
+def encode(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).astype(STORED_DTYPE).tobytes()
+
+
+def decode(blobs: Sequence[bytes]) -> np.ndarray:
+    """Rows of stored bytes as an n x d float32 matrix (0 x 0 when there are none)."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    matrix = np.frombuffer(b"".join(blobs), dtype=STORED_DTYPE).reshape(len(blobs), -1)
+    return matrix.astype(np.float32)
+
+
+async def put(
+    session: AsyncSession, generation: int, bot_id: str, scope: Scope, ids: Sequence[int], vectors: np.ndarray
+) -> None:
+    """Store (or replace) the vectors of one chat's facts in ``generation``."""
+    if not len(ids):
+        return
+    await remove(session, generation, ids)
+    session.add_all(
+        MemoryVectorRow(
+            generation=generation,
+            memory_id=int(memory_id),
+            bot_id=bot_id,
+            scope_kind=scope.kind,
+            scope_id=scope.id,
+            vector=encode(vector),
+        )
+        for memory_id, vector in zip(ids, vectors, strict=True)
+    )
+    await session.flush()
+
+
+async def remove(session: AsyncSession, generation: int | None, ids: Sequence[int]) -> None:
+    """Remove the copies of ``ids`` in ``generation`` (``None``: in every generation)."""
+    for start in range(0, len(ids), _CHUNK):
+        chunk = [int(memory_id) for memory_id in ids[start : start + _CHUNK]]
+        statement = delete(MemoryVectorRow).where(MemoryVectorRow.memory_id.in_(chunk))
+        if generation is not None:
+            statement = statement.where(MemoryVectorRow.generation == generation)
+        await session.execute(statement)
+
+
+async def chat(
+    session: AsyncSession, generation: int, bot_id: str, scope: Scope, limit: int
+) -> tuple[list[int], np.ndarray]:
+    """Up to ``limit`` of one chat's stored vectors: (memory ids, an n x d float32 matrix)."""
+    rows = (
+        await session.execute(
+            select(MemoryVectorRow.memory_id, MemoryVectorRow.vector)
+            .where(
+                MemoryVectorRow.generation == generation,
+                MemoryVectorRow.bot_id == bot_id,
+                MemoryVectorRow.scope_kind == scope.kind,
+                MemoryVectorRow.scope_id == scope.id,
+            )
+            .limit(limit)
+        )
+    ).all()
+    return [int(row[0]) for row in rows], decode([row[1] for row in rows])
+
+
+async def stored_ids(session: AsyncSession, generation: int) -> dict[tuple[str, Scope], set[int]]:
+    """Every id the copy holds in ``generation``, per (bot, chat)."""
+    found: dict[tuple[str, Scope], set[int]] = {}
+    rows = await session.stream(
+        select(
+            MemoryVectorRow.bot_id, MemoryVectorRow.scope_kind, MemoryVectorRow.scope_id, MemoryVectorRow.memory_id
+        ).where(MemoryVectorRow.generation == generation)
+    )
+    async for bot_id, kind, scope_id, memory_id in rows:
+        found.setdefault((bot_id, Scope(kind, scope_id)), set()).add(int(memory_id))  # type: ignore[arg-type]
+    return found
+
+
+async def count(session: AsyncSession, generation: int) -> int:
+    statement = select(func.count()).select_from(MemoryVectorRow).where(MemoryVectorRow.generation == generation)
+    return int((await session.execute(statement)).scalar_one())
+
+
+async def drop_other_generations(session: AsyncSession, keep: int) -> None:
+    """Remove every generation's copy but ``keep``'s, and their completeness marks."""
+    await session.execute(delete(MemoryVectorRow).where(MemoryVectorRow.generation != keep))
+    for key in await meta.keys_with_prefix(session, _MARK):
+        if key != complete_key(keep):
+            await meta.remove(session, key)
+
+
+async def is_complete(session: AsyncSession, generation: int) -> bool:
+    return await meta.get(session, complete_key(generation)) is not None
+
+
+async def mark_complete(session: AsyncSession, generation: int) -> None:
+    await meta.put(session, complete_key(generation), "1")
+
+
+async def mark_incomplete(session: AsyncSession, generation: int) -> None:
+    await meta.remove(session, complete_key(generation))
