@@ -21,7 +21,7 @@ from . import meta
 from .models import MemoryVectorRow
 
 #: How the vectors are kept: half precision halves the table against float32; a cosine moves by
-#: about 1e-3, well below what separates two ranks (measured in ``tests/unit/test_exact_search.py``).
+#: about 1e-3 (``tests/integration/test_exact_search.py`` ranks a chat both ways: same order).
 STORED_DTYPE = np.dtype("<f2")
 #: Ids per statement (both databases' bind limits stay far off).
 _CHUNK = 500
