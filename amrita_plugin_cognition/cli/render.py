@@ -296,6 +296,8 @@ def status(report: dict[str, Any]) -> None:
     else:
         body = f"不可用：{index.get('error') or '原因未知'}"
     out.print(_escape(f"{head}，{body}"))
+    if index.get("copy_complete") is False:
+        out.print("向量副本：尚未补齐（启动时的核对或 ambot cognition repair 补齐后，小会话改在数据库里精确检索）")
     gaps = _table("情况", "会话", "记忆编号", title="向量与数据库不一致的记忆", wrap=(2,))
     for kind, key in (("缺向量", "missing_ids"), ("多余向量", "stale_ids")):
         for label, ids in index.get(key, {}).items():

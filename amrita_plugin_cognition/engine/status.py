@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..domain.records import MemoryStatus
 from ..errors import IndexUnavailable
-from ..store import jobs, outbox, repository
+from ..store import jobs, outbox, repository, vector_copy
 from . import cycle_runs, llm_usage
 from .cycles import summary as cycles_summary
 from .decay import sweep_status
@@ -44,8 +44,15 @@ async def status(engine: CognitionEngine, check_ids: bool = True, full: bool = F
         queue = await jobs.summary(uow.session)
     fingerprint = await stored_fingerprint(engine)
     generation = await engine.index_sync.current_generation(force=True)
+    async with engine.unit_of_work() as uow:
+        copy_complete = await vector_copy.is_complete(uow.session, generation)
     active_total = sum(count for _, state, count in counts if state == MemoryStatus.ACTIVE.value)
-    index: dict[str, Any] = {"backend": engine.vectors.description, "generation": generation}
+    index: dict[str, Any] = {
+        "backend": engine.vectors.description,
+        "generation": generation,
+        # small chats are searched in the copy in SQL once the repair has completed it (engine/exact_search.py)
+        "copy_complete": copy_complete,
+    }
     try:
         await asyncio.to_thread(engine.vectors.heartbeat)
         if full or len(sizes) <= FULL_CHECK_CHATS:

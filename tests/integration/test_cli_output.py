@@ -84,6 +84,9 @@ def test_status_reads_as_sentences(capsys: pytest.CaptureFixture[str]) -> None:
     # the job queue says the outbox's word: dead (given up after its last attempt)
     assert "处理中 0 个，已放弃 1 个" in out and "jobs list --state dead" in out
     assert "group:20001" in out
+    assert "向量副本" not in out  # complete (or a report from before the copy): nothing to say
+    render.status({**STATUS, "index": {**STATUS["index"], "copy_complete": False}})  # type: ignore[dict-item]
+    assert "向量副本：尚未补齐" in capsys.readouterr().out
 
 
 def test_backup_list_shows_size_time_and_counts(capsys: pytest.CaptureFixture[str]) -> None:
