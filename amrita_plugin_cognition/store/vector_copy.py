@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import Scope
@@ -23,8 +25,9 @@ from .models import MemoryVectorRow
 #: How the vectors are kept: half precision halves the table against float32; a cosine moves by
 #: about 1e-3 (``tests/integration/test_exact_search.py`` ranks a chat both ways: same order).
 STORED_DTYPE = np.dtype("<f2")
-#: Ids per statement (both databases' bind limits stay far off).
+#: Ids per statement, and rows per insert (six values each: under SQLite's oldest bind limit, 999).
 _CHUNK = 500
+_ROWS = 150
 
 
 _MARK = "vector_copy:"
@@ -50,22 +53,33 @@ def decode(blobs: Sequence[bytes]) -> np.ndarray:
 async def put(
     session: AsyncSession, generation: int, bot_id: str, scope: Scope, ids: Sequence[int], vectors: np.ndarray
 ) -> None:
-    """Store (or replace) the vectors of one chat's facts in ``generation``."""
-    if not len(ids):
-        return
-    await remove(session, generation, ids)
-    session.add_all(
-        MemoryVectorRow(
-            generation=generation,
-            memory_id=int(memory_id),
-            bot_id=bot_id,
-            scope_kind=scope.kind,
-            scope_id=scope.id,
-            vector=encode(vector),
-        )
+    """Store (or replace) the vectors of one chat's facts in ``generation``: an upsert, so that a
+    drain and the repair writing the same fact at once both succeed."""
+    rows = [
+        {
+            "generation": generation,
+            "memory_id": int(memory_id),
+            "bot_id": bot_id,
+            "scope_kind": scope.kind,
+            "scope_id": scope.id,
+            "vector": encode(vector),
+        }
         for memory_id, vector in zip(ids, vectors, strict=True)
-    )
-    await session.flush()
+    ]
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    for start in range(0, len(rows), _ROWS):
+        statement = insert(MemoryVectorRow).values(rows[start : start + _ROWS])
+        await session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["generation", "memory_id"],
+                set_={
+                    "bot_id": statement.excluded.bot_id,
+                    "scope_kind": statement.excluded.scope_kind,
+                    "scope_id": statement.excluded.scope_id,
+                    "vector": statement.excluded.vector,
+                },
+            )
+        )
 
 
 async def remove(session: AsyncSession, generation: int | None, ids: Sequence[int]) -> None:

@@ -196,3 +196,18 @@ async def test_the_copy_never_answers_another_chat(tmp_root, chroma_port) -> Non
     await _remember(engine, new_bot(), Scope("group", "30002"), FACTS[:1])
     result = await engine.memories.recall(group(bot, "30002", "10001"), ["谁喜欢吃辣的 重庆火锅"], now=NOW)
     assert FACTS[0] not in [hit.record.text for hit in result.hits]
+
+
+async def test_writing_a_fact_s_copy_twice_replaces_it(tmp_root, chroma_port) -> None:
+    """A drain and the repair may write one fact's copy at once: the second write replaces the first."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    (memory_id,) = await _remember(engine, bot, Scope("group", "30001"), FACTS[:1])
+    generation = await engine.index_sync.current_generation(force=True)
+    replacement = np.full((1, 512), 0.5, dtype=np.float32)
+    async with engine.unit_of_work() as uow:
+        await vector_copy.put(uow.session, generation, bot, Scope("group", "30001"), [memory_id], replacement)
+        await uow.commit()
+    async with engine.unit_of_work() as uow:
+        ids, matrix = await vector_copy.chat(uow.session, generation, bot, Scope("group", "30001"), 10)
+    assert ids == [memory_id] and np.allclose(matrix, replacement)
