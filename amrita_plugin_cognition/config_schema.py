@@ -74,9 +74,10 @@ class RecallSettings(_Settings):
     top_k: int = Field(8, ge=1, le=50)
     candidates: int = Field(50, ge=5, le=500)
     #: A chat of at most this many facts is searched exactly in its vectors' copy in SQL instead of
-    #: the vector index (``engine/exact_search.py``; cheaper than the index round trip up to about
-    #: 1,000, bench/exact_search.py). 0: every chat through the index.
-    exact_search_max_vectors: int = Field(1000, ge=0, le=20000)
+    #: the vector index (``engine/exact_search.py``). Measured (bench/exact_search.py): the copy costs
+    #: what the index does at about 500 facts on SQLite + embedded Chroma (a chat's index read back)
+    #: and 1,000 on PostgreSQL + a Chroma server; at 100 it costs 0.7x and 0.4x. 0: always the index.
+    exact_search_max_vectors: int = Field(500, ge=0, le=20000)
     #: "score": weighted sum of normalised scores (measured best); "rrf": reciprocal-rank fusion.
     fusion: Literal["score", "rrf"] = "score"
     dense_normalisation: Literal["minmax", "ratio"] = "minmax"

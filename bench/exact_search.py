@@ -1,115 +1,145 @@
 """Up to which chat size the copy in SQL beats the vector index (``recall.exact_search_max_vectors``).
 
-Per chat size: one chat's rows read from a SQLite table shaped as ``cognition_memory_vector``
-(the chats' rows interleaved, as a bot writes them; 200 chats of that size) and ranked with
-``index/exact.nearest``, against one query of that chat's own Chroma collection (the embedded
-index, 512 dimensions, vectors back, as recall asks) with its index in memory, and read back from
-the folder (``cached_indexes`` 1: another chat was asked in between). Random vectors, no model;
-p50/p95 of 300 queries, median over ``--runs`` runs; ratio copy / index in the same run.
+Recall's two ways to a chat's nearest vectors, each as recall calls it, on one engine (SQLite +
+embedded Chroma, the defaults): the copy (``engine.exact_search.search``: one SQL statement
+through the async session, the rows decoded and ranked by ``index/exact.nearest``) and the index
+(``engine/recall._index_search``: the hop to the index's thread and the chat's Chroma query, vectors
+back). Per chat size, ``CHATS`` chats of random 512-dimensional vectors, written as the drain
+writes them (the chat's collection, then its copy; the copy's rows interleaved across chats, as a
+bot's writes come); each query asks a random chat of that size, so with more chats than
+``chroma.cached_indexes`` (4 here) the index is mostly read back from the folder, as in a bot of
+many chats; then the same chat again (its index in memory). p50/p95 of ``QUERIES`` queries, median
+over ``--runs`` runs (a fresh process each); ratio copy / index in the same run. ``--backend
+server``: PostgreSQL (a database of the run's own on ``COGNITION_TEST_PG``, 127.0.0.1:5432 by
+default) and a ``chroma run`` server of the run's own (its own cache setting: every index kept).
 
-    uv run python bench/exact_search.py [--quick] [--runs 3]
+    uv run python bench/exact_search.py [--quick] [--runs 3] [--backend embedded|server]
 """
 
 from __future__ import annotations
 
-import sqlite3
+import asyncio
+import json
+import sys
 import time
 from typing import Any
 
-from _common import machine_line, median, p50_p95, parse_args, remove_home, throwaway_home
+from _common import (
+    child_json,
+    init_engine_only,
+    machine_line,
+    median,
+    open_engine,
+    p50_p95,
+    parse_args,
+    quiet_cognition_logs,
+    remove_home,
+    throwaway_home,
+)
 
 DIMENSIONS = 512
-CHATS = 200
+CHATS = 12
 QUERIES = 300
 SIZES = (100, 300, 1000, 3000)
+#: Rows per copy write while the chats' rows are interleaved (a drain batch's size in a busy bot).
+INTERLEAVE = 20
 
 
-def _copy_table(path: str, size: int, rng: Any) -> sqlite3.Connection:
-    db = sqlite3.connect(path)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute(
-        "CREATE TABLE cognition_memory_vector (generation INTEGER, memory_id INTEGER, bot_id TEXT,"
-        " scope_kind TEXT, scope_id TEXT, vector BLOB, PRIMARY KEY (generation, memory_id))"
-    )
-    db.execute("CREATE INDEX ix_chat ON cognition_memory_vector (generation, bot_id, scope_kind, scope_id)")
-    rows = (
-        (1, index, "42", "group", str(index % CHATS), rng.standard_normal(DIMENSIONS).astype("<f2").tobytes())
-        for index in range(size * CHATS)
-    )
-    db.executemany("INSERT INTO cognition_memory_vector VALUES (?, ?, ?, ?, ?, ?)", rows)
-    db.commit()
-    return db
-
-
-def run_size(size: int, seed: int) -> dict[str, float]:
+async def measure(sizes: tuple[int, ...], queries: int, backend: str) -> dict[str, dict[str, float]]:
     import numpy as np
+    from _store import ServerStore
 
-    from amrita_plugin_cognition.api import CognitionConfig, Scope
-    from amrita_plugin_cognition.index.exact import nearest
-    from amrita_plugin_cognition.index.vector import ChromaVectorIndex
-
-    rng = np.random.default_rng(seed)
     home = throwaway_home("exact-search")
+    server = ServerStore(home, 0, 0, throwaway=True) if backend == "server" else None
     try:
-        db = _copy_table(str(home / "copy.sqlite3"), size, rng)
-        settings = CognitionConfig.model_validate({"chroma": {"path": str(home / "chroma"), "cached_indexes": 1}})
-        index = ChromaVectorIndex(settings.chroma, home)
-        index.open()
-        chats = [Scope("group", str(chat)) for chat in range(2)]
-        for number, scope in enumerate(chats):
-            ids = list(range(number * size, (number + 1) * size))
-            index.upsert(
-                1, "42", scope, ids, rng.standard_normal((size, DIMENSIONS)).astype(np.float32), [{"t": 0}] * size
-            )
-        copy_ms: list[float] = []
-        warm_ms: list[float] = []
-        cold_ms: list[float] = []
-        for turn in range(QUERIES):
-            query = rng.standard_normal(DIMENSIONS).astype(np.float32)
-            began = time.perf_counter()
-            found = db.execute(
-                "SELECT memory_id, vector FROM cognition_memory_vector WHERE generation = 1 AND bot_id = '42'"
-                " AND scope_kind = 'group' AND scope_id = ? LIMIT ?",
-                (str(turn % CHATS), size + 1),
-            ).fetchall()
-            matrix = np.frombuffer(b"".join(row[1] for row in found), dtype="<f2").reshape(len(found), -1)
-            nearest(None, query, [row[0] for row in found], matrix.astype(np.float32), 50)
-            copy_ms.append((time.perf_counter() - began) * 1000)
-            began = time.perf_counter()
-            index.query(1, "42", chats[turn % 2], query, 50)  # the other chat's index was dropped: read back
-            cold_ms.append((time.perf_counter() - began) * 1000)
-            began = time.perf_counter()
-            index.query(1, "42", chats[turn % 2], query, 50)  # now in memory
-            warm_ms.append((time.perf_counter() - began) * 1000)
-        index.close()
-        db.close()
-        figures: dict[str, float] = {}
-        for name, values in (("copy", copy_ms), ("index_warm", warm_ms), ("index_cold", cold_ms)):
-            figures[f"{name}_p50"], figures[f"{name}_p95"] = p50_p95(values)
+        chroma: dict[str, Any] = {"mode": "embedded", "cached_indexes": 4}
+        if server is not None:
+            await server.open(fresh=True)
+            chroma = server.chroma_config
+        init_engine_only(home, database_url=server.url if server else None)  # NoneBot first: the models need it
+        quiet_cognition_logs()
+        from amrita_plugin_cognition.api import Scope
+        from amrita_plugin_cognition.engine.recall import _index_search
+        from amrita_plugin_cognition.store import vector_copy
+
+        engine = await open_engine(home, chroma=chroma, recall={"exact_search_max_vectors": max(sizes)})
+        generation = await engine.index_sync.current_generation(force=True)
+        async with engine.unit_of_work() as uow:
+            await vector_copy.mark_complete(uow.session, generation)
+            await uow.commit()
+        rng = np.random.default_rng(11)
+        figures: dict[str, dict[str, float]] = {}
+        next_id = 1
+        for size in sizes:
+            bot = f"bench{size}"
+            chats = [Scope("group", str(chat)) for chat in range(CHATS)]
+            pending: list[tuple[Scope, list[int], Any]] = []
+            for scope in chats:
+                ids = list(range(next_id, next_id + size))
+                next_id += size
+                vectors = rng.standard_normal((size, DIMENSIONS)).astype(np.float32)
+                engine.vectors.upsert(generation, bot, scope, ids, vectors, [{"importance": "medium"}] * size)
+                pending.append((scope, ids, vectors))
+            for start in range(0, size, INTERLEAVE):  # the copy's rows interleaved across the chats
+                async with engine.unit_of_work() as uow:
+                    for scope, ids, vectors in pending:
+                        end = start + INTERLEAVE
+                        await vector_copy.put(uow.session, generation, bot, scope, ids[start:end], vectors[start:end])
+                    await uow.commit()
+            times: dict[str, list[float]] = {"copy": [], "index_read_back": [], "index_in_memory": []}
+            for _ in range(queries):
+                scope = chats[int(rng.integers(CHATS))]
+                query = rng.standard_normal((1, DIMENSIONS)).astype(np.float32)
+                began = time.perf_counter()
+                hits, left = await engine.exact_search.search(generation, bot, [(scope, None)], query, 50)
+                times["copy"].append((time.perf_counter() - began) * 1000)
+                assert not left and len(hits[0]) == 50
+                for name in ("index_read_back", "index_in_memory"):
+                    began = time.perf_counter()
+                    await _index_search(engine, generation, bot, [(scope, None)], query, 50, time.monotonic() + 30)
+                    times[name].append((time.perf_counter() - began) * 1000)
+            figures[str(size)] = {}
+            for name, values in times.items():
+                figures[str(size)][f"{name}_p50"], figures[str(size)][f"{name}_p95"] = p50_p95(values)
+        await engine.close()
         return figures
     finally:
+        if server is not None:
+            server.close()
+            await server.drop()
         remove_home(home)
 
 
 def main() -> None:
-    args = parse_args(__doc__, extra=lambda parser: parser.add_argument("--runs", type=int, default=3))
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        sizes = tuple(int(size) for size in sys.argv[2].split(","))
+        print(json.dumps(asyncio.run(measure(sizes, int(sys.argv[3]), sys.argv[4]))))
+        return
+
+    def options(parser: Any) -> None:
+        parser.add_argument("--runs", type=int, default=3)
+        parser.add_argument("--backend", choices=("embedded", "server"), default="embedded")
+
+    args = parse_args(__doc__, extra=options)
     sizes = SIZES[:2] if args.quick else SIZES
     runs = 1 if args.quick else args.runs
-    print(machine_line())
+    queries = 60 if args.quick else QUERIES
+    print(f"{machine_line()}, backend {args.backend}")
+    arguments = ("--child", ",".join(map(str, sizes)), str(queries), args.backend)
+    results = [child_json(__file__, *arguments) for _ in range(runs)]
     print(
-        "| chat size | copy p50 / p95 | index in memory p50 / p95 | index read back p50 / p95"
-        " | copy / index p95 (in memory, read back) |"
+        "| chat size | copy p50 / p95 | index read back p50 / p95 | index in memory p50 / p95"
+        " | copy / index p95 (read back, in memory), runs' median |"
     )
     print("|---|---|---|---|---|")
-    for size in sizes:
-        results = [run_size(size, seed) for seed in range(runs)]
-        value = {key: median([result[key] for result in results]) for key in results[0]}
-        warm = median([result["copy_p95"] / result["index_warm_p95"] for result in results])
-        cold = median([result["copy_p95"] / result["index_cold_p95"] for result in results])
+    for size in map(str, sizes):
+        value = {key: median([result[size][key] for result in results]) for key in results[0][size]}
+        cold = median([result[size]["copy_p95"] / result[size]["index_read_back_p95"] for result in results])
+        warm = median([result[size]["copy_p95"] / result[size]["index_in_memory_p95"] for result in results])
         print(
             f"| {size} | {value['copy_p50']:.2f} / {value['copy_p95']:.2f} ms"
-            f" | {value['index_warm_p50']:.2f} / {value['index_warm_p95']:.2f} ms"
-            f" | {value['index_cold_p50']:.2f} / {value['index_cold_p95']:.2f} ms | {warm:.2f}, {cold:.2f} |"
+            f" | {value['index_read_back_p50']:.2f} / {value['index_read_back_p95']:.2f} ms"
+            f" | {value['index_in_memory_p50']:.2f} / {value['index_in_memory_p95']:.2f} ms | {cold:.2f}, {warm:.2f} |"
         )
 
 
