@@ -19,7 +19,7 @@ The store is written through the engine's real path (``engine.memories.remember`
 ``engine.index.drain()``); the full-scale stores are cached under /tmp/cognition-bench-cache
 (first build: several minutes; the build time is printed and kept in ``complete.json``).
 
-    uv run python bench/recall_latency.py [--quick] [--case a|b] [--rebuild] [--backend embedded|server]
+    uv run python bench/recall_latency.py [--quick] [--case a|b] [--rebuild] [--backend embedded|server] [--exact-max N]
 
 Each case runs in its own process (one NoneBot, one SQLite per store). ``--backend server``: the
 same on PostgreSQL (a database per store on the server of ``COGNITION_TEST_PG``, 127.0.0.1:5432 by
@@ -51,7 +51,13 @@ CASES = {"a": ((50_000, 1), (1_000, 1)), "b": ((100_000, 1_000), (2_000, 20))}
 
 
 async def run_case(
-    case: str, quick: bool, rebuild: bool, build_only: bool = False, profile: bool = False, backend: str = "embedded"
+    case: str,
+    quick: bool,
+    rebuild: bool,
+    build_only: bool = False,
+    profile: bool = False,
+    backend: str = "embedded",
+    exact_max: int | None = None,
 ) -> None:
     from _corpus import queries
     from _store import BOT_ID, PEER_COLLECTION, ServerStore, build_or_open, peer_client, scope_ids, store_dir
@@ -71,6 +77,9 @@ async def run_case(
             count, scopes, home=home or store_dir(count, scopes, backend), rebuild=rebuild or quick, server=server
         )
         setup = time.perf_counter() - started
+        if exact_max is not None:  # the copy in SQL against the index, on one store
+            engine.config.recall.exact_search_max_vectors = exact_max
+        print(f"recall.exact_search_max_vectors = {engine.config.recall.exact_search_max_vectors}")
         if server is not None:  # what a bot's housekeeping (or autovacuum) keeps current: the planner's statistics
             from amrita_plugin_cognition.store.planner_stats import analyse_stale
 
@@ -320,10 +329,17 @@ def main() -> None:
             default="embedded",
             help="SQLite + embedded Chroma, or PostgreSQL + a Chroma server",
         )
+        parser.add_argument(
+            "--exact-max",
+            type=int,
+            help="recall.exact_search_max_vectors for this run (0: every chat through the index)",
+        )
 
     args = parse_args("recall latency of build_context vs a Chroma-only peer", extra)
     if args.case:
-        asyncio.run(run_case(args.case, args.quick, args.rebuild, args.build_only, args.profile, args.backend))
+        asyncio.run(
+            run_case(args.case, args.quick, args.rebuild, args.build_only, args.profile, args.backend, args.exact_max)
+        )
         return
     backend = "" if args.backend == "embedded" else "  [PostgreSQL + Chroma server]"
     print(f"# bench/recall_latency.py  {machine_line()}{'  [quick]' if args.quick else ''}{backend}", flush=True)
@@ -331,6 +347,7 @@ def main() -> None:
         command = [sys.executable, str(Path(__file__).resolve()), "--case", case, "--backend", args.backend]
         command += ["--quick"] if args.quick else []
         command += ["--rebuild"] if args.rebuild else []
+        command += ["--exact-max", str(args.exact_max)] if args.exact_max is not None else []
         completed = subprocess.run(command, cwd=REPO_ROOT, check=False)
         if completed.returncode:
             raise SystemExit(f"case {case} failed (exit {completed.returncode})")

@@ -1,5 +1,6 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe, index_ops_memory, decay_sweep, consolidation_prepass, cycle_tokens, webui_page).
+planner_month, activity_observe, index_ops_memory, exact_search, decay_sweep, consolidation_prepass, cycle_tokens,
+webui_page).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -107,6 +108,14 @@ def test_the_index_operations_bench_measures_every_kind() -> None:
     for kind in ("insert", "rewrite", "delete_insert", "query", "query_person", "card_rewrite", "card_query"):
         found = rf"\n{kind} +RSS growth per 1,000 operations, by round: [+-]{NUMBER} / [+-]{NUMBER} MB"
         assert re.search(found, output), output
+
+
+def test_the_exact_search_bench_puts_the_copy_beside_the_index() -> None:
+    output = run_script("exact_search.py")
+    for size in (100, 300):
+        times = rf"{NUMBER} / {NUMBER} ms"
+        row = rf"\n\| {size} \| {times} \| {times} \| {times} \| {NUMBER}, {NUMBER} \|"
+        assert re.search(row, output), output
 
 
 def test_decay_sweep_quick_reads_every_row_once_across_a_restart() -> None:
