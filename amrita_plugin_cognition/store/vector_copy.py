@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -28,8 +28,6 @@ STORED_DTYPE = np.dtype("<f2")
 #: Ids per statement, and rows per insert (six values each: under SQLite's oldest bind limit, 999).
 _CHUNK = 500
 _ROWS = 150
-
-
 _MARK = "vector_copy:"
 
 
@@ -124,11 +122,6 @@ async def stored_ids(session: AsyncSession, generation: int) -> dict[tuple[str, 
     return found
 
 
-async def count(session: AsyncSession, generation: int) -> int:
-    statement = select(func.count()).select_from(MemoryVectorRow).where(MemoryVectorRow.generation == generation)
-    return int((await session.execute(statement)).scalar_one())
-
-
 async def drop_other_generations(session: AsyncSession, keep: int) -> None:
     """Remove every generation's copy but ``keep``'s, and their completeness marks."""
     await session.execute(delete(MemoryVectorRow).where(MemoryVectorRow.generation != keep))
@@ -143,7 +136,3 @@ async def is_complete(session: AsyncSession, generation: int) -> bool:
 
 async def mark_complete(session: AsyncSession, generation: int) -> None:
     await meta.put(session, complete_key(generation), "1")
-
-
-async def mark_incomplete(session: AsyncSession, generation: int) -> None:
-    await meta.remove(session, complete_key(generation))
