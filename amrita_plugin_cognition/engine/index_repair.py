@@ -70,8 +70,12 @@ class RepairReport:
         return sum(len(ids) for ids in self.extra.values())
 
 
-async def missing_and_extra(engine: CognitionEngine, sync: IndexSync, generation: int | None = None) -> RepairReport:
-    """Compare, by id, the active facts in SQL with what ``generation`` stores."""
+async def missing_and_extra(
+    engine: CognitionEngine, sync: IndexSync, generation: int | None = None, copy: bool = False
+) -> RepairReport:
+    """Compare, by id, the active facts in SQL with what ``generation`` stores; with ``copy``, with
+    what the copy in SQL holds too (``copy_missing`` / ``copy_extra``: what ``repair`` mends; a
+    report such as ``status``'s does not read the copy)."""
     generation = generation or await sync.current_generation(force=True)
     report = RepairReport(generation)
     expected: dict[_Key, set[int]] = {}
@@ -107,13 +111,8 @@ async def missing_and_extra(engine: CognitionEngine, sync: IndexSync, generation
         for bot_id in expected_cards.keys() | listing.cards.keys()
     ]
     compared += await knowledge_vectors.compare_knowledge(engine, listing)
-    async with engine.unit_of_work() as uow:
-        copied = await vector_copy.stored_ids(uow.session, generation)
-    for key in expected.keys() | copied.keys():
-        if lacking := sorted(expected.get(key, set()) - copied.get(key, set())):
-            report.copy_missing[key] = lacking
-        if surplus := sorted(copied.get(key, set()) - expected.get(key, set())):
-            report.copy_extra[key] = surplus
+    if copy:
+        await _compare_copy(engine, expected, report)
     for label, wanted, found in compared:
         missing = sorted(wanted - found)
         extra = sorted(found - wanted)
@@ -124,12 +123,23 @@ async def missing_and_extra(engine: CognitionEngine, sync: IndexSync, generation
     return report
 
 
+async def _compare_copy(engine: CognitionEngine, expected: dict[_Key, set[int]], report: RepairReport) -> None:
+    """The copy in SQL against the active facts, by id, into ``report``."""
+    async with engine.unit_of_work() as uow:
+        copied = await vector_copy.stored_ids(uow.session, report.generation)
+    for key in expected.keys() | copied.keys():
+        if lacking := sorted(expected.get(key, set()) - copied.get(key, set())):
+            report.copy_missing[key] = lacking
+        if surplus := sorted(copied.get(key, set()) - expected.get(key, set())):
+            report.copy_extra[key] = surplus
+
+
 async def repair(
     engine: CognitionEngine, sync: IndexSync, generation: int | None = None, direct: bool = False
 ) -> RepairReport:
     """Re-queue the missing facts and delete the extra vectors of ``generation``. ``direct``
     (a reindex, before it switches): index the missing ones now instead of queueing them."""
-    report = await missing_and_extra(engine, sync, generation)
+    report = await missing_and_extra(engine, sync, generation, copy=True)
     for label, ids in report.extra.items():
         bot_id, _, scope_key = label.partition("|")
         if scope_key == CARDS_SCOPE:

@@ -254,20 +254,9 @@ class ChromaVectorIndex(ChromaInventory):
 
     @on_index_thread
     def _vector_page(self, name: str, offset: int, limit: int) -> tuple[list[int], np.ndarray]:
-        collection = self._existing(name, True)
-        if collection is None:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        try:
-            result = collection.get(limit=limit, offset=offset, include=["embeddings"])
-        except Exception as error:
-            raise self._failed("get", name, error) from error
-        embeddings = result.get("embeddings")
-        ids = [int(memory_id) for memory_id in result["ids"]]
-        if embeddings is None or not ids:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.asarray(embeddings, dtype=np.float32)
+        ids, matrix = self._stored_rows(name, limit=limit, offset=offset)
         layout = self.layout
-        if layout is not None and matrix.shape[1] == layout.dimension:
+        if ids and layout is not None and matrix.shape[1] == layout.dimension:
             return ids, layout.first_part(matrix)
         return ids, matrix
 
@@ -277,19 +266,25 @@ class ChromaVectorIndex(ChromaInventory):
     ) -> tuple[list[int], np.ndarray]:
         """The whole stored rows (both models' parts when there are two) of the given facts of one
         chat, as (the ids found, an n x d float32 matrix): what the copy in SQL is refilled from."""
-        name = collection_name(generation, bot_id, scope)
+        if not ids:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return self._stored_rows(collection_name(generation, bot_id, scope), ids=[str(item) for item in ids])
+
+    def _stored_rows(self, name: str, **selection: Any) -> tuple[list[int], np.ndarray]:
+        """One ``get`` of a collection's stored vectors as (ids, an n x d float32 matrix of the whole
+        rows); none when the collection does not exist. ``selection``: chromadb's ``get`` arguments."""
         collection = self._existing(name, True)
-        if collection is None or not ids:
+        if collection is None:
             return [], np.zeros((0, 0), dtype=np.float32)
         try:
-            result = collection.get(ids=[str(item) for item in ids], include=["embeddings"])
+            result = collection.get(include=["embeddings"], **selection)
         except Exception as error:
             raise self._failed("get", name, error) from error
         embeddings = result.get("embeddings")
-        found = [int(memory_id) for memory_id in result["ids"]]
-        if embeddings is None or not found:
+        ids = [int(memory_id) for memory_id in result["ids"]]
+        if embeddings is None or not ids:
             return [], np.zeros((0, 0), dtype=np.float32)
-        return found, np.asarray(embeddings, dtype=np.float32)
+        return ids, np.asarray(embeddings, dtype=np.float32)
 
 
 def _saved_write(write: Callable[[], object], records: int) -> None:
