@@ -40,37 +40,45 @@ class ExactSearch:
 
     def __init__(self, engine: CognitionEngine) -> None:
         self._engine = engine
-        #: Generations whose copy the repair marked complete (a mark is never taken back while
-        #: its generation is live: a reindex drops the old generation's copy with the old index).
-        self._complete: set[int] = set()
+        #: Generation -> when its copy was last found not complete (not read again for a while).
         self._incomplete_seen: dict[int, float] = {}
         self._large: TTLCache[tuple[int, str, str], bool] = TTLCache(maxsize=8192, ttl=LARGE_CHAT_SECONDS)
-
-    async def ready(self, generation: int) -> bool:
-        """Whether ``generation``'s copy holds every vector its index holds."""
-        if generation in self._complete:
-            return True
-        seen = self._incomplete_seen.get(generation)
-        if seen is not None and time.monotonic() - seen < INCOMPLETE_RECHECK_SECONDS:
-            return False
-        async with self._engine.unit_of_work() as uow:
-            complete = await vector_copy.is_complete(uow.session, generation)
-        if complete:
-            self._complete.add(generation)
-            self._incomplete_seen.pop(generation, None)
-        else:
-            self._incomplete_seen[generation] = time.monotonic()
-        return complete
 
     async def search(
         self, generation: int, bot_id: str, targets: Sequence[Target], vectors: np.ndarray, limit: int
     ) -> tuple[list[list[VectorHit]], list[Target]]:
         """Per query vector, the hits of the targets answered from the copy; and the targets left
-        for the index."""
+        for the index. A copy without its completeness mark may have been dropped by a reindex in
+        another process since this one read the generation (the mark goes in the transaction that
+        drops the rows): the generation is read again and, when it moved, its copy is searched, as
+        the index's search follows a missing collection."""
         hits: list[list[VectorHit]] = [[] for _ in range(len(vectors))]
         most = self._engine.config.recall.exact_search_max_vectors
-        if not most or not await self.ready(generation):
+        if not most:
             return hits, list(targets)
+        read = await self._read(generation, bot_id, targets, vectors.shape[1], most)
+        if read is None:
+            current = await self._engine.index_sync.current_generation(force=True)
+            if current != generation:
+                read = await self._read(current, bot_id, targets, vectors.shape[1], most)
+        if read is None:
+            return hits, list(targets)
+        chats, left = read
+        layout = self._engine.vectors.layout
+        for view, vector in enumerate(vectors):
+            for ids, matrix in chats:
+                hits[view] += nearest(layout, vector, ids, matrix, limit)
+        return hits, left
+
+    async def _read(
+        self, generation: int, bot_id: str, targets: Sequence[Target], dimension: int, most: int
+    ) -> tuple[list[tuple[list[int], np.ndarray]], list[Target]] | None:
+        """The targets' rows in ``generation``'s copy, and the targets left for the index; None when
+        that copy is not complete (the mark is read after the rows, so rows read before a drop
+        committed are never taken for a whole copy)."""
+        seen = self._incomplete_seen.get(generation)
+        if seen is not None and time.monotonic() - seen < INCOMPLETE_RECHECK_SECONDS:
+            return None
         left: list[Target] = []
         chats: list[tuple[list[int], np.ndarray]] = []
         async with self._engine.unit_of_work() as uow:
@@ -84,12 +92,13 @@ class ExactSearch:
                 if len(ids) > most:
                     self._large[key] = True
                     left.append(target)
-                elif ids and matrix.shape[1] != vectors.shape[1]:
+                elif ids and matrix.shape[1] != dimension:
                     left.append(target)  # another model's vectors (a changed embedder, not reindexed)
                 elif ids:
                     chats.append((ids, matrix))
-        layout = self._engine.vectors.layout
-        for view, vector in enumerate(vectors):
-            for ids, matrix in chats:
-                hits[view] += nearest(layout, vector, ids, matrix, limit)
-        return hits, left
+            complete = await vector_copy.is_complete(uow.session, generation)
+        if not complete:
+            self._incomplete_seen[generation] = time.monotonic()
+            return None
+        self._incomplete_seen.pop(generation, None)
+        return chats, left

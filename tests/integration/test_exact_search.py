@@ -147,7 +147,6 @@ async def test_an_incomplete_copy_is_not_read(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     await _remember(engine, bot, Scope("group", "30001"), FACTS)
-    engine.exact_search._complete.clear()
     engine.exact_search._incomplete_seen[await engine.index_sync.current_generation()] = float("inf")
     calls = _count_index_queries(engine)
     result = await engine.memories.recall(group(bot, "30001", "10001"), ["火锅"], now=NOW)
