@@ -410,24 +410,16 @@ async def enqueue_upserts(session: AsyncSession, rows: Sequence[MemoryRow], now:
         outbox.enqueue(session, row, "upsert", now)
 
 
-async def memory_counts(session: AsyncSession) -> list[tuple[str, str, int]]:
-    """(scope kind, status, count) over the whole store."""
+async def scope_counts(session: AsyncSession) -> list[tuple[str, str, str, str, int]]:
+    """(bot, scope kind, scope id, status, facts) of every chat and status: one pass over the scope
+    index, from which ``status`` takes both the counts by kind and status and the chats' sizes (two
+    grouped scans took twice as long at a million facts)."""
     result = await session.execute(
-        select(MemoryRow.scope_kind, MemoryRow.status, func.count()).group_by(MemoryRow.scope_kind, MemoryRow.status)
+        select(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id, MemoryRow.status, func.count()).group_by(
+            MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id, MemoryRow.status
+        )
     )
-    return [(kind, status, int(count)) for kind, status, count in result.tuples()]
-
-
-async def chat_sizes(session: AsyncSession) -> list[tuple[str, str, str, int]]:
-    """(bot, scope kind, scope id, active facts) of every chat with active facts, the largest first
-    (one pass over the scope index)."""
-    result = await session.execute(
-        select(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id, func.count())
-        .where(MemoryRow.status == MemoryStatus.ACTIVE.value)
-        .group_by(MemoryRow.bot_id, MemoryRow.scope_kind, MemoryRow.scope_id)
-        .order_by(func.count().desc())
-    )
-    return [(bot, kind, scope_id, int(count)) for bot, kind, scope_id, count in result.all()]
+    return [(bot, kind, scope_id, state, int(count)) for bot, kind, scope_id, state, count in result.all()]
 
 
 async def recently_written_chats(session: AsyncSession, rows: int) -> list[tuple[str, Scope]]:

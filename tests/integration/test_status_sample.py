@@ -5,6 +5,8 @@ only counted; ``full`` compares every chat as before."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 
 import pytest
@@ -65,3 +67,51 @@ async def test_many_chats_are_sampled_newest_first_and_a_gap_is_still_named(
         await engine.index.repair()  # the worker's index is shared by its tests: mend the gap
         await engine.index.drain()
     assert (await engine.index.status())["index"]["missing"] == 0  # the sample of this test's chats
+
+
+async def test_the_sample_waits_on_the_index_while_the_chats_are_counted_and_a_small_bank_is_checked_whole(
+    tmp_root, chroma_port, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The count scans the whole table; the sample of recent chats runs meanwhile, and is thrown
+    away when the count finds few chats (the whole comparison then reports, nothing of the sample)."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = group(bot, "31900", "10001", "小明")
+    await engine.memories.write(chat, "group", "小明每周六去爬山。")
+    await engine.index.drain()
+    order: list[str] = []
+    count, sample = status_module._count, status_module._check_recent_chats
+    sampling = asyncio.Event()
+
+    async def slow_count(*args):
+        # a long scan: it ends once the sample has begun (or after 5 s, when nothing runs meanwhile)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(sampling.wait(), 5)
+        try:
+            return await count(*args)
+        finally:
+            order.append("counted")
+
+    async def watched_sample(*args):
+        order.append("sampling")
+        sampling.set()
+        return await sample(*args)
+
+    monkeypatch.setattr(status_module, "_count", slow_count)
+    monkeypatch.setattr(status_module, "_check_recent_chats", watched_sample)
+    monkeypatch.setattr(status_module, "SAMPLE_SECONDS", 0.0)
+    monkeypatch.setattr(status_module, "FULL_CHECK_CHATS", 0)  # many chats: the sample is kept
+    sampled = (await engine.index.status())["index"]
+    assert order == ["sampling", "counted"]
+    assert sampled["checked"]["complete"] is False and sampled["checked"]["of"] >= 1 and "vectors" not in sampled
+
+    order.clear()
+    sampling.clear()
+    monkeypatch.setattr(status_module, "FULL_CHECK_CHATS", 10**9)  # few chats: everything compared
+    whole = await engine.index.status()
+    assert order == ["sampling", "counted"]
+    index = whole["index"]
+    assert index["checked"]["complete"] is True and index["checked"]["chats"] == index["checked"]["of"]
+    # (the worker's database holds other tests' facts, whose vectors are in their own engines' folders)
+    assert "vectors_checked" not in index and index["vectors"] >= 1 and "missing" in index
+    assert whole["active_total"] >= 1 and any(entry["bot"] == bot for entry in whole["top_scopes"])
