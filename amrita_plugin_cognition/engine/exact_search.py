@@ -5,9 +5,12 @@ Most chats of a bot hold a few hundred facts. Reading those rows is one indexed 
 ranking them one matrix product, where the index costs a hop to its thread (or an HTTP call to a
 Chroma server) and, for a chat whose index is not in memory, reading it back from disk; a bot of
 10,000 chats cannot keep every chat's index in memory, so that read-back was most of a turn's
-vector side (bench/README.md, "a million memories"). Larger chats, chats searched with a person
-filter, and every chat until the repair has marked the generation's copy complete, are asked of
-the index as before; ``recall.exact_search_max_vectors`` is "small".
+vector side (bench/README.md, "a million memories"). A private chat's user is also searched in
+the groups where they have facts, filtered on them: their facts of every group are read at once
+through the memory table's person indices, however large the groups, and ranked per group the same
+way. Larger chats (a person with more group facts than "small"), filters of any other kind, and
+every chat until the repair has marked the generation's copy complete, are asked of the index as
+before; ``recall.exact_search_max_vectors`` is "small".
 """
 
 from __future__ import annotations
@@ -33,6 +36,21 @@ LARGE_CHAT_SECONDS = 600.0
 INCOMPLETE_RECHECK_SECONDS = 5.0
 
 Target = tuple[Scope, dict[str, object] | None]
+
+
+def person_filter(person: str) -> dict[str, object]:
+    """The index's filter on one person's facts: said by them or about them."""
+    return {"$or": [{"speaker_id": person}, {"subject_id": person}]}
+
+
+def filtered_person(where: dict[str, object] | None) -> str | None:
+    """The person ``where`` is ``person_filter`` of, or None (no filter, or a filter of another kind)."""
+    if not where:
+        return None
+    either = where.get("$or")
+    first = either[0] if isinstance(either, list) and either and isinstance(either[0], dict) else {}
+    person = first.get("speaker_id")
+    return person if isinstance(person, str) and where == person_filter(person) else None
 
 
 class ExactSearch:
@@ -81,24 +99,50 @@ class ExactSearch:
             return None
         left: list[Target] = []
         chats: list[tuple[list[int], np.ndarray]] = []
+        people: dict[str, list[Target]] = {}
         async with self._engine.unit_of_work() as uow:
             for target in targets:
                 scope, where = target
+                person = filtered_person(where)
+                if person is not None and scope.is_group:
+                    people.setdefault(person, []).append(target)
+                    continue
                 key = (generation, bot_id, scope.key)
                 if where is not None or key in self._large:
                     left.append(target)
                     continue
                 ids, matrix = await vector_copy.chat(uow.session, generation, bot_id, scope, most + 1)
-                if len(ids) > most:
-                    self._large[key] = True
-                    left.append(target)
-                elif ids and matrix.shape[1] != dimension:
-                    left.append(target)  # another model's vectors (a changed embedder, not reindexed)
-                elif ids:
+                if self._taken(key, ids, matrix, dimension, most):
                     chats.append((ids, matrix))
+                elif ids:
+                    left.append(target)
+            for person, wanted in people.items():
+                key = (generation, bot_id, f"person:{person}")
+                if key in self._large:
+                    left.extend(wanted)
+                    continue
+                ids, groups, matrix = await vector_copy.person_in_groups(
+                    uow.session, generation, bot_id, person, most + 1
+                )
+                if not self._taken(key, ids, matrix, dimension, most):
+                    left.extend(wanted if ids else ())
+                    continue
+                for scope, _ in wanted:  # only the groups visible here, each on its own as the index has them
+                    rows = [row for row, group_id in enumerate(groups) if group_id == scope.id]
+                    if rows:
+                        chats.append(([ids[row] for row in rows], matrix[rows]))
             complete = await vector_copy.is_complete(uow.session, generation)
         if not complete:
             self._incomplete_seen[generation] = time.monotonic()
             return None
         self._incomplete_seen.pop(generation, None)
         return chats, left
+
+    def _taken(self, key: tuple[int, str, str], ids: list[int], matrix: np.ndarray, dimension: int, most: int) -> bool:
+        """Whether rows read from the copy answer for their target: some, at most ``most`` (more:
+        remembered as large for a while) and of the query's dimension (another model's vectors, of
+        an embedder changed without a reindex, are the index's to answer)."""
+        if len(ids) > most:
+            self._large[key] = True
+            return False
+        return bool(ids) and matrix.shape[1] == dimension

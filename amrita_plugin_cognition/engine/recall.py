@@ -30,6 +30,7 @@ from ..errors import TIMEOUTS, EmbedderUnavailable, IndexUnavailable
 from ..index.vector import CollectionMissing, VectorHit
 from ..logs import log_event
 from ..store import keyword, repository
+from .exact_search import person_filter
 from .ranking import (
     RecallFilters,
     RecallResult,
@@ -71,9 +72,8 @@ def further_targets(
     a filter on that person)."""
     targets: list[tuple[Scope, dict[str, object] | None]] = [(Scope("group", group), None) for group in extra_groups]
     if visibility.person_in_groups:
-        person = visibility.person_in_groups
-        person_filter: dict[str, object] = {"$or": [{"speaker_id": person}, {"subject_id": person}]}
-        targets.extend((Scope("group", group), person_filter) for group in person_groups)
+        person = person_filter(visibility.person_in_groups)
+        targets.extend((Scope("group", group), person) for group in person_groups)
     return targets
 
 

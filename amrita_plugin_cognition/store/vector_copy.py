@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, union
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..domain.records import Scope
 from . import meta
-from .models import MemoryVectorRow
+from .models import MemoryRow, MemoryVectorRow
 
 #: How the vectors are kept: half precision halves the table against float32; a cosine moves by
 #: about 1e-3 (``tests/integration/test_exact_search.py`` ranks a chat both ways: same order).
@@ -107,6 +107,28 @@ async def chat(
         )
     ).all()
     return [int(row[0]) for row in rows], decode([row[1] for row in rows])
+
+
+async def person_in_groups(
+    session: AsyncSession, generation: int, bot_id: str, person: str, limit: int
+) -> tuple[list[int], list[str], np.ndarray]:
+    """Up to ``limit`` stored vectors of group facts said by or about ``person`` (what the index's
+    filter on ``speaker_id`` or ``subject_id`` finds), in every group of the bot at once: (memory
+    ids, their groups, an n x d float32 matrix). Found through the memory table's two person
+    indices, not by reading each group's copy."""
+    theirs = union(
+        select(MemoryRow.id).where(MemoryRow.bot_id == bot_id, MemoryRow.speaker_id == person),
+        select(MemoryRow.id).where(MemoryRow.bot_id == bot_id, MemoryRow.subject_id == person),
+    ).subquery()
+    rows = (
+        await session.execute(
+            select(MemoryVectorRow.memory_id, MemoryVectorRow.scope_id, MemoryVectorRow.vector)
+            .join(theirs, MemoryVectorRow.memory_id == theirs.c.id)
+            .where(MemoryVectorRow.generation == generation, MemoryVectorRow.scope_kind == "group")
+            .limit(limit)
+        )
+    ).all()
+    return [int(row[0]) for row in rows], [str(row[1]) for row in rows], decode([row[2] for row in rows])
 
 
 async def stored_ids(session: AsyncSession, generation: int) -> dict[tuple[str, Scope], set[int]]:

@@ -97,6 +97,59 @@ async def test_a_chat_over_the_limit_is_asked_of_the_index(tmp_root, chroma_port
     assert calls == [Scope("group", "30001")]
 
 
+async def test_a_private_chat_reads_its_users_group_facts_from_the_copy_however_large_the_group(
+    tmp_root, chroma_port, monkeypatch
+) -> None:
+    """Under the strict policy a private chat also sees its user's group facts (said by them or
+    about them), searched per group with a filter on the person: from the copy, through the
+    person's rows, even in a group larger than the limit; the same hits as the index's filter, and
+    never another member's fact."""
+    engine = await make_engine(tmp_root, chroma_port, recall={"exact_search_max_vectors": 4})
+    bot = new_bot()
+    big, small = Scope("group", "30010"), Scope("group", "30011")
+    others = await _remember(engine, bot, big, FACTS, speaker="10002")  # 8 facts: over the limit
+    mine = await _remember(engine, bot, big, ["我周六要去医院复查膝盖。", "我最喜欢吃辣的川菜。"], speaker="10001")
+    about = await engine.memories.remember(
+        bot,
+        [MemoryDraft(text="小红说小明借了她的自行车。", scope=big, speaker_id="10002", subject_id="10001")],
+        now=NOW,
+    )
+    mine += [record.id for record in about.written]
+    mine += await _remember(engine, bot, small, ["我每天早上六点起床跑步。"], speaker="10001")
+    await engine.index.drain()
+    context = private(bot, "10001")
+    questions = ["谁喜欢吃辣的", "自行车", "早上几点起床", "膝盖", "电脑坏了吗"]
+
+    async def ranked(question: str) -> list[tuple[int, float]]:
+        result = await engine.memories.recall(context, [question], now=NOW, use_mmr=False)
+        assert result.mode == "full"
+        return [(hit.record.id, round(hit.score, 3)) for hit in result.hits]
+
+    calls = _count_index_queries(engine)
+    exact = [await ranked(question) for question in questions]
+    assert [call for call in calls if call != Scope("private", "10001")] == []  # no group asked of the index
+    assert {memory_id for hits in exact for memory_id, _ in hits} <= set(mine)
+    assert not {memory_id for hits in exact for memory_id, _ in hits} & set(others)
+    assert any(hits for hits in exact)
+    monkeypatch.setattr(engine.config.recall, "exact_search_max_vectors", 0)
+    calls.clear()
+    indexed = [await ranked(question) for question in questions]
+    assert {big, small} <= set(calls)  # the index's filtered search, for comparison
+    assert [[memory_id for memory_id, _ in hits] for hits in exact] == [
+        [memory_id for memory_id, _ in hits] for hits in indexed
+    ]
+    for ours, theirs in zip(exact, indexed, strict=True):
+        for (_, score), (_, other) in zip(ours, theirs, strict=True):
+            assert abs(score - other) < 0.01
+
+    # one more of the person's group facts puts them over the limit: their groups go to the index
+    monkeypatch.setattr(engine.config.recall, "exact_search_max_vectors", 4)
+    await _remember(engine, bot, Scope("group", "30012"), ["我下个月要参加驾照考试。"], speaker="10001")
+    calls.clear()
+    assert await ranked("考试")
+    assert {big, small, Scope("group", "30012")} <= set(calls)
+
+
 async def test_the_copy_leaves_with_a_forget_and_a_delete_all_in_their_own_transaction(tmp_root, chroma_port) -> None:
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
