@@ -1,6 +1,6 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe, index_ops_memory, exact_search, decay_sweep, consolidation_prepass, cycle_tokens,
-webui_page).
+planner_month, activity_observe, index_ops_memory, exact_search, person_search, decay_sweep,
+consolidation_prepass, cycle_tokens, webui_page).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
 """
@@ -116,6 +116,16 @@ def test_the_exact_search_bench_puts_the_copy_beside_the_index() -> None:
         times = rf"{NUMBER} / {NUMBER} ms"
         row = rf"\n\| {size} \| {times} \| {times} \| {times} \| {NUMBER}, {NUMBER} \|"
         assert re.search(row, output), output
+
+
+def test_the_person_search_bench_asks_a_private_chat_both_ways() -> None:
+    output = run_script("person_search.py")
+    assert "8 groups, 2,560 facts; each of 30 users has 48 facts in 8 groups" in output, output
+    copy = re.search(rf"\n\| copy \| {NUMBER} / {NUMBER} ms \| (\d+) \|", output)
+    index = re.search(rf"\n\| index \| {NUMBER} / {NUMBER} ms \| (\d+) \|", output)
+    assert copy and index, output
+    assert copy.group(1) == index.group(1) != "0", output  # both paths find as many of the person's facts
+    assert re.search(rf"copy / index p95, median of the runs' ratios: {NUMBER}", output), output
 
 
 def test_decay_sweep_quick_reads_every_row_once_across_a_restart() -> None:
