@@ -67,6 +67,7 @@ async def measure(groups: int, queries: int, backend: str) -> dict[str, Any]:
         from amrita_plugin_cognition.api import ChatContext, Importance, MemoryDraft, Scope
 
         engine = await open_engine(home, embedder=SyntheticEmbedder(), chroma=chroma)
+        await engine.index.check_fingerprint()  # as at a bot's first start: a new bank's copy is complete
         rng = random.Random(5)
         bot = "bench"
         users = [str(20_000 + number) for number in range(USERS)]

@@ -74,10 +74,12 @@ class ExactSearch:
         most = self._engine.config.recall.exact_search_max_vectors
         if not most:
             return hits, list(targets)
+        if self._recently_incomplete(generation):
+            return hits, list(targets)
         read = await self._read(generation, bot_id, targets, vectors.shape[1], most)
         if read is None:
             current = await self._engine.index_sync.current_generation(force=True)
-            if current != generation:
+            if current != generation and not self._recently_incomplete(current):
                 read = await self._read(current, bot_id, targets, vectors.shape[1], most)
         if read is None:
             return hits, list(targets)
@@ -94,9 +96,6 @@ class ExactSearch:
         """The targets' rows in ``generation``'s copy, and the targets left for the index; None when
         that copy is not complete (the mark is read after the rows, so rows read before a drop
         committed are never taken for a whole copy)."""
-        seen = self._incomplete_seen.get(generation)
-        if seen is not None and time.monotonic() - seen < INCOMPLETE_RECHECK_SECONDS:
-            return None
         left: list[Target] = []
         chats: list[tuple[list[int], np.ndarray]] = []
         people: dict[str, list[Target]] = {}
@@ -137,6 +136,12 @@ class ExactSearch:
             return None
         self._incomplete_seen.pop(generation, None)
         return chats, left
+
+    def _recently_incomplete(self, generation: int) -> bool:
+        """Whether ``generation``'s copy was found not complete a moment ago (it is not read, nor the
+        generation read again, until ``INCOMPLETE_RECHECK_SECONDS`` have passed)."""
+        seen = self._incomplete_seen.get(generation)
+        return seen is not None and time.monotonic() - seen < INCOMPLETE_RECHECK_SECONDS
 
     def _taken(self, key: tuple[int, str, str], ids: list[int], matrix: np.ndarray, dimension: int, most: int) -> bool:
         """Whether rows read from the copy answer for their target: some, at most ``most`` (more:

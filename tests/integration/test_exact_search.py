@@ -14,7 +14,7 @@ from amrita_plugin_cognition.domain.erasure import ErasureTarget
 from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, Scope
 from amrita_plugin_cognition.engine.service import CognitionEngine
-from amrita_plugin_cognition.store import vector_copy
+from amrita_plugin_cognition.store import meta, vector_copy
 from amrita_plugin_cognition.store.models import MemoryVectorRow
 
 FACTS = [
@@ -195,15 +195,35 @@ async def test_the_repair_fills_a_copy_from_the_index_without_embedding_again(tm
     assert result.hits[0].record.text == FACTS[0] and calls == []
 
 
-async def test_an_incomplete_copy_is_not_read(tmp_root, chroma_port) -> None:
-    """Until the repair marks a generation's copy complete, recall asks the index."""
+async def test_an_incomplete_copy_is_not_read(tmp_root, chroma_port, monkeypatch) -> None:
+    """Until the repair marks a generation's copy complete, recall asks the index; having found the
+    mark missing once, it neither reads the copy nor the generation again for a few seconds."""
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     await _remember(engine, bot, Scope("group", "30001"), FACTS)
-    engine.exact_search._incomplete_seen[await engine.index_sync.current_generation()] = float("inf")
+    generation = await engine.index_sync.current_generation()
+    async with engine.unit_of_work() as uow:
+        await meta.remove(uow.session, vector_copy.complete_key(generation))
+        await uow.commit()
+    forced: list[bool] = []
+    current_generation = engine.index_sync.current_generation
+
+    async def counted(force: bool = False) -> int:
+        forced.append(force)
+        return await current_generation(force)
+
+    monkeypatch.setattr(engine.index_sync, "current_generation", counted)
     calls = _count_index_queries(engine)
-    result = await engine.memories.recall(group(bot, "30001", "10001"), ["火锅"], now=NOW)
-    assert result.hits[0].record.text == FACTS[0] and calls == [Scope("group", "30001")]
+    try:
+        for _ in range(3):
+            result = await engine.memories.recall(group(bot, "30001", "10001"), ["火锅"], now=NOW)
+            assert result.hits[0].record.text == FACTS[0]
+        assert calls == [Scope("group", "30001")] * 3
+        assert forced.count(True) == 1  # the first search re-read the generation; the next two did not
+    finally:
+        async with engine.unit_of_work() as uow:  # the worker's database is shared by its tests
+            await vector_copy.mark_complete(uow.session, generation)
+            await uow.commit()
 
 
 async def test_a_reindex_leaves_one_complete_copy_of_the_new_generation(tmp_root, chroma_port) -> None:
