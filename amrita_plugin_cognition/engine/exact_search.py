@@ -120,9 +120,12 @@ class ExactSearch:
                 if key in self._large:
                     left.extend(wanted)
                     continue
-                ids, groups, matrix = await vector_copy.person_in_groups(
-                    uow.session, generation, bot_id, person, most + 1
-                )
+                found = await vector_copy.person_in_groups(uow.session, generation, bot_id, person, most)
+                if found is None:  # more of the person's facts than a small chat's
+                    self._large[key] = True
+                    left.extend(wanted)
+                    continue
+                ids, groups, matrix = found
                 if not self._taken(key, ids, matrix, dimension, most):
                     left.extend(wanted if ids else ())
                     continue

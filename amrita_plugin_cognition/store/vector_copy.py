@@ -11,6 +11,7 @@ reindex half way), recall asks the index.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from sqlalchemy import delete, select, union
@@ -18,7 +19,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..domain.records import Scope
+from ..domain.records import MemoryStatus, Scope
 from . import meta
 from .models import MemoryRow, MemoryVectorRow
 
@@ -110,24 +111,32 @@ async def chat(
 
 
 async def person_in_groups(
-    session: AsyncSession, generation: int, bot_id: str, person: str, limit: int
-) -> tuple[list[int], list[str], np.ndarray]:
-    """Up to ``limit`` stored vectors of group facts said by or about ``person`` (what the index's
+    session: AsyncSession, generation: int, bot_id: str, person: str, most: int
+) -> tuple[list[int], list[str], np.ndarray] | None:
+    """The stored vectors of the active group facts said by or about ``person`` (what the index's
     filter on ``speaker_id`` or ``subject_id`` finds), in every group of the bot at once: (memory
-    ids, their groups, an n x d float32 matrix). Found through the memory table's two person
-    indices, not by reading each group's copy."""
+    ids, their groups, an n x d float32 matrix); None when they are more than ``most``. The ids come
+    from the memory table's two person indices, then the copy's rows by primary key: two statements
+    whose plans need no statistics (one joined statement was planned as a scan of the copy on a
+    PostgreSQL table not yet analysed)."""
+    mine = (MemoryRow.bot_id == bot_id, MemoryRow.scope_kind == "group", MemoryRow.status == MemoryStatus.ACTIVE.value)
     theirs = union(
-        select(MemoryRow.id).where(MemoryRow.bot_id == bot_id, MemoryRow.speaker_id == person),
-        select(MemoryRow.id).where(MemoryRow.bot_id == bot_id, MemoryRow.subject_id == person),
-    ).subquery()
-    rows = (
-        await session.execute(
-            select(MemoryVectorRow.memory_id, MemoryVectorRow.scope_id, MemoryVectorRow.vector)
-            .join(theirs, MemoryVectorRow.memory_id == theirs.c.id)
-            .where(MemoryVectorRow.generation == generation, MemoryVectorRow.scope_kind == "group")
-            .limit(limit)
-        )
-    ).all()
+        select(MemoryRow.id).where(MemoryRow.speaker_id == person, *mine),
+        select(MemoryRow.id).where(MemoryRow.subject_id == person, *mine),
+    ).limit(most + 1)
+    wanted = [int(memory_id) for memory_id in (await session.execute(theirs)).scalars()]
+    if len(wanted) > most:
+        return None
+    rows: list[Any] = []
+    for start in range(0, len(wanted), _CHUNK):
+        rows += (
+            await session.execute(
+                select(MemoryVectorRow.memory_id, MemoryVectorRow.scope_id, MemoryVectorRow.vector).where(
+                    MemoryVectorRow.generation == generation,
+                    MemoryVectorRow.memory_id.in_(wanted[start : start + _CHUNK]),
+                )
+            )
+        ).all()
     return [int(row[0]) for row in rows], [str(row[1]) for row in rows], decode([row[2] for row in rows])
 
 
