@@ -28,9 +28,10 @@ LISTED_IDS = 20
 #: (each chat is its own collection: one count and one id listing per chat, over HTTP on a server),
 #: it compares the chats written most recently for ``SAMPLE_SECONDS`` and says how many it
 #: covered; ``status --full`` (and ``repair``, which also mends) compares everything. A third of a
-#: second keeps the command under 2 s at a million memories over 10,000 chats on PostgreSQL and a
-#: Chroma server (measured with 1.0: 2.56 s, of which the start 1.16 s as ``inspect``'s and the
-#: SQL counts about 0.4 s; bench/scale.py): a bot owner runs it in a loop while debugging.
+#: second was chosen to keep the command under 2 s at a million memories over 10,000 chats on
+#: PostgreSQL and a Chroma server (measured with 1.0: 2.56 s, of which the start 1.16 s as
+#: ``inspect``'s; with 0.3: 2.03–2.41 s, still over; bench/scale.py): a bot owner runs it in a loop
+#: while debugging.
 FULL_CHECK_CHATS = 200
 SAMPLE_SECONDS = 0.3
 #: The newest active facts whose chats the sample takes, in that order.
@@ -67,8 +68,8 @@ async def _count(engine: CognitionEngine) -> _Counts:
 
 
 async def status(engine: CognitionEngine, check_ids: bool = True, full: bool = False) -> dict[str, Any]:
-    # The counts scan the whole table (about 0.2 s at a million facts on PostgreSQL); the index
-    # check waits on the index for its sample's third of a second meanwhile.
+    # The counts read the whole scope index (about 0.07 s at a million facts on PostgreSQL once
+    # vacuumed, more on a table just loaded); the index check waits on the index meanwhile.
     counting = asyncio.create_task(_count(engine))
     try:
         fingerprint = await stored_fingerprint(engine)
