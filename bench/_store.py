@@ -21,6 +21,8 @@ import shutil
 import sys
 import time
 import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -95,6 +97,33 @@ class ServerStore:
 
     def close(self) -> None:
         self.chroma.stop()
+
+
+@asynccontextmanager
+async def throwaway_backend(
+    prefix: str, backend: str, embedded: dict[str, Any]
+) -> AsyncIterator[tuple[Path, dict[str, Any]]]:
+    """A throw-away home with NoneBot initialised on it (engine only, quiet logs), and the
+    ``chroma`` settings to open the engine with: ``embedded`` (SQLite beside it), or on
+    ``backend == "server"`` a PostgreSQL database and a ``chroma run`` server of the run's own,
+    both removed after."""
+    from _common import remove_home, throwaway_home
+
+    home = throwaway_home(prefix)
+    server = ServerStore(home, 0, 0, throwaway=True) if backend == "server" else None
+    try:
+        chroma = embedded
+        if server is not None:
+            await server.open(fresh=True)
+            chroma = server.chroma_config
+        init_engine_only(home, database_url=server.url if server else None)  # NoneBot first: the models need it
+        quiet_cognition_logs()
+        yield home, chroma
+    finally:
+        if server is not None:
+            server.close()
+            await server.drop()
+        remove_home(home)
 
 
 def scope_ids(scopes: int) -> list[str]:

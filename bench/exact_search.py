@@ -24,18 +24,7 @@ import sys
 import time
 from typing import Any
 
-from _common import (
-    child_json,
-    init_engine_only,
-    machine_line,
-    median,
-    open_engine,
-    p50_p95,
-    parse_args,
-    quiet_cognition_logs,
-    remove_home,
-    throwaway_home,
-)
+from _common import child_json, machine_line, median, open_engine, p50_p95, parse_args
 
 DIMENSIONS = 512
 CHATS = 12
@@ -47,17 +36,9 @@ INTERLEAVE = 20
 
 async def measure(sizes: tuple[int, ...], queries: int, backend: str) -> dict[str, dict[str, float]]:
     import numpy as np
-    from _store import ServerStore
+    from _store import throwaway_backend
 
-    home = throwaway_home("exact-search")
-    server = ServerStore(home, 0, 0, throwaway=True) if backend == "server" else None
-    try:
-        chroma: dict[str, Any] = {"mode": "embedded", "cached_indexes": 4}
-        if server is not None:
-            await server.open(fresh=True)
-            chroma = server.chroma_config
-        init_engine_only(home, database_url=server.url if server else None)  # NoneBot first: the models need it
-        quiet_cognition_logs()
+    async with throwaway_backend("exact-search", backend, {"mode": "embedded", "cached_indexes": 4}) as (home, chroma):
         from amrita_plugin_cognition.api import Scope
         from amrita_plugin_cognition.engine.recall import _index_search
         from amrita_plugin_cognition.store import vector_copy
@@ -103,11 +84,6 @@ async def measure(sizes: tuple[int, ...], queries: int, backend: str) -> dict[st
                 figures[str(size)][f"{name}_p50"], figures[str(size)][f"{name}_p95"] = p50_p95(values)
         await engine.close()
         return figures
-    finally:
-        if server is not None:
-            server.close()
-            await server.drop()
-        remove_home(home)
 
 
 def main() -> None:

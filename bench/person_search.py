@@ -28,18 +28,7 @@ import sys
 import time
 from typing import Any
 
-from _common import (
-    child_json,
-    init_engine_only,
-    machine_line,
-    median,
-    open_engine,
-    p50_p95,
-    parse_args,
-    quiet_cognition_logs,
-    remove_home,
-    throwaway_home,
-)
+from _common import child_json, machine_line, median, open_engine, p50_p95, parse_args
 
 GROUPS = 40
 GROUP_FACTS = 200
@@ -53,17 +42,9 @@ MODES = {"copy": 500, "index": 0}
 async def measure(groups: int, queries: int, backend: str) -> dict[str, Any]:
     from _corpus import SyntheticEmbedder, facts
     from _corpus import queries as corpus_queries
-    from _store import ServerStore
+    from _store import throwaway_backend
 
-    home = throwaway_home("person-search")
-    server = ServerStore(home, 0, 0, throwaway=True) if backend == "server" else None
-    try:
-        chroma: dict[str, Any] = {"mode": "embedded"}
-        if server is not None:
-            await server.open(fresh=True)
-            chroma = server.chroma_config
-        init_engine_only(home, database_url=server.url if server else None)  # NoneBot first: the models need it
-        quiet_cognition_logs()
+    async with throwaway_backend("person-search", backend, {"mode": "embedded"}) as (home, chroma):
         from amrita_plugin_cognition.api import ChatContext, Importance, MemoryDraft, Scope
 
         engine = await open_engine(home, embedder=SyntheticEmbedder(), chroma=chroma)
@@ -112,11 +93,6 @@ async def measure(groups: int, queries: int, backend: str) -> dict[str, Any]:
             figures[f"{mode}_p50"], figures[f"{mode}_p95"] = p50_p95(values)
             figures[f"{mode}_hits"] = hits[mode]
         return figures
-    finally:
-        if server is not None:
-            server.close()
-            await server.drop()
-        remove_home(home)
 
 
 def main() -> None:
