@@ -129,9 +129,11 @@ class ExactSearch:
                 if not self._taken(key, ids, matrix, dimension, most):
                     left.extend(wanted if ids else ())
                     continue
+                rows_of: dict[str, list[int]] = {}
+                for row, group_id in enumerate(groups):
+                    rows_of.setdefault(group_id, []).append(row)
                 for scope, _ in wanted:  # only the groups visible here, each on its own as the index has them
-                    rows = [row for row, group_id in enumerate(groups) if group_id == scope.id]
-                    if rows:
+                    if rows := rows_of.get(scope.id):
                         chats.append(([ids[row] for row in rows], matrix[rows]))
             complete = await vector_copy.is_complete(uow.session, generation)
         if not complete:
