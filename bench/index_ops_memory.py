@@ -12,7 +12,7 @@ and queries of the card collection (every card merge rewrites a card's parts). E
 ``--rounds`` rounds of ``--ops`` operations after one round of warm-up; reported: RSS growth per
 1,000 operations in each round (flat when the kind leaves nothing behind). No network, no model.
 
-    uv run python bench/index_ops_memory.py [--quick] [--chats 100] [--per-chat 20] [--ops 2000] [--rounds 3]
+    uv run python bench/index_ops_memory.py [--quick] [--chats 100] [--per-chat 20] [--ops N] [--rounds N]
 """
 
 from __future__ import annotations
@@ -122,11 +122,12 @@ def main() -> None:
         parser.add_argument("--chats", type=int, default=100)
         parser.add_argument("--per-chat", type=int, default=20)
         parser.add_argument("--cards", type=int, default=600)
-        parser.add_argument("--ops", type=int, default=2000)
-        parser.add_argument("--rounds", type=int, default=3)
+        parser.add_argument("--ops", type=int, help="operations per round (default 2000, --quick 300)")
+        parser.add_argument("--rounds", type=int, help="measured rounds (default 3, --quick 2)")
 
     args = parse_args(__doc__.splitlines()[0], extra)
-    ops, rounds = (300, 2) if args.quick else (args.ops, args.rounds)
+    ops = args.ops or (300 if args.quick else 2000)
+    rounds = args.rounds or (2 if args.quick else 3)
     print(machine_line())
     print(
         f"{args.chats} chats of {args.per_chat} memories, {args.cards} card parts; per kind a fresh process, "
