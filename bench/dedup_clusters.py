@@ -1,7 +1,7 @@
 """The consolidation pre-pass's near-duplicate clusters of ONE chat of 10,000 memories:
-``engine.memories.duplicate_clusters`` (SQL read, stored vectors read from Chroma, candidate
-pairs, the parts decision, union-find), median of several runs, with the candidate pairs and the
-pairs judged.
+``engine.memories.duplicate_clusters`` (SQL read, stored vectors read from their copy in SQL,
+candidate pairs, the parts decision, union-find), median of several runs, with the candidate pairs
+and the pairs judged; then the chat's vectors read both ways, from the copy and from Chroma.
 
 The chat holds 9,000 distinct template facts (``_corpus.facts``: people x dates x companions x
 places x activities, so many pairs are close in vector space yet differ in a part) and 1,000
@@ -145,14 +145,20 @@ async def main() -> None:
 async def candidate_search_compared(engine, home, scope) -> None:  # type: ignore[no-untyped-def]
     """The two candidate searches on the chat's stored vectors, each a median of 3."""
     from amrita_plugin_cognition.domain.clusters import VECTOR_THRESHOLD, close_pairs
+    from amrita_plugin_cognition.store import vector_copy
 
     generation = await engine.index_sync.current_generation()
     _ids, vectors = await asyncio.to_thread(engine.vectors.stored_vectors, generation, BOT_ID, scope)
-    read = []
-    for _ in range(3):
+    read: list[float] = []
+    copied: list[float] = []
+    for _ in range(3):  # alternating, so both reads share the machine's moods
         started = time.perf_counter()
         await asyncio.to_thread(engine.vectors.stored_vectors, generation, BOT_ID, scope)
         read.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        async with engine.unit_of_work() as uow:
+            await vector_copy.chat(uow.session, generation, BOT_ID, scope)
+        copied.append((time.perf_counter() - started) * 1000)
     blocked = []
     pairs = 0
     for _ in range(3):
@@ -160,7 +166,10 @@ async def candidate_search_compared(engine, home, scope) -> None:  # type: ignor
         pairs = len(close_pairs(vectors, VECTOR_THRESHOLD)[0])
         blocked.append((time.perf_counter() - started) * 1000)
     neighbour_ms, neighbour_pairs = chroma_neighbour_pairs(home, vectors, VECTOR_THRESHOLD)
-    print(f"reading the {len(vectors)} stored vectors from Chroma: median {median(read):.0f} ms")
+    print(
+        f"reading the {len(vectors)} stored vectors: from their copy in SQL median {median(copied):.0f} ms, "
+        f"from Chroma {median(read):.0f} ms; copy / Chroma {median(copied) / median(read):.2f}"
+    )
     print(
         f"candidate pairs at cosine >= {VECTOR_THRESHOLD}: blocked matrix products {median(blocked):.0f} ms "
         f"({pairs} pairs, all of them); Chroma {NEIGHBOURS}-nearest queries {neighbour_ms:.0f} ms "

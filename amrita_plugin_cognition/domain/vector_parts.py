@@ -104,3 +104,11 @@ class VectorLayout:
         """The ranking's cosine: the models' cosines weighted (weights summing to one)."""
         weights = np.asarray(self.weights, dtype=np.float32) / sum(self.weights)
         return np.asarray(cosines, dtype=np.float32) @ weights
+
+
+def first_model_part(layout: VectorLayout | None, rows: np.ndarray) -> np.ndarray:
+    """The first model's part of stored ``rows`` when they are joined rows of ``layout``; rows of
+    one model (no second model, or vectors stored before it was added) as they are."""
+    if len(rows) and layout is not None and rows.shape[1] == layout.dimension:
+        return layout.first_part(rows)
+    return rows

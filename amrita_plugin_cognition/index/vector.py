@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..domain.records import Scope
-from ..domain.vector_parts import VectorLayout
+from ..domain.vector_parts import VectorLayout, first_model_part
 from ..errors import IndexLocked, IndexUnavailable
 from .calls import IndexCalls
 from .collections import (
@@ -255,10 +255,7 @@ class ChromaVectorIndex(ChromaInventory):
     @on_index_thread
     def _vector_page(self, name: str, offset: int, limit: int) -> tuple[list[int], np.ndarray]:
         ids, matrix = self._stored_rows(name, limit=limit, offset=offset)
-        layout = self.layout
-        if ids and layout is not None and matrix.shape[1] == layout.dimension:
-            return ids, layout.first_part(matrix)
-        return ids, matrix
+        return ids, first_model_part(self.layout, matrix)
 
     @on_index_thread
     def vectors_by_ids(

@@ -92,9 +92,9 @@ async def remove(session: AsyncSession, generation: int | None, ids: Sequence[in
 
 
 async def chat(
-    session: AsyncSession, generation: int, bot_id: str, scope: Scope, limit: int
+    session: AsyncSession, generation: int, bot_id: str, scope: Scope, limit: int | None = None
 ) -> tuple[list[int], np.ndarray]:
-    """Up to ``limit`` of one chat's stored vectors: (memory ids, an n x d float32 matrix)."""
+    """Up to ``limit`` (None: all) of one chat's stored vectors: (memory ids, an n x d float32 matrix)."""
     rows = (
         await session.execute(
             select(MemoryVectorRow.memory_id, MemoryVectorRow.vector)

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 from engine_helpers import NOW, make_engine, new_bot, shared_local_embedder
 
 from amrita_plugin_cognition.domain.records import MemoryDraft, Scope
 from amrita_plugin_cognition.errors import IndexUnavailable
+from amrita_plugin_cognition.store import meta, vector_copy
 
 HOTPOT = "QQ号10001（昵称小明）于2026-11-29在成都吃了火锅。"
 REWORDED = "小明（QQ号10001）2026年11月29日在成都吃火锅。"
@@ -120,7 +122,29 @@ async def test_only_active_facts_are_clustered(tmp_root, chroma_port) -> None:
     assert after.memories == 2 and after.clusters == ()
 
 
+async def test_a_complete_copy_gives_the_vectors_without_the_index(tmp_root, chroma_port, monkeypatch) -> None:
+    """The vectors come from the copy in SQL once its generation is marked complete: the index is not
+    read, and the clusters are those the index's vectors give."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    chat = Scope("group", "20004")
+    hotpot, reworded, _other = await _remember(engine, bot, chat, HOTPOT, REWORDED, OTHER_PLACE)
+    from_index = await engine.memories.duplicate_clusters(bot, chat)
+
+    def unavailable(*_args: object) -> None:
+        raise IndexUnavailable(en="chroma is down (test)")
+
+    monkeypatch.setattr(engine.vectors, "stored_vectors", unavailable)
+    found = await engine.memories.duplicate_clusters(bot, chat)
+    assert found.without_vector == 0 and found.memories == 3
+    assert [cluster.member_ids for cluster in found.clusters] == [(hotpot, reworded)]
+    assert [link.similarity for link in found.clusters[0].links] == pytest.approx(
+        [link.similarity for link in from_index.clusters[0].links], abs=2e-3
+    )
+
+
 async def test_without_the_vector_index_the_same_words_still_cluster(tmp_root, chroma_port, monkeypatch) -> None:
+    """A copy not marked complete is not read, and the index is down: no vectors at all."""
     engine = await make_engine(tmp_root, chroma_port)
     bot = new_bot()
     chat = Scope("group", "20003")
@@ -132,7 +156,16 @@ async def test_without_the_vector_index_the_same_words_still_cluster(tmp_root, c
         raise IndexUnavailable(en="chroma is down (test)")
 
     monkeypatch.setattr(engine.vectors, "stored_vectors", unavailable)
-    found = await engine.memories.duplicate_clusters(bot, chat)
+    generation = await engine.index_sync.current_generation()
+    async with engine.unit_of_work() as uow:
+        await meta.remove(uow.session, vector_copy.complete_key(generation))
+        await uow.commit()
+    try:
+        found = await engine.memories.duplicate_clusters(bot, chat)
+    finally:
+        async with engine.unit_of_work() as uow:  # the worker's database is shared by its tests
+            await vector_copy.mark_complete(uow.session, generation)
+            await uow.commit()
     assert found.without_vector == found.memories == 4
     # the same words reordered are still found; a rewording needs the vectors, and waits for them
     assert [cluster.member_ids for cluster in found.clusters] == [(first, second)]

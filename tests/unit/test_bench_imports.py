@@ -31,6 +31,7 @@ FLOORS: dict[tuple[str, str], str] = {
         "dedup_clusters.py",
         f"{PACKAGE}.domain.clusters",
     ): "the candidate search kernel alone, against Chroma's neighbours",
+    ("dedup_clusters.py", f"{PACKAGE}.store"): "the chat's copy read alone, against the index's paged read",
     ("end_latency.py", f"{PACKAGE}.store.models"): "the floor: the same note row committed in a bare session",
     ("erasure_bytes.py", f"{PACKAGE}.store"): "bulk seeding with bare inserts; the SQLite delete modes compared",
     ("historian_cpu.py", f"{PACKAGE}.domain.timeresolve"): "the resolver's own CPU cost, one stage of a job",
