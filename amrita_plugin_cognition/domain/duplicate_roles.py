@@ -1,6 +1,7 @@
 """The roles step of the near-duplicate check: two facts that name the same people and things,
 but with who does what to whom turned around (A借给B / B借给A, 小马请阿凯 / 阿凯请小马, 老严被儿子
-接走 / 老严把儿子接走). Pure, no I/O.
+接走 / 老严把儿子接走), or another one acting (小林给妈妈买了 / 小林的妈妈给他买了: the mother acts,
+not 小林; 给父母寄 / 父母给她寄). Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+
+from . import thesaurus
 
 #: Words that give the things around them a role: who or what stands before and after them
 #: matters (A借给B ≠ B借给A, 从上海搬到杭州 ≠ 从杭州搬到上海, lent to / from).
@@ -112,6 +115,67 @@ def _voice_turned(first: str, second: str) -> str | None:
     return None
 
 
+#: What may follow a person whose relative is named next, the relative still the one meant
+#: (小明的女儿 / 小明女儿 / 小明家女儿 / 小明有个女儿 / 小明她女儿).
+_OF = "的"
+_HELD = (_OF, "家", "有", "他", "她")
+#: An owner is a name (up to ``_NAME_CHARS``) or a name with its QQ number in brackets (up to
+#: ``_OWNER_CHARS``, ending in the bracket): not a clause (大刘是湖人的球迷).
+_NAME_CHARS = 4
+_OWNER_CHARS = 24
+_CLAUSE_BREAK = re.compile(r"[，。；！？,.;!?]")
+
+
+def _person_at(text: str, start: int) -> str | None:
+    """The word of people (``thesaurus.person``: 妈妈, 老公, 女朋友) of 2 or 3 characters at ``start``."""
+    for size in (3, 2):
+        word = text[start : start + size]
+        if len(word) == size and thesaurus.person(word):
+            return word
+    return None
+
+
+def _possessor_acts(first: str, second: str) -> str | None:
+    """One fact opens with a person's relative (小林的妈妈给他买了), the other with the person
+    themself doing it (小林给妈妈买了; 阿梅 / 阿梅的老公 每天接孩子): another one acts."""
+    for owned, plain in ((first, second), (second, first)):
+        at = owned.find(_OF)
+        owner = owned[:at]
+        named = 2 <= at <= _NAME_CHARS or (at <= _OWNER_CHARS and owner.endswith(")"))
+        if not named or _CLAUSE_BREAK.search(owner) or not plain.startswith(owner):
+            continue
+        relative = _person_at(owned, at + 1)
+        rest = plain[len(owner) :]
+        # another relative named there is a way round to the same one (阿红丈夫的父亲 / 阿红的公公)
+        if relative is None or rest.startswith(_HELD) or _person_at(rest, 0) is not None:
+            continue
+        return f"{owner}{_OF}{relative} ≠ {owner}"
+    return None
+
+
+#: Words whose two sides are who gives and who gets, who acts and who undergoes.
+_ROLE_MARKER = re.compile(r"给|从|向|被|把")
+
+
+def _person_crossed(first: str, second: str) -> str | None:
+    """A relative or other word of people (``thesaurus.person``), said once in each fact, that
+    stands before the one 给 / 从 / 向 / 被 / 把 of one fact and after it in the other (每个月给父母寄
+    / 每个月父母给她寄): they moved from getting to giving, or the other way."""
+    markers = {match.group(0) for match in _ROLE_MARKER.finditer(first)}
+    markers &= {match.group(0) for match in _ROLE_MARKER.finditer(second)}
+    for marker in sorted(markers):
+        if first.count(marker) != 1 or second.count(marker) != 1:
+            continue
+        at_first, at_second = first.index(marker), second.index(marker)
+        for start in range(len(first) - 1):
+            word = _person_at(first, start)
+            if word is None or first.count(word) != 1 or second.count(word) != 1:
+                continue
+            if (start < at_first) != (second.index(word) < at_second):
+                return f"{word} {marker} ⇄"
+    return None
+
+
 def _marker_at(text: str, marker: str) -> int | None:
     """Where the one occurrence of ``marker`` is (None when it is written more than once)."""
     found = [match.start() for match in _DIRECTION.finditer(text) if match.group(0).lower() == marker]
@@ -125,6 +189,14 @@ def _overlap(first: list[str], second: list[str]) -> bool:
 def swapped(first: str, second: str) -> str | None:
     """What trades places between ``first`` and ``second`` (for the verdict's detail), or None:
     two things on opposite sides of the same directional word, two things around the same words,
-    or the same one before 被 and before 把. Both are read as NFKC and lower case, once."""
+    the same one before 被 and before 把, a person's relative acting in one fact and the person in
+    the other, or a word of people on both sides of the same 给 / 从 / 向 / 被 / 把. Both are read
+    as NFKC and lower case, once."""
     first, second = unicodedata.normalize("NFKC", first).lower(), unicodedata.normalize("NFKC", second).lower()
-    return _swapped_roles(first, second) or _swapped_around(first, second) or _voice_turned(first, second)
+    return (
+        _swapped_roles(first, second)
+        or _swapped_around(first, second)
+        or _voice_turned(first, second)
+        or _possessor_acts(first, second)
+        or _person_crossed(first, second)
+    )

@@ -48,14 +48,20 @@ def _data() -> dict[str, Any]:
 _ACTIONS = frozenset("GHIJ")
 
 
-def _collect(tree: Any, code: str, equal: dict[str, list[str]], words: set[str]) -> None:
+#: The top category of people (A 人: kin, friends, occupations, ranks).
+_PEOPLE = "A"
+
+
+def _collect(tree: Any, code: str, equal: dict[str, list[str]], words: set[str], people: set[str]) -> None:
     if not isinstance(tree, dict):
         return
     for key, branch in tree.get("sub", {}).items():
         if not isinstance(branch, list):
-            _collect(branch, code + key, equal, words)
+            _collect(branch, code + key, equal, words, people)
             continue
         words.update(branch)
+        if code.startswith(_PEOPLE):
+            people.update(branch)
         if key.endswith(_EQUAL) and len(branch) > 1:
             group = code + key
             for word in branch:
@@ -67,14 +73,16 @@ def _collect(tree: Any, code: str, equal: dict[str, list[str]], words: set[str])
 
 
 @lru_cache(maxsize=1)
-def _thesaurus() -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
-    """Every word of a group of equal words with the codes of its groups, and every word of the
-    thesaurus (a word filed only with things of its kind or alone has no group of equal words)."""
+def _thesaurus() -> tuple[dict[str, tuple[str, ...]], frozenset[str], frozenset[str]]:
+    """Every word of a group of equal words with the codes of its groups, every word of the
+    thesaurus (a word filed only with things of its kind or alone has no group of equal words),
+    and the words filed under people."""
     equal: dict[str, list[str]] = {}
     words: set[str] = set()
+    people: set[str] = set()
     for key, tree in _data().items():
-        _collect(tree, key, equal, words)
-    return {word: tuple(codes) for word, codes in equal.items()}, frozenset(words)
+        _collect(tree, key, equal, words, people)
+    return {word: tuple(codes) for word, codes in equal.items()}, frozenset(words), frozenset(people)
 
 
 def synonyms(first: str, second: str) -> bool:
@@ -97,3 +105,8 @@ def synonyms(first: str, second: str) -> bool:
 def known(word: str) -> bool:
     """Whether ``word`` is a word of the thesaurus."""
     return word in _thesaurus()[1]
+
+
+def person(word: str) -> bool:
+    """Whether the thesaurus files ``word`` among people (妈妈, 老公, 同事, 导师; not names)."""
+    return word in _thesaurus()[2]

@@ -62,6 +62,12 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         ("萧然打算明年考研，这是2025年6月5日聊天时提到的。", "程诚打算明年考研，这是2025年6月5日聊天时提到的。", WHO),
         ("小张在杭州开了一家花店。", "小王在杭州开了一家花店。", WHO),
         ("曾可在学日语。", "王芳在学日语。", WHO),
+        # a relative acting in one fact, the person in the other (another one acts)
+        ("阿宁给外婆织了一顶帽子。", "阿宁的外婆给她织了一顶帽子。", ROLES),
+        ("QQ号20301（昵称阿宁）每晚十点遛狗。", "QQ号20301（昵称阿宁）的丈夫每晚十点遛狗。", ROLES),
+        # a word of people on both sides of the same 给 / 把: from giving to getting
+        ("阿宁每周给外婆打一次电话。", "阿宁每周外婆给她打一次电话。", ROLES),
+        ("阿宁的表弟把她的相机弄丢了。", "阿宁把她表弟的相机弄丢了。", ROLES),
         # 还 as giving back, not the filler "still"
         ("小吴上周还了室友200块钱。", "小吴上周借了室友200块钱。", "wording"),
     ],
@@ -77,6 +83,25 @@ def test_a_word_of_a_names_shape_on_one_side_only_is_no_person() -> None:
 
 def test_names_that_trade_places_around_and_are_no_swap() -> None:
     assert judge_pair("小明和小红去了成都。", "小红和小明去了成都。", SIMILARITY).duplicate
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "阿宁她外婆住在苏州。",  # a pronoun between the person and the relative
+        "阿宁外婆住在苏州。",  # 的 left out
+        "阿宁妈妈的妈妈住在苏州。",  # the same relative named another way round
+        "阿宁有个外婆住在苏州。",
+    ],
+)
+def test_a_relative_named_another_way_is_still_the_one_meant(second: str) -> None:
+    verdict = judge_pair("阿宁的外婆住在苏州。", second, SIMILARITY)
+    assert verdict.reason != ROLES, verdict
+
+
+def test_the_thesaurus_knows_words_of_people() -> None:
+    assert thesaurus.person("外婆") and thesaurus.person("同事") and thesaurus.person("女朋友")
+    assert not thesaurus.person("相机") and not thesaurus.person("阿宁")
 
 
 def test_the_thesaurus_knows_equal_words_not_words_of_one_kind() -> None:
