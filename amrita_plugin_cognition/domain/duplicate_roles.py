@@ -176,6 +176,85 @@ def _person_crossed(first: str, second: str) -> str | None:
     return None
 
 
+#: What may open the thing after a marker without being it (被一个学长 / 向一个学长).
+_ARTICLE = re.compile(r"(?:一|这|那)?(?:个|位|名|只)")
+_TWO_CJK = re.compile(r"[\u3400-\u9fff]{2}")
+
+
+def _after(text: str, at: int) -> str:
+    """The two characters of CJK that follow the marker at ``at`` (past an article), or ''."""
+    rest = text[at + 1 :]
+    article = _ARTICLE.match(rest)
+    rest = rest[article.end() :] if article else rest
+    found = _TWO_CJK.match(rest)
+    return found.group(0) if found else ""
+
+
+def _objects_traded(first: str, second: str) -> str | None:
+    """The one 给 / 从 / 向 / 被 / 把 of each fact followed by two different things, each of which
+    the other fact names elsewhere (从北京搬回了老家 / 从老家搬到了北京): where from and where to,
+    or who gives and who gets, traded places."""
+    for marker in sorted({m.group(0) for m in _ROLE_MARKER.finditer(first)} & set(_ROLE_MARKER.findall(second))):
+        if first.count(marker) != 1 or second.count(marker) != 1:
+            continue
+        one, other = _after(first, first.index(marker)), _after(second, second.index(marker))
+        if one and other and one != other and one in second and other in first:
+            return f"{marker}{one} ⇄ {marker}{other}"
+    return None
+
+
+#: After 被 stands the one who acts; after these, the one acted on, given to or taken from.
+_ACTED_ON = ("给", "向", "把", "从")
+
+
+def _agent_turned(first: str, second: str) -> str | None:
+    """The same one after 被 in one fact and after 给 / 向 / 把 / 从 in the other (被一个学长表白 / 向一个
+    学长表白): who acts and who is acted on trade places."""
+    for passive, active in ((first, second), (second, first)):
+        if passive.count("被") != 1:
+            continue
+        agent = _after(passive, passive.index("被"))
+        if not agent or "被" in active:
+            continue
+        for marker in _ACTED_ON:
+            at = active.find(marker)
+            if at >= 0 and _after(active, at) == agent:
+                return f"被{agent} ≠ {marker}{agent}"
+    return None
+
+
+#: Acts of getting (收到, 买, 领养, borrowing from), and of giving (送, 卖, 借给, 给…转): one fact
+#: getting what the other has its opener give is the converse act (送了同事 / 收到了同事送的).
+_GETS = re.compile(r"收到|收了|收下|买|购|领养|收养|得到|拿到|(?:从|向)[^，。,.]{1,6}借")
+#: 给 alone is often "for" (给狗买了狗粮): giving only before a transfer (给妈妈转了); 送到 is delivered.
+_GIVES = re.compile(r"送(?!到|来)|卖|借给|借出|转给|寄给|还给|捐|给[^，。,.]{1,6}?(?:转|寄|汇)")
+
+
+def _direction(text: str) -> str:
+    if _GETS.search(text):
+        return "gets"
+    return "gives" if _GIVES.search(text) else ""
+
+
+def _converse_acts(first: str, second: str) -> str | None:
+    """Two facts that open on the same person, one giving and the other getting (小赵送了同事 /
+    小赵收到了同事送的, 借给了小李 / 从小李那里借了, 卖 / 买): the converse act, not the same one.
+    A getting said from the giver's side opens on the giver, and is not caught here."""
+    one, other = _direction(first), _direction(second)
+    if {one, other} != {"gets", "gives"} or len(_common_start(first, second)) < 2:
+        return None
+    if _PASSIVE in first or _PASSIVE in second:  # 沙发被邻居买走: the opener is what was got, not the getter
+        return None
+    return f"{one} ≠ {other}"
+
+
+def _common_start(first: str, second: str) -> str:
+    size = 0
+    while size < min(len(first), len(second)) and first[size] == second[size]:
+        size += 1
+    return first[:size]
+
+
 def _marker_at(text: str, marker: str) -> int | None:
     """Where the one occurrence of ``marker`` is (None when it is written more than once)."""
     found = [match.start() for match in _DIRECTION.finditer(text) if match.group(0).lower() == marker]
@@ -199,4 +278,7 @@ def swapped(first: str, second: str) -> str | None:
         or _voice_turned(first, second)
         or _possessor_acts(first, second)
         or _person_crossed(first, second)
+        or _objects_traded(first, second)
+        or _agent_turned(first, second)
+        or _converse_acts(first, second)
     )

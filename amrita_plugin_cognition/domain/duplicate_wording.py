@@ -169,6 +169,24 @@ class WordingDifference:
     names: bool = False
 
 
+_CLAUSE = re.compile(r"[，,；;。！!？?]")
+
+
+def _clause_added(longer: str, shorter: FactParts, extra: set[str]) -> str | None:
+    """A clause the longer fact has beyond the shorter one's, with a word of its own in it, the rest
+    of the longer fact saying all the shorter one says (不吃香菜 / 不吃香菜，但吃葱): something more
+    is told, not the same fact said again."""
+    clauses = [clause.strip() for clause in _CLAUSE.split(longer) if clause.strip()]
+    if len(clauses) <= len([clause for clause in _CLAUSE.split(shorter.text) if clause.strip()]):
+        return None
+    said = set(shorter.residue) - {BOUNDARY}
+    for clause in clauses:
+        rest = longer.replace(clause, "")
+        if clause not in shorter.text and extra & set(clause) and all(token in rest for token in said):
+            return clause
+    return None
+
+
 def wording_difference(first: FactParts, second: FactParts, similarity: float) -> WordingDifference | None:
     """What differs in the wording, or None when it is a paraphrase. The words are compared as
     sets (a word said twice on one side, 游泳馆游泳 / 游泳, adds nothing). Words on both sides that
@@ -188,6 +206,9 @@ def wording_difference(first: FactParts, second: FactParts, similarity: float) -
     if size and (size > MAX_EXTRA or similarity < EXTRA_SIMILARITY):
         return WordingDifference(f"+{''.join(sorted(extra))}")
     longer = first if only_first else second
+    added = _clause_added(longer.text, second if only_first else first, extra)
+    if added:
+        return WordingDifference(f"+{added}")
     if (
         size
         and _COMPANION.search(longer.text)

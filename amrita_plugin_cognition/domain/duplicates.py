@@ -35,6 +35,7 @@ well and words poorly, the vectors the other way round.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,8 +98,13 @@ def _differ(label: str, first: frozenset[object], second: frozenset[object]) -> 
     return f"{label}{sorted(first, key=str)} ≠ {sorted(second, key=str)}"
 
 
+#: Units of a span of time: a 1 with one of them on each side of a pair is compared.
+_SPANS = frozenset({"天", "周", "月", "年"})
+
+
 def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
-    """The numbers one fact states and the other does not (a lone 1 is an article: 一台 / 台; a
+    """The numbers one fact states and the other does not (a lone 1 is an article: 一台 / 台,
+    unless both facts give a span of one unit of time, and of different units: 一天 / 一周; a
     number with its unit on one side and bare on the other is the same number: 3500元 / 三千五)."""
     only_first = first.numbers - second.numbers
     only_second = second.numbers - first.numbers
@@ -113,7 +119,9 @@ def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
             only_first[(value, unit)] -= 1
             only_second[match] -= 1
     only = +only_first + +only_second
-    return sorted(f"{value:g}{unit}" for value, unit in only.elements() if value != 1)
+    # one day / one week on each side is two spans of time (禁言了一天 / 禁言了一周), not two articles
+    spans = all(any(value == 1 and unit in _SPANS for value, unit in side) for side in (+only_first, +only_second))
+    return sorted(f"{value:g}{unit}" for value, unit in only.elements() if value != 1 or (spans and unit in _SPANS))
 
 
 def judge_parts(first: FactParts, second: FactParts, similarity: float) -> DuplicateVerdict:
@@ -162,6 +170,9 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
     matched.append(WHETHER)
     if _plan_against_done(first, second) or _plan_against_done(second, first):
         return DuplicateVerdict(False, PLAN_VS_DONE, tuple(matched), "plan" if first.plan else "not plan")
+    going = _going_against_reached(first.text, second.text) or _going_against_reached(second.text, first.text)
+    if going:
+        return DuplicateVerdict(False, PLAN_VS_DONE, tuple(matched), going)
     matched.append(PLAN_VS_DONE)
     if similarity < MIN_SIMILARITY:
         return DuplicateVerdict(False, FAR, tuple(matched), f"cosine {similarity:.3f}")
@@ -186,6 +197,23 @@ def _plan_against_done(planned: FactParts, other: FactParts) -> bool:
     or going on (打算去咖啡店兼职 / 在咖啡店打工). An act set in a time ahead (明天要去 / 明天去,
     下周三要去 / 下个星期三去) is an intention too, however it is said."""
     return planned.plan and not other.plan and not (other.relative_times & _AHEAD and not other.done)
+
+
+#: An act going on (正在找, 在追), and the same act's end reached (找到, 追完, 学成).
+_GOING = re.compile(r"(?:正在|在)([\u4e00-\u9fff])")
+_REACHED = "到完成"
+
+
+def _going_against_reached(going: str, other: str) -> str | None:
+    """``going`` tells an act as going on (正在找新工作, 最近在追一个护士) that ``other`` tells as
+    reached (已经找到了新工作, 追到了): still trying against done. 在 before a place (在成都找) reads
+    its first character as the act, which ``other`` then hardly has with 到 after it."""
+    for match in _GOING.finditer(going):
+        act = match.group(1)
+        for end in _REACHED:
+            if act + end in other and act + end not in going:
+                return f"{match.group(0)} ≠ {act}{end}"
+    return None
 
 
 def doubted_by_wording(verdict: DuplicateVerdict) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from amrita_plugin_cognition.domain import thesaurus
-from amrita_plugin_cognition.domain.duplicates import PLAN_VS_DONE, ROLES, WHEN, WHETHER, WHO, judge_pair
+from amrita_plugin_cognition.domain.duplicates import HOW_MUCH, PLAN_VS_DONE, ROLES, WHEN, WHETHER, WHO, judge_pair
 from amrita_plugin_cognition.domain.fact_parts import read_parts
 
 SIMILARITY = 0.9
@@ -68,6 +68,21 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         # a word of people on both sides of the same 给 / 把: from giving to getting
         ("阿宁每周给外婆打一次电话。", "阿宁每周外婆给她打一次电话。", ROLES),
         ("阿宁的表弟把她的相机弄丢了。", "阿宁把她表弟的相机弄丢了。", ROLES),
+        # what follows the one 从 of each fact traded places (where from and where to)
+        ("阿宁上个月从苏州搬到了杭州。", "阿宁上个月从杭州搬回了苏州。", ROLES),
+        # the same one after 被 (who acts) and after 向 (who is acted on)
+        ("阿宁被一位前辈批评了。", "阿宁向一位前辈道歉了。", ROLES),
+        # the same opener giving in one fact and getting in the other
+        ("阿宁借给了表哥两千元。", "阿宁从表哥那里借了两千元。", ROLES),
+        ("阿宁送了邻居一箱橙子。", "阿宁收到了邻居送的一箱橙子。", ROLES),
+        # one day against one week: two spans of time, not two articles
+        ("阿宁请了一天假。", "阿宁请了一周假。", HOW_MUCH),
+        # still trying against reached
+        ("阿宁最近在找房子。", "阿宁已经找到房子了。", PLAN_VS_DONE),
+        # 考虑 is an intention
+        ("阿宁在考虑学吉他。", "阿宁已经学了吉他。", PLAN_VS_DONE),
+        # a clause with something more in it
+        ("阿宁不喝咖啡。", "阿宁不喝咖啡，但喝茶。", "wording"),
         # 还 as giving back, not the filler "still"
         ("小吴上周还了室友200块钱。", "小吴上周借了室友200块钱。", "wording"),
     ],
@@ -97,6 +112,20 @@ def test_names_that_trade_places_around_and_are_no_swap() -> None:
 def test_a_relative_named_another_way_is_still_the_one_meant(second: str) -> None:
     verdict = judge_pair("阿宁的外婆住在苏州。", second, SIMILARITY)
     assert verdict.reason != ROLES, verdict
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("阿宁从同事那里借了三百元。", "阿宁向同事借了三百元。"),  # 从 and 向: both from whom it was got
+        ("同事送了阿宁一盒茶叶。", "阿宁收到了同事送的一盒茶叶。"),  # told from each side: not one opener
+        ("阿宁给她的猫买了猫粮。", "阿宁给猫买了猫粮。"),  # 给 as "for", no giving
+        ("周末，阿宁和朋友去看了电影。", "阿宁周末和朋友去看了电影。"),  # a clause moved, nothing more
+    ],
+)
+def test_the_same_act_told_otherwise_is_no_role_change(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert verdict.reason not in (ROLES, PLAN_VS_DONE) and not verdict.detail.startswith("+"), verdict
 
 
 def test_the_thesaurus_knows_words_of_people() -> None:

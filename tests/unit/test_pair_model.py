@@ -41,6 +41,14 @@ def test_the_shipped_model_was_fitted_on_the_current_rules_and_training_files() 
     assert len(model.weights) == 2 * model.dimension + 1 + len(WORDING_SIGNALS) + 1
 
 
+def test_out_of_the_targets_reach_the_cut_points_weigh_precision_twice() -> None:
+    assert training._f_half(0.9, 0.6) > training._f_half(0.6, 0.9)
+    assert training._f_half(0.8, 0.8) == pytest.approx(0.8)
+    record = json.loads((training.PACKAGE / training.RECORD_FILE).read_text(encoding="utf-8"))
+    chosen = next(entry for entry in record["cross_validation"] if entry["l2"] == record["l2"])
+    assert chosen["precision_floor"] == training.TARGET_PRECISION  # not the rules' own precision
+
+
 def test_it_applies_to_the_bundled_embedder_only() -> None:
     model = bundled()
     assert model is not None
