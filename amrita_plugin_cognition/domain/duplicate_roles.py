@@ -141,8 +141,7 @@ def _possessor_acts(first: str, second: str) -> str | None:
     for owned, plain in ((first, second), (second, first)):
         at = owned.find(_OF)
         owner = owned[:at]
-        named = 2 <= at <= _NAME_CHARS or (at <= _OWNER_CHARS and owner.endswith(")"))
-        if not named or _CLAUSE_BREAK.search(owner) or not plain.startswith(owner):
+        if not _named(owner) or _CLAUSE_BREAK.search(owner) or not plain.startswith(owner):
             continue
         relative = _person_at(owned, at + 1)
         rest = plain[len(owner) :]
@@ -151,6 +150,10 @@ def _possessor_acts(first: str, second: str) -> str | None:
             continue
         return f"{owner}{_OF}{relative} ≠ {owner}"
     return None
+
+
+def _named(owner: str) -> bool:
+    return 2 <= len(owner) <= _NAME_CHARS or (len(owner) <= _OWNER_CHARS and owner.endswith(")"))
 
 
 #: Words whose two sides are who gives and who gets, who acts and who undergoes.

@@ -172,6 +172,22 @@ class WordingDifference:
 _CLAUSE = re.compile(r"[，,；;。！!？?]")
 
 
+def _relative_specified(longer: str, shorter: str, extra: set[str]) -> str | None:
+    """A word of people in the shorter fact (父母, 哥哥) made another one in the longer by the
+    characters it has more (岳父母, 表哥): another person, not a word added. A kin word of one
+    character left is read doubled, as it is said alone (表哥 less 表 is 哥: 哥哥)."""
+    for size in (2, 3, 4):
+        for start in range(len(longer) - size + 1):
+            word = longer[start : start + size]
+            if not any(char in extra for char in word) or not thesaurus.person(word):
+                continue
+            rest = "".join(char for char in word if char not in extra)
+            rest = rest * 2 if len(rest) == 1 else rest
+            if rest and thesaurus.person(rest) and rest in shorter and not thesaurus.synonyms(rest, word):
+                return f"{rest} ≠ {word}"
+    return None
+
+
 def _clause_added(longer: str, shorter: FactParts, extra: set[str]) -> str | None:
     """A clause the longer fact has beyond the shorter one's, with a word of its own in it, the rest
     of the longer fact saying all the shorter one says (不吃香菜 / 不吃香菜，但吃葱): something more
@@ -206,9 +222,13 @@ def wording_difference(first: FactParts, second: FactParts, similarity: float) -
     if size and (size > MAX_EXTRA or similarity < EXTRA_SIMILARITY):
         return WordingDifference(f"+{''.join(sorted(extra))}")
     longer = first if only_first else second
-    added = _clause_added(longer.text, second if only_first else first, extra)
+    shorter = second if only_first else first
+    added = _clause_added(longer.text, shorter, extra)
     if added:
         return WordingDifference(f"+{added}")
+    relative = _relative_specified(longer.text, shorter.text, extra)
+    if relative:
+        return WordingDifference(relative, names=True)
     if (
         size
         and _COMPANION.search(longer.text)

@@ -98,8 +98,21 @@ def _differ(label: str, first: frozenset[object], second: frozenset[object]) -> 
     return f"{label}{sorted(first, key=str)} ≠ {sorted(second, key=str)}"
 
 
-#: Units of a span of time: a 1 with one of them on each side of a pair is compared.
+#: Units of a span of time: a 1 with one of them on each side of a pair is compared; and the
+#: frequency each is the period of (每周 / 一周两次).
 _SPANS = frozenset({"天", "周", "月", "年"})
+_PERIOD_OF_SPAN = {"天": "day", "周": "week", "月": "month", "年": "year"}
+
+
+def _period_against_span(often: FactParts, other: FactParts) -> str | None:
+    """``often`` says how often (每周), ``other`` gives no frequency but a span of one unit of
+    another period (一个月看一部, 一周遛两次): how often differs."""
+    if not often.frequencies or other.frequencies:
+        return None
+    periods = {_PERIOD_OF_SPAN[unit] for value, unit in other.numbers if value == 1 and unit in _SPANS}
+    if periods and not periods & often.frequencies:
+        return f"how often {sorted(often.frequencies)} ≠ per {sorted(periods)}"
+    return None
 
 
 def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
@@ -156,6 +169,9 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"how often {sorted(first.frequencies)} ≠ {sorted(second.frequencies)}"
         )
+    period = _period_against_span(first, second) or _period_against_span(second, first)
+    if period:
+        return DuplicateVerdict(False, WHEN, tuple(matched), period)
     if first.clock_times != second.clock_times:
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"clock {sorted(first.clock_times)} ≠ {sorted(second.clock_times)}"

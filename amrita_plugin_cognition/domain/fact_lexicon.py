@@ -204,6 +204,8 @@ _NOT_PLAN = re.compile(
 )
 _PLAN_ZH = re.compile(
     "打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|想|即将|考虑|"
+    # time still to go before the act (还有三年就退休)
+    "还有[^，。,.；;]{1,8}就|"
     # a bare 要 before a verb, but not a habit or a need (都要, 还要, 总要, 只要) nor an amount it
     # takes (要40分钟, masked to 要|) nor something ordered (要了一杯)
     "(?<![都也还总就只需])要(?![了求是紧素点|\\d零一二三四五六七八九十几两半])"

@@ -48,8 +48,11 @@ def _data() -> dict[str, Any]:
 _ACTIONS = frozenset("GHIJ")
 
 
-#: The top category of people (A 人: kin, friends, occupations, ranks).
-_PEOPLE = "A"
+#: The categories of the people one has (Ah 亲人眷属: kin; Aj 关系: friends, colleagues, lovers,
+#: neighbours), not people at large (Af 职业 files 把头 "foreman", Aa 泛称 files 有人 "someone"); and
+#: the words filed there that chats say of a place (家里 "at home" sits with the wives).
+_PEOPLE = ("Ah", "Aj")
+_PLACES = frozenset({"家里", "家中", "屋里"})
 
 
 def _collect(tree: Any, code: str, equal: dict[str, list[str]], words: set[str], people: set[str]) -> None:
@@ -61,7 +64,7 @@ def _collect(tree: Any, code: str, equal: dict[str, list[str]], words: set[str],
             continue
         words.update(branch)
         if code.startswith(_PEOPLE):
-            people.update(branch)
+            people.update(word for word in branch if word not in _PLACES)
         if key.endswith(_EQUAL) and len(branch) > 1:
             group = code + key
             for word in branch:
@@ -108,5 +111,6 @@ def known(word: str) -> bool:
 
 
 def person(word: str) -> bool:
-    """Whether the thesaurus files ``word`` among people (妈妈, 老公, 同事, 导师; not names)."""
+    """Whether the thesaurus files ``word`` among the people one has (妈妈, 老公, 同事, 女朋友; not
+    names, not occupations)."""
     return word in _thesaurus()[2]

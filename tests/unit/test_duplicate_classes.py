@@ -27,6 +27,8 @@ SIMILARITY = 0.9
         ("群主老周规定本群禁止发广告。", "群主老周规定本群不允许发广告。"),
         # an intention on one side, the same act set ahead on the other
         ("豆豆下周三要去北京出差。", "豆豆下个星期三去北京出差。"),
+        # a frequency said as a span of its own period
+        ("阿宁每周去一次健身房。", "阿宁一周去一次健身房。"),
         # counting words of speech, half as a percentage, money said as 89块9
         ("晓晓养了两只猫。", "晓晓养了俩猫。"),
         ("小潘把工资的一半都存起来了。", "小潘把百分之五十的工资存了起来。"),
@@ -81,6 +83,12 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         ("阿宁最近在找房子。", "阿宁已经找到房子了。", PLAN_VS_DONE),
         # 考虑 is an intention
         ("阿宁在考虑学吉他。", "阿宁已经学了吉他。", PLAN_VS_DONE),
+        # how often against a span of another period (每周 / 一个月…一次)
+        ("阿宁每周去一次健身房。", "阿宁一个月去一次健身房。", WHEN),
+        # time still to go is ahead (还有两年就), not behind
+        ("阿宁已经毕业两年了。", "阿宁还有两年就毕业了。", PLAN_VS_DONE),
+        # a relative made another by what is added to the word (哥哥 / 表哥): another person
+        ("阿宁的哥哥在上海工作。", "阿宁的表哥在上海工作。", WHO),
         # a clause with something more in it
         ("阿宁不喝咖啡。", "阿宁不喝咖啡，但喝茶。", "wording"),
         # 还 as giving back, not the filler "still"
@@ -131,6 +139,8 @@ def test_the_same_act_told_otherwise_is_no_role_change(first: str, second: str) 
 def test_the_thesaurus_knows_words_of_people() -> None:
     assert thesaurus.person("外婆") and thesaurus.person("同事") and thesaurus.person("女朋友")
     assert not thesaurus.person("相机") and not thesaurus.person("阿宁")
+    # people at large and a place said with a word of kin are not the people one has
+    assert not thesaurus.person("有人") and not thesaurus.person("把头") and not thesaurus.person("家里")
 
 
 def test_the_thesaurus_knows_equal_words_not_words_of_one_kind() -> None:
