@@ -36,7 +36,7 @@ well and words poorly, the vectors the other way round.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -100,19 +100,46 @@ def _differ(label: str, first: frozenset[object], second: frozenset[object]) -> 
 
 #: Units of a span of time: a 1 with one of them on each side of a pair is compared; and the
 #: frequency each is the period of (每周 / 一周两次).
-_SPANS = frozenset({"天", "周", "月", "年"})
-_PERIOD_OF_SPAN = {"天": "day", "周": "week", "月": "month", "年": "year"}
+_SPANS = frozenset({"天", "月", "年"})
+_PERIOD_OF_SPAN = {(1.0, "天"): "day", (7.0, "天"): "week", (1.0, "月"): "month", (1.0, "年"): "year"}
 
 
 def _period_against_span(often: FactParts, other: FactParts) -> str | None:
-    """``often`` says how often (每周), ``other`` gives no frequency but a span of one unit of
-    another period (一个月看一部, 一周遛两次): how often differs."""
+    """``often`` says how often (每周), ``other`` gives no frequency but a span of one day, week
+    (seven days), month or year of another period (一个月看一部, 一天遛两次): how often differs."""
     if not often.frequencies or other.frequencies:
         return None
-    periods = {_PERIOD_OF_SPAN[unit] for value, unit in other.numbers if value == 1 and unit in _SPANS}
+    periods = {_PERIOD_OF_SPAN[number] for number in other.numbers if number in _PERIOD_OF_SPAN}
     if periods and not periods & often.frequencies:
         return f"how often {sorted(often.frequencies)} ≠ per {sorted(periods)}"
     return None
+
+
+def _without_period(parts: FactParts, other: FactParts) -> FactParts:
+    """``parts`` without the span that says how often ``other`` says it (一周去一次 / 每周去一次)."""
+    if parts.frequencies:
+        return parts
+    said = [number for number in parts.numbers if _PERIOD_OF_SPAN.get(number) in other.frequencies]
+    if not said:
+        return parts
+    numbers = parts.numbers.copy()
+    for number in said:
+        del numbers[number]
+    return replace(parts, numbers=numbers)
+
+
+def _numbers_as_qq(parts: FactParts, other: FactParts) -> FactParts:
+    """``parts`` with a bare number that is a QQ number of ``other`` read as that QQ number (66120小雨
+    / 小雨（QQ号66120）): written without its mark, it is the person, not an amount."""
+    marked = {int(number) for number in other.qq_numbers} - {int(number) for number in parts.qq_numbers}
+    taken = [(value, unit) for value, unit in parts.numbers if not unit and value in marked]
+    if not taken:
+        return parts
+    numbers = parts.numbers.copy()
+    for number in taken:
+        del numbers[number]
+    qq_numbers = parts.qq_numbers | {str(int(value)) for value, _ in taken}
+    return replace(parts, numbers=numbers, qq_numbers=qq_numbers)
 
 
 def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
@@ -142,6 +169,7 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
     if normalise_text(first.text) == normalise_text(second.text):
         return DuplicateVerdict(True, EXACT, ("text",))
     matched: list[str] = []
+    first, second = _numbers_as_qq(first, second), _numbers_as_qq(second, first)
     if first.qq_numbers or second.qq_numbers:
         if not _same_people(first, second):
             detail = f"{sorted(first.qq_numbers)} ≠ {sorted(second.qq_numbers)}"
@@ -176,7 +204,7 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"clock {sorted(first.clock_times)} ≠ {sorted(second.clock_times)}"
         )
-    differing = _numbers_differ(first, second)
+    differing = _numbers_differ(_without_period(first, second), _without_period(second, first))
     if differing:
         return DuplicateVerdict(False, HOW_MUCH, tuple(matched), " ".join(differing))
     if first.numbers:

@@ -150,7 +150,7 @@ MEASURE_WORDS = (
     "寸|尺|码|届|轮|局|球|站|班|项|笔|单|万|亿|千|百|GB|MB|TB|G|K|kg|km|cm|mm|m|h|min"
 )
 _UNIT = re.compile(rf"\s*个?({MEASURE_WORDS})?")
-#: Units that are a multiple of another: 15万元 = 十五万元 (150000元), 4小时 = 240分钟.
+#: Units that are a multiple of another: 15万元 = 十五万元 (150000元), 4小时 = 240分钟, 一周 = 七天.
 _SCALED_UNITS = {
     "万元": (10_000, "元"),
     "千元": (1_000, "元"),
@@ -159,6 +159,7 @@ _SCALED_UNITS = {
     "亿": (100_000_000, ""),
     "千": (1_000, ""),
     "小时": (60, "分钟"),
+    "周": (7, "天"),
     "h": (60, "分钟"),
     "min": (1, "分钟"),
     "分": (1, "分钟"),

@@ -136,6 +136,20 @@ def test_the_same_act_told_otherwise_is_no_role_change(first: str, second: str) 
     assert verdict.reason not in (ROLES, PLAN_VS_DONE) and not verdict.detail.startswith("+"), verdict
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # a QQ number written bare before the name is the person, not an amount
+        ("QQ号20301（昵称阿宁）每天跑步五公里。", "20301阿宁每天跑步5公里。"),
+        # a week is seven days
+        ("阿宁上个月出差了一个星期。", "阿宁上个月出差了七天。"),
+    ],
+)
+def test_the_same_amount_written_otherwise_is_no_amount_more(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert verdict.reason not in (HOW_MUCH, WHO), verdict
+
+
 def test_the_thesaurus_knows_words_of_people() -> None:
     assert thesaurus.person("外婆") and thesaurus.person("同事") and thesaurus.person("女朋友")
     assert not thesaurus.person("相机") and not thesaurus.person("阿宁")
