@@ -1,5 +1,5 @@
 """The benchmark scripts still run in --quick mode (mmr, hook_overhead, cache_memory, historian_cpu,
-planner_month, activity_observe, index_ops_memory, exact_search, person_search, decay_sweep,
+planner_month, activity_observe, index_ops_memory, dedup_clusters, exact_search, person_search, decay_sweep,
 consolidation_prepass, cycle_tokens, webui_page).
 
 Timing targets are not asserted here (machines are shared and noisy); they live in bench/.
@@ -110,6 +110,14 @@ def test_the_index_operations_bench_measures_every_kind() -> None:
     for kind in ("insert", "rewrite", "delete_insert", "query", "query_person", "card_rewrite", "card_query"):
         found = rf"\n{kind} +RSS growth per 1,000 operations, by round: [+-]{NUMBER} / [+-]{NUMBER} MB"
         assert re.search(found, output), output
+
+
+def test_the_dedup_clusters_bench_finds_the_planted_rewrites_from_the_copy() -> None:
+    output = run_script("dedup_clusters.py", "--runs", "1")
+    found = re.search(r"planted rewrites found (\d+)/(\d+)", output)
+    assert found and int(found.group(1)) >= 0.9 * int(found.group(2)), output
+    read = rf"from their copy in SQL median {NUMBER} ms, from Chroma {NUMBER} ms; copy / Chroma {NUMBER}"
+    assert re.search(read, output), output
 
 
 def test_the_exact_search_bench_puts_the_copy_beside_the_index() -> None:
