@@ -141,7 +141,7 @@ def _possessor_acts(first: str, second: str) -> str | None:
     for owned, plain in ((first, second), (second, first)):
         at = owned.find(_OF)
         owner = owned[:at]
-        if not _named(owner) or _CLAUSE_BREAK.search(owner) or not plain.startswith(owner):
+        if at < 0 or not _named(owner) or _CLAUSE_BREAK.search(owner) or not plain.startswith(owner):
             continue
         relative = _person_at(owned, at + 1)
         rest = plain[len(owner) :]
@@ -272,8 +272,9 @@ def swapped(first: str, second: str) -> str | None:
     """What trades places between ``first`` and ``second`` (for the verdict's detail), or None:
     two things on opposite sides of the same directional word, two things around the same words,
     the same one before 被 and before 把, a person's relative acting in one fact and the person in
-    the other, or a word of people on both sides of the same 给 / 从 / 向 / 被 / 把. Both are read
-    as NFKC and lower case, once."""
+    the other, a word of people on both sides of the same 给 / 从 / 向 / 被 / 把, the things after
+    the one 给 / 从 / 向 / 被 / 把 of each fact traded, the same one after 被 and after 给 / 向 / 把 /
+    从, or the same opener giving and getting. Both are read as NFKC and lower case, once."""
     first, second = unicodedata.normalize("NFKC", first).lower(), unicodedata.normalize("NFKC", second).lower()
     return (
         _swapped_roles(first, second)
