@@ -243,15 +243,15 @@ def _plan_against_done(planned: FactParts, other: FactParts) -> bool:
     return planned.plan and not other.plan and not (other.relative_times & _AHEAD and not other.done)
 
 
-#: An act going on (正在找, 在追), and the same act's end reached (找到, 追完, 学成).
-_GOING = re.compile(r"(?:正在|在)([\u4e00-\u9fff])")
+#: An act going on (正在找, 最近在追: 在 as an aspect, after a word of time or of still, not 在 before
+#: a place, 在学校学了), and the same act's end reached (找到, 追完, 学成).
+_GOING = re.compile(r"(?:正在|(?:最近|近期|一直|还|仍|都|也)在)([\u4e00-\u9fff])")
 _REACHED = "到完成"
 
 
 def _going_against_reached(going: str, other: str) -> str | None:
     """``going`` tells an act as going on (正在找新工作, 最近在追一个护士) that ``other`` tells as
-    reached (已经找到了新工作, 追到了): still trying against done. 在 before a place (在成都找) reads
-    its first character as the act, which ``other`` then hardly has with 到 after it."""
+    reached (已经找到了新工作, 追到了): still trying against done."""
     for match in _GOING.finditer(going):
         act = match.group(1)
         for end in _REACHED:

@@ -129,6 +129,7 @@ def test_a_relative_named_another_way_is_still_the_one_meant(second: str) -> Non
         ("同事送了阿宁一盒茶叶。", "阿宁收到了同事送的一盒茶叶。"),  # told from each side: not one opener
         ("阿宁给她的猫买了猫粮。", "阿宁给猫买了猫粮。"),  # 给 as "for", no giving
         ("周末，阿宁和朋友去看了电影。", "阿宁周末和朋友去看了电影。"),  # a clause moved, nothing more
+        ("阿宁在学校学了很多。", "阿宁在学校学到了很多。"),  # 在 before a place is no act going on
     ],
 )
 def test_the_same_act_told_otherwise_is_no_role_change(first: str, second: str) -> None:
