@@ -160,16 +160,21 @@ def _named(owner: str) -> bool:
 _ROLE_MARKER = re.compile(r"给|从|向|被|把")
 
 
+def _single_markers(first: str, second: str) -> list[tuple[str, int, int]]:
+    """Each of 给 / 从 / 向 / 被 / 把 said exactly once in each fact, with where it stands in each."""
+    shared = set(_ROLE_MARKER.findall(first)) & set(_ROLE_MARKER.findall(second))
+    return [
+        (marker, first.index(marker), second.index(marker))
+        for marker in sorted(shared)
+        if first.count(marker) == 1 and second.count(marker) == 1
+    ]
+
+
 def _person_crossed(first: str, second: str) -> str | None:
     """A relative or other word of people (``thesaurus.person``), said once in each fact, that
     stands before the one 给 / 从 / 向 / 被 / 把 of one fact and after it in the other (每个月给父母寄
     / 每个月父母给她寄): they moved from getting to giving, or the other way."""
-    markers = {match.group(0) for match in _ROLE_MARKER.finditer(first)}
-    markers &= {match.group(0) for match in _ROLE_MARKER.finditer(second)}
-    for marker in sorted(markers):
-        if first.count(marker) != 1 or second.count(marker) != 1:
-            continue
-        at_first, at_second = first.index(marker), second.index(marker)
+    for marker, at_first, at_second in _single_markers(first, second):
         for start in range(len(first) - 1):
             word = _person_at(first, start)
             if word is None or first.count(word) != 1 or second.count(word) != 1:
@@ -197,10 +202,8 @@ def _objects_traded(first: str, second: str) -> str | None:
     """The one 给 / 从 / 向 / 被 / 把 of each fact followed by two different things, each of which
     the other fact names elsewhere (从北京搬回了老家 / 从老家搬到了北京): where from and where to,
     or who gives and who gets, traded places."""
-    for marker in sorted({m.group(0) for m in _ROLE_MARKER.finditer(first)} & set(_ROLE_MARKER.findall(second))):
-        if first.count(marker) != 1 or second.count(marker) != 1:
-            continue
-        one, other = _after(first, first.index(marker)), _after(second, second.index(marker))
+    for marker, at_first, at_second in _single_markers(first, second):
+        one, other = _after(first, at_first), _after(second, at_second)
         if one and other and one != other and one in second and other in first:
             return f"{marker}{one} ⇄ {marker}{other}"
     return None
@@ -244,18 +247,11 @@ def _converse_acts(first: str, second: str) -> str | None:
     小赵收到了同事送的, 借给了小李 / 从小李那里借了, 卖 / 买): the converse act, not the same one.
     A getting said from the giver's side opens on the giver, and is not caught here."""
     one, other = _direction(first), _direction(second)
-    if {one, other} != {"gets", "gives"} or len(_common_start(first, second)) < 2:
+    if {one, other} != {"gets", "gives"} or len(first) < 2 or first[:2] != second[:2]:
         return None
     if _PASSIVE in first or _PASSIVE in second:  # 沙发被邻居买走: the opener is what was got, not the getter
         return None
     return f"{one} ≠ {other}"
-
-
-def _common_start(first: str, second: str) -> str:
-    size = 0
-    while size < min(len(first), len(second)) and first[size] == second[size]:
-        size += 1
-    return first[:size]
 
 
 def _marker_at(text: str, marker: str) -> int | None:

@@ -169,9 +169,6 @@ class WordingDifference:
     names: bool = False
 
 
-_CLAUSE = re.compile(r"[，,；;。！!？?]")
-
-
 def _relative_specified(longer: str, shorter: str, extra: set[str]) -> str | None:
     """A word of people in the shorter fact (父母, 哥哥) made another one in the longer by the
     characters it has more (岳父母, 表哥): another person, not a word added. A kin word of one
@@ -186,6 +183,10 @@ def _relative_specified(longer: str, shorter: str, extra: set[str]) -> str | Non
             if rest and thesaurus.person(rest) and rest in shorter and not thesaurus.synonyms(rest, word):
                 return f"{rest} ≠ {word}"
     return None
+
+
+#: What ends a clause (not the ASCII full stop: 89.9元 is one number).
+_CLAUSE = re.compile(r"[，,；;。！!？?]")
 
 
 def _clause_added(longer: str, shorter: FactParts, extra: set[str]) -> str | None:

@@ -36,7 +36,9 @@ well and words poorly, the vectors the other way round.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -120,12 +122,7 @@ def _without_period(parts: FactParts, other: FactParts) -> FactParts:
     if parts.frequencies:
         return parts
     said = [number for number in parts.numbers if _PERIOD_OF_SPAN.get(number) in other.frequencies]
-    if not said:
-        return parts
-    numbers = parts.numbers.copy()
-    for number in said:
-        del numbers[number]
-    return replace(parts, numbers=numbers)
+    return _without_numbers(parts, said) if said else parts
 
 
 def _numbers_as_qq(parts: FactParts, other: FactParts) -> FactParts:
@@ -135,11 +132,15 @@ def _numbers_as_qq(parts: FactParts, other: FactParts) -> FactParts:
     taken = [(value, unit) for value, unit in parts.numbers if not unit and value in marked]
     if not taken:
         return parts
-    numbers = parts.numbers.copy()
-    for number in taken:
-        del numbers[number]
-    qq_numbers = parts.qq_numbers | {str(int(value)) for value, _ in taken}
-    return replace(parts, numbers=numbers, qq_numbers=qq_numbers)
+    return _without_numbers(parts, taken, qq_numbers=parts.qq_numbers | {str(int(value)) for value, _ in taken})
+
+
+def _without_numbers(parts: FactParts, numbers: Iterable[tuple[float, str]], **changes: Any) -> FactParts:
+    """``parts`` with ``numbers`` taken out of its amounts (and ``changes`` made)."""
+    kept = parts.numbers.copy()
+    for number in numbers:
+        del kept[number]
+    return replace(parts, numbers=kept, **changes)
 
 
 def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
