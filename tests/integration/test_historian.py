@@ -329,9 +329,10 @@ async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
         await end(engine, chat, observation)
     model.responder = echo_facts
     # The worker's first two calls (its two concurrent jobs) are slow, every later one slower still:
-    # once a job is done the next ones are held for a long while, so the worker is surely mid-job
-    # when the kill below comes, however late a loaded machine lets the test see that (with every
-    # call at 1.5 s the last two jobs could end between the look and the kill).
+    # once a job is done the next ones are held for a long while (the worker's timeout, 30 s), so the
+    # worker is surely mid-job when the kill below comes, however late a loaded machine lets the test
+    # see that. The kill waits for a held call to have reached the model: a job merely seen
+    # "processing" may be one of the first two, ending in the instant between the look and the kill.
     model.chat_delays.extend([1.5, 1.5] + [60.0] * 20)
     worker = subprocess.Popen(
         [sys.executable, str(HERE / "process_historian.py"), str(STATE["database_url"]),
@@ -344,7 +345,7 @@ async def test_a_worker_killed_mid_job_loses_nothing_and_writes_each_fact_once(
             if worker.poll() is not None:
                 raise AssertionError(f"the worker died: {worker.stderr.read()[-3000:] if worker.stderr else ''}")
             states = [job.state for job in await jobs_left(engine)]
-            if len(states) < 6 and "processing" in states:
+            if len(states) < 6 and "processing" in states and len(model.chat_requests) > 2:
                 break
         else:
             raise AssertionError("the worker never finished a job and held another within 120 s")
