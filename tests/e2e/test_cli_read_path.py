@@ -92,3 +92,30 @@ def test_a_new_home_is_migrated_first(tmp_path: Path) -> None:
     assert "正在迁移" in first.stderr and json.loads(first.stdout) == []
     again = run_cli("jobs", "list", "--home", str(home), "--json")
     assert again.returncode == 0 and "正在迁移" not in again.stderr and "运行迁移" not in again.stderr
+
+
+def _amrita_modules_loaded(home: Path, env: dict[str, str]) -> set[str]:
+    """The Amrita packages (``amrita``, ``amrita_core``, ``amrita_sense``) a fresh interpreter
+    imported while answering ``status`` (``-X importtime``: not through the suite's preloaded
+    zygote, which has them already)."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("COGNITION_")}
+    command = [sys.executable, "-X", "importtime", "-m", "amrita_plugin_cognition", "status", "--home", str(home)]
+    result = subprocess.run(
+        [*command, "--json"], capture_output=True, text=True, timeout=300,
+        env={**environment, "ANONYMIZED_TELEMETRY": "False", **env},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    names = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    return {name.split(".")[0] for name in names} & {"amrita", "amrita_core", "amrita_sense"}
+
+
+def test_the_light_start_leaves_amrita_unloaded(seeded: Path) -> None:
+    """A read command calls no model: routing AmritaCore's logger would import the ``amrita``
+    package, about a sixth of the command's start. The full start (every other command) loads it:
+    the check sees it when it is there."""
+    assert _amrita_modules_loaded(seeded, {}) == set()
+    assert "amrita" in _amrita_modules_loaded(seeded, FULL)
