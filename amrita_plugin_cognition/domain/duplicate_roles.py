@@ -72,11 +72,24 @@ def _pieces(text: str) -> dict[str, int]:
     return {piece: places[0] for piece, places in seen.items() if len(places) == 1}
 
 
+#: A user written with a QQ number (lower case, NFKC): ``qq号10001(昵称小明)`` (group 1: the
+#: nickname) and the brackets of ``小明(qq号10001)``.
+_PERSON_BY_NUMBER = re.compile(r"qq\s*号?\s*\d{5,12}\s*\(\s*昵称([^()]{1,32})\)|\s*\(\s*qq\s*号?\s*\d{5,12}\s*\)")
+
+
+def _people_by_name(text: str) -> str:
+    """Each user written with a QQ number by the name alone: a mention is one thing, whose brackets
+    no longer stand between it and the words around it."""
+    return _PERSON_BY_NUMBER.sub(lambda match: match.group(1) or "", text)
+
+
 def _swapped_around(first: str, second: str) -> str | None:
     """Two things that trade places around the same words (小马请阿凯 / 阿凯请小马, 老张欠小李 / 小李欠
-    老张, 把猫寄养在阿康家 / 在小柯家…): each said once in each fact, one before the other in the first
-    and after it in the second, with the same words between them, which are no "and". Both
-    texts folded (``swapped``)."""
+    老张, 把猫寄养在阿康家 / 在小柯家…, QQ号1（昵称甲）在辅导QQ号2（昵称乙） / the other way): each said
+    once in each fact, one before the other in the first and after it in the second, with the same
+    words between them, which are no "and" and hold no punctuation but a title's or a quotation's
+    marks. Users written with a QQ number are read by name. Both texts folded (``swapped``)."""
+    first, second = _people_by_name(first), _people_by_name(second)
     in_first, in_second = _pieces(first), _pieces(second)
     shared = sorted(set(in_first) & set(in_second), key=in_first.__getitem__)
     places = [in_second[piece] for piece in shared]
@@ -92,10 +105,16 @@ def _swapped_around(first: str, second: str) -> str | None:
             if (
                 between == second[start_second:end_second]
                 and between.strip() not in _COORDINATION
-                and (between.strip() and not any(unicodedata.category(char).startswith("P") for char in between))
+                and (between.strip() and not any(_separates(char) for char in between))
             ):
                 return f"{before} ⇄ {after} ({between})"
     return None
+
+
+def _separates(char: str) -> bool:
+    """Punctuation other than brackets and quotation marks (《》 “” 「」 are in a phrase, not between clauses)."""
+    category = unicodedata.category(char)
+    return category.startswith("P") and category not in ("Ps", "Pe", "Pi", "Pf")
 
 
 #: The markers of who acts on whom: 被 (the one before it undergoes) and 把 (the one before it acts).

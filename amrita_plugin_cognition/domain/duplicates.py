@@ -143,10 +143,34 @@ def _without_numbers(parts: FactParts, numbers: Iterable[tuple[float, str]], **c
     return replace(parts, numbers=kept, **changes)
 
 
+#: Units of time that are a whole number of another, compared at need: the text keeps its own
+#: (a lone 一天 stays an article-like "one day", which 1440 minutes would not be).
+_TIME_IN = {"天": (1440, "分钟"), "年": (12, "月")}
+
+
+def _same_amount(value: float, unit: str) -> set[tuple[float, str]]:
+    """Other ways of writing ``value`` ``unit``: in the smaller unit of time (一天 / 24小时, 半年 /
+    六个月) or the larger, and a year of two digits for the same year of this century or the last
+    (23年 / 2023年)."""
+    same: set[tuple[float, str]] = set()
+    for larger, (factor, smaller) in _TIME_IN.items():
+        if unit == larger:
+            same.add((value * factor, smaller))
+        elif unit == smaller:
+            same.add((value / factor, larger))
+    if unit == "年" and value.is_integer():
+        if 0 <= value < 100:
+            same.update({(2000 + value, unit), (1900 + value, unit)})
+        elif 1900 <= value < 2100:
+            same.add((value % 100, unit))
+    return same
+
+
 def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
     """The numbers one fact states and the other does not (a lone 1 is an article: 一台 / 台,
     unless both facts give a span of one unit of time, and of different units: 一天 / 一周; a
-    number with its unit on one side and bare on the other is the same number: 3500元 / 三千五)."""
+    number with its unit on one side and bare on the other is the same number: 3500元 / 三千五;
+    so is one in another unit of time: 一天 / 24小时, and a year written with two digits)."""
     only_first = first.numbers - second.numbers
     only_second = second.numbers - first.numbers
     for value, unit in list(only_first.elements()):
@@ -156,6 +180,8 @@ def _numbers_differ(first: FactParts, second: FactParts) -> list[str]:
             match = bare
         elif not unit:
             match = next((key for key in only_second if key[0] == value and only_second[key]), None)
+        else:
+            match = next((key for key in _same_amount(value, unit) if only_second[key]), None)
         if match is not None:
             only_first[(value, unit)] -= 1
             only_second[match] -= 1

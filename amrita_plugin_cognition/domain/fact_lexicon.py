@@ -137,6 +137,9 @@ UNIT_SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("公斤", "千克"),
     ("小时", "个钟头", "钟头", "个小时"),
     ("周", "星期", "礼拜"),
+    # a count of years: 十周年 is ten years, 两周岁 two years of age (not weeks)
+    ("年", "周年"),
+    ("岁", "周岁"),
 )
 _UNIT_WORD = re.compile("|".join(sorted((word for group in UNIT_SYNONYMS for word in group), key=len, reverse=True)))
 _UNIT_CANONICAL = {word: group[0] for group in UNIT_SYNONYMS for word in group}
@@ -147,15 +150,25 @@ MEASURE_WORDS = (
     "美元|欧元|日元|英镑|港币|韩元|万元|千元|百元|元|角|毛|公斤|千克|斤|克|吨|公里|千米|厘米|毫米|米|里|平方米|平米|亩|"
     "毫升|升|小时|分钟|秒|天|周|月|年|岁|次|遍|趟|只|条|台|本|张|件|瓶|杯|碗|箱|袋|包|盒|页|集|章|期|名|位|人|口|"
     "头|匹|辆|架|艘|颗|粒|片|份|篇|首|场|门|节|层|楼|号|度|折|倍|分|级|套|双|对|副|幅|顿|家|所|间|部|支|根|棵|朵|"
-    "寸|尺|码|届|轮|局|球|站|班|项|笔|单|万|亿|千|百|GB|MB|TB|G|K|kg|km|cm|mm|m|h|min"
+    "寸|尺|码|届|轮|局|球|站|班|项|笔|单|万|亿|千|百|GB|MB|TB|G|K|k|W|w|kg|km|cm|mm|m|h|min"
 )
-_UNIT = re.compile(rf"\s*个?({MEASURE_WORDS})?")
+#: The measure words longest first, so that a word is never read as its first letter (5min, 5kg).
+_MEASURE_LONGEST_FIRST = "|".join(
+    word + r"(?![A-Za-z])" if word.isascii() else word  # a Latin unit is a whole word: 一个Kindle has none
+    for word in sorted(MEASURE_WORDS.split("|"), key=len, reverse=True)
+)
+_UNIT = re.compile(rf"\s*个?({_MEASURE_LONGEST_FIRST})?")
 #: Units that are a multiple of another: 15万元 = 十五万元 (150000元), 4小时 = 240分钟, 一周 = 七天.
 _SCALED_UNITS = {
     "万元": (10_000, "元"),
     "千元": (1_000, "元"),
     "百元": (100, "元"),
     "万": (10_000, ""),
+    # the shorthand of chat: 8k is 八千, 2w is 两万
+    "K": (1_000, ""),
+    "k": (1_000, ""),
+    "W": (10_000, ""),
+    "w": (10_000, ""),
     "亿": (100_000_000, ""),
     "千": (1_000, ""),
     "小时": (60, "分钟"),
@@ -165,6 +178,7 @@ _SCALED_UNITS = {
     "分": (1, "分钟"),
     "千克": (1, "公斤"),
     "kg": (1, "公斤"),
+    "斤": (0.5, "公斤"),
     "km": (1, "公里"),
     "千米": (1, "公里"),
 }
@@ -177,6 +191,8 @@ _ONE_HALF = re.compile("一半")
 #: Money said as 89块9 (read as 89元9 once units are folded): 89.9元.
 _MONEY_TENTHS = re.compile(r"(\d+)元(\d)(?![\d.%])(?!\s*(?:角|毛|分))")
 _HALF = re.compile(rf"(?<!点)半(?=个?(?:{MEASURE_WORDS}))")
+#: Measure words that count the same things: 两次 / 两趟, 两只金毛 / 两条金毛 (the others stay apart).
+SAME_COUNT = {"趟": "次", "遍": "次", "条": "只", "头": "只"}
 
 
 # --- whether -----------------------------------------------------------------------------------
@@ -307,3 +323,9 @@ _NOT_A_NUMBER = re.compile(
     "二手|一起|一直|一下|一些|一共|一定|一样|一般|一边|一切|一旦|一致|统一|唯一|万一|一会|一点(?![半钟0-9零一二三四五六七八九十])"
 )
 _PERCENT = re.compile(rf"百分之([{_NUMERALS}\d.]+)")
+#: A whole number and a half, read after the units are folded: 四个半小时, 一个半月 (个半 before the
+#: unit), 两年半, 三天半 (半 after it).
+_AND_A_HALF = re.compile(rf"(\d+|[{_NUMERALS}]+)(?:个半(?=小时|月|周|天|年)|(年|个月|小时|天)半)")
+#: Two neighbouring numerals said together are a rough range, not a number: 三四次 is 三到四次
+#: (cn2an would read 34), 七八个 七到八个.
+_ROUGH_RANGE = re.compile(rf"(?<![{_NUMERALS}])([一二三四五六七八])([二三四五六七八九])(?![{_NUMERALS}])")

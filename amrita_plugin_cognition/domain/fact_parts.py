@@ -26,6 +26,7 @@ import cn2an
 
 from .fact_lexicon import (
     _AFTERNOON,
+    _AND_A_HALF,
     _CANONICAL,
     _CLOCK,
     _CLOCK_EN,
@@ -62,6 +63,7 @@ from .fact_lexicon import (
     _RELATIVE_EACH,
     _RELATIVE_TIME,
     _RETURN,
+    _ROUGH_RANGE,
     _SCALED_UNITS,
     _SYNONYM,
     _SYNONYMS_EN,
@@ -76,6 +78,7 @@ from .fact_lexicon import (
     _WEEKDAYS,
     _WEEKDAYS_EN,
     FILLER_CHARS,
+    SAME_COUNT,
 )
 from .tokenize import ENGLISH_STOP_WORDS, stem
 
@@ -124,12 +127,31 @@ def fold(text: str) -> str:
     folded = _UNIT_WORD.sub(lambda match: _UNIT_CANONICAL[match.group(0)], text)
     folded = _COLLOQUIAL_COUNT.sub(lambda match: _COLLOQUIAL_COUNTS[match.group(0)], folded)
     if "半" in folded:
+        folded = _AND_A_HALF.sub(_and_a_half, folded)
         folded = _HALF.sub("0.5", _ONE_HALF.sub("50%", folded))
     folded = _MONEY_TENTHS.sub(r"\1.\2元", folded)
     if not _NUMERAL_RUN.search(folded):
         return folded
+    folded = _ROUGH_RANGE.sub(_rough_range, folded)
     folded = _PERCENT.sub(lambda match: _numeral(match.group(1)) + "%", folded)
     return _NUMERAL_RUN.sub(lambda match: _numeral_beside_digits(match, folded), folded)
+
+
+_DIGIT_OF = {numeral: str(value) for value, numeral in enumerate("零一二三四五六七八九")}
+
+
+def _rough_range(match: re.Match[str]) -> str:
+    """三四 → 3到4 where the second numeral is the next one; other pairs as written (二五 is no range)."""
+    low, high = (_DIGIT_OF[numeral] for numeral in match.groups())
+    return f"{low}到{high}" if int(high) == int(low) + 1 else match.group(0)
+
+
+def _and_a_half(match: re.Match[str]) -> str:
+    """四个半小时 → 4.5小时, 两年半 → 2.5年 (as written when the numeral cannot be read: 十几个半月)."""
+    whole = _numeral(match.group(1)) if not match.group(1).isdigit() else match.group(1)
+    if not whole.isdigit():
+        return match.group(0)
+    return f"{whole}.5{match.group(2) or ''}"
 
 
 def _numeral_beside_digits(match: re.Match[str], text: str) -> str:
@@ -292,6 +314,7 @@ def _numbers(text: str, spans: list[tuple[int, int]]) -> Counter[tuple[float, st
         unit = "%" if percent else (_UNIT.match(text, match.end()).group(1) or "")  # type: ignore[union-attr]
         unit_end = _UNIT.match(text, match.end()).end() if unit and not percent else match.end()  # type: ignore[union-attr]
         factor, unit = _SCALED_UNITS.get(unit, (1, unit))
+        unit = SAME_COUNT.get(unit, unit)
         found[(value * factor, unit)] += 1
         spans.append((match.start(), unit_end))  # the unit is part of the amount, not of the wording
     return found

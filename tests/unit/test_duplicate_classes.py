@@ -91,6 +91,21 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         ("阿宁的哥哥在上海工作。", "阿宁的表哥在上海工作。", WHO),
         # a clause with something more in it
         ("阿宁不喝咖啡。", "阿宁不喝咖啡，但喝茶。", "wording"),
+        # two users named by QQ number trading places (the brackets no longer stand between them)
+        (
+            "QQ号20301（昵称阿宁）在辅导QQ号20302（昵称阿康）学数学。",
+            "QQ号20302（昵称阿康）在辅导QQ号20301（昵称阿宁）学数学。",
+            ROLES,
+        ),
+        (
+            "QQ号20301（昵称阿宁）在《王者荣耀》里带QQ号20302（昵称阿康）上分。",
+            "阿康（QQ号20302）在《王者荣耀》里带阿宁（QQ号20301）上分。",
+            ROLES,
+        ),
+        # amounts in other units that are not the same amount
+        ("阿宁瘦了十斤。", "阿宁瘦了十公斤。", HOW_MUCH),
+        ("阿宁被禁言了一天。", "阿宁被禁言了一小时。", HOW_MUCH),
+        ("阿宁的预算是八千。", "阿宁预算8w。", HOW_MUCH),
         # 还 as giving back, not the filler "still"
         ("小吴上周还了室友200块钱。", "小吴上周借了室友200块钱。", "wording"),
     ],
@@ -144,6 +159,29 @@ def test_the_same_act_told_otherwise_is_no_role_change(first: str, second: str) 
         ("QQ号20301（昵称阿宁）每天跑步五公里。", "20301阿宁每天跑步5公里。"),
         # a week is seven days
         ("阿宁上个月出差了一个星期。", "阿宁上个月出差了七天。"),
+        # the shorthand of chat: k is 千, w is 万
+        ("阿宁的预算是八千。", "阿宁预算8k。"),
+        ("阿宁花了1200块买了键盘。", "阿宁买键盘花了1.2k。"),
+        ("阿宁的视频有两万播放。", "阿宁的视频播放量2w。"),
+        # a span in a smaller unit of time, a year and a half-year
+        ("阿宁被禁言了一天。", "阿宁被禁言了24小时。"),
+        ("阿宁戒烟半年了。", "阿宁戒烟六个月了。"),
+        ("阿宁坐高铁用了四个半小时。", "阿宁坐高铁用了4.5h。"),
+        ("阿宁在这家公司干了两年半。", "阿宁在这家公司干了2.5年。"),
+        # 周年 and 周岁 count years, not weeks
+        ("阿宁和丈夫结婚十周年了。", "阿宁和丈夫结婚满10年了。"),
+        ("阿宁的儿子刚满两周岁。", "阿宁的儿子刚满两岁。"),
+        # 斤 is half a 公斤
+        ("阿宁瘦了十斤。", "阿宁瘦了5公斤。"),
+        # two neighbouring numerals are a rough range
+        ("阿宁每周点三四次外卖。", "阿宁每周点三到四次外卖。"),
+        # measure words that count the same things
+        ("阿宁养了两条金毛。", "阿宁养了2只金毛。"),
+        ("阿宁每天换乘两次公交。", "阿宁每天要倒两趟公交。"),
+        # a year written with two digits
+        ("阿宁在2023年买了车。", "阿宁23年买了车。"),
+        # a Latin word after a number is no unit (一个Kindle is not a thousand)
+        ("阿宁买了一个Kindle。", "阿宁入手了Kindle。"),
     ],
 )
 def test_the_same_amount_written_otherwise_is_no_amount_more(first: str, second: str) -> None:
