@@ -236,7 +236,7 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
         return DuplicateVerdict(False, HOW_MUCH, tuple(matched), " ".join(differing))
     if first.numbers:
         matched.append(HOW_MUCH)
-    if first.negations != second.negations:
+    if _negated(first) != _negated(second):
         return DuplicateVerdict(False, WHETHER, tuple(matched), f"{first.negations} vs {second.negations} negations")
     matched.append(WHETHER)
     if _plan_against_done(first, second) or _plan_against_done(second, first):
@@ -261,6 +261,12 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
 
 #: Relative times that lie ahead (明天, 下周, 明年): a fact set in them is a plan however it is said.
 _AHEAD = frozenset({"day+1", "day+2", "week+1", "month+1", "year+1"})
+
+
+def _negated(parts: FactParts) -> bool:
+    """Whether a fact says no: one negation or more (吃不了，不爱吃 / 不喜欢吃 say the same no; a
+    fact is seldom a double negation, and the wording still tells two noes apart)."""
+    return parts.negations > 0
 
 
 def _plan_against_done(planned: FactParts, other: FactParts) -> bool:
@@ -321,7 +327,7 @@ def hard_key(parts: FactParts) -> int:
     done: an intention conflicts only with the act told as done, not with the act told plainly
     (``_plan_against_done``), which no single key can say."""
     days = frozenset((month, day) for _year, month, day in parts.dates)
-    return hash((parts.qq_numbers, days, parts.clock_times, parts.negations))
+    return hash((parts.qq_numbers, days, parts.clock_times, _negated(parts)))
 
 
 def shared_nicknames(first: FactParts, second: FactParts) -> frozenset[str]:

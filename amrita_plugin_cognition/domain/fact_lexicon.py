@@ -202,8 +202,13 @@ _NOT_NEGATION = re.compile(
     "了不起|忍不住|对不起|未来|无论|毫不犹豫|非常|并非常|没想到|不久前|无聊|非要|"
     "别人|别的|特别|区别|分别|告别|性别|级别|识别|差别|个别|类别|辨别|否则|是否|能否|可否|无比|未必|"
     # a degree (怕得不行 = very afraid) and a bound before an amount (不超过100元 = 最多100元)
-    "得不行|不得了|不(?:超过|足|到|满)(?=\\d|[|])"
+    "得不行|不得了|不(?:超过|足|到|满)(?=\\d|[|])|"
+    # idioms whose 不 or 无 says yes: every day without fail, loves it, never tires of it
+    "雷打不动|风雨无阻|无[\u3400-\u9fff]不欢|乐此不疲|坚持不懈|锲而不舍|百看不厌|百听不厌|百吃不厌|爱不释手|念念不忘|迫不及待|"
+    "滔滔不绝|赞不绝口|必不可少|不可或缺|无微不至|无所不能|无所不知|无话不谈|不亦乐乎|一丝不苟|不折不扣|层出不穷"
 )
+#: Words that say no in one word (戒烟 = 不再抽烟, 失眠 = 睡不着): counted as a negation, kept in the wording.
+_NEGATING_WORD = re.compile("戒(?![指备严心])|停止|暂停|失眠|失败|失业|失联|失约")
 _NEGATION_ZH = re.compile("没有|从没|从不|并不|并没|不|没|别|未|无|勿|莫|甭|非|否")
 #: Words that say "not like" in one word (讨厌 = 不喜欢, dislike = not like): counted as a negation
 #: and read as 喜欢 in the wording, so 不喜欢香菜 / 讨厌香菜 agree and 喜欢 / 讨厌 differ.
@@ -217,7 +222,9 @@ _NEGATION_EN = re.compile(r"(?i)\b(?:not|never|no|none|nobody|nothing|neither|no
 # --- plan vs done ------------------------------------------------------------------------------
 _NOT_PLAN = re.compile(
     "需要|重要|主要|要求|要是|只要|不要|想法|想起|想到|理想|感想|思想|回想|将军|将近|即将到来|准备好了|计划好了|"
-    "想念|梦想|幻想|联想|猜想|要素|纪要|摘要|必要|要紧|想象|要好|要么|要命|考虑到"
+    "想念|梦想|幻想|联想|猜想|要素|纪要|摘要|必要|要紧|想象|要好|要么|要命|考虑到|"
+    # preparing for something under way (在准备考研 = 在备考), not an intention
+    "在准备(?!去|要|把|搬|辞|换|买|卖)|在为[^，。,.；;]{1,12}做准备"
 )
 _PLAN_ZH = re.compile(
     "打算|准备|计划|预计|预定|将要|将会|将于|想要|就要|快要|想|即将|考虑|"
@@ -228,8 +235,11 @@ _PLAN_ZH = re.compile(
     "(?<![都也还总就只需])要(?![了求是紧素点|\\d零一二三四五六七八九十几两半])"
 )
 _PLAN_EN = re.compile(r"(?i)\b(?:will|plan|plans|planning|planned to|going to|intend|intends|want to|wants to|shall)\b")
-#: A frequency before a bare 要 makes it a habit or a duty, not an intention (每天要吃三顿, 一个月要交).
-_HABIT = re.compile(r"每|天天|经常|平时|平常|总是|通常|一般|逢|(?<!\d)1个(?:月|周)|(?<![\d年月])1(?:年|天|周)(?!\d)")
+#: A frequency or a rule before a bare 要 makes it a habit or a duty, not an intention (每天要吃三顿, 一个月要交,
+#: 群主规定新人要改名片).
+_HABIT = re.compile(
+    r"每|天天|经常|平时|平常|总是|通常|一般|逢|规定|群规|必须|(?<!\d)1个(?:月|周)|(?<![\d年月])1(?:年|天|周)(?!\d)"
+)
 _DONE_ZH = re.compile("已经|已|曾经|曾|了|过")
 #: An English act told as done: the past tense (a verb in -ed or a common irregular one) or already.
 _DONE_EN = re.compile(

@@ -44,6 +44,7 @@ from .fact_lexicon import (
     _HALF,
     _MONEY_TENTHS,
     _MONTHS_EN,
+    _NEGATING_WORD,
     _NEGATION_EN,
     _NEGATION_ZH,
     _NICKNAME_AFTER,
@@ -325,6 +326,7 @@ def _negations(text: str, latin: bool) -> int:
     prohibitions = len(_PROHIBITION.findall(cleared))
     cleared = _PROHIBITION.sub("|", cleared)
     found = len(_DISLIKE_ZH.findall(cleared)) + len(_NEGATION_ZH.findall(cleared)) + prohibitions
+    found += len(_NEGATING_WORD.findall(cleared))
     return found + (len(_DISLIKE_EN.findall(cleared)) + len(_NEGATION_EN.findall(cleared)) if latin else 0)
 
 

@@ -209,3 +209,55 @@ def test_relative_times_are_read_and_taken_out_of_the_wording() -> None:
     parts = read_parts("阿杰上周三和去年都去过杭州。")
     assert parts.relative_times == frozenset({"week-1", "year-1"}) and 3 in parts.weekdays
     assert "去" not in "".join(read_parts("去年").residue)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # two noes and one no say the same no
+        ("阿宁吃不惯香菜，不爱吃。", "阿宁不喜欢吃香菜。"),
+        # a word that says no in itself (quit, stopped, sleepless)
+        ("阿宁戒掉了喝奶茶的习惯。", "阿宁已经不喝奶茶了。"),
+        ("阿宁因为膝盖受伤暂停了跑步。", "阿宁膝盖伤了，暂时不跑步了。"),
+        ("阿宁失眠好几个月了。", "阿宁这几个月一直睡不着觉。"),
+        # an idiom whose 不 or 无 says yes
+        ("阿宁每天早上都要喝一杯咖啡。", "阿宁每天早上雷打不动地喝一杯咖啡。"),
+        ("阿宁特别能吃辣。", "阿宁吃辣很厉害，无辣不欢。"),
+    ],
+)
+def test_the_same_no_or_yes_said_otherwise_is_no_negation_more(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert verdict.reason != WHETHER, verdict
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("阿宁戒烟了。", "阿宁每天抽烟。"),
+        ("阿宁每天都跑步。", "阿宁暂停了跑步。"),
+        ("阿宁喜欢吃香菜。", "阿宁吃不惯香菜，不爱吃。"),
+    ],
+)
+def test_a_no_against_a_yes_differs(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert not verdict.duplicate and verdict.reason == WHETHER, verdict
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # preparing for something under way is no intention
+        ("阿宁在准备考研。", "阿宁正在备考研究生。"),
+        ("阿宁最近在备考雅思。", "阿宁近期正在为雅思考试做准备。"),
+        # 要 in a rule is a duty
+        ("群主规定新人进群要改群名片。", "新人进群必须修改群名片，这是群主的规定。"),
+    ],
+)
+def test_a_duty_or_a_preparation_is_no_plan(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert verdict.reason != PLAN_VS_DONE, verdict
+
+
+def test_preparing_to_go_is_still_a_plan() -> None:
+    verdict = judge_pair("阿宁在准备去北京。", "阿宁去了北京。", SIMILARITY)
+    assert not verdict.duplicate and verdict.reason == PLAN_VS_DONE, verdict
