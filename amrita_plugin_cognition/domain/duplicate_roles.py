@@ -167,8 +167,24 @@ def _possessor_acts(first: str, second: str) -> str | None:
         # another relative named there is a way round to the same one (阿红丈夫的父亲 / 阿红的公公)
         if relative is None or rest.startswith(_HELD) or _person_at(rest, 0) is not None:
             continue
+        # the relative named in the other fact too, told from the person's side (小李的女儿出生了 /
+        # 小李喜得一个女儿), unless the relative acts on the person (阿光的妹妹教他 / 阿光教他妹妹)
+        if _names_relative(rest, relative) and not _PRONOUN.search(owned, at + 1 + len(relative)):
+            continue
         return f"{owner}{_OF}{relative} ≠ {owner}"
     return None
+
+
+_PRONOUN = re.compile("[他她]")
+
+
+def _names_relative(text: str, relative: str) -> bool:
+    """Whether ``text`` names ``relative`` or a synonym of it (男朋友 / 男友)."""
+    for start in range(len(text)):
+        word = _person_at(text, start)
+        if word is not None and (word == relative or thesaurus.synonyms(word, relative)):
+            return True
+    return relative in text
 
 
 def _named(owner: str) -> bool:

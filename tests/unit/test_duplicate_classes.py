@@ -91,6 +91,8 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         ("阿宁的哥哥在上海工作。", "阿宁的表哥在上海工作。", WHO),
         # a clause with something more in it
         ("阿宁不喝咖啡。", "阿宁不喝咖啡，但喝茶。", "wording"),
+        # a relative acting on the person, named on both sides
+        ("阿宁教她妹妹做数学题。", "阿宁的妹妹教她做数学题。", ROLES),
         # two users named by QQ number trading places (the brackets no longer stand between them)
         (
             "QQ号20301（昵称阿宁）在辅导QQ号20302（昵称阿康）学数学。",
@@ -145,6 +147,9 @@ def test_a_relative_named_another_way_is_still_the_one_meant(second: str) -> Non
         ("阿宁给她的猫买了猫粮。", "阿宁给猫买了猫粮。"),  # 给 as "for", no giving
         ("周末，阿宁和朋友去看了电影。", "阿宁周末和朋友去看了电影。"),  # a clause moved, nothing more
         ("阿宁在学校学了很多。", "阿宁在学校学到了很多。"),  # 在 before a place is no act going on
+        # the relative named on both sides, told from the person's side, acting on no one
+        ("阿宁的女儿上个月出生了。", "阿宁上个月喜得一个女儿。"),
+        ("阿宁通过相亲认识了现在的男朋友。", "阿宁的男友是相亲认识的。"),
     ],
 )
 def test_the_same_act_told_otherwise_is_no_role_change(first: str, second: str) -> None:
