@@ -212,7 +212,9 @@ def judge_parts(first: FactParts, second: FactParts, similarity: float) -> Dupli
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"weekday {sorted(first.weekdays)} ≠ {sorted(second.weekdays)}"
         )
-    if first.day_parts and second.day_parts and first.day_parts != second.day_parts:
+    # the same clock time on both sides says the hour; the part of day is only its wording (半夜3点 / 凌晨三点)
+    same_clock = bool(first.clock_times) and first.clock_times == second.clock_times
+    if first.day_parts and second.day_parts and first.day_parts != second.day_parts and not same_clock:
         return DuplicateVerdict(
             False, WHEN, tuple(matched), f"part of day {sorted(first.day_parts)} ≠ {sorted(second.day_parts)}"
         )

@@ -53,10 +53,36 @@ _DATE_PATTERNS = (
     # a year of two digits only before 年 (26年1月8号 is 2026; 11-29 is no year)
     re.compile(r"(?<!\d)(\d{4}|\d{2}(?=\s*年))\s*(?:[-/.]|年)\s*(\d{1,2})\s*(?:[-/.]|月)\s*(\d{1,2})(?:\s*(?:日|号))?"),
     re.compile(r"(?<!\d)(\d{4}|\d{2}(?=\s*年))\s*年\s*(\d{1,2})\s*月(?!\s*\d)()"),
-    re.compile(r"(?<![\d年])()(\d{1,2})\s*月\s*(\d{1,2})\s*(?:日|号)"),
+    # a month and day after a year in words (每年5月20号, 今年3月1日) is that day too
+    re.compile(r"(?<!\d)(?<!\d年)()(\d{1,2})\s*月\s*(\d{1,2})\s*(?:日|号)"),
     re.compile(rf"(?i)\b({_MONTH_EN})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s*,?\s*(\d{{4}}))?\b"),
     re.compile(rf"(?i)\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_EN})\.?(?:\s*,?\s*(\d{{4}}))?\b"),
 )
+#: Holidays on a fixed day of the solar calendar, as that day (read after numerals are digits:
+#: 双十一 is 双11). Not 五一 or 十一 alone (numbers as well), nor the lunar ones (春节, 七夕, 中秋).
+_HOLIDAY_DAYS = {
+    "元旦": (1, 1),
+    "情人节": (2, 14),
+    "妇女节": (3, 8),
+    "植树节": (3, 12),
+    "愚人节": (4, 1),
+    "劳动节": (5, 1),
+    "青年节": (5, 4),
+    "儿童节": (6, 1),
+    "建党节": (7, 1),
+    "建军节": (8, 1),
+    "教师节": (9, 10),
+    "国庆节": (10, 1),
+    "国庆": (10, 1),
+    "光棍节": (11, 11),
+    "双11": (11, 11),
+    "双12": (12, 12),
+    "平安夜": (12, 24),
+    "圣诞节": (12, 25),
+    "圣诞": (12, 25),
+}
+#: A holiday before 前 / 后 is a point of reference (国庆后10月8号), not the day of the fact.
+_HOLIDAY = re.compile(f"(?:{'|'.join(sorted(_HOLIDAY_DAYS, key=len, reverse=True))})(?!节?\\s*(?:之|以|过)?[前后])")
 _WEEKDAYS = {
     **{str(number): number for number in range(1, 8)},
     **dict(zip("一二三四五六", range(1, 7), strict=True)),
@@ -64,6 +90,8 @@ _WEEKDAYS = {
     "天": 7,
 }
 _WEEKDAY = re.compile(r"(?:周|星期|礼拜)([1-7一二三四五六日天])")
+#: More weekdays after one, with 周 said once: 周一、三、五, 周一三五, 周六日 (not the 三 of 周一三点).
+_WEEKDAY_MORE = re.compile(r"(?:\s*[、,，和及与/]\s*)?([1-6一二三四五六]|(?<=[六6])日)(?![点时号日月天次个年分\d])")
 #: How often: 每天 / 天天 / daily, 每周 / 逢周二 / weekly, 每个月 / monthly … (after ``fold``:
 #: 星期 and 礼拜 read as 周). Before a weekday only the 每 / 逢 is taken (the weekday is read apart).
 _FREQUENCIES = (

@@ -42,6 +42,8 @@ from .fact_lexicon import (
     _FREQUENCIES,
     _HABIT,
     _HALF,
+    _HOLIDAY,
+    _HOLIDAY_DAYS,
     _MONEY_TENTHS,
     _MONTHS_EN,
     _NEGATING_WORD,
@@ -76,6 +78,7 @@ from .fact_lexicon import (
     _WEEKDAY_EN_NUMBER,
     _WEEKDAY_GROUP_DAYS,
     _WEEKDAY_GROUPS,
+    _WEEKDAY_MORE,
     _WEEKDAYS,
     _WEEKDAYS_EN,
     FILLER_CHARS,
@@ -210,6 +213,9 @@ def _year(raw: str | None) -> int | None:
 
 def _dates(text: str, spans: list[tuple[int, int]], latin: bool) -> set[tuple[int | None, int, int | None]]:
     found: set[tuple[int | None, int, int | None]] = set()
+    for match in _HOLIDAY.finditer(text):
+        found.add((None, *_HOLIDAY_DAYS[match.group(0)]))
+        spans.append(match.span())
     if not _DIGIT.search(text):  # every date pattern reads digits (numerals are digits by now)
         return found
     for index, pattern in enumerate(_DATE_PATTERNS if latin else _DATE_PATTERNS[:_FIRST_ENGLISH_DATE]):
@@ -265,7 +271,11 @@ def _weekdays(text: str, spans: list[tuple[int, int]], latin: bool) -> set[int]:
     found: set[int] = set()
     for match in _WEEKDAY.finditer(text):
         found.add(_WEEKDAYS[match.group(1)])
-        spans.append(match.span())
+        end = match.end()
+        while more := _WEEKDAY_MORE.match(text, end):
+            found.add(_WEEKDAYS[more.group(1)])
+            end = more.end()
+        spans.append((match.start(), end))
     for match in _WEEKDAYS_EN.finditer(text) if latin else ():
         found.add(_WEEKDAY_EN_NUMBER[match.group(1).lower()])
         spans.append(match.span())

@@ -266,3 +266,35 @@ def test_a_duty_or_a_preparation_is_no_plan(first: str, second: str) -> None:
 def test_preparing_to_go_is_still_a_plan() -> None:
     verdict = judge_pair("阿宁在准备去北京。", "阿宁去了北京。", SIMILARITY)
     assert not verdict.duplicate and verdict.reason == PLAN_VS_DONE, verdict
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # weekdays listed with 周 said once
+        ("阿宁每周一、三、五去健身房。", "阿宁每周一周三周五都去健身房。"),
+        # a month and day after a year in words
+        ("阿宁的生日是5月20日。", "阿宁每年五月二十号过生日。"),
+        # the same clock time, its part of the day worded otherwise
+        ("阿宁老是到半夜3点才睡着。", "阿宁经常凌晨三点才睡着。"),
+        # a holiday on a fixed day is that day
+        ("阿宁情人节给男朋友送了一块手表。", "2月14日阿宁送了男朋友一块手表。"),
+    ],
+)
+def test_the_same_day_or_hour_written_otherwise_agrees_on_when(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert verdict.reason != WHEN, verdict
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("阿宁每周一、三、五去健身房。", "阿宁每周二、四去健身房。"),
+        ("阿宁情人节给男朋友送了一块手表。", "阿宁圣诞节给男朋友送了一块手表。"),
+        # a holiday before 后 is a point of reference, not the day
+        ("阿宁国庆后10月8号搬了家。", "阿宁10月1号搬了家。"),
+    ],
+)
+def test_another_day_or_hour_differs(first: str, second: str) -> None:
+    verdict = judge_pair(first, second, SIMILARITY)
+    assert not verdict.duplicate and verdict.reason == WHEN, verdict
