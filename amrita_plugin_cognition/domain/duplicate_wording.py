@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from . import thesaurus
+from .fact_lexicon import MEASURE_WORDS
 from .fact_parts import BOUNDARY, FactParts
 
 #: One side may say up to ``MAX_EXTRA`` content tokens more (新电脑 / 电脑, 回老家 / 回家) only
@@ -204,6 +205,30 @@ def _clause_added(longer: str, shorter: FactParts, extra: set[str]) -> str | Non
     return None
 
 
+#: A measure word before a noun counts it (领养了条狗 / 领养了一只狗), it does not narrow it.
+_MEASURE = frozenset(MEASURE_WORDS.split("|"))
+
+
+def _modifier_added(longer: tuple[str, ...], shorter: tuple[str, ...], extra: set[str]) -> str | None:
+    """Characters the longer fact puts right before a word both facts say, in one run with it and
+    where the shorter fact has that word after a boundary or at its start (车 / 电动车, 班 /
+    隔壁班, 经理 / 副经理): the thing made narrower or another of its kind, which the wording check
+    decides, not a word said in passing."""
+    for start in range(len(longer)):
+        if longer[start] not in extra or (start and longer[start - 1] in extra):
+            continue
+        end = start
+        while end < len(longer) and longer[end] in extra:
+            end += 1
+        if end >= len(longer) or longer[end] == BOUNDARY or "".join(longer[start:end]) in _MEASURE:
+            continue
+        head = longer[end]
+        for at, token in enumerate(shorter):
+            if token == head and (at == 0 or shorter[at - 1] == BOUNDARY):
+                return "".join(longer[start:end])
+    return None
+
+
 def wording_difference(first: FactParts, second: FactParts, similarity: float) -> WordingDifference | None:
     """What differs in the wording, or None when it is a paraphrase. The words are compared as
     sets (a word said twice on one side, 游泳馆游泳 / 游泳, adds nothing). Words on both sides that
@@ -230,6 +255,9 @@ def wording_difference(first: FactParts, second: FactParts, similarity: float) -
     relative = _relative_specified(longer.text, shorter.text, extra)
     if relative:
         return WordingDifference(relative, names=True)
+    modifier = _modifier_added(longer.residue, shorter.residue, extra)
+    if modifier:
+        return WordingDifference(f"+{modifier}")
     if (
         size
         and _COMPANION.search(longer.text)

@@ -91,6 +91,9 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         ("阿宁的哥哥在上海工作。", "阿宁的表哥在上海工作。", WHO),
         # a clause with something more in it
         ("阿宁不喝咖啡。", "阿宁不喝咖啡，但喝茶。", "wording"),
+        # a word made narrower by what is put right before it (车 / 电动车, 班 / 隔壁班)
+        ("阿宁的车被人刮花了。", "阿宁的电动车被人刮花了。", "wording"),
+        ("阿宁暗恋同班的一个女生。", "阿宁暗恋隔壁班的一个女生。", "wording"),
         # a relative acting on the person, named on both sides
         ("阿宁教她妹妹做数学题。", "阿宁的妹妹教她做数学题。", ROLES),
         # two users named by QQ number trading places (the brackets no longer stand between them)
@@ -185,6 +188,8 @@ def test_the_same_act_told_otherwise_is_no_role_change(first: str, second: str) 
         ("阿宁每天换乘两次公交。", "阿宁每天要倒两趟公交。"),
         # a year written with two digits
         ("阿宁在2023年买了车。", "阿宁23年买了车。"),
+        # a measure word before a noun counts it, it does not narrow it
+        ("阿宁领养了一只流浪狗。", "阿宁领养了条流浪狗。"),
         # a Latin word after a number is no unit (一个Kindle is not a thousand)
         ("阿宁买了一个Kindle。", "阿宁入手了Kindle。"),
     ],
