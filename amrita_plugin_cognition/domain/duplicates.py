@@ -307,7 +307,7 @@ def _same_people(first: FactParts, second: FactParts) -> bool:
     """The same QQ numbers, or a number on one side only whose nickname the other fact names
     (阿杰（QQ号31415） / 阿杰 alone); two different numbers never."""
     only_first, only_second = first.qq_numbers - second.qq_numbers, second.qq_numbers - first.qq_numbers
-    if only_first and only_second:
+    if (only_first and only_second) or _renamed(first, second):
         return False
     holder, other = (first, second) if only_first else (second, first)
     others = set(other.nicknames.values())
@@ -316,6 +316,23 @@ def _same_people(first: FactParts, second: FactParts) -> bool:
         if not name or name not in other.text or name in others:
             return False
     return True
+
+
+def _renamed(first: FactParts, second: FactParts) -> bool:
+    """A QQ number both facts name, with a nickname beside it in each and no character in common
+    (QQ号45602（昵称阿琪） / QQ号45602（昵称阿康）, 小北 / 小南 less their 小 / 老 / 阿): one of the two names is
+    wrong or the facts are of two people, and neither is merged into the other. A name in Latin
+    letters against one in Chinese characters is the one name written another way (Ajie / 阿杰)."""
+    for number in first.qq_numbers & second.qq_numbers:
+        name_first, name_second = first.nicknames.get(number), second.nicknames.get(number)
+        if (
+            name_first
+            and name_second
+            and name_first.isascii() == name_second.isascii()
+            and not set(name_first.lstrip("小老阿")) & set(name_second.lstrip("小老阿"))
+        ):
+            return True
+    return False
 
 
 def hard_key(parts: FactParts) -> int:

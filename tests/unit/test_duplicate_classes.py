@@ -91,6 +91,9 @@ def test_the_same_fact_said_otherwise_agrees(first: str, second: str) -> None:
         ("阿宁的哥哥在上海工作。", "阿宁的表哥在上海工作。", WHO),
         # a clause with something more in it
         ("阿宁不喝咖啡。", "阿宁不喝咖啡，但喝茶。", "wording"),
+        # one QQ number with two names that share nothing: one is wrong, or these are two people
+        ("QQ号20301（昵称阿宁）每天早上跑步5公里。", "QQ号20301（昵称阿康）每天早上跑步5公里。", WHO),
+        ("QQ号20301（昵称小北）每周末去爬山。", "小南（QQ号20301）每个周末都去爬山。", WHO),
         # a word made narrower by what is put right before it (车 / 电动车, 班 / 隔壁班)
         ("阿宁的车被人刮花了。", "阿宁的电动车被人刮花了。", "wording"),
         ("阿宁暗恋同班的一个女生。", "阿宁暗恋隔壁班的一个女生。", "wording"),
@@ -303,3 +306,15 @@ def test_the_same_day_or_hour_written_otherwise_agrees_on_when(first: str, secon
 def test_another_day_or_hour_differs(first: str, second: str) -> None:
     verdict = judge_pair(first, second, SIMILARITY)
     assert not verdict.duplicate and verdict.reason == WHEN, verdict
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "宁宁（QQ号20301）每天早上跑步5公里。",  # a name sharing a character: the same one called otherwise
+        "Aning（QQ号20301）每天早上跑步5公里。",  # the name in Latin letters
+    ],
+)
+def test_one_number_called_otherwise_is_the_same_person(second: str) -> None:
+    verdict = judge_pair("QQ号20301（昵称阿宁）每天早上跑步5公里。", second, SIMILARITY)
+    assert verdict.reason != WHO, verdict
