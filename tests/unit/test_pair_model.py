@@ -41,9 +41,13 @@ def test_the_shipped_model_was_fitted_on_the_current_rules_and_training_files() 
     assert len(model.weights) == 2 * model.dimension + 1 + len(WORDING_SIGNALS) + 1
 
 
-def test_out_of_the_targets_reach_the_cut_points_weigh_precision_twice() -> None:
-    assert training._f_half(0.9, 0.6) > training._f_half(0.6, 0.9)
-    assert training._f_half(0.8, 0.8) == pytest.approx(0.8)
+def test_out_of_the_targets_reach_the_cut_points_come_nearest_to_it() -> None:
+    assert training._shortfall(0.95, 0.80) == 0.0 == training._shortfall(0.99, 0.90)
+    # nearer the corner wins, whichever figure falls short
+    assert training._shortfall(0.92, 0.79) < training._shortfall(0.94, 0.76)
+    assert training._shortfall(0.93, 0.80) < training._shortfall(0.90, 0.80)
+    # a precision of 0.95 bought with half the recall is far from the target
+    assert training._shortfall(0.95, 0.46) > training._shortfall(0.90, 0.78)
     record = json.loads((training.PACKAGE / training.RECORD_FILE).read_text(encoding="utf-8"))
     chosen = next(entry for entry in record["cross_validation"] if entry["l2"] == record["l2"])
     assert chosen["precision_floor"] == training.TARGET_PRECISION  # not the rules' own precision
