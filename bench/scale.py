@@ -181,6 +181,20 @@ def cli_medians(services: Services, runs: int, timeout: float) -> dict[str, floa
     return {name: median(values) for name, values in walls.items()}
 
 
+def profile_status(services: Services, folder: Path, memories: int, timeout: float) -> None:
+    """``status`` once more under cProfile (``--cli-profile``): the stats file in ``folder`` and the
+    functions that took the most time, with what they called, printed."""
+    import pstats
+
+    folder.mkdir(parents=True, exist_ok=True)
+    stats_file = folder / f"status-{memories}.prof"
+    command = [sys.executable, str(Path(__file__).with_name("_profile_cli.py")), str(stats_file)]
+    env = clean_env(**services.cli_env())
+    wall = run_cli([*command, "status", "--json", "--home", str(services.home)], services.home, env, timeout)[0]
+    print(f"  status under cProfile: {wall:.2f} s wall; {stats_file}", flush=True)
+    pstats.Stats(str(stats_file)).sort_stats("cumulative").print_stats(25)
+
+
 async def checks(engine: Any, stage: Stage) -> None:
     """SQL, keyword rows, outbox and vectors agree; the id-by-id comparison timed."""
     async with engine.session() as session:
@@ -226,6 +240,8 @@ async def measure(engine: Any, services: Services, bank: Bank, chats: int, optio
     )
     await checks(engine, stage)
     stage.cli = await asyncio.to_thread(cli_medians, services, options.cli_runs, options.cli_timeout)
+    if options.cli_profile:
+        await asyncio.to_thread(profile_status, services, options.cli_profile, stage.memories, options.cli_timeout)
     stage.rss_mb = rss_mb()
     stage.chroma_rss_mb = rss_mb(services.chroma.process.pid) if services.chroma.process else float("nan")
     return stage
@@ -385,6 +401,7 @@ def main() -> None:
     )
     parser.add_argument("--cli-timeout", type=float, default=600.0, help="give up a CLI command after (default 600 s)")
     parser.add_argument("--json", type=Path, help="write the figures there")
+    parser.add_argument("--cli-profile", type=Path, help="also run status once under cProfile, stats in this folder")
     options = parser.parse_args()
     defaults = SMOKE if options.smoke else FULL
     for name, value in defaults.items():
