@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from . import thesaurus
-from .fact_lexicon import MEASURE_WORDS
+from .fact_lexicon import MEASURE_WORDS, NICKNAME_MARKS
 from .fact_parts import BOUNDARY, FactParts
 
 #: One side may say up to ``MAX_EXTRA`` content tokens more (新电脑 / 电脑, 回老家 / 回家) only
@@ -78,7 +78,7 @@ _SURNAMES = frozenset(
     "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔"
     "向汤"
 )
-_NICKNAME_MARKS = frozenset("小老阿")
+_NICKNAME_MARKS = frozenset(NICKNAME_MARKS)
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,3}")
 
 

@@ -44,6 +44,7 @@ import numpy as np
 
 from . import duplicate_roles as roles
 from .duplicate_wording import wording_difference
+from .fact_lexicon import NICKNAME_MARKS
 from .fact_parts import FactParts, read_parts
 from .pair_model import PairModel
 from .records import normalise_text
@@ -329,7 +330,7 @@ def _renamed(first: FactParts, second: FactParts) -> bool:
             name_first
             and name_second
             and name_first.isascii() == name_second.isascii()
-            and not set(name_first.lstrip("小老阿")) & set(name_second.lstrip("小老阿"))
+            and not set(name_first.lstrip(NICKNAME_MARKS)) & set(name_second.lstrip(NICKNAME_MARKS))
         ):
             return True
     return False
@@ -337,7 +338,7 @@ def _renamed(first: FactParts, second: FactParts) -> bool:
 
 def hard_key(parts: FactParts) -> int:
     """A hash of parts ``judge_parts`` requires equal before it looks at the wording: who, the
-    days and clock times, negations. Two facts whose keys differ are not duplicates, but for
+    days and clock times, whether it says no. Two facts whose keys differ are not duplicates, but for
     one class: a person named by QQ number in one fact and by nickname alone in the other, which the
     judgement accepts and the blocking keeps apart (the QQ numbers split one chat's bank into a
     block per person, which is what keeps the pre-pass within its time; ``judge_read`` is exact,

@@ -13,6 +13,8 @@ import re
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 
 # --- who ---------------------------------------------------------------------------------------
+#: The marks a nickname starts with (小明, 老王, 阿杰).
+NICKNAME_MARKS = "小老阿"
 #: ``QQ号10001（昵称小明）`` (the historian's writing), ``QQ 10001``, ``qq:10001``, and a bare
 #: number of QQ's length in brackets, as people write it after a name (``咸鱼（52011）``).
 _QQ = re.compile(r"(?i)qq\s*(?:号码|号|number|#|:|：)?\s*(\d{5,12})|(?<=[（(])\s*(\d{5,12})(?=\s*[）)])")
