@@ -51,9 +51,14 @@ def decode(blobs: Sequence[bytes]) -> np.ndarray:
 
 async def put(
     session: AsyncSession, generation: int, bot_id: str, scope: Scope, ids: Sequence[int], vectors: np.ndarray
-) -> None:
+) -> int:
     """Store (or replace) the vectors of one chat's facts in ``generation``: an upsert, so that a
-    drain and the repair writing the same fact at once both succeed."""
+    drain and the repair writing the same fact at once both succeed. Returns how many are kept:
+    the copies of facts no longer active are taken out again in the same transaction. The drain
+    read its rows and called the index before this, and a fact forgotten or erased meanwhile (its
+    copy removed by that commit) must not come back. Checking first would not do on SQLite, whose
+    driver opens the transaction only at the first write; once the insert holds the write lock, the
+    clean-up reads what every other writer has committed, and a later forget deletes these rows."""
     rows = [
         {
             "generation": generation,
@@ -79,6 +84,23 @@ async def put(
                 },
             )
         )
+    gone = 0
+    for start in range(0, len(rows), _CHUNK):
+        chunk = [row["memory_id"] for row in rows[start : start + _CHUNK]]
+        active = select(MemoryRow.id).where(
+            MemoryRow.id == MemoryVectorRow.memory_id, MemoryRow.status == MemoryStatus.ACTIVE.value
+        )
+        result = await session.execute(
+            delete(MemoryVectorRow)
+            .where(
+                MemoryVectorRow.generation == generation,
+                MemoryVectorRow.memory_id.in_(chunk),
+                ~active.exists(),
+            )
+            .execution_options(synchronize_session=False)
+        )
+        gone += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return len(rows) - gone
 
 
 async def remove(session: AsyncSession, generation: int | None, ids: Sequence[int]) -> None:

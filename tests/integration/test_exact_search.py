@@ -15,7 +15,7 @@ from amrita_plugin_cognition.domain.permissions import Operator
 from amrita_plugin_cognition.domain.records import Importance, MemoryDraft, Scope
 from amrita_plugin_cognition.engine.service import CognitionEngine
 from amrita_plugin_cognition.store import meta, vector_copy
-from amrita_plugin_cognition.store.models import MemoryVectorRow
+from amrita_plugin_cognition.store.models import MemoryRow, MemoryVectorRow
 
 FACTS = [
     "小明周末和同事去吃了重庆火锅。",
@@ -167,6 +167,23 @@ async def test_the_copy_leaves_with_a_forget_and_a_delete_all_in_their_own_trans
     assert await _copied(engine, [other.id]) == set()
     await engine.index.drain()
     assert (await engine.memories.recall(context, ["火锅"], now=NOW)).hits == []
+
+
+async def test_a_drain_that_read_a_fact_before_its_forget_writes_no_copy_of_it(tmp_root, chroma_port) -> None:
+    """The drain reads its rows, calls the index, then writes the copy in a transaction of its
+    own: a forget or an erasure that commits in between has removed the copy already, and the
+    drain must not write it back (the erased fact's vector and chat would stay in SQL)."""
+    engine = await make_engine(tmp_root, chroma_port)
+    bot = new_bot()
+    context = private(bot, "10001")
+    kept = await engine.memories.write(context, "user", "QQ号10001（昵称小明）最爱吃重庆火锅。", now=NOW)
+    gone = await engine.memories.write(context, "user", "QQ号10001（昵称小明）的前任叫小丽。", now=NOW)
+    async with engine.session() as session:
+        rows = list((await session.execute(select(MemoryRow).where(MemoryRow.id.in_([kept.id, gone.id])))).scalars())
+    await engine.governance.forget(context, gone.id)  # commits between the drain's read and its copy
+    generation = await engine.index_sync.current_generation(force=True)
+    await engine.index_sync.upsert_rows({(bot, context.scope): rows}, generation)
+    assert await _copied(engine, [kept.id, gone.id]) == {kept.id}
 
 
 async def test_the_repair_fills_a_copy_from_the_index_without_embedding_again(tmp_root, chroma_port) -> None:
