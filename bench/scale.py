@@ -182,8 +182,8 @@ def cli_medians(services: Services, runs: int, timeout: float) -> dict[str, floa
 
 
 def profile_status(services: Services, folder: Path, memories: int, timeout: float) -> None:
-    """``status`` once more under cProfile (``--cli-profile``): the stats file in ``folder`` and the
-    functions that took the most time, with what they called, printed."""
+    """``status`` once more under cProfile (``--cli-profile``): the stats file in ``folder``, and the
+    25 functions with the most cumulative time printed (read the file with ``pstats`` for more)."""
     import pstats
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -90,7 +90,7 @@ def route_logs_to_stderr(level: str | int = 0, *, amrita_logs: bool = True) -> N
     one on stderr; AmritaCore's own logger follows it, as under ``ambot run``. Besides ``level``,
     NoneBot's ``log_level`` filters (once NoneBot is initialised). ``amrita_logs=False`` leaves
     AmritaCore's logger alone unless Amrita is loaded already: routing it imports the ``amrita``
-    package (0.2–0.3 s of a read command's 1.3 s start), and the read commands call no model."""
+    package (about 0.16 s of a read command's 1.36 s start), and the read commands call no model."""
     from nonebot import log
 
     with contextlib.suppress(ValueError):
