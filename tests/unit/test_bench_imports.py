@@ -41,6 +41,7 @@ FLOORS: dict[tuple[str, str], str] = {
     ("historian_cpu.py", f"{PACKAGE}.store.jobs"): "a lease built by hand for the stages above",
     ("exact_search.py", f"{PACKAGE}.engine.recall"): "recall's index search alone (_index_search), against the copy's",
     ("exact_search.py", f"{PACKAGE}.store"): "the copy written as the drain writes it, and marked complete",
+    ("exact_search.py", f"{PACKAGE}.store.models"): "the copy's rows of vectors with no fact behind them, bare inserts",
     ("index_memory.py", f"{PACKAGE}.index.vector"): "the vector index alone: the memory its chats' indexes take",
     ("index_ops_memory.py", f"{PACKAGE}.index.vector"): "the vector index alone: what each kind of operation leaves",
     ("index_writes.py", f"{PACKAGE}.index.vector"): "the vector index alone: what one saved write costs",
