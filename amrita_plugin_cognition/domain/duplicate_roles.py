@@ -180,11 +180,10 @@ _PRONOUN = re.compile("[他她]")
 
 def _names_relative(text: str, relative: str) -> bool:
     """Whether ``text`` names ``relative`` or a synonym of it (男朋友 / 男友)."""
-    for start in range(len(text)):
-        word = _person_at(text, start)
-        if word is not None and (word == relative or thesaurus.synonyms(word, relative)):
-            return True
-    return relative in text
+    if relative in text:
+        return True
+    words = (_person_at(text, start) for start in range(len(text)))
+    return any(word is not None and thesaurus.synonyms(word, relative) for word in words)
 
 
 def _named(owner: str) -> bool:

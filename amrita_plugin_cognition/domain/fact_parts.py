@@ -141,12 +141,9 @@ def fold(text: str) -> str:
     return _NUMERAL_RUN.sub(lambda match: _numeral_beside_digits(match, folded), folded)
 
 
-_DIGIT_OF = {numeral: str(value) for value, numeral in enumerate("零一二三四五六七八九")}
-
-
 def _rough_range(match: re.Match[str]) -> str:
     """三四 → 3到4 where the second numeral is the next one; other pairs as written (二五 is no range)."""
-    low, high = (_DIGIT_OF[numeral] for numeral in match.groups())
+    low, high = (_numeral(numeral) for numeral in match.groups())
     return f"{low}到{high}" if int(high) == int(low) + 1 else match.group(0)
 
 

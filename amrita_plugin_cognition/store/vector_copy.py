@@ -51,10 +51,10 @@ def decode(blobs: Sequence[bytes]) -> np.ndarray:
 
 async def put(
     session: AsyncSession, generation: int, bot_id: str, scope: Scope, ids: Sequence[int], vectors: np.ndarray
-) -> int:
+) -> None:
     """Store (or replace) the vectors of one chat's facts in ``generation``: an upsert, so that a
-    drain and the repair writing the same fact at once both succeed. Returns how many are kept:
-    the copies of facts no longer active are taken out again in the same transaction. The drain
+    drain and the repair writing the same fact at once both succeed. The copies of facts no longer
+    active are taken out again in the same transaction. The drain
     read its rows and called the index before this, and a fact forgotten or erased meanwhile (its
     copy removed by that commit) must not come back. Checking first would not do on SQLite, whose
     driver opens the transaction only at the first write; once the insert holds the write lock, the
@@ -84,23 +84,16 @@ async def put(
                 },
             )
         )
-    gone = 0
+    active = select(MemoryRow.id).where(
+        MemoryRow.id == MemoryVectorRow.memory_id, MemoryRow.status == MemoryStatus.ACTIVE.value
+    )
     for start in range(0, len(rows), _CHUNK):
         chunk = [row["memory_id"] for row in rows[start : start + _CHUNK]]
-        active = select(MemoryRow.id).where(
-            MemoryRow.id == MemoryVectorRow.memory_id, MemoryRow.status == MemoryStatus.ACTIVE.value
-        )
-        result = await session.execute(
+        await session.execute(
             delete(MemoryVectorRow)
-            .where(
-                MemoryVectorRow.generation == generation,
-                MemoryVectorRow.memory_id.in_(chunk),
-                ~active.exists(),
-            )
+            .where(MemoryVectorRow.generation == generation, MemoryVectorRow.memory_id.in_(chunk), ~active.exists())
             .execution_options(synchronize_session=False)
         )
-        gone += int(result.rowcount or 0)  # type: ignore[attr-defined]
-    return len(rows) - gone
 
 
 async def remove(session: AsyncSession, generation: int | None, ids: Sequence[int]) -> None:
